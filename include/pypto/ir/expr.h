@@ -1,0 +1,135 @@
+// Expressions: variables, constants, scalar arithmetic, op calls and function calls.
+// Nodes are immutable and shared; a Var's identity is its address.
+#pragma once
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "pypto/ir/error.h"
+#include "pypto/ir/type.h"
+
+namespace pypto::ir {
+
+struct OpDef;
+
+enum class ExprKind : uint8_t { Var, ConstInt, ConstFloat, ConstBool, Binary, Unary, Call, FuncCall, List, TupleGet };
+
+struct Expr {
+  ExprKind kind;
+  TypePtr type;
+  Span span;
+  Expr(ExprKind k, TypePtr t, Span s) : kind(k), type(std::move(t)), span(std::move(s)) {}
+  virtual ~Expr() = default;
+  template <typename T>
+  const T* as() const { return kind == T::kKind ? static_cast<const T*>(this) : nullptr; }
+};
+
+struct Var : Expr {
+  static constexpr ExprKind kKind = ExprKind::Var;
+  std::string name;
+  Var(std::string n, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), name(std::move(n)) {}
+  static std::shared_ptr<const Var> make(std::string n, TypePtr t, Span s = {}) {
+    return std::make_shared<Var>(std::move(n), std::move(t), std::move(s));
+  }
+};
+using VarPtr = std::shared_ptr<const Var>;
+
+struct ConstInt : Expr {
+  static constexpr ExprKind kKind = ExprKind::ConstInt;
+  int64_t value;
+  ConstInt(int64_t v, DataType d, Span s) : Expr(kKind, ScalarType::make(d), std::move(s)), value(v) {}
+  static ExprPtr make(int64_t v, DataType d = DataType::INDEX, Span s = {}) {
+    return std::make_shared<ConstInt>(v, d, std::move(s));
+  }
+};
+
+struct ConstFloat : Expr {
+  static constexpr ExprKind kKind = ExprKind::ConstFloat;
+  double value;
+  ConstFloat(double v, DataType d, Span s) : Expr(kKind, ScalarType::make(d), std::move(s)), value(v) {}
+  static ExprPtr make(double v, DataType d = DataType::FP32, Span s = {}) {
+    return std::make_shared<ConstFloat>(v, d, std::move(s));
+  }
+};
+
+struct ConstBool : Expr {
+  static constexpr ExprKind kKind = ExprKind::ConstBool;
+  bool value;
+  ConstBool(bool v, Span s) : Expr(kKind, ScalarType::make(DataType::BOOL), std::move(s)), value(v) {}
+  static ExprPtr make(bool v, Span s = {}) { return std::make_shared<ConstBool>(v, std::move(s)); }
+};
+
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Mod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
+// The Python spelling of a binary operator ("+", "//", "min", ...).
+const char* binary_op_symbol(BinaryOp op);
+
+// Scalar arithmetic and comparison on scalar operands.
+struct BinaryExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::Binary;
+  BinaryOp op;
+  ExprPtr a, b;
+  BinaryExpr(BinaryOp o, ExprPtr x, ExprPtr y, TypePtr t, Span s)
+      : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)), b(std::move(y)) {}
+  // Infers the result type (comparisons give BOOL, mixed int/float gives the float dtype) and
+  // rejects non-scalar operands with a user error at `s`.
+  static ExprPtr make(BinaryOp o, ExprPtr x, ExprPtr y, Span s = {});
+};
+
+enum class UnaryOp : uint8_t { Neg, Not };
+
+struct UnaryExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::Unary;
+  UnaryOp op;
+  ExprPtr a;
+  UnaryExpr(UnaryOp o, ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)) {}
+  static ExprPtr make(UnaryOp o, ExprPtr x, Span s = {});
+};
+
+// A keyword attribute of an op call: a compile-time value that is not an IR expression.
+using AttrValue = std::variant<int64_t, double, bool, std::string, DataType, MemorySpace, PadValue, std::vector<int64_t>>;
+using Attrs = std::map<std::string, AttrValue>;
+
+// A call of a registered op. Built through `make_op_call` (op_registry.h), which checks the
+// arguments and infers the type from the op's definition.
+struct Call : Expr {
+  static constexpr ExprKind kKind = ExprKind::Call;
+  const OpDef* op;
+  std::vector<ExprPtr> args;
+  Attrs attrs;
+  Call(const OpDef* o, std::vector<ExprPtr> a, Attrs at, TypePtr t, Span s)
+      : Expr(kKind, std::move(t), std::move(s)), op(o), args(std::move(a)), attrs(std::move(at)) {}
+};
+
+// A call of another function of the same program (a kernel call from the orchestration).
+struct FuncCall : Expr {
+  static constexpr ExprKind kKind = ExprKind::FuncCall;
+  std::string callee;
+  std::vector<ExprPtr> args;
+  FuncCall(std::string c, std::vector<ExprPtr> a, TypePtr t, Span s)
+      : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), args(std::move(a)) {}
+  static ExprPtr make(std::string c, std::vector<ExprPtr> a, TypePtr t, Span s = {}) {
+    return std::make_shared<FuncCall>(std::move(c), std::move(a), std::move(t), std::move(s));
+  }
+};
+
+// A list literal of scalar expressions: offsets, shapes, valid shapes.
+struct ListExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::List;
+  std::vector<ExprPtr> elems;
+  ListExpr(std::vector<ExprPtr> e, Span s) : Expr(kKind, NoneType::make(), std::move(s)), elems(std::move(e)) {}
+  static ExprPtr make(std::vector<ExprPtr> e, Span s = {}) { return std::make_shared<ListExpr>(std::move(e), std::move(s)); }
+};
+
+struct TupleGetItem : Expr {
+  static constexpr ExprKind kKind = ExprKind::TupleGet;
+  ExprPtr tuple;
+  int index;
+  TupleGetItem(ExprPtr t, int i, TypePtr ty, Span s) : Expr(kKind, std::move(ty), std::move(s)), tuple(std::move(t)), index(i) {}
+  static ExprPtr make(ExprPtr t, int i, Span s = {});
+};
+
+// The constant value of `e` if it is an integer constant.
+std::optional<int64_t> as_const_int(const ExprPtr& e);
+
+}  // namespace pypto::ir

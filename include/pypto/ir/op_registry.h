@@ -1,0 +1,81 @@
+// The op registry: every op of the language is defined exactly once here, with its
+// parameters, type inference and verification (user-facing messages) and its lowering
+// to PTO instructions. Parser, printer, passes, codegen and engines read these
+// definitions; nothing else switches on op names.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/expr.h"
+
+namespace pypto::codegen {
+class KernelBuilder;
+}
+
+namespace pypto::ir {
+
+enum class ParamKind : uint8_t {
+  kExpr,      // an IR value: tile, tensor or scalar
+  kExprList,  // a list of scalar expressions: offsets, valid_shape (a ListExpr)
+  kAttr,      // a compile-time value: shape, dtype, memory space, mode string, ...
+};
+
+struct ParamSpec {
+  std::string name;
+  ParamKind kind;
+  bool optional = false;               // kExpr/kExprList: may be absent (nullptr in Call::args)
+  std::optional<AttrValue> default_value;  // kAttr: used when the caller omits it
+};
+
+// What type inference sees: the call's arguments (aligned with the kExpr/kExprList params,
+// absent optional ones are nullptr), its attributes (defaults filled in) and the call site.
+struct CallSite {
+  const struct OpDef& op;
+  const std::vector<ExprPtr>& args;
+  const Attrs& attrs;
+  const Span& span;
+  // Argument by parameter name (nullptr when absent); attribute by name (must exist).
+  ExprPtr arg(const std::string& name) const;
+  const AttrValue& attr(const std::string& name) const;
+};
+
+using InferTypeFn = std::function<TypePtr(const CallSite&)>;
+// Emits the PTO instructions of one call; `dst` is the value the call defines (may be null).
+using LowerFn = std::function<void(const Call& call, const VarPtr& dst, codegen::KernelBuilder& kb)>;
+
+struct OpDef {
+  std::string name;                 // registry key and printed spelling: "tile.add" prints as pl.tile.add
+  std::vector<ParamSpec> params;    // in Python positional order
+  InferTypeFn infer_type;           // validates and returns the result type; throws PyptoError
+  std::string pto;                  // PTO mnemonic of the default lowering ("TADD"); empty if none
+  LowerFn lower;                    // custom lowering; when empty the default one-instruction lowering is used
+  std::string doc;                  // one line for the generated reference
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& instance();
+  // Registers `def`; a second definition of the same name is a compiler bug.
+  const OpDef& add(OpDef def);
+  // The op called `name`, or null.
+  const OpDef* find(const std::string& name) const;
+  std::vector<const OpDef*> all() const;
+
+ private:
+  std::vector<std::unique_ptr<OpDef>> ops_;
+};
+
+// Builds a checked call: maps positional `args` and keyword `kwargs` onto the op's
+// parameters, fills attribute defaults, runs type inference. Unknown ops, unknown keywords,
+// missing or surplus arguments raise user errors at `span`.
+// Keyword values that are IR expressions go in `kwargs`; compile-time values in `attr_kwargs`.
+ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& args,
+                     const std::vector<std::pair<std::string, ExprPtr>>& kwargs, const Attrs& attr_kwargs,
+                     const Span& span);
+
+// Defined in src/ir/ops/: registers every op family; called once by OpRegistry::instance().
+void register_all_ops(OpRegistry& registry);
+
+}  // namespace pypto::ir

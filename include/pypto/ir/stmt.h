@@ -1,0 +1,125 @@
+// Statements, functions and programs.
+#pragma once
+#include "pypto/ir/expr.h"
+
+namespace pypto::ir {
+
+enum class StmtKind : uint8_t { Assign, Eval, For, If, Yield, Return, Seq, Scope };
+
+struct Stmt {
+  StmtKind kind;
+  Span span;
+  Stmt(StmtKind k, Span s) : kind(k), span(std::move(s)) {}
+  virtual ~Stmt() = default;
+  template <typename T>
+  const T* as() const { return kind == T::kKind ? static_cast<const T*>(this) : nullptr; }
+};
+using StmtPtr = std::shared_ptr<const Stmt>;
+
+// `var = value`: defines a new SSA value.
+struct AssignStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Assign;
+  VarPtr var;
+  ExprPtr value;
+  AssignStmt(VarPtr v, ExprPtr e, Span s) : Stmt(kKind, std::move(s)), var(std::move(v)), value(std::move(e)) {}
+  static StmtPtr make(VarPtr v, ExprPtr e, Span s = {}) { return std::make_shared<AssignStmt>(std::move(v), std::move(e), std::move(s)); }
+};
+
+// An expression evaluated for its effect (a store whose result is unused, a kernel call).
+struct EvalStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Eval;
+  ExprPtr expr;
+  EvalStmt(ExprPtr e, Span s) : Stmt(kKind, std::move(s)), expr(std::move(e)) {}
+  static StmtPtr make(ExprPtr e, Span s = {}) { return std::make_shared<EvalStmt>(std::move(e), std::move(s)); }
+};
+
+enum class ForKind : uint8_t { Range, Parallel, Unroll, Pipeline };
+const char* for_kind_name(ForKind k);  // "range", "parallel", ...
+
+// `for loop_var, (iter_args...) in pl.range(start, stop, step, init_values=(init...))`.
+// The body ends with a YieldStmt giving the next values of iter_args; after the loop,
+// return_vars hold the final values.
+struct ForStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::For;
+  VarPtr loop_var;
+  ExprPtr start, stop, step;
+  std::vector<VarPtr> iter_args;
+  std::vector<ExprPtr> init_values;
+  StmtPtr body;
+  std::vector<VarPtr> return_vars;
+  ForKind for_kind = ForKind::Range;
+  int64_t stages = 0;  // pl.pipeline(n, stage=k)
+  ForStmt(VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv, StmtPtr bd,
+          std::vector<VarPtr> rv, ForKind fk, int64_t stg, Span s)
+      : Stmt(kKind, std::move(s)), loop_var(std::move(lv)), start(std::move(b)), stop(std::move(e)), step(std::move(st)),
+        iter_args(std::move(ia)), init_values(std::move(iv)), body(std::move(bd)), return_vars(std::move(rv)),
+        for_kind(fk), stages(stg) {}
+  static StmtPtr make(VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv,
+                      StmtPtr bd, std::vector<VarPtr> rv, ForKind fk = ForKind::Range, int64_t stg = 0, Span s = {});
+};
+
+// Structured branch; when return_vars is non-empty both arms end with a YieldStmt.
+struct IfStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::If;
+  ExprPtr cond;
+  StmtPtr then_body;
+  StmtPtr else_body;  // may be null
+  std::vector<VarPtr> return_vars;
+  IfStmt(ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv, Span s)
+      : Stmt(kKind, std::move(s)), cond(std::move(c)), then_body(std::move(t)), else_body(std::move(e)), return_vars(std::move(rv)) {}
+  static StmtPtr make(ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv = {}, Span s = {});
+};
+
+struct YieldStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Yield;
+  std::vector<ExprPtr> values;
+  YieldStmt(std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
+  static StmtPtr make(std::vector<ExprPtr> v, Span s = {}) { return std::make_shared<YieldStmt>(std::move(v), std::move(s)); }
+};
+
+struct ReturnStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Return;
+  std::vector<ExprPtr> values;
+  ReturnStmt(std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
+  static StmtPtr make(std::vector<ExprPtr> v, Span s = {}) { return std::make_shared<ReturnStmt>(std::move(v), std::move(s)); }
+};
+
+struct SeqStmts : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Seq;
+  std::vector<StmtPtr> stmts;
+  SeqStmts(std::vector<StmtPtr> v, Span s) : Stmt(kKind, std::move(s)), stmts(std::move(v)) {}
+  static StmtPtr make(std::vector<StmtPtr> v, Span s = {}) { return std::make_shared<SeqStmts>(std::move(v), std::move(s)); }
+};
+
+// `with pl.at(level=...):` — a region that OutlineIncore turns into an InCore function.
+struct ScopeStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Scope;
+  Level level;
+  StmtPtr body;
+  ScopeStmt(Level l, StmtPtr b, Span s) : Stmt(kKind, std::move(s)), level(l), body(std::move(b)) {}
+  static StmtPtr make(Level l, StmtPtr b, Span s = {}) { return std::make_shared<ScopeStmt>(l, std::move(b), std::move(s)); }
+};
+
+struct Function {
+  std::string name;
+  std::vector<VarPtr> params;
+  std::vector<ParamDirection> directions;
+  std::vector<TypePtr> return_types;
+  StmtPtr body;
+  FunctionType func_type = FunctionType::Opaque;
+  Span span;
+  static std::shared_ptr<const Function> make(std::string name, std::vector<VarPtr> params, std::vector<ParamDirection> dirs,
+                                              std::vector<TypePtr> rets, StmtPtr body, FunctionType ft, Span s = {});
+};
+using FunctionPtr = std::shared_ptr<const Function>;
+
+struct Program {
+  std::string name;
+  std::vector<FunctionPtr> functions;
+  // The function called `name`, or null.
+  FunctionPtr find(const std::string& fname) const;
+  static std::shared_ptr<const Program> make(std::string name, std::vector<FunctionPtr> fns);
+};
+using ProgramPtr = std::shared_ptr<const Program>;
+
+}  // namespace pypto::ir

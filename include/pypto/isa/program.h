@@ -1,0 +1,115 @@
+// The instruction stream: what codegen produces from an InCore function (a Kernel) or an
+// orchestration function (a HostProgram), and what every engine executes. This is the
+// contract between the compiler and the engines.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/dtype.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/expr.h"
+
+namespace pypto::isa {
+
+enum class Pipe : uint8_t { S, V, MTE1, MTE2, MTE3, M, FIX };
+const char* pipe_name(Pipe p);
+
+// A scalar operand: an immediate or a scalar register of the kernel.
+struct Scalar {
+  enum Kind : uint8_t { kImm, kReg } kind = kImm;
+  int reg = -1;
+  bool is_float = false;
+  int64_t i = 0;
+  double f = 0.0;
+  static Scalar imm(int64_t v) { Scalar s; s.i = v; s.f = static_cast<double>(v); return s; }
+  static Scalar immf(double v) { Scalar s; s.is_float = true; s.f = v; s.i = static_cast<int64_t>(v); return s; }
+  static Scalar r(int reg_index) { Scalar s; s.kind = kReg; s.reg = reg_index; return s; }
+};
+
+// One tile buffer of a kernel, placed by memory planning.
+struct TileDesc {
+  std::string name;
+  DataType dtype = DataType::FP32;
+  MemorySpace memory = MemorySpace::Vec;
+  int64_t rows = 0, cols = 0;
+  int64_t addr = 0;                      // byte offset inside the core's buffer of `memory`
+  Scalar valid_rows, valid_cols;         // default: equal to rows/cols (set by codegen)
+  PadValue pad = PadValue::null;
+};
+
+struct Operand {
+  enum Kind : uint8_t { kTile, kTensor, kScalar, kScalarList } kind = kScalar;
+  int index = -1;                 // kTile: Kernel::tiles index; kTensor: parameter/tensor slot index
+  Scalar scalar;                  // kScalar
+  std::vector<Scalar> list;       // kScalarList (offsets)
+  static Operand tile(int i) { Operand o; o.kind = kTile; o.index = i; return o; }
+  static Operand tensor(int i) { Operand o; o.kind = kTensor; o.index = i; return o; }
+  static Operand scalar_of(Scalar s) { Operand o; o.kind = kScalar; o.scalar = s; return o; }
+  static Operand list_of(std::vector<Scalar> l) { Operand o; o.kind = kScalarList; o.list = std::move(l); return o; }
+};
+
+enum class InstrKind : uint8_t {
+  kTile,        // a PTO tile instruction: mnemonic, outs, ins, attrs
+  kScalarBin,   // dst_reg = a <op> b   (pipe S)
+  kScalarMov,   // dst_reg = a
+  kScalarRead,  // dst_reg = tensor[ins[0]][offsets ins[1]]  (pl.tensor.read)
+  kLoopBegin,   // reg = start; if !(reg < stop) jump to `jump` (past the matching kLoopEnd)
+  kLoopEnd,     // reg += step; if reg < stop jump to `jump` (first instruction of the body)
+  kIf,          // if !cond jump to `jump` (the matching kElse + 1, or kEndIf)
+  kElse,        // jump to `jump` (the matching kEndIf)
+  kEndIf,
+  kCall,        // HostProgram only: submit kernel `callee` as a task with operands `ins`
+  kAllocTensor, // HostProgram only: tensor slot outs[0] = new tensor (dtype, shape attrs)
+};
+
+struct Instr {
+  InstrKind kind = InstrKind::kTile;
+  std::string mnemonic;           // kTile: "TADD", "TLOAD", ...
+  std::vector<Operand> outs, ins;
+  ir::Attrs attrs;                // e.g. {"cmp": "LT"}, {"mode": "round"}, {"dtype": FP16}
+  int dst_reg = -1;               // scalar instructions, kLoopBegin/End loop register
+  ir::BinaryOp sop = ir::BinaryOp::Add;
+  Scalar a, b;                    // scalar operands; kLoopBegin: a=start, b=stop; kIf: a=cond
+  Scalar step;                    // kLoop*: step
+  int jump = -1;                  // control-flow target pc
+  int callee = -1;                // kCall: index into HostProgram::kernels
+  Span span;                      // the user's source line this instruction came from
+};
+
+struct ParamDesc {
+  std::string name;
+  bool is_tensor = true;
+  DataType dtype = DataType::FP32;
+  std::vector<int64_t> shape;     // tensors: static shape (-1 for a dynamic dimension)
+  ParamDirection dir = ParamDirection::In;
+};
+
+// One InCore function compiled for a core. Tensor operands index `params`; scalar
+// parameters are preloaded into registers 0..(number of scalar params - 1) in order.
+struct Kernel {
+  std::string name;
+  FunctionType core = FunctionType::AIV;   // AIV (vector) or AIC (cube) work
+  std::vector<ParamDesc> params;
+  std::vector<TileDesc> tiles;
+  int num_regs = 0;
+  std::vector<bool> reg_is_float;          // per register: holds a float (else an integer)
+  std::vector<Instr> code;
+  std::string pto_text;                    // the kernel's `.pto` assembly
+};
+
+// The orchestration: a sequence of kernel calls (tasks), tensor allocations and scalar
+// control flow. Tensor slots 0..params.size()-1 are the parameters; later slots are
+// tensors created with pl.create_tensor.
+struct HostProgram {
+  std::string name;
+  std::vector<ParamDesc> params;
+  std::vector<ParamDesc> tensors;          // every tensor slot (params first)
+  int num_regs = 0;
+  std::vector<bool> reg_is_float;
+  std::vector<Instr> code;
+  std::vector<Kernel> kernels;
+  std::vector<int> returns;                // tensor slots returned
+};
+
+}  // namespace pypto::isa

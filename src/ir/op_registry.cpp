@@ -1,0 +1,123 @@
+// The registry table and the generic, checked construction of op calls.
+#include "pypto/ir/op_registry.h"
+
+#include <algorithm>
+
+namespace pypto::ir {
+
+OpRegistry& OpRegistry::instance() {
+  static OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    register_all_ops(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+const OpDef& OpRegistry::add(OpDef def) {
+  PYPTO_CHECK(find(def.name) == nullptr, "op '" + def.name + "' registered twice");
+  ops_.push_back(std::make_unique<OpDef>(std::move(def)));
+  return *ops_.back();
+}
+
+const OpDef* OpRegistry::find(const std::string& name) const {
+  for (auto& op : ops_)
+    if (op->name == name) return op.get();
+  return nullptr;
+}
+
+std::vector<const OpDef*> OpRegistry::all() const {
+  std::vector<const OpDef*> out;
+  for (auto& op : ops_) out.push_back(op.get());
+  return out;
+}
+
+ExprPtr CallSite::arg(const std::string& name) const {
+  size_t k = 0;
+  for (auto& p : op.params) {
+    if (p.kind == ParamKind::kAttr) continue;
+    if (p.name == name) return k < args.size() ? args[k] : nullptr;
+    ++k;
+  }
+  PYPTO_CHECK(false, "op '" + op.name + "' has no argument '" + name + "'");
+  return nullptr;
+}
+
+const AttrValue& CallSite::attr(const std::string& name) const {
+  auto it = attrs.find(name);
+  PYPTO_CHECK(it != attrs.end(), "op '" + op.name + "' has no attribute '" + name + "'");
+  return it->second;
+}
+
+static std::string signature(const OpDef& op) {
+  std::string s = "pl." + op.name + "(";
+  for (size_t i = 0; i < op.params.size(); ++i) {
+    if (i) s += ", ";
+    s += op.params[i].name;
+    if (op.params[i].optional || op.params[i].default_value) s += "=...";
+  }
+  return s + ")";
+}
+
+ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& args,
+                     const std::vector<std::pair<std::string, ExprPtr>>& kwargs, const Attrs& attr_kwargs,
+                     const Span& span) {
+  const OpDef* op = OpRegistry::instance().find(op_name);
+  if (!op) fail(ErrorKind::kType, span, "unknown op 'pl." + op_name + "'", "see docs/ops.md for the ops of the language");
+  if (args.size() > op->params.size())
+    fail(ErrorKind::kType, span,
+         "pl." + op_name + " takes at most " + std::to_string(op->params.size()) + " arguments, got " + std::to_string(args.size()),
+         "call it as " + signature(*op));
+
+  std::vector<ExprPtr> call_args;
+  Attrs attrs;
+  std::vector<bool> given(op->params.size(), false);
+  auto param_index = [&](const std::string& name) -> int {
+    for (size_t i = 0; i < op->params.size(); ++i)
+      if (op->params[i].name == name) return static_cast<int>(i);
+    fail(ErrorKind::kType, span, "pl." + op_name + " has no keyword argument '" + name + "'", "call it as " + signature(*op));
+  };
+  std::vector<ExprPtr> by_param(op->params.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    by_param[i] = args[i];
+    given[i] = true;
+  }
+  for (auto& [name, value] : kwargs) {
+    int i = param_index(name);
+    if (given[i]) fail(ErrorKind::kType, span, "pl." + op_name + " got argument '" + name + "' twice");
+    by_param[i] = value;
+    given[i] = true;
+  }
+  for (auto& [name, value] : attr_kwargs) {
+    int i = param_index(name);
+    if (given[i]) fail(ErrorKind::kType, span, "pl." + op_name + " got argument '" + name + "' twice");
+    if (op->params[i].kind != ParamKind::kAttr)
+      fail(ErrorKind::kType, span, "pl." + op_name + ": argument '" + name + "' must be a value, not a compile-time constant");
+    attrs[name] = value;
+    given[i] = true;
+  }
+  for (size_t i = 0; i < op->params.size(); ++i) {
+    const ParamSpec& p = op->params[i];
+    if (p.kind == ParamKind::kAttr) {
+      if (by_param[i])
+        fail(ErrorKind::kType, span, "pl." + op_name + ": argument '" + p.name + "' must be a compile-time constant",
+             "pass a literal, a closure constant or a pl.* enum value");
+      if (!given[i]) {
+        if (!p.default_value)
+          fail(ErrorKind::kType, span, "pl." + op_name + " is missing argument '" + p.name + "'", "call it as " + signature(*op));
+        attrs[p.name] = *p.default_value;
+      }
+      continue;
+    }
+    if (!given[i] && !p.optional)
+      fail(ErrorKind::kType, span, "pl." + op_name + " is missing argument '" + p.name + "'", "call it as " + signature(*op));
+    if (by_param[i] && p.kind == ParamKind::kExprList && !by_param[i]->as<ListExpr>())
+      fail(ErrorKind::kType, span, "pl." + op_name + ": argument '" + p.name + "' must be a list such as [0, 0]");
+    call_args.push_back(by_param[i]);
+  }
+  CallSite site{*op, call_args, attrs, span};
+  TypePtr t = op->infer_type(site);
+  return std::make_shared<Call>(op, std::move(call_args), std::move(attrs), std::move(t), span);
+}
+
+}  // namespace pypto::ir
