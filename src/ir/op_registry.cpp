@@ -32,6 +32,23 @@ std::vector<const OpDef*> OpRegistry::all() const {
   return out;
 }
 
+const OpDef* resolve_op(const std::string& dsl_name, const std::vector<TypePtr>& arg_types) {
+  auto& reg = OpRegistry::instance();
+  const OpDef* op = reg.find(dsl_name);
+  if (!op) {
+    for (auto* cand : reg.all())
+      for (auto& a : cand->aliases)
+        if (a == dsl_name) op = cand;
+  }
+  if (!op) {
+    bool first_is_tensor = !arg_types.empty() && arg_types[0] && arg_types[0]->as<TensorType>();
+    op = reg.find((first_is_tensor ? "tensor." : "tile.") + dsl_name);
+  }
+  if (op && !op->scalar_variant.empty() && arg_types.size() > 1 && arg_types[1] && arg_types[1]->as<ScalarType>())
+    op = reg.find(op->scalar_variant);
+  return op;
+}
+
 ExprPtr CallSite::arg(const std::string& name) const {
   size_t k = 0;
   for (auto& p : op.params) {

@@ -52,6 +52,8 @@ struct OpDef {
   std::string pto;                  // PTO mnemonic of the default lowering ("TADD"); empty if none
   LowerFn lower;                    // custom lowering; when empty the default one-instruction lowering is used
   std::string doc;                  // one line for the generated reference
+  std::vector<std::string> aliases; // other DSL spellings: tile.create is also pl.create_tile
+  std::string scalar_variant;       // op used when argument 1 is a scalar: tile.add -> tile.adds
 };
 
 class OpRegistry {
@@ -74,6 +76,12 @@ class OpRegistry {
 ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& args,
                      const std::vector<std::pair<std::string, ExprPtr>>& kwargs, const Attrs& attr_kwargs,
                      const Span& span);
+
+// Resolves a DSL spelling to an op: `pl.tile.add` / `pl.tensor.dim` name ops exactly
+// ("tile.add"); bare `pl.add` resolves through aliases, then "tensor.<name>" when the first
+// argument is a Tensor, else "tile.<name>"; finally the op's scalar_variant is chosen when
+// the argument at position 1 is a scalar. Returns null when nothing matches.
+const OpDef* resolve_op(const std::string& dsl_name, const std::vector<TypePtr>& arg_types);
 
 // Defined in src/ir/ops/: registers every op family; called once by OpRegistry::instance().
 void register_all_ops(OpRegistry& registry);
