@@ -54,6 +54,8 @@ struct OpDef {
   std::string doc;                  // one line for the generated reference
   std::vector<std::string> aliases; // other DSL spellings: tile.create is also pl.create_tile
   std::string scalar_variant;       // op used when argument 1 is a scalar: tile.add -> tile.adds
+  std::string writes;               // param the op writes in place and returns (tile.store: "tensor")
+  bool view = false;                // result aliases argument 0's buffer (reshape, set_validshape)
 };
 
 class OpRegistry {

@@ -1,0 +1,42 @@
+// A pass transforms a whole program; the pipeline (pipeline.cpp) is one ordered list of them.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/stmt.h"
+#include "pypto/isa/chip.h"
+
+namespace pypto::passes {
+
+// Options and instrumentation shared by every pass of one compile.
+struct PassContext {
+  isa::ChipSpec chip;
+  // Called after each pass with its 1-based position, name, and the program after it.
+  std::function<void(int, const std::string&, const ir::ProgramPtr&)> after_pass;
+};
+
+struct Pass {
+  std::string name;  // the pass's one name: file src/passes/<snake_name>.cpp, dump NN_after_<name>.py
+  std::function<ir::ProgramPtr(const ir::ProgramPtr&, const PassContext&)> run;
+  std::string doc;   // one paragraph for docs/passes.md
+};
+
+// Outlines each `with pl.at(level=...)` scope into an InCore (or AIC/AIV) function and
+// replaces the scope by a call of it. (outline_incore.cpp)
+ir::ProgramPtr outline_incore(const ir::ProgramPtr& program, const PassContext& ctx);
+
+// Gives every tile of every InCore function a 32-byte aligned address inside its buffer
+// (UB/L1/L0A/L0B/L0C/Bias) and fails clearly when a function does not fit. (plan_memory.cpp)
+ir::ProgramPtr plan_memory(const ir::ProgramPtr& program, const PassContext& ctx);
+
+// Checks structural invariants between passes: every used Var is defined before its use,
+// tiles stay inside kernels. A failure names the pass that broke it. (verify.cpp)
+void verify_program(const ir::ProgramPtr& program, const std::string& after_pass);
+
+// The default pipeline, in order. (pipeline.cpp)
+const std::vector<Pass>& default_pipeline();
+// Runs the pipeline, verifying after each pass and calling ctx.after_pass.
+ir::ProgramPtr run_pipeline(const ir::ProgramPtr& program, const PassContext& ctx);
+
+}  // namespace pypto::passes

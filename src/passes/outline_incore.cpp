@@ -1,0 +1,183 @@
+// OutlineIncore: each `with pl.at(level=...)` scope becomes an InCore function and the scope
+// becomes a call of it, so that the runtime can run it as one task on a core.
+#include <unordered_map>
+
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/var_uses.h"
+#include "pypto/passes/pass.h"
+
+namespace pypto::passes {
+namespace {
+using namespace ir;
+
+FunctionType function_type_for(Level level) {
+  switch (level) {
+    case Level::AIC: return FunctionType::AIC;
+    case Level::AIV: return FunctionType::AIV;
+    default: return FunctionType::InCore;
+  }
+}
+
+// For every tensor written inside a scope: the Var it was before the scope (its root) and
+// whether the scope also reads it.
+class WriteTracker : public IRVisitor {
+ public:
+  std::unordered_map<const Var*, VarPtr> root;  // SSA alias -> root tensor Var
+  std::vector<VarPtr> written_roots;
+  std::unordered_set<const Var*> written_set, read_set;
+
+  VarPtr root_of(const VarPtr& v) const {
+    auto it = root.find(v.get());
+    return it == root.end() ? v : it->second;
+  }
+
+ protected:
+  void visit_assign(const AssignStmt& s) override {
+    visit(s.value);
+    if (auto* call = s.value->as<Call>(); call && !call->op->writes.empty()) {
+      if (auto target = written_arg(*call)) root[s.var.get()] = root_of(target);
+    }
+  }
+  void visit_call(const Call& c) override {
+    VarPtr target = c.op->writes.empty() ? nullptr : written_arg(c);
+    if (target) {
+      VarPtr r = root_of(target);
+      if (written_set.insert(r.get()).second) written_roots.push_back(r);
+    }
+    for (auto& a : c.args) {
+      if (a && a->as<Var>() && a->type->as<TensorType>() && (!target || a.get() != target.get()))
+        read_set.insert(root_of(std::static_pointer_cast<const Var>(a)).get());
+      visit(a);
+    }
+  }
+  void visit_for(const ForStmt& s) override {
+    // A loop-carried tensor threaded through writes aliases its initial value.
+    for (size_t i = 0; i < s.iter_args.size(); ++i) {
+      if (s.init_values[i]->as<Var>() && s.iter_args[i]->type->as<TensorType>()) {
+        VarPtr init = root_of(std::static_pointer_cast<const Var>(s.init_values[i]));
+        root[s.iter_args[i].get()] = init;
+        root[s.return_vars[i].get()] = init;
+      }
+    }
+    IRVisitor::visit_for(s);
+  }
+
+ private:
+  static VarPtr written_arg(const Call& c) {
+    ExprPtr a = CallSite{*c.op, c.args, c.attrs, c.span}.arg(c.op->writes);
+    if (a && a->as<Var>()) return std::static_pointer_cast<const Var>(a);
+    return nullptr;
+  }
+};
+
+class Outliner : public IRMutator {
+ public:
+  Outliner(const Function& orchestration, std::vector<FunctionPtr>* out) : orch_(orchestration), out_(out) {
+    all_uses_ = collect_var_uses(orchestration.body);
+  }
+
+ protected:
+  StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s) override {
+    VarUses inner = collect_var_uses(s->body);
+    std::vector<VarPtr> params;
+    for (auto& v : inner.free_vars()) {
+      if (v->type->as<TileType>())
+        fail(ErrorKind::kType, s->span,
+             "tile '" + v->name + "' is defined outside the pl.at scope but used inside it; tiles live in a core's buffers",
+             "load or create the tile inside the `with pl.at(...)` block");
+      params.push_back(v);
+    }
+    // Values defined inside and used after the scope become results.
+    VarUses outside_uses = uses_outside(s);
+    std::vector<VarPtr> results;
+    for (auto& v : inner.defined) {
+      if (!outside_uses.used_set.count(v.get())) continue;
+      if (!v->type->as<TensorType>() && !v->type->as<ScalarType>())
+        fail(ErrorKind::kType, s->span,
+             "'" + v->name + "' is a tile computed inside the pl.at scope and used after it; tiles cannot leave a core",
+             "store it to a tensor with pl.store(tile, offsets, tensor) inside the scope and use the tensor after it");
+      results.push_back(v);
+    }
+    WriteTracker writes;
+    writes.visit(s->body);
+    std::vector<ParamDirection> dirs;
+    for (auto& p : params) {
+      bool written = writes.written_set.count(p.get());
+      dirs.push_back(!written ? ParamDirection::In
+                              : (writes.read_set.count(p.get()) ? ParamDirection::InOut : ParamDirection::Out));
+    }
+    std::vector<TypePtr> ret_types;
+    std::vector<ExprPtr> ret_values;
+    for (auto& r : results) {
+      ret_types.push_back(r->type);
+      ret_values.push_back(r);
+    }
+    std::vector<StmtPtr> body_stmts;
+    if (auto* seq = s->body->as<SeqStmts>())
+      body_stmts = seq->stmts;
+    else
+      body_stmts.push_back(s->body);
+    body_stmts.push_back(ReturnStmt::make(ret_values, s->span));
+    std::string name = orch_.name + "_incore_" + std::to_string(out_->size());
+    out_->push_back(Function::make(name, params, dirs, ret_types, SeqStmts::make(body_stmts, s->span),
+                                   function_type_for(s->level), s->span));
+
+    std::vector<ExprPtr> args(params.begin(), params.end());
+    TypePtr call_type = ret_types.empty()      ? NoneType::make()
+                        : ret_types.size() == 1 ? ret_types[0]
+                                                : TupleType::make(ret_types);
+    ExprPtr call = FuncCall::make(name, args, call_type, s->span);
+    if (results.empty()) return EvalStmt::make(call, s->span);
+    if (results.size() == 1) return AssignStmt::make(results[0], call, s->span);
+    auto tuple = Var::make(name + "_results", call_type, s->span);
+    std::vector<StmtPtr> stmts = {AssignStmt::make(tuple, call, s->span)};
+    for (size_t i = 0; i < results.size(); ++i)
+      stmts.push_back(AssignStmt::make(results[i], TupleGetItem::make(tuple, static_cast<int>(i), s->span), s->span));
+    return SeqStmts::make(stmts, s->span);
+  }
+
+ private:
+  // Uses of Vars anywhere in the orchestration except inside scope `s`.
+  VarUses uses_outside(const std::shared_ptr<const ScopeStmt>& s) {
+    class Collector : public IRVisitor {
+     public:
+      const Stmt* skip;
+      VarUses uses;
+      void visit(const StmtPtr& st) override {
+        if (st.get() != skip) IRVisitor::visit(st);
+      }
+      using IRVisitor::visit;
+
+     protected:
+      void visit_var(const VarPtr& v) override {
+        if (uses.used_set.insert(v.get()).second) uses.used.push_back(v);
+      }
+    } c;
+    c.skip = s.get();
+    c.visit(orch_.body);
+    return std::move(c.uses);
+  }
+
+  const Function& orch_;
+  std::vector<FunctionPtr>* out_;
+  VarUses all_uses_;
+};
+
+}  // namespace
+
+ProgramPtr outline_incore(const ProgramPtr& program, const PassContext&) {
+  std::vector<FunctionPtr> functions, outlined;
+  for (auto& f : program->functions) {
+    if (f->func_type != FunctionType::Orchestration && f->func_type != FunctionType::Opaque) {
+      functions.push_back(f);
+      continue;
+    }
+    Outliner outliner(*f, &outlined);
+    functions.push_back(outliner.mutate_function(f));
+  }
+  if (outlined.empty()) return program;
+  for (auto& f : outlined) functions.push_back(f);
+  return Program::make(program->name, functions);
+}
+
+}  // namespace pypto::passes

@@ -1,0 +1,35 @@
+// The compiler's pipeline: one list, read top to bottom. Each entry is its own file.
+#include "pypto/passes/pass.h"
+
+namespace pypto::passes {
+
+const std::vector<Pass>& default_pipeline() {
+  static const std::vector<Pass> pipeline = {
+      {"OutlineIncore", outline_incore,
+       "Turns every `with pl.at(level=...)` scope of an orchestration function into its own InCore "
+       "function (AIC/AIV for those levels). Values used inside but defined outside become parameters; "
+       "tensors written inside become Out (or InOut when also read) parameters; values defined inside and "
+       "used after the scope become the function's results. The scope is replaced by a call, which the "
+       "runtime later runs as one task."},
+      {"PlanMemory", plan_memory,
+       "Places every tile of every InCore function at a 32-byte aligned address of its buffer "
+       "(Vec=UB, Mat=L1, Left=L0A, Right=L0B, Acc=L0C, Bias). Loop-carried tiles, branch results and views "
+       "share their source's address. A function whose tiles exceed a buffer of the platform's chip fails "
+       "with an error naming the buffer, the capacity and the largest tiles."},
+  };
+  return pipeline;
+}
+
+ir::ProgramPtr run_pipeline(const ir::ProgramPtr& program, const PassContext& ctx) {
+  verify_program(program, "parsing");
+  ir::ProgramPtr current = program;
+  int index = 0;
+  for (const Pass& pass : default_pipeline()) {
+    current = pass.run(current, ctx);
+    verify_program(current, pass.name);
+    if (ctx.after_pass) ctx.after_pass(++index, pass.name, current);
+  }
+  return current;
+}
+
+}  // namespace pypto::passes

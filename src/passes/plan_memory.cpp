@@ -1,0 +1,196 @@
+// PlanMemory: places every tile of each InCore function at an address of its on-chip buffer
+// and rejects functions that do not fit the chip. Tiles that must share storage (loop-carried
+// values, branch results, views) form one group and get one address.
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <unordered_map>
+
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/visitor.h"
+#include "pypto/passes/pass.h"
+
+namespace pypto::passes {
+namespace {
+using namespace ir;
+
+int64_t tile_bytes(const TileType& t, const Span& span, const std::string& name) {
+  auto dims = static_shape(t.shape);
+  if (!dims)
+    fail(ErrorKind::kType, span, "tile '" + name + "' has a shape that is not known at compile time",
+         "give tiles constant shapes and use valid_shape=[...] for run-time extents");
+  int64_t n = dtype_bytes(t.dtype);
+  for (int64_t d : *dims) n *= d;
+  return n;
+}
+
+// Union-find over tile Vars.
+class TileGroups {
+ public:
+  void add(const VarPtr& v) {
+    if (index_.count(v.get())) return;
+    index_[v.get()] = static_cast<int>(vars_.size());
+    vars_.push_back(v);
+    parent_.push_back(static_cast<int>(parent_.size()));
+  }
+  void unite(const VarPtr& a, const VarPtr& b) {
+    add(a);
+    add(b);
+    parent_[find(index_[a.get()])] = find(index_[b.get()]);
+  }
+  int group_of(const Var* v) { return find(index_.at(v)); }
+  const std::vector<VarPtr>& vars() const { return vars_; }
+
+ private:
+  int find(int i) { return parent_[i] == i ? i : parent_[i] = find(parent_[i]); }
+  std::unordered_map<const Var*, int> index_;
+  std::vector<VarPtr> vars_;
+  std::vector<int> parent_;
+};
+
+bool is_tile(const ExprPtr& e) { return e && e->type->as<TileType>(); }
+
+const YieldStmt* trailing_yield(const StmtPtr& body) {
+  if (!body) return nullptr;
+  if (auto* y = body->as<YieldStmt>()) return y;
+  if (auto* seq = body->as<SeqStmts>(); seq && !seq->stmts.empty()) return trailing_yield(seq->stmts.back());
+  return nullptr;
+}
+
+class GroupCollector : public IRVisitor {
+ public:
+  TileGroups groups;
+
+ protected:
+  void visit_def(const VarPtr& v) override {
+    if (v->type->as<TileType>()) groups.add(v);
+  }
+  void visit_assign(const AssignStmt& s) override {
+    IRVisitor::visit_assign(s);
+    if (auto* c = s.value->as<Call>(); c && c->op->view && !c->args.empty() && c->args[0]->as<Var>() && is_tile(s.var))
+      groups.unite(s.var, std::static_pointer_cast<const Var>(c->args[0]));
+    if (auto* v = s.value->as<Var>(); v && is_tile(s.var)) groups.unite(s.var, std::static_pointer_cast<const Var>(s.value));
+  }
+  void visit_for(const ForStmt& s) override {
+    IRVisitor::visit_for(s);
+    const YieldStmt* y = trailing_yield(s.body);
+    for (size_t i = 0; i < s.iter_args.size(); ++i) {
+      if (!is_tile(s.iter_args[i])) continue;
+      groups.unite(s.iter_args[i], s.return_vars[i]);
+      if (s.init_values[i]->as<Var>()) groups.unite(s.iter_args[i], std::static_pointer_cast<const Var>(s.init_values[i]));
+      if (y && i < y->values.size() && y->values[i]->as<Var>())
+        groups.unite(s.iter_args[i], std::static_pointer_cast<const Var>(y->values[i]));
+    }
+  }
+  void visit_if(const IfStmt& s) override {
+    IRVisitor::visit_if(s);
+    for (const StmtPtr& arm : {s.then_body, s.else_body}) {
+      const YieldStmt* y = trailing_yield(arm);
+      for (size_t i = 0; y && i < s.return_vars.size() && i < y->values.size(); ++i)
+        if (is_tile(s.return_vars[i]) && y->values[i]->as<Var>())
+          groups.unite(s.return_vars[i], std::static_pointer_cast<const Var>(y->values[i]));
+    }
+  }
+};
+
+class AddressRewriter : public IRMutator {
+ public:
+  explicit AddressRewriter(std::unordered_map<const Var*, int64_t> addr) : addr_(std::move(addr)) {}
+
+ protected:
+  VarPtr mutate_def(const VarPtr& v) override {
+    auto it = addr_.find(v.get());
+    if (it == addr_.end()) return v;
+    auto* t = v->type->as<TileType>();
+    if (t->addr == it->second) return v;
+    return Var::make(v->name, TileType::make(t->shape, t->dtype, t->memory, t->valid_shape, t->pad, it->second), v->span);
+  }
+
+ private:
+  std::unordered_map<const Var*, int64_t> addr_;
+};
+
+std::string buffer_name(MemorySpace m) {
+  switch (m) {
+    case MemorySpace::Vec: return "Vec (UB)";
+    case MemorySpace::Mat: return "Mat (L1)";
+    case MemorySpace::Left: return "Left (L0A)";
+    case MemorySpace::Right: return "Right (L0B)";
+    case MemorySpace::Acc: return "Acc (L0C)";
+    case MemorySpace::Bias: return "Bias table";
+    default: return memory_space_name(m);
+  }
+}
+
+FunctionPtr plan_function(const FunctionPtr& f, const isa::ChipSpec& chip) {
+  GroupCollector collector;
+  collector.visit_function(*f);
+  TileGroups& groups = collector.groups;
+
+  struct Group {
+    MemorySpace memory;
+    int64_t bytes = 0;
+    std::vector<VarPtr> members;
+  };
+  std::map<int, Group> by_root;
+  for (auto& v : groups.vars()) {
+    auto* t = v->type->as<TileType>();
+    int root = groups.group_of(v.get());
+    auto [it, fresh] = by_root.try_emplace(root, Group{t->memory, 0, {}});
+    Group& g = it->second;
+    if (!fresh && g.memory != t->memory)
+      fail(ErrorKind::kType, v->span,
+           "tile '" + v->name + "' must share storage with '" + g.members[0]->name + "' (a loop-carried value, branch result "
+           "or view) but lives in " + memory_space_name(t->memory) + " instead of " + memory_space_name(g.memory),
+           "keep loop-carried and yielded tiles in one memory space; use pl.move before the loop or after it");
+    g.bytes = std::max(g.bytes, tile_bytes(*t, v->span, v->name));
+    g.members.push_back(v);
+  }
+
+  std::map<MemorySpace, int64_t> used;
+  std::unordered_map<const Var*, int64_t> addr;
+  const int64_t align = chip.alignment_bytes;
+  for (auto& [root, g] : by_root) {
+    int64_t& offset = used[g.memory];
+    for (auto& v : g.members) addr[v.get()] = offset;
+    offset += (g.bytes + align - 1) / align * align;
+  }
+  for (auto& [memory, bytes] : used) {
+    int64_t cap = chip.capacity(memory);
+    if (bytes <= cap) continue;
+    std::vector<const Group*> tiles;
+    for (auto& [root, g] : by_root)
+      if (g.memory == memory) tiles.push_back(&g);
+    std::sort(tiles.begin(), tiles.end(), [](auto* a, auto* b) { return a->bytes > b->bytes; });
+    std::ostringstream msg;
+    msg << "InCore function '" << f->name << "' needs " << bytes << " bytes of " << buffer_name(memory) << " but the "
+        << chip.platform << " chip has " << cap << " bytes per core; largest tiles:";
+    for (size_t i = 0; i < tiles.size() && i < 4; ++i) {
+      const VarPtr& v = tiles[i]->members[0];
+      msg << " '" << v->name << "' " << tiles[i]->bytes << " B";
+      if (v->span.line > 0) msg << " (line " << v->span.line << ")";
+      msg << (i + 1 < tiles.size() && i < 3 ? "," : "");
+    }
+    fail(ErrorKind::kCapacity, f->span, msg.str(),
+         "use smaller tiles and loop over the data in chunks (e.g. 64 or 128 rows per iteration)");
+  }
+  AddressRewriter rewriter(std::move(addr));
+  return rewriter.mutate_function(f);
+}
+
+}  // namespace
+
+ProgramPtr plan_memory(const ProgramPtr& program, const PassContext& ctx) {
+  std::vector<FunctionPtr> functions;
+  bool changed = false;
+  for (auto& f : program->functions) {
+    bool kernel = f->func_type == FunctionType::InCore || f->func_type == FunctionType::AIC ||
+                  f->func_type == FunctionType::AIV;
+    functions.push_back(kernel ? plan_function(f, ctx.chip) : f);
+    changed |= functions.back() != f;
+  }
+  return changed ? Program::make(program->name, functions) : program;
+}
+
+}  // namespace pypto::passes
