@@ -50,10 +50,8 @@ class DefBeforeUse : public IRVisitor {
 }  // namespace
 
 void verify_program(const ir::ProgramPtr& program, const std::string& after_pass) {
-  bool outlined = false;
-  for (auto& pass : default_pipeline()) {
-    if (pass.name == "OutlineIncore" && after_pass != "parsing") outlined = true;
-  }
+  // OutlineIncore runs first, so only the freshly parsed program may still hold scopes.
+  bool outlined = after_pass != "parsing";
   for (auto& f : program->functions) {
     DefBeforeUse check(*program, *f, after_pass);
     check.outlined_ = outlined;

@@ -1,0 +1,104 @@
+"""Binding numpy arrays and torch tensors to the runtime without copies.
+
+A bound tensor is the tuple the C++ runtime reads: (data pointer, dtype name, shape,
+strides in elements, name). Outputs are written in place through the same pointer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_NUMPY_DTYPES = {
+    np.dtype(np.float32): "FP32",
+    np.dtype(np.float16): "FP16",
+    np.dtype(np.int32): "INT32",
+    np.dtype(np.int16): "INT16",
+    np.dtype(np.int8): "INT8",
+    np.dtype(np.int64): "INT64",
+    np.dtype(np.uint8): "UINT8",
+    np.dtype(np.uint16): "UINT16",
+    np.dtype(np.uint32): "UINT32",
+    np.dtype(np.uint64): "UINT64",
+    np.dtype(np.bool_): "BOOL",
+}
+
+
+def _torch_dtypes():
+    try:
+        import torch
+    except ImportError:  # torch is optional
+        return {}
+    return {
+        torch.float32: "FP32",
+        torch.float16: "FP16",
+        torch.bfloat16: "BF16",
+        torch.int32: "INT32",
+        torch.int16: "INT16",
+        torch.int8: "INT8",
+        torch.int64: "INT64",
+        torch.uint8: "UINT8",
+        torch.bool: "BOOL",
+    }
+
+
+def is_torch_tensor(x) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, np.ndarray) or is_torch_tensor(x)
+
+
+def tensor_spec(x, name: str):
+    """(shape, dtype name) of an array argument, with a clear error for unsupported dtypes."""
+    if isinstance(x, np.ndarray):
+        dtype = _NUMPY_DTYPES.get(x.dtype)
+        if dtype is None:
+            raise TypeError(
+                f"argument '{name}': numpy dtype {x.dtype} is not supported by pypto; "
+                f"fix: convert it, e.g. {name}.astype(np.float32)"
+            )
+        return tuple(int(d) for d in x.shape), dtype
+    if is_torch_tensor(x):
+        dtype = _torch_dtypes().get(x.dtype)
+        if dtype is None:
+            raise TypeError(
+                f"argument '{name}': torch dtype {x.dtype} is not supported by pypto; "
+                f"fix: convert it, e.g. {name}.to(torch.float32)"
+            )
+        if x.device.type != "cpu":
+            raise TypeError(
+                f"argument '{name}' is on device '{x.device}'; pypto runs on the host CPU; "
+                f"fix: pass {name}.cpu()"
+            )
+        return tuple(int(d) for d in x.shape), dtype
+    raise TypeError(
+        f"argument '{name}' is a {type(x).__name__}, expected a numpy array or torch tensor"
+    )
+
+
+def bind_tensor(x, name: str, writable: bool):
+    """The runtime's view of `x` (no copy). Outputs must be writable."""
+    shape, dtype = tensor_spec(x, name)
+    if isinstance(x, np.ndarray):
+        if writable and not x.flags.writeable:
+            raise ValueError(
+                f"output '{name}' is a read-only numpy array; pypto writes outputs in place; "
+                f"fix: pass a writable array, e.g. {name}.copy()"
+            )
+        ptr = x.__array_interface__["data"][0]
+        if any(s % x.itemsize for s in x.strides):
+            raise ValueError(
+                f"argument '{name}' has strides that are not a multiple of its element size; "
+                f"fix: pass np.ascontiguousarray({name})"
+            )
+        strides = [s // x.itemsize for s in x.strides]
+    else:
+        if writable and x.requires_grad:
+            raise ValueError(
+                f"output '{name}' requires grad; pypto writes outputs in place; "
+                f"fix: pass {name}.detach()"
+            )
+        ptr = x.data_ptr()
+        strides = list(x.stride())
+    return (int(ptr), dtype, list(shape), [int(s) for s in strides], name)
