@@ -168,7 +168,8 @@ TypePtr infer_full(const CallSite& s) {
 }
 
 void lower_full(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
-  isa::Scalar value = c.args[0] ? kb.scalar(c.args[0]) : isa::Scalar::imm(0);
+  bool is_float = dtype_is_float(std::get<DataType>(c.attrs.at("dtype")));
+  isa::Scalar value = c.args[0] ? kb.scalar(c.args[0]) : (is_float ? isa::Scalar::immf(0.0) : isa::Scalar::imm(0));
   int tile = kb.define_tile(dst);
   Instr in;
   in.mnemonic = "TEXPANDS";
