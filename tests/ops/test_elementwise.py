@@ -109,7 +109,9 @@ def test_unary():
     c = np.zeros((64, 64), np.float32)
     k_unary(a, c, config=RunConfig())
     x = np.abs(a)
-    ref = np.sqrt(x + 1) + 1 / np.sqrt(x + 1) + 1 / (x + 2) + np.exp(np.maximum(a, 0)) + np.log(x + 1)
+    ref = (
+        np.sqrt(x + 1) + 1 / np.sqrt(x + 1) + 1 / (x + 2) + np.exp(np.maximum(a, 0)) + np.log(x + 1)
+    )
     np.testing.assert_allclose(c, ref, rtol=1e-5)
 
 

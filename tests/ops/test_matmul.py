@@ -25,12 +25,18 @@ def k_matmul_acc(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         a = pl.load(x, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat)
         b = pl.load(w, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat)
-        acc = pl.matmul(pl.move(a, target_memory=pl.MemorySpace.Left), pl.move(b, target_memory=pl.MemorySpace.Right))
+        acc = pl.matmul(
+            pl.move(a, target_memory=pl.MemorySpace.Left),
+            pl.move(b, target_memory=pl.MemorySpace.Right),
+        )
         for k in pl.range(1, 4):
             a2 = pl.load(x, [0, k * 32], [32, 32], target_memory=pl.MemorySpace.Mat)
             b2 = pl.load(w, [k * 32, 0], [32, 32], target_memory=pl.MemorySpace.Mat)
-            acc = pl.matmul_acc(acc, pl.move(a2, target_memory=pl.MemorySpace.Left),
-                                pl.move(b2, target_memory=pl.MemorySpace.Right))
+            acc = pl.matmul_acc(
+                acc,
+                pl.move(a2, target_memory=pl.MemorySpace.Left),
+                pl.move(b2, target_memory=pl.MemorySpace.Right),
+            )
         pl.store(acc, [0, 0], y)
     return y
 
@@ -38,9 +44,18 @@ def k_matmul_acc(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
 @pl.jit
 def k_matmul_bias(x: pl.Tensor, w: pl.Tensor, bias: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        a = pl.move(pl.load(x, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left)
-        b = pl.move(pl.load(w, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Right)
-        bb = pl.move(pl.load(bias, [0, 0], [1, 32], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Bias)
+        a = pl.move(
+            pl.load(x, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat),
+            target_memory=pl.MemorySpace.Left,
+        )
+        b = pl.move(
+            pl.load(w, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat),
+            target_memory=pl.MemorySpace.Right,
+        )
+        bb = pl.move(
+            pl.load(bias, [0, 0], [1, 32], target_memory=pl.MemorySpace.Mat),
+            target_memory=pl.MemorySpace.Bias,
+        )
         pl.store(pl.matmul_bias(a, b, bb), [0, 0], y)
     return y
 
@@ -48,8 +63,14 @@ def k_matmul_bias(x: pl.Tensor, w: pl.Tensor, bias: pl.Tensor, y: pl.Out[pl.Tens
 @pl.jit
 def k_matmul_then_vec(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        a = pl.move(pl.load(x, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left)
-        b = pl.move(pl.load(w, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Right)
+        a = pl.move(
+            pl.load(x, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat),
+            target_memory=pl.MemorySpace.Left,
+        )
+        b = pl.move(
+            pl.load(w, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat),
+            target_memory=pl.MemorySpace.Right,
+        )
         acc = pl.matmul(a, b)
         v = pl.move(acc, target_memory=pl.MemorySpace.Vec)
         pl.store(pl.relu(v), [0, 0], y)

@@ -38,7 +38,9 @@ def test_offsets_must_match_rank():
             pl.store(pl.load(a, [0], [32, 32]), [0, 0], c)
         return c
 
-    assert "'offsets' has 1 entries but the tensor has rank 2" in error_of(bad, z(32, 32), z(32, 32))
+    assert "'offsets' has 1 entries but the tensor has rank 2" in error_of(
+        bad, z(32, 32), z(32, 32)
+    )
 
 
 def test_load_outside_the_tensor():
@@ -107,8 +109,14 @@ def test_matmul_inner_dimension():
     @pl.jit
     def bad(a: pl.Tensor, c: pl.Out[pl.Tensor]):
         with pl.at(level=pl.Level.CORE_GROUP):
-            l = pl.move(pl.load(a, [0, 0], [32, 16], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left)
-            r = pl.move(pl.load(a, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Right)
+            l = pl.move(
+                pl.load(a, [0, 0], [32, 16], target_memory=pl.MemorySpace.Mat),
+                target_memory=pl.MemorySpace.Left,
+            )
+            r = pl.move(
+                pl.load(a, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat),
+                target_memory=pl.MemorySpace.Right,
+            )
             pl.store(pl.matmul(l, r), [0, 0], c)
         return c
 
