@@ -88,4 +88,7 @@ const OpDef* resolve_op(const std::string& dsl_name, const std::vector<TypePtr>&
 // Defined in src/ir/ops/: registers every op family; called once by OpRegistry::instance().
 void register_all_ops(OpRegistry& registry);
 
+// The markdown reference of every registered op: signature, PTO mnemonic, aliases, doc.
+std::string ops_reference_markdown();
+
 }  // namespace pypto::ir
