@@ -1,4 +1,43 @@
+// Bindings of the compiler driver and the pass pipeline.
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
 #include "bindings.h"
+#include "pypto/compiler/compile.h"
+#include "pypto/passes/pass.h"
+
+namespace nb = nanobind;
+
 namespace pypto::bindings {
-void bind_compiler(nanobind::module_& m) {}
+
+void bind_compiler(nb::module_& m) {
+  nb::class_<compiler::CompiledProgram>(m, "CompiledProgram")
+      .def_ro("lowered", &compiler::CompiledProgram::lowered, "the IR after the pass pipeline")
+      .def_ro("host", &compiler::CompiledProgram::host, "the instruction streams the engines run")
+      .def_ro("platform", &compiler::CompiledProgram::platform)
+      .def_ro("entry", &compiler::CompiledProgram::entry)
+      .def_ro("param_names", &compiler::CompiledProgram::param_names)
+      .def_ro("pass_results", &compiler::CompiledProgram::pass_results);
+
+  m.def(
+      "compile",
+      [](const ir::ProgramPtr& program, const std::string& platform, bool keep_pass_results) {
+        return compiler::compile_program(program, {platform, keep_pass_results});
+      },
+      nb::arg("program"), nb::arg("platform") = "a2a3sim", nb::arg("keep_pass_results") = false,
+      "Runs the pass pipeline and lowers the program to instruction streams.");
+  m.def("check_platform", &compiler::check_platform, "Raises unless the platform can run here.");
+  m.def(
+      "pipeline_passes",
+      [] {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (auto& p : passes::default_pipeline()) out.emplace_back(p.name, p.doc);
+        return out;
+      },
+      "The default pass pipeline in order: (name, description) pairs.");
+}
+
 }  // namespace pypto::bindings

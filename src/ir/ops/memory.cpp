@@ -197,7 +197,8 @@ void register_memory_ops(OpRegistry& r) {
          .lower = lower_store,
          .doc = "Write the tile's valid region into the tensor at offsets; returns the updated tensor.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .writes = "output_tensor"});
   r.add({.name = "tile.move",
          .params = {expr_param("tile"), attr_param("target_memory")},
          .infer_type = infer_move,

@@ -192,7 +192,9 @@ void register_shape_ops(OpRegistry& r) {
          .lower = lower_view,
          .doc = "View the tile's buffer with another shape of the same element count (e.g. [M, 1] <-> [1, M]).",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .writes = "",
+         .view = true});
   r.add({.name = "tile.transpose",
          .params = {expr_param("tile"), attr_param("axis1", int64_t{0}), attr_param("axis2", int64_t{1})},
          .infer_type = infer_transpose,
@@ -248,7 +250,9 @@ void register_shape_ops(OpRegistry& r) {
          .lower = lower_view,
          .doc = "View the tile with another valid shape [rows, cols] (values may be known only at run time).",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .writes = "",
+         .view = true});
 }
 
 }  // namespace pypto::ir::ops

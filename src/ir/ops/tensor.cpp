@@ -152,7 +152,8 @@ void register_tensor_ops(OpRegistry& r) {
          .lower = lower_assemble,
          .doc = "Write src (a tile or tensor) into the target tensor at offsets; returns the updated target.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .writes = "target"});
 }
 
 }  // namespace pypto::ir::ops

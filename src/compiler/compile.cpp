@@ -1,0 +1,51 @@
+// The compiler driver: checks the platform, runs the pass pipeline, lowers to instruction streams.
+#include "pypto/compiler/compile.h"
+
+#include <cstdio>
+
+#include "pypto/codegen/lower_program.h"
+#include "pypto/passes/pass.h"
+
+namespace pypto::compiler {
+
+void check_platform(const std::string& platform) {
+  std::string sims;
+  for (auto& p : isa::simulated_platforms()) sims += (sims.empty() ? "'" : ", '") + p + "'";
+  if (isa::is_hardware_platform(platform))
+    fail(ErrorKind::kPlatform, {},
+         "platform '" + platform + "' names real Ascend NPU hardware, but no NPU is present on this machine",
+         "run on a simulated chip instead: RunConfig(platform=" + sims + ")");
+  if (!isa::chip_for_platform(platform))
+    fail(ErrorKind::kPlatform, {}, "unknown platform '" + platform + "'", "use one of " + sims);
+}
+
+CompiledProgram compile_program(const ir::ProgramPtr& program, const CompileOptions& options) {
+  check_platform(options.platform);
+  CompiledProgram out;
+  out.platform = options.platform;
+  passes::PassContext ctx{*isa::chip_for_platform(options.platform), nullptr};
+  if (options.keep_pass_results) {
+    ctx.after_pass = [&out](int index, const std::string& name, const ir::ProgramPtr& p) {
+      char prefix[8];
+      std::snprintf(prefix, sizeof prefix, "%02d", index);
+      out.pass_results.emplace_back(std::string(prefix) + "_after_" + name, p);
+    };
+  }
+  out.lowered = passes::run_pipeline(program, ctx);
+  for (auto& f : out.lowered->functions) {
+    if (f->func_type != FunctionType::Orchestration) continue;
+    if (!out.entry.empty())
+      fail(ErrorKind::kType, f->span,
+           "program '" + program->name + "' has two Orchestration functions ('" + out.entry + "' and '" + f->name + "')",
+           "keep one @pl.function(type=pl.FunctionType.Orchestration) as the entry");
+    out.entry = f->name;
+    for (auto& p : f->params) out.param_names.push_back(p->name);
+  }
+  if (out.entry.empty())
+    fail(ErrorKind::kType, {}, "program '" + program->name + "' has no Orchestration function to run",
+         "add a @pl.function(type=pl.FunctionType.Orchestration) method that calls the kernels");
+  out.host = codegen::lower_program(*out.lowered, out.entry);
+  return out;
+}
+
+}  // namespace pypto::compiler
