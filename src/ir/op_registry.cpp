@@ -43,6 +43,7 @@ const OpDef* resolve_op(const std::string& dsl_name, const std::vector<TypePtr>&
   if (!op) {
     bool first_is_tensor = !arg_types.empty() && arg_types[0] && arg_types[0]->as<TensorType>();
     op = reg.find((first_is_tensor ? "tensor." : "tile.") + dsl_name);
+    if (!op) op = reg.find((first_is_tensor ? "tile." : "tensor.") + dsl_name);  // pl.load(tensor, ...)
   }
   if (op && !op->scalar_variant.empty() && arg_types.size() > 1 && arg_types[1] && arg_types[1]->as<ScalarType>())
     op = reg.find(op->scalar_variant);

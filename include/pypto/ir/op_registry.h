@@ -81,7 +81,7 @@ ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& arg
 
 // Resolves a DSL spelling to an op: `pl.tile.add` / `pl.tensor.dim` name ops exactly
 // ("tile.add"); bare `pl.add` resolves through aliases, then "tensor.<name>" when the first
-// argument is a Tensor, else "tile.<name>"; finally the op's scalar_variant is chosen when
+// argument is a Tensor, else "tile.<name>" (then the other prefix); finally the op's scalar_variant is chosen when
 // the argument at position 1 is a scalar. Returns null when nothing matches.
 const OpDef* resolve_op(const std::string& dsl_name, const std::vector<TypePtr>& arg_types);
 
