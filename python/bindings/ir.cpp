@@ -134,6 +134,7 @@ void bind_exprs(nb::module_& m) {
   nb::class_<Expr>(m, "Expr")
       .def_ro("type", &Expr::type)
       .def_ro("span", &Expr::span)
+      .def_prop_ro("node_id", [](const Expr& e) { return reinterpret_cast<uintptr_t>(&e); })
       .def("__str__", [](nb::handle self) { return print_expr(nb::cast<ExprPtr>(self)); });
   nb::class_<Var, Expr>(m, "Var")
       .def(nb::new_([](std::string n, TypePtr t, Span s) { return std::make_shared<Var>(std::move(n), std::move(t), s); }),
