@@ -1,6 +1,15 @@
-// Registers every op family of the language.
-#include "pypto/ir/op_registry.h"
+// Registers every op family of the language; each family lives in its own file.
+#include "op_rules.h"
 
 namespace pypto::ir {
-void register_all_ops(OpRegistry& registry) {}
+void register_all_ops(OpRegistry& registry) {
+  ops::register_memory_ops(registry);
+  ops::register_elementwise_ops(registry);
+  ops::register_reduction_ops(registry);
+  ops::register_broadcast_ops(registry);
+  ops::register_matmul_ops(registry);
+  ops::register_shape_ops(registry);
+  ops::register_compare_ops(registry);
+  ops::register_tensor_ops(registry);
+}
 }  // namespace pypto::ir

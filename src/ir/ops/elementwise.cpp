@@ -1,0 +1,157 @@
+// Elementwise vector ops on Vec tiles: tile-tile (add ... minimum), tile-scalar (adds ...
+// mins), unary (neg ... relu) and dtype conversion (cast). Results take the shape, dtype and
+// valid shape of the first input.
+#include "op_rules.h"
+
+namespace pypto::ir::ops {
+
+using codegen::KernelBuilder;
+using isa::Instr;
+using isa::Operand;
+
+namespace {
+
+TypePtr same_as(const TileType& t) { return TileType::make(t.shape, t.dtype, MemorySpace::Vec, t.valid_shape); }
+
+TypePtr infer_binary(const CallSite& s) {
+  const TileType& a = tile_arg(s, "lhs");
+  const TileType& b = tile_arg(s, "rhs");
+  require_vec(s, "lhs", a);
+  require_vec(s, "rhs", b);
+  require_same_shape_dtype(s, "lhs", a, "rhs", b);
+  return same_as(a);
+}
+
+TypePtr infer_scalar(const CallSite& s) {
+  const TileType& a = tile_arg(s, "tile");
+  require_vec(s, "tile", a);
+  tile_shape(s, "tile", a);
+  scalar_arg(s, "scalar");
+  return same_as(a);
+}
+
+TypePtr infer_unary(const CallSite& s) {
+  const TileType& a = tile_arg(s, "tile");
+  require_vec(s, "tile", a);
+  tile_shape(s, "tile", a);
+  return same_as(a);
+}
+
+TypePtr infer_unary_float(const CallSite& s) {
+  const TileType& a = tile_arg(s, "tile");
+  if (!dtype_is_float(a.dtype))
+    op_fail(s, ErrorKind::kType, std::string("needs a floating-point tile, got ") + dtype_name(a.dtype),
+            "convert first: pl.cast(tile, pl.FP32)");
+  return infer_unary(s);
+}
+
+const char* kCastModes[] = {"none", "rint", "round", "floor", "ceil", "trunc", "odd"};
+
+// pl.cast(x, pl.BF16) or pl.cast(x, target_type=pl.FP32) or pl.cast(x, dtype=pl.FP16): exactly
+// one of target_type / dtype names the result dtype (the other keeps its "" default).
+std::optional<DataType> cast_target(const Attrs& attrs) {
+  for (const char* key : {"target_type", "dtype"}) {
+    auto it = attrs.find(key);
+    if (it != attrs.end())
+      if (auto* d = std::get_if<DataType>(&it->second)) return *d;
+  }
+  return std::nullopt;
+}
+
+TypePtr infer_cast(const CallSite& s) {
+  const TileType& a = tile_arg(s, "tile");
+  require_vec(s, "tile", a);
+  tile_shape(s, "tile", a);
+  for (const char* key : {"target_type", "dtype"}) {
+    const AttrValue& v = s.attr(key);
+    auto* str = std::get_if<std::string>(&v);
+    if (!std::get_if<DataType>(&v) && !(str && str->empty()))
+      op_fail(s, ErrorKind::kType, std::string("argument '") + key + "' must be a dtype such as pl.BF16");
+  }
+  bool both = std::get_if<DataType>(&s.attr("target_type")) && std::get_if<DataType>(&s.attr("dtype"));
+  if (both) op_fail(s, ErrorKind::kType, "give the result dtype once, as target_type or as dtype, not both");
+  auto target = cast_target(s.attrs);
+  if (!target)
+    op_fail(s, ErrorKind::kType, "the result dtype is missing", "write pl.cast(x, pl.BF16) or pl.cast(x, target_type=pl.FP32)");
+  std::string mode = string_attr(s, "mode");
+  if (std::find(std::begin(kCastModes), std::end(kCastModes), mode) == std::end(kCastModes))
+    op_fail(s, ErrorKind::kValue, "mode \"" + mode + "\" is not a rounding mode",
+            "use one of none, rint, round, floor, ceil, trunc, odd");
+  return TileType::make(a.shape, *target, MemorySpace::Vec, a.valid_shape);
+}
+
+void lower_cast(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int src = kb.tile(c.args[0]);
+  int out = kb.define_tile(dst);
+  Instr in;
+  in.mnemonic = "TCVT";
+  in.outs = {Operand::tile(out)};
+  in.ins = {Operand::tile(src)};
+  in.attrs = {{"mode", c.attrs.at("mode")}};
+  kb.emit(in);
+}
+
+struct Entry {
+  const char* name;
+  const char* pto;
+  const char* doc;
+};
+
+}  // namespace
+
+void register_elementwise_ops(OpRegistry& r) {
+  const Entry binary[] = {
+      {"add", "TADD", "Elementwise lhs + rhs."},       {"sub", "TSUB", "Elementwise lhs - rhs."},
+      {"mul", "TMUL", "Elementwise lhs * rhs."},       {"div", "TDIV", "Elementwise lhs / rhs."},
+      {"maximum", "TMAX", "Elementwise max(lhs, rhs)."}, {"minimum", "TMIN", "Elementwise min(lhs, rhs)."},
+  };
+  const Entry scalar[] = {
+      {"adds", "TADDS", "tile + scalar."}, {"subs", "TSUBS", "tile - scalar."}, {"muls", "TMULS", "tile * scalar."},
+      {"divs", "TDIVS", "tile / scalar."}, {"maxs", "TMAXS", "max(tile, scalar)."}, {"mins", "TMINS", "min(tile, scalar)."},
+  };
+  const char* variant_of[] = {"tile.adds", "tile.subs", "tile.muls", "tile.divs", "tile.maxs", "tile.mins"};
+  for (size_t i = 0; i < std::size(binary); ++i)
+    r.add({.name = std::string("tile.") + binary[i].name,
+           .params = {expr_param("lhs"), expr_param("rhs")},
+           .infer_type = infer_binary,
+           .pto = binary[i].pto,
+           .lower = {},
+           .doc = binary[i].doc,
+           .aliases = {},
+           .scalar_variant = variant_of[i]});
+  for (auto& e : scalar)
+    r.add({.name = std::string("tile.") + e.name,
+           .params = {expr_param("tile"), expr_param("scalar")},
+           .infer_type = infer_scalar,
+           .pto = e.pto,
+           .lower = {},
+           .doc = e.doc,
+           .aliases = {},
+           .scalar_variant = ""});
+  const Entry unary[] = {
+      {"neg", "TNEG", "Elementwise -x."},           {"abs", "TABS", "Elementwise |x|."},
+      {"relu", "TRELU", "Elementwise max(x, 0)."},  {"recip", "TRECIP", "Elementwise 1 / x."},
+      {"exp", "TEXP", "Elementwise e^x."},          {"log", "TLOG", "Elementwise natural logarithm."},
+      {"sqrt", "TSQRT", "Elementwise square root."}, {"rsqrt", "TRSQRT", "Elementwise 1 / sqrt(x)."},
+  };
+  for (size_t i = 0; i < std::size(unary); ++i)
+    r.add({.name = std::string("tile.") + unary[i].name,
+           .params = {expr_param("tile")},
+           .infer_type = i < 3 ? InferTypeFn(infer_unary) : InferTypeFn(infer_unary_float),
+           .pto = unary[i].pto,
+           .lower = {},
+           .doc = unary[i].doc,
+           .aliases = {},
+           .scalar_variant = ""});
+  r.add({.name = "tile.cast",
+         .params = {expr_param("tile"), attr_param("target_type", std::string()), attr_param("mode", std::string("round")),
+                    attr_param("dtype", std::string())},
+         .infer_type = infer_cast,
+         .pto = "TCVT",
+         .lower = lower_cast,
+         .doc = "Convert to target_type (or dtype) with a rounding mode: none, rint, round, floor, ceil, trunc, odd.",
+         .aliases = {},
+         .scalar_variant = ""});
+}
+
+}  // namespace pypto::ir::ops

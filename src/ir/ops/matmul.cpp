@@ -1,0 +1,142 @@
+// Cube ops: acc[M, N] = left[M, K] @ right[K, N] on Left/Right tiles into an Acc tile, with
+// accumulation (matmul_acc) or a bias row (matmul_bias). Checks the cube's dtype pairs
+// (f32<-f32, f32<-f16, f32<-bf16, i32<-i8) and extents (1..4095).
+#include "op_rules.h"
+
+namespace pypto::ir::ops {
+
+namespace {
+
+constexpr int64_t kMaxCubeExtent = 4095;
+
+struct MatmulShape {
+  int64_t m, k, n;
+  DataType out;
+  std::vector<ExprPtr> valid;
+};
+
+DataType cube_output(const CallSite& s, DataType in) {
+  switch (in) {
+    case DataType::FP32:
+    case DataType::FP16:
+    case DataType::BF16: return DataType::FP32;
+    case DataType::INT8: return DataType::INT32;
+    default:
+      op_fail(s, ErrorKind::kType, std::string("the cube has no ") + dtype_name(in) + " matmul",
+              "use FP16, BF16, FP32 or INT8 operands (cast them with pl.cast)");
+  }
+}
+
+// Checks left/right operands and returns the product's extents and dtype.
+MatmulShape check_operands(const CallSite& s, bool a_trans, bool b_trans) {
+  const TileType& a = tile_arg(s, "lhs");
+  const TileType& b = tile_arg(s, "rhs");
+  if (a.memory != MemorySpace::Left)
+    op_fail(s, ErrorKind::kType,
+            std::string("argument 'lhs' is a ") + memory_space_name(a.memory) + " tile; the cube reads it from Left",
+            "pl.move(t, target_memory=pl.MemorySpace.Left)");
+  if (b.memory != MemorySpace::Right)
+    op_fail(s, ErrorKind::kType,
+            std::string("argument 'rhs' is a ") + memory_space_name(b.memory) + " tile; the cube reads it from Right",
+            "pl.move(t, target_memory=pl.MemorySpace.Right)");
+  if (a.dtype != b.dtype)
+    op_fail(s, ErrorKind::kType,
+            std::string("'lhs' is ") + dtype_name(a.dtype) + " but 'rhs' is " + dtype_name(b.dtype) +
+                "; both operands need one dtype",
+            "cast one operand before moving it to Left/Right");
+  auto sa = tile_shape(s, "lhs", a), sb = tile_shape(s, "rhs", b);
+  int64_t m = a_trans ? sa[1] : sa[0], ka = a_trans ? sa[0] : sa[1];
+  int64_t kb = b_trans ? sb[1] : sb[0], n = b_trans ? sb[0] : sb[1];
+  if (ka != kb)
+    op_fail(s, ErrorKind::kType,
+            "inner dimensions differ: 'lhs' " + shape_str(sa) + " has K = " + std::to_string(ka) + " but 'rhs' " +
+                shape_str(sb) + " has K = " + std::to_string(kb),
+            "lhs must be [M, K] and rhs [K, N] (or pass a_trans/b_trans for transposed operands)");
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"M", m}, {"K", ka}, {"N", n}})
+    if (v > kMaxCubeExtent)
+      op_fail(s, ErrorKind::kCapacity,
+              std::string(name) + " = " + std::to_string(v) + " exceeds the cube's limit of " + std::to_string(kMaxCubeExtent),
+              "split the matmul into tiles of at most 4095 along each dimension");
+  std::vector<ExprPtr> valid;
+  if ((!a.valid_shape.empty() && !a_trans) || (!b.valid_shape.empty() && !b_trans)) {
+    ExprPtr vm = !a.valid_shape.empty() && !a_trans ? a.valid_shape[0] : ConstInt::make(m);
+    ExprPtr vn = !b.valid_shape.empty() && !b_trans ? b.valid_shape[1] : ConstInt::make(n);
+    valid = {vm, vn};
+  }
+  return {m, ka, n, cube_output(s, a.dtype), valid};
+}
+
+TypePtr infer_matmul(const CallSite& s) {
+  auto mm = check_operands(s, bool_attr(s, "a_trans"), bool_attr(s, "b_trans"));
+  DataType out = dtype_attr(s, "out_dtype");
+  if (out != mm.out)
+    op_fail(s, ErrorKind::kType,
+            std::string("out_dtype ") + dtype_name(out) + " is not a cube result for " +
+                dtype_name(tile_arg(s, "lhs").dtype) + " operands (the cube gives " + dtype_name(mm.out) + ")",
+            std::string("pass out_dtype=pl.") + dtype_name(mm.out) + " and pl.cast the result afterwards if needed");
+  return TileType::make(const_shape({mm.m, mm.n}), out, MemorySpace::Acc, mm.valid);
+}
+
+TypePtr infer_matmul_acc(const CallSite& s) {
+  const TileType& acc = tile_arg(s, "acc");
+  auto mm = check_operands(s, false, false);
+  if (acc.memory != MemorySpace::Acc)
+    op_fail(s, ErrorKind::kType,
+            std::string("argument 'acc' is a ") + memory_space_name(acc.memory) + " tile; it must be the Acc result of a matmul",
+            "start the accumulation with acc = pl.matmul(a, b)");
+  auto sacc = tile_shape(s, "acc", acc);
+  if (sacc != std::vector<int64_t>{mm.m, mm.n} || acc.dtype != mm.out)
+    op_fail(s, ErrorKind::kType,
+            "argument 'acc' is " + type_str(s.arg("acc")->type) + " but lhs @ rhs gives " + shape_str({mm.m, mm.n}) + " " +
+                dtype_name(mm.out),
+            "accumulate products of the same shape into one Acc tile");
+  return TileType::make(acc.shape, acc.dtype, MemorySpace::Acc, acc.valid_shape);
+}
+
+TypePtr infer_matmul_bias(const CallSite& s) {
+  auto mm = check_operands(s, false, false);
+  const TileType& bias = tile_arg(s, "bias");
+  if (bias.memory != MemorySpace::Bias)
+    op_fail(s, ErrorKind::kType,
+            std::string("argument 'bias' is a ") + memory_space_name(bias.memory) + " tile; the cube reads it from Bias",
+            "pl.move(t, target_memory=pl.MemorySpace.Bias)");
+  auto sb = tile_shape(s, "bias", bias);
+  if (sb != std::vector<int64_t>{1, mm.n} || bias.dtype != mm.out)
+    op_fail(s, ErrorKind::kType,
+            "argument 'bias' is " + type_str(s.arg("bias")->type) + "; expected [1, " + std::to_string(mm.n) + "] " +
+                dtype_name(mm.out),
+            "pass one bias value per output column, in the result dtype");
+  return TileType::make(const_shape({mm.m, mm.n}), mm.out, MemorySpace::Acc, mm.valid);
+}
+
+}  // namespace
+
+void register_matmul_ops(OpRegistry& r) {
+  r.add({.name = "tile.matmul",
+         .params = {expr_param("lhs"), expr_param("rhs"), attr_param("out_dtype", DataType::FP32),
+                    attr_param("a_trans", false), attr_param("b_trans", false)},
+         .infer_type = infer_matmul,
+         .pto = "TMATMUL",
+         .lower = {},
+         .doc = "Acc[M, N] = Left[M, K] @ Right[K, N] (a_trans/b_trans: operand stored transposed).",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.matmul_acc",
+         .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs")},
+         .infer_type = infer_matmul_acc,
+         .pto = "TMATMUL_ACC",
+         .lower = {},
+         .doc = "acc + Left @ Right, into an Acc tile.",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.matmul_bias",
+         .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias")},
+         .infer_type = infer_matmul_bias,
+         .pto = "TMATMUL_BIAS",
+         .lower = {},
+         .doc = "Left @ Right + bias (a [1, N] Bias tile added to every row), into an Acc tile.",
+         .aliases = {},
+         .scalar_variant = ""});
+}
+
+}  // namespace pypto::ir::ops

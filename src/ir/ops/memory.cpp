@@ -1,0 +1,226 @@
+// Data movement ops: global memory <-> tiles (load, store), tile <-> tile across on-chip
+// memories (move), and tiles that start empty or filled (create_tile, full).
+#include "op_rules.h"
+
+namespace pypto::ir::ops {
+
+using codegen::KernelBuilder;
+using isa::Instr;
+using isa::Operand;
+
+namespace {
+
+// Offsets must index every dimension of the tensor; a tile covers the last two dims.
+void check_window(const CallSite& s, const TensorType& tensor, const std::vector<ExprPtr>& offsets,
+                  const std::vector<int64_t>& extent, const char* verb) {
+  size_t rank = tensor.shape.size();
+  if (offsets.size() != rank)
+    op_fail(s, ErrorKind::kType,
+            "'offsets' has " + std::to_string(offsets.size()) + " entries but the tensor has rank " + std::to_string(rank),
+            "give one offset per tensor dimension, e.g. " + std::string(rank == 2 ? "[0, 0]" : "[0, 0, 0]"));
+  if (rank == 1 && extent[0] != 1)
+    op_fail(s, ErrorKind::kValue, "a 1-D tensor holds one row; the tile has " + std::to_string(extent[0]) + " rows",
+            "use a tile shape of [1, N] for a 1-D tensor");
+  for (size_t d = 0; d < rank; ++d) {
+    auto dim = as_const_int(tensor.shape[d]);
+    auto off = as_const_int(offsets[d]);
+    if (!dim || !off) continue;
+    if (*off < 0)
+      op_fail(s, ErrorKind::kValue, "offset " + std::to_string(*off) + " of dimension " + std::to_string(d) + " is negative");
+    int64_t ext = 1;
+    if (d + 2 >= rank) ext = extent[extent.size() - (rank - d)];
+    if (*off + ext > *dim)
+      op_fail(s, ErrorKind::kValue,
+              std::string("the tile would ") + verb + " elements " + std::to_string(*off) + ".." +
+                  std::to_string(*off + ext - 1) + " of dimension " + std::to_string(d) + ", but the tensor has only " +
+                  std::to_string(*dim),
+              "shrink the tile, change the offset, or pass valid_shape=[rows, cols] for a partial tile at the edge");
+  }
+}
+
+// The extents a load or store touches: the static valid shape when known, else the shape.
+std::vector<int64_t> touched_extent(const std::vector<int64_t>& shape, const std::vector<ExprPtr>& valid) {
+  std::vector<int64_t> out = shape;
+  for (size_t i = 0; i < valid.size() && i < out.size(); ++i) {
+    auto v = as_const_int(valid[i]);
+    out[i] = v ? *v : 0;  // a run-time extent is checked by the engine
+  }
+  return out;
+}
+
+TypePtr infer_load(const CallSite& s) {
+  const TensorType& tensor = tensor_arg(s, "tensor");
+  auto offsets = list_arg(s, "offsets");
+  auto shape = shape_attr(s, "shape");
+  MemorySpace mem = memory_attr(s, "target_memory");
+  auto valid = list_arg(s, "valid_shape");
+  if (shape.size() != 2)
+    op_fail(s, ErrorKind::kType, "'shape' = " + shape_str(shape) + " is not 2-D; tiles are 2-D",
+            "load a [rows, cols] tile; the tile covers the tensor's last two dimensions");
+  if (mem != MemorySpace::Vec && mem != MemorySpace::Mat)
+    op_fail(s, ErrorKind::kType,
+            std::string("a load lands only in Vec or Mat, not ") + memory_space_name(mem),
+            "load into Mat, then pl.move(t, target_memory=pl.MemorySpace." + std::string(memory_space_name(mem)) + ")");
+  if (!valid.empty() && valid.size() != 2)
+    op_fail(s, ErrorKind::kType, "'valid_shape' must have 2 entries [rows, cols], got " + std::to_string(valid.size()));
+  for (size_t i = 0; i < valid.size(); ++i) {
+    auto v = as_const_int(valid[i]);
+    if (v && (*v < 0 || *v > shape[i]))
+      op_fail(s, ErrorKind::kValue,
+              "valid_shape[" + std::to_string(i) + "] = " + std::to_string(*v) + " is outside 0.." + std::to_string(shape[i]),
+              "the valid shape is a prefix of the tile shape " + shape_str(shape));
+  }
+  int64_t row_bytes = shape[1] * dtype_bytes(tensor.dtype);
+  if (mem == MemorySpace::Vec && row_bytes % 32 != 0)
+    op_fail(s, ErrorKind::kValue,
+            "a Vec tile row must be a multiple of 32 bytes; " + shape_str(shape) + " " + dtype_name(tensor.dtype) +
+                " has rows of " + std::to_string(row_bytes) + " bytes",
+            "pad the tile's columns to a multiple of " + std::to_string(32 / dtype_bytes(tensor.dtype)) +
+                " and pass valid_shape=[rows, cols] for the real extent");
+  check_window(s, tensor, offsets, touched_extent(shape, valid), "read");
+  return TileType::make(const_shape(shape), tensor.dtype, mem, valid);
+}
+
+void lower_load(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int tensor = kb.tensor(c.args[0]);
+  auto offsets = kb.scalars(c.args[1]);
+  int tile = kb.define_tile(dst);
+  Instr in;
+  in.mnemonic = "TLOAD";
+  in.outs = {Operand::tile(tile)};
+  in.ins = {Operand::tensor(tensor), Operand::list_of(offsets)};
+  kb.emit(in);
+}
+
+TypePtr infer_store(const CallSite& s) {
+  const TileType& tile = tile_arg(s, "tile");
+  auto offsets = list_arg(s, "offsets");
+  const TensorType& tensor = tensor_arg(s, "output_tensor");
+  auto shape = tile_shape(s, "tile", tile);
+  if (tile.memory != MemorySpace::Vec && tile.memory != MemorySpace::Mat && tile.memory != MemorySpace::Acc)
+    op_fail(s, ErrorKind::kType,
+            std::string("a ") + memory_space_name(tile.memory) + " tile cannot be stored; stores go from Vec, Mat or Acc",
+            "store the matmul result (an Acc tile) or a Vec tile instead");
+  bool acc_convert = tile.memory == MemorySpace::Acc && tile.dtype == DataType::FP32 &&
+                     (tensor.dtype == DataType::FP16 || tensor.dtype == DataType::BF16);
+  if (tile.dtype != tensor.dtype && !acc_convert)
+    op_fail(s, ErrorKind::kType,
+            std::string("the tile is ") + dtype_name(tile.dtype) + " but the tensor is " + dtype_name(tensor.dtype),
+            std::string("convert first: pl.cast(tile, pl.") + dtype_name(tensor.dtype) + ")");
+  check_window(s, tensor, offsets, touched_extent(shape, tile.valid_shape), "write");
+  return s.arg("output_tensor")->type;
+}
+
+void lower_store(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int tile = kb.tile(c.args[0]);
+  auto offsets = kb.scalars(c.args[1]);
+  int tensor = kb.tensor(c.args[2]);
+  Instr in;
+  in.mnemonic = "TSTORE";
+  in.outs = {Operand::tensor(tensor)};
+  in.ins = {Operand::tile(tile), Operand::list_of(offsets)};
+  kb.emit(in);
+  if (dst) kb.bind_tensor(dst.get(), tensor);
+}
+
+// The legal on-chip moves and the pipe that performs each (chip-model.md).
+std::vector<MemorySpace> legal_targets(MemorySpace from) {
+  switch (from) {
+    case MemorySpace::Mat: return {MemorySpace::Left, MemorySpace::Right, MemorySpace::Bias};
+    case MemorySpace::Acc: return {MemorySpace::Vec, MemorySpace::Mat};
+    case MemorySpace::Vec: return {MemorySpace::Vec, MemorySpace::Mat};
+    default: return {};
+  }
+}
+
+TypePtr infer_move(const CallSite& s) {
+  const TileType& tile = tile_arg(s, "tile");
+  MemorySpace to = memory_attr(s, "target_memory");
+  tile_shape(s, "tile", tile);
+  auto legal = legal_targets(tile.memory);
+  if (std::find(legal.begin(), legal.end(), to) == legal.end()) {
+    std::string list;
+    for (auto m : legal) list += std::string(list.empty() ? "" : ", ") + "pl.MemorySpace." + memory_space_name(m);
+    op_fail(s, ErrorKind::kType,
+            std::string("cannot move a ") + memory_space_name(tile.memory) + " tile to " + memory_space_name(to),
+            list.empty() ? std::string("a ") + memory_space_name(tile.memory) + " tile is only an operand; it cannot be moved"
+                         : std::string("from ") + memory_space_name(tile.memory) + " a tile can move to " + list);
+  }
+  return TileType::make(tile.shape, tile.dtype, to, tile.valid_shape, tile.pad);
+}
+
+TypePtr infer_create(const CallSite& s) {
+  auto shape = shape_attr(s, "shape");
+  if (shape.size() != 2) op_fail(s, ErrorKind::kType, "'shape' = " + shape_str(shape) + " is not 2-D; tiles are 2-D");
+  MemorySpace mem = memory_attr(s, "target_memory");
+  if (mem == MemorySpace::DDR)
+    op_fail(s, ErrorKind::kType, "a tile lives on chip, not in DDR", "use pl.create_tensor for a global-memory array");
+  return TileType::make(const_shape(shape), dtype_attr(s, "dtype"), mem);
+}
+
+void lower_create(const Call& c, const VarPtr& dst, KernelBuilder& kb) { kb.define_tile(dst); }
+
+TypePtr infer_full(const CallSite& s) {
+  auto shape = shape_attr(s, "shape");
+  if (shape.size() != 2) op_fail(s, ErrorKind::kType, "'shape' = " + shape_str(shape) + " is not 2-D; tiles are 2-D");
+  if (s.arg("value")) scalar_arg(s, "value");
+  return TileType::make(const_shape(shape), dtype_attr(s, "dtype"), MemorySpace::Vec);
+}
+
+void lower_full(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  isa::Scalar value = c.args[0] ? kb.scalar(c.args[0]) : isa::Scalar::imm(0);
+  int tile = kb.define_tile(dst);
+  Instr in;
+  in.mnemonic = "TEXPANDS";
+  in.outs = {Operand::tile(tile)};
+  in.ins = {Operand::scalar_of(value)};
+  kb.emit(in);
+}
+
+}  // namespace
+
+void register_memory_ops(OpRegistry& r) {
+  r.add({.name = "tile.load",
+         .params = {expr_param("tensor"), list_param("offsets"), attr_param("shape"),
+                    attr_param("target_memory", MemorySpace::Vec), list_param("valid_shape", true)},
+         .infer_type = infer_load,
+         .pto = "TLOAD",
+         .lower = lower_load,
+         .doc = "Load a [rows, cols] window of a tensor at offsets into a Vec or Mat tile (valid_shape: partial tile).",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.store",
+         .params = {expr_param("tile"), list_param("offsets"), expr_param("output_tensor")},
+         .infer_type = infer_store,
+         .pto = "TSTORE",
+         .lower = lower_store,
+         .doc = "Write the tile's valid region into the tensor at offsets; returns the updated tensor.",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.move",
+         .params = {expr_param("tile"), attr_param("target_memory")},
+         .infer_type = infer_move,
+         .pto = "TMOV",
+         .lower = {},
+         .doc = "Copy a tile to another on-chip memory (Mat->Left/Right/Bias, Acc->Vec/Mat, Vec->Vec/Mat).",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.create",
+         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), attr_param("target_memory", MemorySpace::Vec)},
+         .infer_type = infer_create,
+         .pto = "",
+         .lower = lower_create,
+         .doc = "An uninitialised tile of the given shape, dtype and memory.",
+         .aliases = {"create_tile"},
+         .scalar_variant = ""});
+  r.add({.name = "tile.full",
+         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), expr_param("value", true)},
+         .infer_type = infer_full,
+         .pto = "TEXPANDS",
+         .lower = lower_full,
+         .doc = "A Vec tile with every element set to value (0 when omitted).",
+         .aliases = {"full"},
+         .scalar_variant = ""});
+}
+
+}  // namespace pypto::ir::ops

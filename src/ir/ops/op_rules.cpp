@@ -1,0 +1,223 @@
+// Argument checks and type spellings shared by every op family, so that a wrong argument
+// produces the same kind of message (op, argument, expected, fix) for every op.
+#include "op_rules.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace pypto::ir::ops {
+
+ParamSpec expr_param(const std::string& name, bool optional) { return {name, ParamKind::kExpr, optional, std::nullopt}; }
+ParamSpec list_param(const std::string& name, bool optional) {
+  return {name, ParamKind::kExprList, optional, std::nullopt};
+}
+ParamSpec attr_param(const std::string& name) { return {name, ParamKind::kAttr, false, std::nullopt}; }
+ParamSpec attr_param(const std::string& name, AttrValue default_value) {
+  return {name, ParamKind::kAttr, false, std::move(default_value)};
+}
+
+void op_fail(const CallSite& s, ErrorKind kind, const std::string& message, const std::string& fix) {
+  fail(kind, s.span, "pl." + s.op.name + ": " + message, fix);
+}
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+static std::string dims_str(const std::vector<ExprPtr>& dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    auto v = as_const_int(dims[i]);
+    std::string d = v ? std::to_string(*v) : (dims[i]->as<Var>() ? dims[i]->as<Var>()->name : std::string("?"));
+    out += (i ? ", " : "") + d;
+  }
+  return out + "]";
+}
+
+std::string type_str(const TypePtr& t) {
+  if (!t) return "nothing";
+  if (auto* s = t->as<ScalarType>()) return std::string("Scalar[") + dtype_name(s->dtype) + "]";
+  if (auto* s = t->as<TensorType>()) return "Tensor[" + dims_str(s->shape) + ", " + dtype_name(s->dtype) + "]";
+  if (auto* s = t->as<TileType>()) {
+    std::string out = "Tile[" + dims_str(s->shape) + ", " + dtype_name(s->dtype) + ", " + memory_space_name(s->memory);
+    if (!s->valid_shape.empty()) out += ", valid " + dims_str(s->valid_shape);
+    return out + "]";
+  }
+  if (t->as<TupleType>()) return "a tuple";
+  return "nothing";
+}
+
+static ExprPtr present_arg(const CallSite& s, const std::string& name, const char* what) {
+  ExprPtr e = s.arg(name);
+  if (!e) op_fail(s, ErrorKind::kType, std::string("argument '") + name + "' is missing; expected " + what);
+  return e;
+}
+
+const TileType& tile_arg(const CallSite& s, const std::string& name) {
+  ExprPtr e = present_arg(s, name, "a tile");
+  auto* t = e->type ? e->type->as<TileType>() : nullptr;
+  if (!t) {
+    std::string fix = e->type && e->type->as<TensorType>()
+                          ? "load it into a tile first: pl.load(t, offsets, shape)"
+                          : "pass a tile (the result of pl.load, pl.create_tile or a tile op)";
+    op_fail(s, ErrorKind::kType, "argument '" + name + "' must be a tile, got " + type_str(e->type), fix);
+  }
+  return *t;
+}
+
+const TensorType& tensor_arg(const CallSite& s, const std::string& name) {
+  ExprPtr e = present_arg(s, name, "a tensor");
+  auto* t = e->type ? e->type->as<TensorType>() : nullptr;
+  if (!t)
+    op_fail(s, ErrorKind::kType, "argument '" + name + "' must be a tensor, got " + type_str(e->type),
+            "pass a pl.Tensor parameter or a tensor made with pl.create_tensor");
+  return *t;
+}
+
+const ScalarType& scalar_arg(const CallSite& s, const std::string& name) {
+  ExprPtr e = present_arg(s, name, "a scalar");
+  auto* t = e->type ? e->type->as<ScalarType>() : nullptr;
+  if (!t)
+    op_fail(s, ErrorKind::kType, "argument '" + name + "' must be a scalar, got " + type_str(e->type),
+            "pass a Python number or a pl.Scalar value");
+  return *t;
+}
+
+std::vector<ExprPtr> list_arg(const CallSite& s, const std::string& name) {
+  ExprPtr e = s.arg(name);
+  if (!e) return {};
+  auto* l = e->as<ListExpr>();
+  if (!l) op_fail(s, ErrorKind::kType, "argument '" + name + "' must be a list such as [0, 0]");
+  require_scalar_list(s, name, l->elems);
+  return l->elems;
+}
+
+void require_scalar_list(const CallSite& s, const std::string& name, const std::vector<ExprPtr>& elems) {
+  for (size_t i = 0; i < elems.size(); ++i) {
+    auto* st = elems[i]->type ? elems[i]->type->as<ScalarType>() : nullptr;
+    if (!st || !(dtype_is_int(st->dtype)))
+      op_fail(s, ErrorKind::kType,
+              "element " + std::to_string(i) + " of '" + name + "' must be an integer scalar, got " + type_str(elems[i]->type),
+              "use integers or pl.Scalar[pl.INDEX] values");
+  }
+}
+
+static const AttrValue& attr_of(const CallSite& s, const std::string& name) { return s.attr(name); }
+
+std::vector<int64_t> shape_attr(const CallSite& s, const std::string& name) {
+  auto* v = std::get_if<std::vector<int64_t>>(&attr_of(s, name));
+  if (!v) op_fail(s, ErrorKind::kType, "argument '" + name + "' must be a list of integers such as [64, 64]");
+  for (int64_t d : *v)
+    if (d <= 0)
+      op_fail(s, ErrorKind::kValue, "argument '" + name + "' = " + shape_str(*v) + " has an extent <= 0",
+              "every extent of a shape must be a positive integer");
+  return *v;
+}
+
+DataType dtype_attr(const CallSite& s, const std::string& name) {
+  auto* v = std::get_if<DataType>(&attr_of(s, name));
+  if (!v) op_fail(s, ErrorKind::kType, "argument '" + name + "' must be a dtype such as pl.FP32");
+  return *v;
+}
+
+MemorySpace memory_attr(const CallSite& s, const std::string& name) {
+  auto* v = std::get_if<MemorySpace>(&attr_of(s, name));
+  if (!v) op_fail(s, ErrorKind::kType, "argument '" + name + "' must be a memory space such as pl.MemorySpace.Vec");
+  return *v;
+}
+
+PadValue pad_attr(const CallSite& s, const std::string& name) {
+  auto* v = std::get_if<PadValue>(&attr_of(s, name));
+  if (!v) op_fail(s, ErrorKind::kType, "argument '" + name + "' must be a pad value such as pl.PadValue.zero");
+  return *v;
+}
+
+std::string string_attr(const CallSite& s, const std::string& name) {
+  auto* v = std::get_if<std::string>(&attr_of(s, name));
+  if (!v) op_fail(s, ErrorKind::kType, "argument '" + name + "' must be a string");
+  return *v;
+}
+
+bool bool_attr(const CallSite& s, const std::string& name) {
+  const AttrValue& a = attr_of(s, name);
+  if (auto* b = std::get_if<bool>(&a)) return *b;
+  if (auto* i = std::get_if<int64_t>(&a)) return *i != 0;
+  op_fail(s, ErrorKind::kType, "argument '" + name + "' must be True or False");
+}
+
+int64_t int_attr(const CallSite& s, const std::string& name) {
+  auto* v = std::get_if<int64_t>(&attr_of(s, name));
+  if (!v) op_fail(s, ErrorKind::kType, "argument '" + name + "' must be an integer constant");
+  return *v;
+}
+
+std::vector<int64_t> tile_shape(const CallSite& s, const std::string& name, const TileType& t) {
+  auto shape = static_shape(t.shape);
+  if (!shape || shape->size() != 2)
+    op_fail(s, ErrorKind::kType, "argument '" + name + "' must be a 2-D tile with a static shape, got " + dims_str(t.shape));
+  return *shape;
+}
+
+std::vector<ExprPtr> valid_or_full(const TileType& t) { return t.valid_shape.empty() ? t.shape : t.valid_shape; }
+
+std::vector<ExprPtr> const_shape(const std::vector<int64_t>& shape) {
+  std::vector<ExprPtr> out;
+  for (int64_t d : shape) out.push_back(ConstInt::make(d, DataType::INDEX));
+  return out;
+}
+
+void require_vec(const CallSite& s, const std::string& name, const TileType& t) {
+  if (t.memory != MemorySpace::Vec)
+    op_fail(s, ErrorKind::kType,
+            "argument '" + name + "' is a " + memory_space_name(t.memory) + " tile; vector ops work on Vec tiles",
+            "move it first: pl.move(" + name + ", target_memory=pl.MemorySpace.Vec)");
+}
+
+void require_same_shape_dtype(const CallSite& s, const std::string& a_name, const TileType& a, const std::string& b_name,
+                              const TileType& b) {
+  auto sa = tile_shape(s, a_name, a), sb = tile_shape(s, b_name, b);
+  if (sa != sb)
+    op_fail(s, ErrorKind::kType,
+            "argument '" + b_name + "' has shape " + shape_str(sb) + " but '" + a_name + "' has " + shape_str(sa) +
+                "; the shapes must be equal",
+            "slice or reshape one operand so that both tiles have the same shape");
+  if (a.dtype != b.dtype)
+    op_fail(s, ErrorKind::kType,
+            std::string("argument '") + b_name + "' has dtype " + dtype_name(b.dtype) + " but '" + a_name + "' has " +
+                dtype_name(a.dtype) + "; the dtypes must be equal",
+            std::string("convert one operand with pl.cast(") + b_name + ", " + "pl." + dtype_name(a.dtype) + ")");
+}
+
+static const char* kCmpModes[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+
+static std::optional<std::string> cmp_lookup(const AttrValue& v) {
+  if (auto* i = std::get_if<int64_t>(&v)) {
+    if (*i >= 0 && *i < 6) return std::string(kCmpModes[*i]);
+    return std::nullopt;
+  }
+  if (auto* str = std::get_if<std::string>(&v)) {
+    std::string up = *str;
+    std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return std::toupper(c); });
+    for (auto* m : kCmpModes)
+      if (up == m) return up;
+  }
+  return std::nullopt;
+}
+
+std::string cmp_mode(const CallSite& s, const std::string& name) {
+  auto m = cmp_lookup(s.attr(name));
+  if (!m)
+    op_fail(s, ErrorKind::kValue, "argument '" + name + "' must be one of EQ, NE, LT, LE, GT, GE",
+            "write e.g. " + name + "=\"LT\"");
+  return *m;
+}
+
+std::string cmp_mode_of(const AttrValue& v) {
+  auto m = cmp_lookup(v);
+  PYPTO_CHECK(m.has_value(), "compare mode was not verified");
+  return *m;
+}
+
+}  // namespace pypto::ir::ops

@@ -1,0 +1,71 @@
+// Shared pieces of the op definitions: reading a call's arguments with user-facing errors
+// that name the op and the argument, and building result types. Every op family file uses
+// these so that one kind of mistake reads the same for every op.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "pypto/codegen/kernel_builder.h"
+#include "pypto/ir/op_registry.h"
+
+namespace pypto::ir::ops {
+
+// One registration function per op family (src/ir/ops/<family>.cpp).
+void register_memory_ops(OpRegistry& r);
+void register_elementwise_ops(OpRegistry& r);
+void register_reduction_ops(OpRegistry& r);
+void register_broadcast_ops(OpRegistry& r);
+void register_matmul_ops(OpRegistry& r);
+void register_shape_ops(OpRegistry& r);
+void register_compare_ops(OpRegistry& r);
+void register_tensor_ops(OpRegistry& r);
+
+// Parameter specs.
+ParamSpec expr_param(const std::string& name, bool optional = false);
+ParamSpec list_param(const std::string& name, bool optional = false);
+ParamSpec attr_param(const std::string& name);  // required compile-time value
+ParamSpec attr_param(const std::string& name, AttrValue default_value);
+
+// A user error about this call: "pl.<op>: <message>".
+[[noreturn]] void op_fail(const CallSite& s, ErrorKind kind, const std::string& message, const std::string& fix = "");
+
+// Arguments, checked: the argument must be present and of the named kind.
+const TileType& tile_arg(const CallSite& s, const std::string& name);
+const TensorType& tensor_arg(const CallSite& s, const std::string& name);
+const ScalarType& scalar_arg(const CallSite& s, const std::string& name);
+// The elements of a list argument (empty when an optional list is absent).
+std::vector<ExprPtr> list_arg(const CallSite& s, const std::string& name);
+// Every element of a list argument must be a scalar.
+void require_scalar_list(const CallSite& s, const std::string& name, const std::vector<ExprPtr>& elems);
+
+// Attributes, checked.
+std::vector<int64_t> shape_attr(const CallSite& s, const std::string& name);  // positive extents
+DataType dtype_attr(const CallSite& s, const std::string& name);
+MemorySpace memory_attr(const CallSite& s, const std::string& name);
+PadValue pad_attr(const CallSite& s, const std::string& name);
+std::string string_attr(const CallSite& s, const std::string& name);
+bool bool_attr(const CallSite& s, const std::string& name);
+int64_t int_attr(const CallSite& s, const std::string& name);
+
+// The static 2-D shape of a tile argument (tiles always have static shapes).
+std::vector<int64_t> tile_shape(const CallSite& s, const std::string& name, const TileType& t);
+// A tile's valid shape, or its full shape when it has none.
+std::vector<ExprPtr> valid_or_full(const TileType& t);
+// The shape as constant expressions.
+std::vector<ExprPtr> const_shape(const std::vector<int64_t>& shape);
+
+// Vector-unit ops read and write Vec tiles only.
+void require_vec(const CallSite& s, const std::string& name, const TileType& t);
+// `b` must have the shape and dtype of `a` (elementwise pairs).
+void require_same_shape_dtype(const CallSite& s, const std::string& a_name, const TileType& a,
+                              const std::string& b_name, const TileType& b);
+
+// Spellings for messages: "[128, 64]", "Tile[[128, 64], FP32, Vec]".
+std::string shape_str(const std::vector<int64_t>& shape);
+std::string type_str(const TypePtr& t);
+
+// The PTO names of compare modes, accepted as strings ("EQ", "lt") or ints 0..5.
+std::string cmp_mode(const CallSite& s, const std::string& name);
+std::string cmp_mode_of(const AttrValue& v);  // after verification
+
+}  // namespace pypto::ir::ops

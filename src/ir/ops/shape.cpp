@@ -1,0 +1,254 @@
+// Shape ops on tiles: views of the same buffer (reshape, set_validshape), copies into a new
+// layout (transpose, transpose_view, slice, concat), writes into part of a tile (assemble)
+// and padding of the invalid region (fillpad).
+#include "op_rules.h"
+
+namespace pypto::ir::ops {
+
+using codegen::KernelBuilder;
+using isa::Instr;
+using isa::Operand;
+
+namespace {
+
+// A view shares the source's buffer: no instruction, a new TileDesc at the same address.
+void lower_view(const Call& c, const VarPtr& dst, KernelBuilder& kb) { kb.define_view(dst, kb.tile(c.args[0])); }
+
+TypePtr infer_reshape(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  auto from = tile_shape(s, "tile", t);
+  auto to = shape_attr(s, "shape");
+  if (to.size() != 2) op_fail(s, ErrorKind::kType, "'shape' = " + shape_str(to) + " is not 2-D; tiles are 2-D");
+  if (from[0] * from[1] != to[0] * to[1])
+    op_fail(s, ErrorKind::kValue,
+            "cannot reshape " + shape_str(from) + " (" + std::to_string(from[0] * from[1]) + " elements) to " +
+                shape_str(to) + " (" + std::to_string(to[0] * to[1]) + " elements)",
+            "the element count must stay the same");
+  std::vector<ExprPtr> valid;
+  if (!t.valid_shape.empty() && from != to) {
+    // A partly valid vector keeps its valid prefix when turned between [M, 1] and [1, M].
+    bool column_to_row = from[1] == 1 && to[0] == 1, row_to_column = from[0] == 1 && to[1] == 1;
+    if (column_to_row) valid = {ConstInt::make(1), t.valid_shape[0]};
+    else if (row_to_column) valid = {t.valid_shape[1], ConstInt::make(1)};
+    else
+      op_fail(s, ErrorKind::kValue, "cannot reshape the partly valid tile " + type_str(s.arg("tile")->type),
+              "make it fully valid first with pl.tile.fillpad(tile, pad_value=pl.PadValue.zero)");
+  } else {
+    valid = t.valid_shape;
+  }
+  return TileType::make(const_shape(to), t.dtype, t.memory, valid, t.pad);
+}
+
+TypePtr infer_transpose(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  auto shape = tile_shape(s, "tile", t);
+  int64_t a1 = int_attr(s, "axis1"), a2 = int_attr(s, "axis2");
+  if (!((a1 == 0 && a2 == 1) || (a1 == 1 && a2 == 0)))
+    op_fail(s, ErrorKind::kValue, "tiles are 2-D; axes must be 0 and 1, got " + std::to_string(a1) + " and " + std::to_string(a2));
+  require_vec(s, "tile", t);
+  std::vector<ExprPtr> valid;
+  if (!t.valid_shape.empty()) valid = {t.valid_shape[1], t.valid_shape[0]};
+  return TileType::make(const_shape({shape[1], shape[0]}), t.dtype, t.memory, valid);
+}
+
+TypePtr infer_transpose_view(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  auto shape = tile_shape(s, "tile", t);
+  if (t.memory != MemorySpace::Mat)
+    op_fail(s, ErrorKind::kType, std::string("needs a Mat tile, got ") + memory_space_name(t.memory),
+            "load the operand with target_memory=pl.MemorySpace.Mat");
+  std::vector<ExprPtr> valid;
+  if (!t.valid_shape.empty()) valid = {t.valid_shape[1], t.valid_shape[0]};
+  return TileType::make(const_shape({shape[1], shape[0]}), t.dtype, t.memory, valid);
+}
+
+// Static offsets plus extents must stay inside the outer tile.
+void check_inside(const CallSite& s, const std::vector<int64_t>& outer, const std::vector<ExprPtr>& offsets,
+                  const std::vector<int64_t>& inner, const char* what) {
+  if (offsets.size() != 2)
+    op_fail(s, ErrorKind::kType, "'offsets' must have 2 entries [row, col], got " + std::to_string(offsets.size()));
+  for (int d = 0; d < 2; ++d) {
+    auto off = as_const_int(offsets[d]);
+    if (off && (*off < 0 || *off + inner[d] > outer[d]))
+      op_fail(s, ErrorKind::kValue,
+              std::string(what) + " " + shape_str(inner) + " at offset " + std::to_string(*off) + " of dimension " +
+                  std::to_string(d) + " leaves the " + shape_str(outer) + " tile",
+              "keep offset + extent within the tile");
+  }
+}
+
+TypePtr infer_slice(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  auto outer = tile_shape(s, "tile", t);
+  auto shape = shape_attr(s, "shape");
+  if (shape.size() != 2) op_fail(s, ErrorKind::kType, "'shape' = " + shape_str(shape) + " is not 2-D; tiles are 2-D");
+  auto offsets = list_arg(s, "offsets");
+  check_inside(s, outer, offsets, shape, "the slice");
+  auto valid = list_arg(s, "valid_shape");
+  if (!valid.empty() && valid.size() != 2)
+    op_fail(s, ErrorKind::kType, "'valid_shape' must have 2 entries [rows, cols]");
+  return TileType::make(const_shape(shape), t.dtype, t.memory, valid);
+}
+
+void lower_slice(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int src = kb.tile(c.args[0]);
+  auto offsets = kb.scalars(c.args[1]);
+  int out = kb.define_tile(dst);
+  Instr in;
+  in.mnemonic = "TEXTRACT";
+  in.outs = {Operand::tile(out)};
+  in.ins = {Operand::tile(src), Operand::list_of(offsets)};
+  kb.emit(in);
+}
+
+TypePtr infer_concat(const CallSite& s) {
+  const TileType& a = tile_arg(s, "lhs");
+  const TileType& b = tile_arg(s, "rhs");
+  require_vec(s, "lhs", a);
+  require_vec(s, "rhs", b);
+  auto sa = tile_shape(s, "lhs", a), sb = tile_shape(s, "rhs", b);
+  if (sa[0] != sb[0])
+    op_fail(s, ErrorKind::kType,
+            "concat joins columns; 'lhs' has " + std::to_string(sa[0]) + " rows but 'rhs' has " + std::to_string(sb[0]),
+            "concatenate tiles with the same number of rows");
+  if (a.dtype != b.dtype)
+    op_fail(s, ErrorKind::kType, std::string("'lhs' is ") + dtype_name(a.dtype) + " but 'rhs' is " + dtype_name(b.dtype));
+  if (!a.valid_shape.empty() || !b.valid_shape.empty())
+    op_fail(s, ErrorKind::kValue, "concat needs fully valid tiles",
+            "make them fully valid first with pl.tile.fillpad(tile, pad_value=pl.PadValue.zero)");
+  return TileType::make(const_shape({sa[0], sa[1] + sb[1]}), a.dtype, MemorySpace::Vec);
+}
+
+TypePtr infer_assemble(const CallSite& s) {
+  const TileType& target = tile_arg(s, "target");
+  const TileType& src = tile_arg(s, "src");
+  auto outer = tile_shape(s, "target", target), inner = tile_shape(s, "src", src);
+  if (target.dtype != src.dtype)
+    op_fail(s, ErrorKind::kType,
+            std::string("'src' is ") + dtype_name(src.dtype) + " but 'target' is " + dtype_name(target.dtype),
+            std::string("convert with pl.cast(src, pl.") + dtype_name(target.dtype) + ")");
+  if (target.memory != src.memory)
+    op_fail(s, ErrorKind::kType,
+            std::string("'src' is in ") + memory_space_name(src.memory) + " but 'target' is in " +
+                memory_space_name(target.memory),
+            "move src to the target's memory first with pl.move");
+  check_inside(s, outer, list_arg(s, "offsets"), inner, "the source");
+  return TileType::make(target.shape, target.dtype, target.memory, target.valid_shape, target.pad);
+}
+
+// The result is the target with src written in; when planning gave it another buffer the
+// target is copied there first.
+void lower_assemble(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int target = kb.tile(c.args[0]);
+  int src = kb.tile(c.args[1]);
+  auto offsets = kb.scalars(c.args[2]);
+  int out = kb.define_tile(dst);
+  if (kb.tile_desc(out).addr != kb.tile_desc(target).addr) {
+    Instr copy;
+    copy.mnemonic = "TMOV";
+    copy.outs = {Operand::tile(out)};
+    copy.ins = {Operand::tile(target)};
+    kb.emit(copy);
+  }
+  Instr in;
+  in.mnemonic = "TINSERT";
+  in.outs = {Operand::tile(out)};
+  in.ins = {Operand::tile(src), Operand::list_of(offsets)};
+  kb.emit(in);
+}
+
+TypePtr infer_fillpad(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  tile_shape(s, "tile", t);
+  require_vec(s, "tile", t);
+  PadValue pad = pad_attr(s, "pad_value");
+  if (pad == PadValue::null)
+    op_fail(s, ErrorKind::kValue, "pad_value must be zero, max or min", "write pad_value=pl.PadValue.zero");
+  return TileType::make(t.shape, t.dtype, t.memory, {}, pad);
+}
+
+TypePtr infer_set_validshape(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  auto shape = tile_shape(s, "tile", t);
+  auto valid = list_arg(s, "valid_shape");
+  if (valid.size() != 2) op_fail(s, ErrorKind::kType, "'valid_shape' must have 2 entries [rows, cols]");
+  for (int d = 0; d < 2; ++d) {
+    auto v = as_const_int(valid[d]);
+    if (v && (*v < 0 || *v > shape[d]))
+      op_fail(s, ErrorKind::kValue,
+              "valid_shape[" + std::to_string(d) + "] = " + std::to_string(*v) + " is outside 0.." + std::to_string(shape[d]),
+              "the valid shape is a prefix of the tile shape " + shape_str(shape));
+  }
+  return TileType::make(t.shape, t.dtype, t.memory, valid, t.pad);
+}
+
+}  // namespace
+
+void register_shape_ops(OpRegistry& r) {
+  r.add({.name = "tile.reshape",
+         .params = {expr_param("tile"), attr_param("shape")},
+         .infer_type = infer_reshape,
+         .pto = "",
+         .lower = lower_view,
+         .doc = "View the tile's buffer with another shape of the same element count (e.g. [M, 1] <-> [1, M]).",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.transpose",
+         .params = {expr_param("tile"), attr_param("axis1", int64_t{0}), attr_param("axis2", int64_t{1})},
+         .infer_type = infer_transpose,
+         .pto = "TTRANS",
+         .lower = {},
+         .doc = "Transpose a Vec tile: [M, N] -> [N, M].",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.transpose_view",
+         .params = {expr_param("tile")},
+         .infer_type = infer_transpose_view,
+         .pto = "TTRANS",
+         .lower = {},
+         .doc = "A Mat tile seen transposed ([M, N] -> [N, M]), e.g. for A @ B^T through Right.",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.slice",
+         .params = {expr_param("tile"), attr_param("shape"), list_param("offsets"), list_param("valid_shape", true)},
+         .infer_type = infer_slice,
+         .pto = "TEXTRACT",
+         .lower = lower_slice,
+         .doc = "Copy the [rows, cols] window at offsets out of a tile.",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.concat",
+         .params = {expr_param("lhs"), expr_param("rhs")},
+         .infer_type = infer_concat,
+         .pto = "TCONCAT",
+         .lower = {},
+         .doc = "Join two tiles with the same rows side by side: [M, A] ++ [M, B] -> [M, A + B].",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.assemble",
+         .params = {expr_param("target"), expr_param("src"), list_param("offsets")},
+         .infer_type = infer_assemble,
+         .pto = "TINSERT",
+         .lower = lower_assemble,
+         .doc = "Write src into target at offsets; returns the updated target.",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.fillpad",
+         .params = {expr_param("tile"), attr_param("pad_value", PadValue::zero)},
+         .infer_type = infer_fillpad,
+         .pto = "TFILLPAD",
+         .lower = {},
+         .doc = "A fully valid copy whose invalid region holds pad_value (zero, max or min).",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.set_validshape",
+         .params = {expr_param("tile"), list_param("valid_shape")},
+         .infer_type = infer_set_validshape,
+         .pto = "",
+         .lower = lower_view,
+         .doc = "View the tile with another valid shape [rows, cols] (values may be known only at run time).",
+         .aliases = {},
+         .scalar_variant = ""});
+}
+
+}  // namespace pypto::ir::ops

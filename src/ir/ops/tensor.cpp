@@ -1,0 +1,158 @@
+// Tensor-level ops: global-memory arrays made by the orchestration (create_tensor), their
+// extents (dim), single elements read as scalars (read), and tiles written into them
+// (assemble, the target of `out[a:b, c:d] = tile`).
+#include "op_rules.h"
+
+namespace pypto::ir::ops {
+
+using codegen::KernelBuilder;
+using isa::Instr;
+using isa::Operand;
+
+namespace {
+
+TypePtr infer_create(const CallSite& s) {
+  auto shape = shape_attr(s, "shape");
+  return TensorType::make(const_shape(shape), dtype_attr(s, "dtype"));
+}
+
+void lower_create(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  if (!kb.is_host())
+    fail(ErrorKind::kType, c.span, "pl.create_tensor: a kernel cannot allocate global memory",
+         "create the tensor in the orchestration (@pl.jit entry) and pass it to the kernel as pl.Out");
+  isa::ParamDesc desc;
+  desc.name = dst ? dst->name : "tmp";
+  desc.dtype = std::get<DataType>(c.attrs.at("dtype"));
+  desc.shape = std::get<std::vector<int64_t>>(c.attrs.at("shape"));
+  desc.dir = ParamDirection::InOut;
+  int slot = kb.add_tensor(desc);
+  Instr in;
+  in.kind = isa::InstrKind::kAllocTensor;
+  in.outs = {Operand::tensor(slot)};
+  in.attrs = {{"dtype", desc.dtype}, {"shape", desc.shape}};
+  kb.emit(in);
+  if (dst) kb.bind_tensor(dst.get(), slot);
+}
+
+TypePtr infer_dim(const CallSite& s) {
+  const TensorType& t = tensor_arg(s, "tensor");
+  int64_t axis = int_attr(s, "axis");
+  int64_t rank = static_cast<int64_t>(t.shape.size());
+  if (axis < -rank || axis >= rank)
+    op_fail(s, ErrorKind::kValue, "axis " + std::to_string(axis) + " is out of range for a tensor of rank " + std::to_string(rank),
+            "use an axis in 0.." + std::to_string(rank - 1));
+  return ScalarType::make(DataType::INDEX);
+}
+
+void lower_dim(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  auto* t = c.args[0]->type->as<TensorType>();
+  int64_t axis = std::get<int64_t>(c.attrs.at("axis"));
+  if (axis < 0) axis += static_cast<int64_t>(t->shape.size());
+  isa::Scalar extent = kb.scalar(t->shape[axis]);
+  if (dst) kb.bind_scalar(dst.get(), extent);
+}
+
+TypePtr infer_read(const CallSite& s) {
+  const TensorType& t = tensor_arg(s, "tensor");
+  auto idx = list_arg(s, "indices");
+  if (idx.size() != t.shape.size())
+    op_fail(s, ErrorKind::kType,
+            "'indices' has " + std::to_string(idx.size()) + " entries but the tensor has rank " + std::to_string(t.shape.size()),
+            "give one index per tensor dimension");
+  for (size_t d = 0; d < idx.size(); ++d) {
+    auto i = as_const_int(idx[d]);
+    auto n = as_const_int(t.shape[d]);
+    if (i && (*i < 0 || (n && *i >= *n)))
+      op_fail(s, ErrorKind::kValue, "index " + std::to_string(*i) + " of dimension " + std::to_string(d) + " is out of range" +
+                                        (n ? " 0.." + std::to_string(*n - 1) : std::string()));
+  }
+  return ScalarType::make(t.dtype);
+}
+
+void lower_read(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int tensor = kb.tensor(c.args[0]);
+  auto idx = kb.scalars(c.args[1]);
+  Instr in;
+  in.kind = isa::InstrKind::kScalarRead;
+  in.dst_reg = kb.define_scalar(dst);
+  in.ins = {Operand::tensor(tensor), Operand::list_of(idx)};
+  kb.emit(in);
+}
+
+TypePtr infer_assemble(const CallSite& s) {
+  const TensorType& target = tensor_arg(s, "target");
+  ExprPtr src = s.arg("src");
+  auto offsets = list_arg(s, "offsets");
+  if (offsets.size() != target.shape.size())
+    op_fail(s, ErrorKind::kType,
+            "'offsets' has " + std::to_string(offsets.size()) + " entries but the target has rank " +
+                std::to_string(target.shape.size()),
+            "give one offset per target dimension");
+  auto src_dtype = src && src->type ? element_dtype(src->type) : std::nullopt;
+  bool ok_kind = src && src->type && (src->type->as<TileType>() || src->type->as<TensorType>());
+  if (!ok_kind) op_fail(s, ErrorKind::kType, "argument 'src' must be a tile or a tensor, got " + type_str(src ? src->type : nullptr));
+  auto* tile = src->type->as<TileType>();
+  bool acc_convert = tile && tile->memory == MemorySpace::Acc && tile->dtype == DataType::FP32 &&
+                     (target.dtype == DataType::FP16 || target.dtype == DataType::BF16);
+  if (*src_dtype != target.dtype && !acc_convert)
+    op_fail(s, ErrorKind::kType,
+            std::string("'src' is ") + dtype_name(*src_dtype) + " but the target is " + dtype_name(target.dtype),
+            std::string("convert first: pl.cast(src, pl.") + dtype_name(target.dtype) + ")");
+  std::string atomic = string_attr(s, "atomic");
+  if (atomic != "none" && atomic != "add")
+    op_fail(s, ErrorKind::kValue, "atomic must be \"none\" or \"add\", got \"" + atomic + "\"");
+  return s.arg("target")->type;
+}
+
+// A tile written into a tensor inside a kernel is a store (atomic add from Acc on FIX).
+void lower_assemble(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  PYPTO_CHECK(c.args[1]->type->as<TileType>(), "tensor.assemble of a tensor must be lowered to tiles before codegen");
+  int tensor = kb.tensor(c.args[0]);
+  int tile = kb.tile(c.args[1]);
+  Instr in;
+  in.mnemonic = "TSTORE";
+  in.outs = {Operand::tensor(tensor)};
+  in.ins = {Operand::tile(tile), Operand::list_of(kb.scalars(c.args[2]))};
+  if (std::get<std::string>(c.attrs.at("atomic")) == "add") in.attrs = {{"atomic", std::string("add")}};
+  kb.emit(in);
+  if (dst) kb.bind_tensor(dst.get(), tensor);
+}
+
+}  // namespace
+
+void register_tensor_ops(OpRegistry& r) {
+  r.add({.name = "tensor.create",
+         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32)},
+         .infer_type = infer_create,
+         .pto = "",
+         .lower = lower_create,
+         .doc = "A new global-memory tensor (orchestration only), e.g. an intermediate passed to kernels as pl.Out.",
+         .aliases = {"create_tensor"},
+         .scalar_variant = ""});
+  r.add({.name = "tensor.dim",
+         .params = {expr_param("tensor"), attr_param("axis")},
+         .infer_type = infer_dim,
+         .pto = "",
+         .lower = lower_dim,
+         .doc = "The extent of the tensor along axis, as an INDEX scalar.",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tensor.read",
+         .params = {expr_param("tensor"), list_param("indices")},
+         .infer_type = infer_read,
+         .pto = "",
+         .lower = lower_read,
+         .doc = "One element of the tensor at indices, as a scalar of the tensor's dtype.",
+         .aliases = {"read"},
+         .scalar_variant = ""});
+  r.add({.name = "tensor.assemble",
+         .params = {expr_param("target"), expr_param("src"), list_param("offsets"), attr_param("atomic", std::string("none"))},
+         .infer_type = infer_assemble,
+         .pto = "TSTORE",
+         .lower = lower_assemble,
+         .doc = "Write src (a tile or tensor) into the target tensor at offsets; returns the updated target.",
+         .aliases = {},
+         .scalar_variant = ""});
+}
+
+}  // namespace pypto::ir::ops
