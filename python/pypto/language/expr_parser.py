@@ -297,7 +297,10 @@ class ExprParser:
                 return ir.ScalarType(ir.DataType.FP32)
             return ir.NoneType()
 
-        op = ir.resolve_op(dsl_name, [type_of(a) for a in args])
+        types = [type_of(a) for a in args]
+        op = ir.resolve_op(dsl_name, types)
+        if op is None and "." not in dsl_name:  # a tile op applied to a tensor (pl.load) or vice versa
+            op = ir.resolve_op("tile." + dsl_name, types) or ir.resolve_op("tensor." + dsl_name, types)
         if op is None:
             near = difflib.get_close_matches(dsl_name, sorted(ops.dsl_op_names()), n=1)
             raise self.error(node, f"unknown op 'pl.{dsl_name}'",
