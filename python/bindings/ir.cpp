@@ -345,6 +345,11 @@ void bind_ir(nb::module_& top) {
   m.def("structural_hash", nb::overload_cast<const StmtPtr&>(&structural_hash), "node"_a);
   m.def("structural_hash", nb::overload_cast<const ExprPtr&>(&structural_hash), "node"_a);
   m.def("structural_hash", nb::overload_cast<const TypePtr&>(&structural_hash), "node"_a);
+
+  // The enums and top-level nodes are also reachable as pypto._core.<Name>.
+  for (const char* name : {"DataType", "MemorySpace", "PadValue", "FunctionType", "Level", "ParamDirection", "Span",
+                           "Program", "Function"})
+    top.attr(name) = m.attr(name);
 }
 
 }  // namespace pypto::bindings

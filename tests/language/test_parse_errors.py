@@ -1,11 +1,11 @@
+# ruff: noqa: F841 - the parsed bodies below are never executed; unused names are part of the programs
 """Parse errors: each names the user's file:line, the construct, and the fix."""
 
 import re
 import textwrap
 
-import pytest
-
 import pypto.language as pl
+import pytest
 from pypto import _core
 
 T = ("tensor", (64, 64), pl.FP32)

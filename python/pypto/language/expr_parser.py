@@ -90,9 +90,16 @@ class ExprParser:
     def constant(self, value, node, what):
         """`value` as a compile-time constant, or a clear error naming `what`."""
         if is_ir(value) or (isinstance(value, (list, tuple)) and any(is_ir(v) for v in value)):
-            raise self.error(node, f"{what} must be a compile-time constant, but '{self.text(node)}' is a run-time value",
+            raise self.error(node, f"{what} must be a compile-time constant, but '{self.describe(value)}' is a run-time value",
                              "use a literal, a closure constant or a pl.* enum value")
         return value
+
+    def describe(self, value):
+        if is_ir(value):
+            return ir.print_expr(value)
+        if isinstance(value, (list, tuple)):
+            return "[" + ", ".join(self.describe(v) for v in value) + "]"
+        return repr(value)
 
     # -- evaluation ------------------------------------------------------------------------
     def eval(self, node):

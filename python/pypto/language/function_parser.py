@@ -12,7 +12,7 @@ from pypto._core import ir
 from .control_flow import ControlFlowParser
 from .expr_parser import ExprParser, SelfRef
 from .stmt_parser import StmtParser
-from .types import DirectionSpec, TensorSpec, TileSpec, TupleSpec, annotation_spec
+from .types import DirectionSpec, TensorSpec, TupleSpec, annotation_spec
 
 
 class Source:

@@ -4,8 +4,7 @@ on demand, so a caller may come before its callee) or a `@pl.jit` entry with the
 
 from pypto._core import ir
 
-
-from .function_parser import FunctionParser, Source
+from .function_parser import FunctionParser
 from .types import ScalarSpec
 
 

@@ -213,10 +213,7 @@ class StmtParser:
 
     def checked_annotation(self, spec, inferred, name, node):
         """Checks `name: spec = value` against the value's type; returns the variable's type."""
-        try:
-            declared = self.spec_to_type(spec, node, inferred)
-        except Exception:
-            raise
+        declared = self.spec_to_type(spec, node, inferred)
         same = type(declared) is type(inferred)
         if same and isinstance(declared, (ir.TensorType, ir.TileType)):
             same = declared.dtype == inferred.dtype and len(declared.shape) == len(inferred.shape) and all(
