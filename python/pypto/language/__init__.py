@@ -1,0 +1,66 @@
+"""The PyPTO language (`import pypto.language as pl`): types, enums, decorators and ops.
+Op functions (`pl.add`, `pl.tile.load`, ...) come from the op registry; they only have
+meaning inside `@pl.jit` / `@pl.function` bodies, which are parsed, never executed."""
+
+from pypto._core import PyptoError  # noqa: F401
+
+from . import ops as _ops
+from .decorators import JitFunction, function, jit, loads, parse, program  # noqa: F401
+from .errors import ParseError  # noqa: F401
+from .ops import (  # noqa: F401
+    at,
+    const,
+    max,
+    min,
+    parallel,
+    pipeline,
+    range,
+    static_assert,
+    static_print,
+    tensor,
+    tile,
+    unroll,
+    yield_,
+)
+from .types import (  # noqa: F401
+    BF16,
+    BOOL,
+    FP16,
+    FP32,
+    INDEX,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    Addr,
+    AtomicType,
+    DataType,
+    FunctionType,
+    InOut,
+    Level,
+    Mem,
+    MemorySpace,
+    Out,
+    PadValue,
+    Scalar,
+    Tensor,
+    Tile,
+    Tuple,
+    ValidShape,
+)
+
+
+def __getattr__(name):
+    """`pl.<op>` for every op spelling of the registry (`pl.add`, `pl.create_tile`, ...)."""
+    stub = _ops.op_stub(name) if not name.startswith("__") else None
+    if stub is None:
+        raise AttributeError(f"module 'pypto.language' has no attribute '{name}'")
+    return stub
+
+
+def __dir__():
+    return sorted(set(globals()) | _ops.dsl_op_names())

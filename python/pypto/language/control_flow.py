@@ -1,0 +1,228 @@
+"""Loops, branches and scopes: `for ... in pl.range/parallel/unroll/pipeline(...)`, if/else
+and `with pl.at(level=...)`, with loop-carried and branch-merged values in SSA form."""
+
+import ast
+
+from pypto._core import ir
+
+from . import ops
+from .expr_parser import is_ir
+from .stmt_parser import YieldFrame, assigned_names
+
+
+class ControlFlowParser:
+    """Mixin of FunctionParser: for, if and with statements."""
+
+    def same_type(self, a, b):
+        return ir.structural_equal(a, b)
+
+    def leave_block(self, before, node, what):
+        """Restores the names visible before a block; names born inside it go out of scope."""
+        for name in self.symbols:
+            if name not in before:
+                self.out_of_scope[name] = f"{what} at line {self.span(node).line}"
+        self.symbols = dict(before)
+
+    def carried_value(self, value, ty, name, node, where):
+        expr = self.to_expr(value, node, ty.dtype if isinstance(ty, ir.ScalarType) else None)
+        if not self.same_type(expr.type, ty):
+            raise self.error(node, f"'{name}' changes type {where}: {ir.print_type(ty)} before, "
+                                   f"{ir.print_type(expr.type)} after",
+                             f"keep the type of '{name}' the same (use a new name for the other value)")
+        return expr
+
+    # -- for -------------------------------------------------------------------------------
+    def stmt_For(self, node):
+        if node.orelse:
+            raise self.error(node, "for/else is not supported", "move the else part after the loop")
+        it = node.iter
+        func = self.eval(it.func) if isinstance(it, ast.Call) else None
+        if not isinstance(func, ops.Construct) or func.name not in ops.LOOP_KINDS:
+            raise self.error(node, f"a for loop must iterate over pl.range/pl.parallel/pl.unroll/pl.pipeline, "
+                                   f"not '{self.text(it)}'", "write `for i in pl.range(n):`")
+        args, kwargs = self.call_args(it)
+        init_values = kwargs.pop("init_values", None)
+        stage = kwargs.pop("stage", None)
+        if stage is not None and func.name != "pipeline":
+            raise self.error(node, f"pl.{func.name} has no keyword 'stage'", "use pl.pipeline(n, stage=k)")
+        if kwargs:
+            raise self.error(node, f"pl.{func.name} has no keyword argument '{next(iter(kwargs))}'",
+                             f"call it as pl.{func.name}(start, stop, step, init_values=(...))")
+        if not 1 <= len(args) <= 3:
+            raise self.error(node, f"pl.{func.name} takes 1 to 3 positional arguments (stop | start, stop | "
+                                   f"start, stop, step), got {len(args)}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
+        if step == 0:
+            raise self.error(node, f"pl.{func.name} with step 0 never ends", "use a non-zero step")
+        stages = 0
+        if func.name == "pipeline":
+            stages = self.constant(stage if stage is not None else 2, node, "stage= of pl.pipeline")
+        bounds = [self.to_expr(v, node, ir.DataType.INDEX) for v in (start, stop, step)]
+
+        target = node.target
+        if isinstance(target, ast.Name):
+            loop_name, iter_names = target.id, None
+        elif (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name)
+              and isinstance(target.elts[1], (ast.Tuple, ast.List))
+              and all(isinstance(e, ast.Name) for e in target.elts[1].elts)):
+            loop_name, iter_names = target.elts[0].id, [e.id for e in target.elts[1].elts]
+        else:
+            raise self.error(node, f"unsupported loop target '{self.text(target)}'",
+                             "write `for i in ...` or `for i, (acc,) in pl.range(n, init_values=(x,))`")
+        if (iter_names is None) != (init_values is None):
+            raise self.error(node, "loop-carried names and init_values go together",
+                             "write `for i, (acc,) in pl.range(n, init_values=(x,)):`")
+        explicit = iter_names is not None
+        span = self.span(node)
+        before = dict(self.symbols)
+        if explicit:
+            if not isinstance(init_values, (tuple, list)) or len(init_values) != len(iter_names):
+                raise self.error(node, f"init_values must be a tuple of {len(iter_names)} values, one per "
+                                       "loop-carried name", "write init_values=(x,) for one value")
+            inits = [self.to_expr(v, node) for v in init_values]
+            names = iter_names
+        else:
+            names = [n for n in assigned_names(node.body) if n in self.symbols and n != loop_name]
+            inits = [self.to_expr(self.symbols[n], node) for n in names]
+        iter_args = [ir.Var(n, e.type, span) for n, e in zip(names, inits)]
+        loop_var = ir.Var(loop_name, ir.ScalarType(ir.DataType.INDEX), span)
+        self.symbols[loop_name] = loop_var
+        for n, v, e in zip(names, iter_args, inits):
+            self.symbols[n] = v
+            if self.in_lineage(e):
+                self.lineage.add(v.node_id)
+
+        frame = YieldFrame("for", explicit)
+        self.yield_frames.append(frame)
+        try:
+            body = self.parse_stmts(node.body)
+        finally:
+            self.yield_frames.pop()
+
+        if explicit:
+            for n, old in before.items():
+                if n not in names and n != loop_name and self.symbols.get(n) is not old:
+                    raise self.error(node, f"'{n}' is rebound inside a loop with explicit init_values",
+                                     f"carry it explicitly: add '{n}' to the loop's names and init_values "
+                                     "and to pl.yield_")
+            if frame.targets is None:
+                if iter_args:
+                    raise self.error(node, "a loop with init_values must end with `x = pl.yield_(...)`",
+                                     "yield the next value of every loop-carried name")
+                out_names = []
+            else:
+                if len(frame.values) != len(iter_args):
+                    raise self.error(node, f"pl.yield_ gives {len(frame.values)} values for "
+                                           f"{len(iter_args)} loop-carried names")
+                for ia, v in zip(iter_args, frame.values):
+                    self.carried_value(v, ia.type, ia.name, node, "across the loop")
+                out_names = frame.targets
+            return_vars = [ir.Var(t, ia.type, span) for t, ia in zip(out_names or names, iter_args)]
+        else:
+            finals = [self.carried_value(self.symbols[n], ia.type, n, node, "in the loop body")
+                      for n, ia in zip(names, iter_args)]
+            if names:
+                body.append(ir.YieldStmt(finals, span))
+            out_names = names
+            return_vars = [ir.Var(n, ia.type, span) for n, ia in zip(names, iter_args)]
+
+        self.leave_block(before, node, "a loop body")
+        for v, e in zip(return_vars, inits):
+            if self.in_lineage(e):
+                self.lineage.add(v.node_id)
+        for n, v in zip(out_names, return_vars):
+            self.symbols[n] = v
+        self.emit(ir.ForStmt(loop_var, bounds[0], bounds[1], bounds[2], iter_args, inits, self.seq(body, node.body),
+                             return_vars, ops.LOOP_KINDS[func.name], stages, span))
+
+    # -- if --------------------------------------------------------------------------------
+    def stmt_If(self, node):
+        cond = self.eval(node.test)
+        if not is_ir(cond):
+            for stmt in (node.body if cond else node.orelse):  # compile-time condition
+                self.parse_stmt(stmt)
+            return
+        if not isinstance(cond.type, ir.ScalarType):
+            raise self.error(node, f"the condition '{self.text(node.test)}' is not a scalar",
+                             "compare scalars, e.g. `if i < n:`")
+        span = self.span(node)
+        before = dict(self.symbols)
+        arms = []
+        for body in (node.body, node.orelse):
+            self.symbols = dict(before)
+            frame = YieldFrame("if", True)
+            self.yield_frames.append(frame)
+            try:
+                stmts = self.parse_stmts(body)
+            finally:
+                self.yield_frames.pop()
+            arms.append((stmts, dict(self.symbols), frame))
+        (then_stmts, then_syms, then_frame), (else_stmts, else_syms, else_frame) = arms
+        if then_frame.targets is not None or else_frame.targets is not None:
+            if then_frame.targets is None or else_frame.targets is None:
+                raise self.error(node, "only one arm of this if ends with pl.yield_",
+                                 "end both arms with `x = pl.yield_(...)`")
+            names = then_frame.targets
+            return_vars = []
+            for n, a, b in zip(names, then_frame.values, else_frame.values):
+                if not self.same_type(a.type, b.type):
+                    raise self.error(node, f"'{n}' has type {ir.print_type(a.type)} in the then arm and "
+                                           f"{ir.print_type(b.type)} in the else arm", "yield values of one type")
+                return_vars.append(ir.Var(n, a.type, span))
+            lineage = [self.in_lineage(a) or self.in_lineage(b)
+                       for a, b in zip(then_frame.values, else_frame.values)]
+        else:
+            names = [n for n in list(then_syms) + [k for k in else_syms if k not in then_syms]
+                     if n in then_syms and n in else_syms and then_syms[n] is not else_syms[n]]
+            then_vals, else_vals, return_vars, lineage = [], [], [], []
+            for n in names:
+                a, b = then_syms[n], else_syms[n]
+                hint_src = a if is_ir(a) else b
+                hint = hint_src.type.dtype if is_ir(hint_src) and isinstance(hint_src.type, ir.ScalarType) else None
+                a, b = self.to_expr(a, node, hint), self.to_expr(b, node, hint)
+                if not self.same_type(a.type, b.type):
+                    raise self.error(node, f"'{n}' has type {ir.print_type(a.type)} in the then arm and "
+                                           f"{ir.print_type(b.type)} in the else arm",
+                                     f"give '{n}' the same type in both arms")
+                then_vals.append(a)
+                else_vals.append(b)
+                return_vars.append(ir.Var(n, a.type, span))
+                lineage.append(self.in_lineage(a) or self.in_lineage(b))
+            if names:
+                then_stmts.append(ir.YieldStmt(then_vals, span))
+                else_stmts.append(ir.YieldStmt(else_vals, span))
+        self.symbols = {**else_syms, **then_syms}
+        self.leave_block(before, node, "an if arm")
+        for n, v, lin in zip(names, return_vars, lineage):
+            self.symbols[n] = v
+            if lin:
+                self.lineage.add(v.node_id)
+        else_body = self.seq(else_stmts, node.orelse) if (else_stmts or return_vars) else None
+        self.emit(ir.IfStmt(cond, self.seq(then_stmts, node.body), else_body, return_vars, span))
+
+    # -- with pl.at --------------------------------------------------------------------------
+    def stmt_With(self, node):
+        if len(node.items) != 1:
+            raise self.error(node, "a with statement takes one pl.at(...)", "nest the with statements")
+        item = node.items[0]
+        call = item.context_expr
+        func = self.eval(call.func) if isinstance(call, ast.Call) else None
+        if not isinstance(func, ops.Construct) or func.name != "at":
+            raise self.error(node, f"with '{self.text(call)}' is not supported", "use `with pl.at(level=pl.Level.CORE_GROUP):`")
+        if item.optional_vars is not None:
+            raise self.error(node, "`with pl.at(...) as tid` (explicit task ids) is not supported yet",
+                             "drop `as ...`; dependencies are derived from the tensors each task reads and writes")
+        args, kwargs = self.call_args(call)
+        level = kwargs.pop("level", args[0] if args else None)
+        if kwargs or len(args) > 1:
+            raise self.error(node, f"pl.at takes only level=, got '{self.text(call)}'",
+                             "write pl.at(level=pl.Level.CORE_GROUP)")
+        if not isinstance(level, ir.Level):
+            raise self.error(node, "pl.at needs level=pl.Level.<AIV|AIC|CORE_GROUP|CHIP|HOST>",
+                             "write pl.at(level=pl.Level.CORE_GROUP)")
+        self.yield_frames.append(YieldFrame("scope", False))
+        try:
+            body = self.parse_stmts(node.body)
+        finally:
+            self.yield_frames.pop()
+        self.emit(ir.ScopeStmt(level, self.seq(body, node.body), self.span(node)))

@@ -1,0 +1,394 @@
+"""Expressions of a parsed body. A value is either an IR expression (`ir.Expr`) or a Python
+compile-time value (closure constant, literal, enum, list); arithmetic on compile-time values
+folds at parse time, arithmetic on IR scalars builds BinaryExpr, op calls go through the
+registry (`resolve_op`, `make_op_call`)."""
+
+import ast
+import difflib
+import operator
+
+from pypto._core import PyptoError, ir
+
+from . import ops
+from .errors import ParseError, parse_error
+
+_BINOPS = {ast.Add: (operator.add, ir.BinaryOp.Add, "add"), ast.Sub: (operator.sub, ir.BinaryOp.Sub, "sub"),
+           ast.Mult: (operator.mul, ir.BinaryOp.Mul, "mul"), ast.Div: (operator.truediv, ir.BinaryOp.Div, "div"),
+           ast.FloorDiv: (operator.floordiv, ir.BinaryOp.FloorDiv, None),
+           ast.Mod: (operator.mod, ir.BinaryOp.Mod, None)}
+_CMPOPS = {ast.Eq: (operator.eq, ir.BinaryOp.Eq), ast.NotEq: (operator.ne, ir.BinaryOp.Ne),
+           ast.Lt: (operator.lt, ir.BinaryOp.Lt), ast.LtE: (operator.le, ir.BinaryOp.Le),
+           ast.Gt: (operator.gt, ir.BinaryOp.Gt), ast.GtE: (operator.ge, ir.BinaryOp.Ge)}
+_PY_CONST = (bool, int, float, str)
+
+
+def is_ir(value):
+    return isinstance(value, ir.Expr)
+
+
+def is_number(value):
+    return isinstance(value, (bool, int, float))
+
+
+class SelfRef:
+    """`self` inside a `@pl.program` method: `self.kernel(...)` calls another function."""
+
+
+class FunctionRef:
+    def __init__(self, name):
+        self.name = name
+
+
+class ExprParser:
+    """Mixin of FunctionParser: evaluation of expression nodes."""
+
+    # -- positions and errors -------------------------------------------------------------
+    def span(self, node):
+        return ir.Span(self.source.file, getattr(node, "lineno", 0) + self.source.line_offset,
+                       getattr(node, "col_offset", 0))
+
+    def error(self, node, message, fix=""):
+        return parse_error(self.span(node), message, fix)
+
+    def text(self, node):
+        return ast.unparse(node)
+
+    # -- names ------------------------------------------------------------------------------
+    def lookup(self, name, node):
+        if name in self.symbols:
+            return self.symbols[name]
+        if name in self.source.env:
+            return self.source.env[name]
+        if name in self.out_of_scope:
+            raise self.error(node, f"'{name}' is defined inside {self.out_of_scope[name]} and is not visible here",
+                             f"define '{name}' before that block so the value is carried out of it")
+        near = difflib.get_close_matches(name, list(self.symbols), n=1)
+        raise self.error(node, f"name '{name}' is not defined",
+                         f"did you mean '{near[0]}'?" if near else "define it before use or pass it as a parameter")
+
+    # -- conversions -----------------------------------------------------------------------
+    def to_expr(self, value, node, dtype=None):
+        """An IR expression for `value`; Python numbers become constants (of `dtype` if given)."""
+        if is_ir(value):
+            return value
+        span = self.span(node)
+        if isinstance(value, bool):
+            return ir.ConstBool(value, span)
+        if isinstance(value, int):
+            if dtype is not None and ir.dtype_is_float(dtype):
+                return ir.ConstFloat(float(value), dtype, span)
+            if dtype is not None and ir.dtype_is_int(dtype):
+                return ir.ConstInt(value, dtype, span)
+            return ir.ConstInt(value, ir.DataType.INDEX, span)
+        if isinstance(value, float):
+            return ir.ConstFloat(value, dtype if dtype is not None and ir.dtype_is_float(dtype) else ir.DataType.FP32, span)
+        if isinstance(value, (list, tuple)):
+            return ir.ListExpr([self.to_expr(v, node) for v in value], span)
+        raise self.error(node, f"'{self.text(node)}' ({type(value).__name__}) cannot be used as a value here",
+                         "use a tensor, tile, scalar or a Python number")
+
+    def constant(self, value, node, what):
+        """`value` as a compile-time constant, or a clear error naming `what`."""
+        if is_ir(value) or (isinstance(value, (list, tuple)) and any(is_ir(v) for v in value)):
+            raise self.error(node, f"{what} must be a compile-time constant, but '{self.describe(value)}' is a run-time value",
+                             "use a literal, a closure constant or a pl.* enum value")
+        return value
+
+    def describe(self, value):
+        if is_ir(value):
+            return ir.print_expr(value)
+        if isinstance(value, (list, tuple)):
+            return "[" + ", ".join(self.describe(v) for v in value) + "]"
+        return repr(value)
+
+    # -- evaluation ------------------------------------------------------------------------
+    def eval(self, node):
+        method = getattr(self, "eval_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(node, f"the Python construct '{type(node).__name__}' ({self.text(node)}) is not supported "
+                                   "in a pl body", "rewrite it with pl ops, scalar arithmetic or closure constants")
+        return method(node)
+
+    def eval_Constant(self, node):
+        return node.value
+
+    def eval_Name(self, node):
+        return self.lookup(node.id, node)
+
+    def eval_Attribute(self, node):
+        base = self.eval(node.value)
+        if isinstance(base, SelfRef):
+            return FunctionRef(node.attr)
+        if is_ir(base):
+            raise self.error(node, f"attribute '{node.attr}' of an IR value is not supported",
+                             "use an op such as pl.tensor.dim(t, axis)")
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            owner = self.text(node.value)
+            names = dir(base)
+            if owner == "pl" or (isinstance(base, ops.OpNamespace)):
+                names = names + sorted(ops.dsl_op_names())
+            near = difflib.get_close_matches(node.attr, names, n=1)
+            raise self.error(node, f"unknown name '{owner}.{node.attr}'",
+                             f"did you mean '{owner}.{near[0]}'?" if near else "see docs/ops.md for the names of pl") from None
+
+    def eval_List(self, node):
+        return [self.eval(e) for e in node.elts]
+
+    def eval_Tuple(self, node):
+        return tuple(self.eval(e) for e in node.elts)
+
+    def eval_IfExp(self, node):
+        cond = self.eval(node.test)
+        if is_ir(cond):
+            raise self.error(node, "a conditional expression needs a compile-time condition",
+                             "use an if/else statement for run-time conditions")
+        return self.eval(node.body if cond else node.orelse)
+
+    def eval_Subscript(self, node):
+        base = self.eval(node.value)
+        index = self.eval(node.slice)
+        if is_ir(base):
+            if isinstance(base.type, ir.TupleType) and isinstance(index, int):
+                return ir.TupleGetItem(base, index, self.span(node))
+            raise self.error(node, f"subscript '{self.text(node)}' of a tensor or tile is not supported yet",
+                             "use pl.slice(x, shape, offsets) / pl.load(t, offsets, shape)")
+        try:
+            return base[index]
+        except (TypeError, KeyError, IndexError) as e:
+            raise self.error(node, f"cannot evaluate '{self.text(node)}': {e}") from None
+
+    def eval_BinOp(self, node):
+        a, b = self.eval(node.left), self.eval(node.right)
+        entry = _BINOPS.get(type(node.op))
+        if entry is None:
+            raise self.error(node, f"operator in '{self.text(node)}' is not supported",
+                             "use + - * / // % or pl ops")
+        py_op, ir_op, tile_op = entry
+        if not is_ir(a) and not is_ir(b):
+            return self.fold(py_op, (a, b), node)
+        if self.is_array(a) or self.is_array(b):
+            if tile_op is None:
+                raise self.error(node, f"operator in '{self.text(node)}' is not defined on tiles or tensors")
+            return self.op_call(tile_op, [a, b], {}, node)
+        return self.binary(ir_op, a, b, node)
+
+    def eval_UnaryOp(self, node):
+        a = self.eval(node.operand)
+        if not is_ir(a):
+            py = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert}
+            return self.fold(py[type(node.op)], (a,), node)
+        if isinstance(node.op, ast.UAdd):
+            return a
+        if isinstance(node.op, ast.USub):
+            if self.is_array(a):
+                return self.op_call("neg", [a], {}, node)
+            return self.checked(lambda: ir.UnaryExpr(ir.UnaryOp.Neg, a, self.span(node)))
+        if isinstance(node.op, ast.Not):
+            return self.checked(lambda: ir.UnaryExpr(ir.UnaryOp.Not, a, self.span(node)))
+        raise self.error(node, f"operator '~' is not supported on run-time values ({self.text(node)})")
+
+    def eval_BoolOp(self, node):
+        values = [self.eval(v) for v in node.values]
+        if not any(is_ir(v) for v in values):
+            result = values[0]
+            for v in values[1:]:
+                result = (result and v) if isinstance(node.op, ast.And) else (result or v)
+            return result
+        op = ir.BinaryOp.And if isinstance(node.op, ast.And) else ir.BinaryOp.Or
+        result = values[0]
+        for v in values[1:]:
+            result = self.binary(op, result, v, node)
+        return result
+
+    def eval_Compare(self, node):
+        left = self.eval(node.left)
+        result = None
+        for op_node, right_node in zip(node.ops, node.comparators):
+            right = self.eval(right_node)
+            entry = _CMPOPS.get(type(op_node))
+            if entry is None:
+                raise self.error(node, f"comparison in '{self.text(node)}' is not supported", "use == != < <= > >=")
+            if not is_ir(left) and not is_ir(right):
+                part = self.fold(entry[0], (left, right), node)
+            else:
+                part = self.binary(entry[1], left, right, node)
+            if result is None:
+                result = part
+            elif is_ir(result) or is_ir(part):
+                result = self.binary(ir.BinaryOp.And, result, part, node)
+            else:
+                result = result and part
+            left = right
+        return result
+
+    def fold(self, fn, args, node):
+        try:
+            return fn(*args)
+        except Exception as e:  # noqa: BLE001 - the user's constant arithmetic failed
+            raise self.error(node, f"cannot fold the constant expression '{self.text(node)}': {e}") from None
+
+    def is_array(self, value):
+        return is_ir(value) and isinstance(value.type, (ir.TileType, ir.TensorType))
+
+    def checked(self, build):
+        try:
+            return build()
+        except ParseError:
+            raise
+        except PyptoError as e:
+            raise ParseError(str(e)) from None
+
+    def binary(self, op, a, b, node):
+        """A scalar BinaryExpr; a Python number takes the dtype of the other operand."""
+        other = b if is_ir(b) else a
+        dtype = other.type.dtype if isinstance(other.type, ir.ScalarType) else None
+        a, b = self.to_expr(a, node, dtype), self.to_expr(b, node, dtype)
+        return self.checked(lambda: ir.BinaryExpr(op, a, b, self.span(node)))
+
+    # -- calls -----------------------------------------------------------------------------
+    def eval_Call(self, node):
+        func = self.eval(node.func)
+        if isinstance(func, ops.OpStub):
+            args, kwargs = self.call_args(node)
+            return self.op_call(func.dsl_name, args, kwargs, node)
+        if isinstance(func, ops.Construct):
+            return self.construct_call(func.name, node)
+        if isinstance(func, FunctionRef):
+            args, kwargs = self.call_args(node)
+            if kwargs:
+                raise self.error(node, f"self.{func.name}(...) takes positional arguments only")
+            return self.program.call_method(self, func.name, args, node)
+        if getattr(func, "_pl_jit_kind", None) is not None:
+            args, kwargs = self.call_args(node)
+            if kwargs:
+                raise self.error(node, f"{func.__name__}(...) takes positional arguments only")
+            return self.program.call_jit(self, func, args, node)
+        if callable(func):
+            args, kwargs = self.call_args(node)
+            runtime = [a for a in list(args) + list(kwargs.values()) if is_ir(a)]
+            if runtime and not getattr(func, "_pl_marker", False):
+                raise self.error(node, f"'{self.text(node.func)}' is a Python function and cannot take run-time values",
+                                 "only pl ops, @pl.jit.incore / @pl.jit.inline functions and self.<function> "
+                                 "calls take tensors, tiles or scalars")
+            try:
+                return func(*args, **kwargs)
+            except Exception as e:  # noqa: BLE001 - report the user's parse-time call failure
+                raise self.error(node, f"evaluating '{self.text(node)}' at parse time failed: {e}") from None
+        raise self.error(node, f"'{self.text(node.func)}' is not callable")
+
+    def call_args(self, node):
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                raise self.error(a, "*args in a call is not supported", "pass the arguments one by one")
+            args.append(self.eval(a))
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:
+                raise self.error(node, "**kwargs in a call is not supported", "pass keyword arguments one by one")
+            kwargs[k.arg] = self.eval(k.value)
+        return args, kwargs
+
+    def op_call(self, dsl_name, args, kwargs, node):
+        """Resolves `pl.<dsl_name>` for these arguments and builds the checked Call."""
+        def type_of(v):
+            if is_ir(v):
+                return v.type
+            if isinstance(v, bool):
+                return ir.ScalarType(ir.DataType.BOOL)
+            if isinstance(v, int):
+                return ir.ScalarType(ir.DataType.INDEX)
+            if isinstance(v, float):
+                return ir.ScalarType(ir.DataType.FP32)
+            return ir.NoneType()
+
+        types = [type_of(a) for a in args]
+        op = ir.resolve_op(dsl_name, types)
+        if op is None and "." not in dsl_name:  # a tile op applied to a tensor (pl.load) or vice versa
+            op = ir.resolve_op("tile." + dsl_name, types) or ir.resolve_op("tensor." + dsl_name, types)
+        if op is None:
+            near = difflib.get_close_matches(dsl_name, sorted(ops.dsl_op_names()), n=1)
+            raise self.error(node, f"unknown op 'pl.{dsl_name}'",
+                             f"did you mean 'pl.{near[0]}'?" if near else "see docs/ops.md for the ops of the language")
+        params = op.params
+        signature = f"pl.{op.name}(" + ", ".join(p.name + ("=..." if p.optional or p.has_default else "")
+                                                  for p in params) + ")"
+        if len(args) > len(params):
+            raise self.error(node, f"pl.{dsl_name} takes at most {len(params)} arguments, got {len(args)}",
+                             f"call it as {signature}")
+        given = {p.name: a for p, a in zip(params, args)}
+        names = [p.name for p in params]
+        for k, v in kwargs.items():
+            if k not in names:
+                near = difflib.get_close_matches(k, names, n=1)
+                raise self.error(node, f"pl.{dsl_name} has no keyword argument '{k}'",
+                                 (f"did you mean '{near[0]}='? " if near else "") + f"call it as {signature}")
+            if k in given:
+                raise self.error(node, f"pl.{dsl_name} got argument '{k}' twice", f"call it as {signature}")
+            given[k] = v
+        hint = next((a.type.dtype for a in args if self.is_array(a)), None)
+        exprs, attrs = {}, {}
+        for p in params:
+            if p.name not in given or given[p.name] is None:
+                continue
+            v = given[p.name]
+            if p.kind == ir.ParamKind.Attr:
+                v = self.constant(v, node, f"argument '{p.name}' of pl.{dsl_name}")
+                if isinstance(v, tuple):
+                    v = list(v)
+                if isinstance(p.default, float) and isinstance(v, int) and not isinstance(v, bool):
+                    v = float(v)
+                attrs[p.name] = v
+            elif p.kind == ir.ParamKind.ExprList:
+                if not isinstance(v, (list, tuple)) and not (is_ir(v) and isinstance(v, ir.ListExpr)):
+                    raise self.error(node, f"argument '{p.name}' of pl.{dsl_name} must be a list such as [0, 0]")
+                exprs[p.name] = self.to_expr(v, node)
+            else:
+                exprs[p.name] = self.to_expr(v, node, hint)
+        try:
+            return ir.make_op_call(op.name, [], exprs, attrs, self.span(node))
+        except PyptoError as e:
+            raise ParseError(str(e)) from None
+        except TypeError as e:
+            raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
+
+    def construct_call(self, name, node):
+        if name in ("const", "min", "max", "static_assert", "static_print"):
+            args, kwargs = self.call_args(node)
+        if name == "const":
+            if len(args) != 2 or kwargs:
+                raise self.error(node, "pl.const takes a value and a dtype", "write pl.const(1.0, pl.FP16)")
+            value, dtype = self.constant(args[0], node, "the value of pl.const"), args[1]
+            if not isinstance(dtype, ir.DataType) or not is_number(value):
+                raise self.error(node, "pl.const takes a number and a pl dtype", "write pl.const(1.0, pl.FP16)")
+            if dtype == ir.DataType.BOOL:
+                return ir.ConstBool(bool(value), self.span(node))
+            if ir.dtype_is_float(dtype):
+                return ir.ConstFloat(float(value), dtype, self.span(node))
+            if isinstance(value, float) and not value.is_integer():
+                raise self.error(node, f"pl.const({value}, pl.{dtype.name}): an integer dtype needs an integer value")
+            return ir.ConstInt(int(value), dtype, self.span(node))
+        if name in ("min", "max"):
+            if len(args) != 2 or kwargs:
+                raise self.error(node, f"pl.{name} takes two scalars", f"write pl.{name}(a, b)")
+            if not is_ir(args[0]) and not is_ir(args[1]):
+                return self.fold(min if name == "min" else max, args, node)
+            if self.is_array(args[0]) or self.is_array(args[1]):
+                return self.op_call("minimum" if name == "min" else "maximum", args, {}, node)
+            return self.binary(ir.BinaryOp.Min if name == "min" else ir.BinaryOp.Max, args[0], args[1], node)
+        if name == "static_assert":
+            cond = self.constant(args[0] if args else None, node, "the condition of pl.static_assert")
+            if not cond:
+                msg = args[1] if len(args) > 1 else self.text(node.args[0])
+                raise self.error(node, f"pl.static_assert failed: {msg}")
+            return None
+        if name == "static_print":
+            print(f"{self.span(node)}:", *args)
+            return None
+        where = {"range": "the iterable of a for loop", "parallel": "the iterable of a for loop",
+                 "unroll": "the iterable of a for loop", "pipeline": "the iterable of a for loop",
+                 "at": "a with statement: with pl.at(level=...):",
+                 "yield_": "the last statement of a for/if body: x = pl.yield_(v)"}[name]
+        raise self.error(node, f"pl.{name} can only be used as {where}")

@@ -1,0 +1,194 @@
+"""Parses one Python function definition (never executing it) into an `ir.Function`:
+source lookup with absolute line numbers, the evaluation environment (globals, closure,
+enclosing frame), parameters from annotations or call-site types, and the body."""
+
+import ast
+import builtins
+import inspect
+import textwrap
+
+from pypto._core import ir
+
+from .control_flow import ControlFlowParser
+from .expr_parser import ExprParser, SelfRef
+from .stmt_parser import StmtParser
+from .types import DirectionSpec, TensorSpec, TupleSpec, annotation_spec
+
+
+class Source:
+    """Where a definition comes from: its AST node, file, line offset and name environment."""
+
+    def __init__(self, node, file, line_offset, env):
+        self.node, self.file, self.line_offset, self.env = node, file, line_offset, env
+
+    @staticmethod
+    def of(obj, extra_env=None):
+        """The Source of a Python function or class; `extra_env` (e.g. the enclosing frame's
+        locals) is consulted after the closure and before the globals."""
+        try:
+            lines, start = inspect.getsourcelines(obj)
+        except (OSError, TypeError) as e:
+            raise RuntimeError(f"cannot read the source of {obj.__qualname__}: {e}; pl programs must be "
+                               "defined in a file (or use pl.parse(text))") from None
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+        node = tree.body[0]
+        file = inspect.getsourcefile(obj) or "<unknown>"
+        env = {}
+        env.update(vars(builtins))
+        module = inspect.getmodule(obj)
+        env.update(getattr(obj, "__globals__", None) or (vars(module) if module else {}))
+        env.update(extra_env or {})
+        funcs = [obj] if inspect.isfunction(obj) else [v for v in vars(obj).values() if inspect.isfunction(v)]
+        for f in funcs:
+            for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
+                try:
+                    env[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        return Source(node, file, start - 1, env)
+
+
+def returns_of(spec_value):
+    """Return annotation value -> list of specs (`tuple[A, B]` and `pl.Tuple[A, B]` give two)."""
+    if isinstance(spec_value, TupleSpec):
+        return list(spec_value.elems)
+    args = getattr(spec_value, "__args__", None)
+    if getattr(spec_value, "__origin__", None) is tuple and args:
+        return list(args)
+    return [spec_value]
+
+
+class FunctionParser(ExprParser, StmtParser, ControlFlowParser):
+    """Parses one function body. `program` resolves calls of other functions."""
+
+    def __init__(self, source, program, fdef=None):
+        self.source, self.program = source, program
+        self.fdef = fdef if fdef is not None else source.node
+        self.symbols, self.out_of_scope = {}, {}
+        self.stmts, self.yield_frames = [], []
+        self.return_types, self.inline_result = None, None
+        self.out_params, self.lineage = set(), set()
+
+    def check_signature(self):
+        a = self.fdef.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
+            raise self.error(self.fdef, f"function '{self.fdef.name}' may only have plain parameters",
+                             "remove *args, **kwargs, keyword-only parameters and defaults")
+
+    def param_specs(self, is_method):
+        """[(arg node, spec or None, direction)] for the parameters (without `self`)."""
+        self.check_signature()
+        params = list(self.fdef.args.args)
+        if is_method:
+            if not params or params[0].arg != "self":
+                raise self.error(self.fdef, f"method '{self.fdef.name}' of a @pl.program class must take self first",
+                                 f"write def {self.fdef.name}(self, ...)")
+            params = params[1:]
+        out = []
+        for p in params:
+            spec, direction = None, ir.ParamDirection.In
+            if p.annotation is not None:
+                spec = self.eval_annotation(p.annotation)
+                if isinstance(spec, DirectionSpec):
+                    direction = spec.direction
+                    spec = annotation_spec(spec.inner)
+            out.append((p, spec, direction))
+        return out
+
+    def param_type(self, p, spec, arg_type):
+        complete = spec is not None and not (isinstance(spec, TensorSpec) and spec.shape is None)
+        if complete:
+            declared = self.spec_to_type(spec, p, arg_type)
+            if arg_type is not None and not self.compatible(declared, arg_type):
+                raise self.error(p, f"parameter '{p.arg}' is annotated {ir.print_type(declared)} but the argument "
+                                    f"has type {ir.print_type(arg_type)}",
+                                 "pass a value of the annotated shape and dtype, or annotate it as bare pl.Tensor")
+            return declared
+        if arg_type is None:
+            raise self.error(p, f"parameter '{p.arg}' needs a full type annotation",
+                             "write e.g. pl.Tensor[[128, 128], pl.FP32] or pl.Scalar[pl.INT32]")
+        if isinstance(spec, TensorSpec) and not isinstance(arg_type, ir.TensorType):
+            raise self.error(p, f"parameter '{p.arg}' is a pl.Tensor but the argument has type "
+                                f"{ir.print_type(arg_type)}", "pass a tensor")
+        return arg_type
+
+    def compatible(self, declared, actual):
+        if type(declared) is not type(actual):
+            return False
+        if isinstance(declared, ir.ScalarType):
+            return declared.dtype == actual.dtype
+        if isinstance(declared, (ir.TensorType, ir.TileType)):
+            return declared.dtype == actual.dtype and len(declared.shape) == len(actual.shape) and all(
+                ir.structural_equal(a, b) for a, b in zip(declared.shape, actual.shape))
+        return ir.structural_equal(declared, actual)
+
+    def parse(self, name, func_type, arg_types=None, is_method=False, return_outs=False):
+        """The ir.Function; `arg_types` (call-site or jit argument types) fill unannotated params.
+        With `return_outs`, a body without `return` returns its Out/InOut parameters."""
+        specs = self.param_specs(is_method)
+        if is_method:
+            self.symbols["self"] = SelfRef()
+        if arg_types is not None and len(arg_types) != len(specs):
+            raise self.error(self.fdef, f"'{self.fdef.name}' takes {len(specs)} arguments, got {len(arg_types)}",
+                             f"call it with {len(specs)} arguments")
+        params, dirs = [], []
+        for i, (p, spec, direction) in enumerate(specs):
+            ty = self.param_type(p, spec, arg_types[i] if arg_types is not None else None)
+            var = ir.Var(p.arg, ty, self.span(p))
+            params.append(var)
+            dirs.append(direction)
+            self.symbols[p.arg] = var
+            if direction != ir.ParamDirection.In:
+                self.out_params.add(p.arg)
+                self.lineage.add(var.node_id)
+        declared = None
+        if self.fdef.returns is not None:
+            value = self.eval(self.fdef.returns)
+            declared = []
+            for r in returns_of(value):
+                spec = annotation_spec(r)
+                if spec is None or isinstance(spec, DirectionSpec):
+                    raise self.error(self.fdef.returns, f"'{self.text(self.fdef.returns)}' is not a return type",
+                                     "write -> pl.Tensor[[M, N], pl.FP32]")
+                declared.append(spec)
+        body = self.parse_stmts(self.fdef.body)
+        if self.return_types is None:
+            self.return_types = []
+            outs = [self.symbols[p.arg] for p, _, d in specs if d != ir.ParamDirection.In]
+            if return_outs and outs:
+                body.append(ir.ReturnStmt(outs, self.span(self.fdef.body[-1])))
+                self.return_types = [o.type for o in outs]
+        rets = self.return_types
+        if declared is not None:
+            if len(declared) != len(rets) and rets:
+                raise self.error(self.fdef, f"'{self.fdef.name}' is annotated to return {len(declared)} values "
+                                            f"but returns {len(rets)}", "make the annotation match the return")
+            declared_types = [self.spec_to_type(s, self.fdef, r) for s, r in zip(declared, rets or [None] * len(declared))]
+            for d, r in zip(declared_types, rets):
+                if not self.compatible(d, r):
+                    raise self.error(self.fdef, f"'{self.fdef.name}' is annotated to return {ir.print_type(d)} but "
+                                                f"returns {ir.print_type(r)}",
+                                     f"change the annotation to {ir.print_type(r)}")
+            rets = declared_types
+        return ir.Function(name, params, dirs, rets, self.seq(body, self.fdef.body), func_type, self.span(self.fdef))
+
+    def parse_inline(self, args, node, caller):
+        """Splices this (inline) function into `caller` with `args` bound to its parameters;
+        returns the value of its `return`."""
+        specs = self.param_specs(False)
+        if len(args) != len(specs):
+            raise caller.error(node, f"'{self.fdef.name}' takes {len(specs)} arguments, got {len(args)}")
+        for (p, _, _), a in zip(specs, args):
+            self.symbols[p.arg] = a
+        self.stmts = caller.stmts
+        self.lineage = caller.lineage
+        self.inline_result = []
+        for stmt in self.fdef.body:
+            if self.inline_result:
+                raise self.error(stmt, "statements after return in a @pl.jit.inline function",
+                                 "end the inline function with its return")
+            self.parse_stmt(stmt)
+        if not self.inline_result:
+            return None
+        values = self.inline_result[0]
+        return values[0] if len(values) == 1 else tuple(values)

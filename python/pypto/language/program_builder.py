@@ -1,0 +1,113 @@
+"""Assembles a Program from parsed functions: the methods of a `@pl.program` class (parsed
+on demand, so a caller may come before its callee) or a `@pl.jit` entry with the
+`@pl.jit.incore` kernels it calls, each specialised on its call-site argument types."""
+
+from pypto._core import ir
+
+from .function_parser import FunctionParser
+from .types import ScalarSpec
+
+
+def call_type(function):
+    rets = list(function.return_types)
+    if not rets:
+        return ir.NoneType()
+    return rets[0] if len(rets) == 1 else ir.TupleType(rets)
+
+
+class ProgramBuilder:
+    def __init__(self, name):
+        self.name = name
+        self.functions = {}  # name -> ir.Function, in order of completion
+        self.methods = {}  # class form: name -> (FunctionDef, FunctionType)
+        self.class_source = None
+        self.in_progress = set()
+        self.kernels = {}  # (id(jit function), argument type keys) -> function name
+
+    # -- class form -------------------------------------------------------------------------
+    def add_class(self, source, methods):
+        self.class_source = source
+        self.methods = methods
+
+    def method(self, name, caller=None, node=None):
+        if name in self.functions:
+            return self.functions[name]
+        if name not in self.methods:
+            where = caller.error(node, f"'self.{name}' is not a @pl.function of this program",
+                                 f"define `def {name}(self, ...)` decorated with @pl.function in the class")
+            raise where
+        if name in self.in_progress:
+            raise caller.error(node, f"recursive call of '{name}' is not supported")
+        self.in_progress.add(name)
+        fdef, func_type = self.methods[name]
+        fn = FunctionParser(self.class_source, self, fdef).parse(name, func_type, is_method=True)
+        self.in_progress.discard(name)
+        self.functions[name] = fn
+        return fn
+
+    def build_class(self):
+        for name in self.methods:
+            self.method(name)
+        return ir.Program(self.name, [self.functions[n] for n in self.methods])
+
+    def call_method(self, caller, name, args, node):
+        fn = self.method(name, caller, node)
+        if len(args) != len(fn.params):
+            raise caller.error(node, f"self.{name} takes {len(fn.params)} arguments, got {len(args)}",
+                               f"call it as self.{name}(" + ", ".join(p.name for p in fn.params) + ")")
+        exprs = []
+        for a, p in zip(args, fn.params):
+            dtype = p.type.dtype if isinstance(p.type, ir.ScalarType) else None
+            e = caller.to_expr(a, node, dtype)
+            if not caller.compatible(p.type, e.type):
+                raise caller.error(node, f"argument '{p.name}' of self.{name} must be {ir.print_type(p.type)}, got "
+                                         f"{ir.print_type(e.type)}", "pass a value of the parameter's type")
+            exprs.append(e)
+        return ir.FuncCall(name, exprs, call_type(fn), caller.span(node))
+
+    # -- jit form ---------------------------------------------------------------------------
+    def call_jit(self, caller, jit_fn, args, node):
+        if jit_fn._pl_jit_kind == "inline":
+            return FunctionParser(jit_fn.source(), self).parse_inline(args, node, caller)
+        if jit_fn._pl_jit_kind != "incore":
+            raise caller.error(node, f"'{jit_fn.__name__}' is a @pl.jit entry and cannot be called from another one",
+                               "decorate the callee with @pl.jit.incore (a kernel) or @pl.jit.inline")
+        parser = FunctionParser(jit_fn.source(), self)
+        specs = parser.param_specs(False)
+        if len(args) != len(specs):
+            raise caller.error(node, f"{jit_fn.__name__} takes {len(specs)} arguments, got {len(args)}")
+        exprs = []
+        for a, (_, spec, _) in zip(args, specs):
+            dtype = spec.dtype if isinstance(spec, ScalarSpec) else None
+            exprs.append(caller.to_expr(a, node, dtype))
+        key = (id(jit_fn), tuple(ir.print_type(e.type) for e in exprs))
+        if key not in self.kernels:
+            name = jit_fn.__name__
+            k = 0
+            while name in self.functions:
+                k += 1
+                name = f"{jit_fn.__name__}_{k}"
+            self.functions[name] = None  # reserve the name
+            fn = parser.parse(name, ir.FunctionType.InCore, [e.type for e in exprs], return_outs=True)
+            self.functions[name] = fn
+            self.kernels[key] = name
+        fn = self.functions[self.kernels[key]]
+        return ir.FuncCall(fn.name, exprs, call_type(fn), caller.span(node))
+
+    def build_jit(self, entry_source, entry_name, arg_types):
+        entry = FunctionParser(entry_source, self).parse(entry_name, ir.FunctionType.Orchestration, arg_types)
+        kernels = [f for f in self.functions.values() if f is not None]
+        return ir.Program(self.name, kernels + [entry])
+
+
+def arg_spec_type(spec, index):
+    """("tensor", shape, dtype) or ("scalar", dtype, value) -> the IR type of a jit argument."""
+    if isinstance(spec, (tuple, list)) and len(spec) == 3 and spec[0] == "tensor":
+        return ir.TensorType([ir.ConstInt(int(d)) for d in spec[1]], spec[2])
+    if isinstance(spec, (tuple, list)) and len(spec) == 3 and spec[0] == "scalar":
+        return ir.ScalarType(spec[1])
+    if isinstance(spec, ir.Type):
+        return spec
+    raise TypeError(f"argument spec {index} must be ('tensor', shape, dtype) or ('scalar', dtype, value), got {spec!r}")
+
+

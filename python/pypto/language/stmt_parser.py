@@ -1,0 +1,292 @@
+"""Statements of a parsed body and their conversion to SSA: rebinding makes a new value;
+a name defined before a loop and rebound in it becomes a loop-carried value (iter_arg +
+yield + return var); names rebound in the arms of an if become the if's return vars."""
+
+import ast
+
+from pypto._core import ir
+
+from . import ops
+from .expr_parser import is_ir
+from .types import TileSpec, annotation_spec
+
+
+def assigned_names(body):
+    """Names assigned anywhere in `body`, in order of first assignment."""
+    out = []
+
+    def add(target):
+        if isinstance(target, ast.Name) and target.id not in out:
+            out.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for t in target.elts:
+                add(t)
+        elif isinstance(target, ast.Subscript):
+            add(target.value)
+
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    add(t)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                add(node.target)
+    return out
+
+
+def is_yield_call(node):
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "yield_"
+
+
+class YieldFrame:
+    """The for/if whose body is being parsed: collects explicit `x = pl.yield_(...)`."""
+
+    def __init__(self, kind, explicit):
+        self.kind, self.explicit = kind, explicit
+        self.targets = None
+
+
+class StmtParser:
+    """Mixin of FunctionParser: statements and control flow."""
+
+    def emit(self, stmt):
+        self.stmts.append(stmt)
+
+    def parse_stmts(self, body):
+        """Parses `body` into a fresh statement list (the current one is kept aside)."""
+        saved, self.stmts = self.stmts, []
+        try:
+            for node in body:
+                self.parse_stmt(node)
+            return self.stmts
+        finally:
+            self.stmts = saved
+
+    def seq(self, stmts, body):
+        return ir.SeqStmts(stmts, self.span(body[0]) if body else ir.Span())
+
+    def parse_stmt(self, node):
+        method = getattr(self, "stmt_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(node, f"the Python statement '{type(node).__name__}' is not supported in a pl body",
+                             "use assignments, pl.range loops, if/else, with pl.at(...) and return")
+        method(node)
+
+    # -- simple statements -----------------------------------------------------------------
+    def stmt_Pass(self, node):
+        pass
+
+    def stmt_While(self, node):
+        raise self.error(node, "while loops are not supported yet", "use `for i in pl.range(n):` with a bound")
+
+    def stmt_Break(self, node):
+        raise self.error(node, "break is not supported yet", "bound the loop with pl.range(start, stop)")
+
+    def stmt_Continue(self, node):
+        raise self.error(node, "continue is not supported yet", "guard the rest of the body with an if")
+
+    def stmt_Expr(self, node):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        if is_yield_call(node.value) and self.is_construct(node.value.func, "yield_"):
+            return self.parse_yield([], node.value, node)
+        value = self.eval(node.value)
+        if is_ir(value):
+            self.emit(ir.EvalStmt(value, self.span(node)))
+
+    def stmt_Return(self, node):
+        if node.value is None:
+            values = []
+        elif isinstance(node.value, ast.Tuple):
+            values = [self.eval(v) for v in node.value.elts]
+        else:
+            values = [self.eval(node.value)]
+        exprs = [self.to_expr(v, node) for v in values]
+        if self.inline_result is not None:
+            self.inline_result.append(exprs)
+            return
+        if self.return_types is None:
+            self.return_types = [e.type for e in exprs]
+        self.emit(ir.ReturnStmt(exprs, self.span(node)))
+
+    def stmt_AugAssign(self, node):
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node, "augmented assignment needs a plain name on the left")
+        value = self.eval(ast.BinOp(left=ast.Name(node.target.id, ast.Load(), lineno=node.lineno,
+                                                  col_offset=node.col_offset),
+                                    op=node.op, right=node.value, lineno=node.lineno, col_offset=node.col_offset))
+        self.bind(node.target.id, value, node)
+
+    def stmt_AnnAssign(self, node):
+        if not isinstance(node.target, ast.Name) or node.value is None:
+            raise self.error(node, "an annotated assignment needs a name and a value", "write `x: pl.Tile[...] = ...`")
+        self.bind(node.target.id, self.eval(node.value), node, annotation=node.annotation)
+
+    def stmt_Assign(self, node):
+        if len(node.targets) != 1:
+            raise self.error(node, "chained assignment (a = b = ...) is not supported", "assign each name separately")
+        target = node.targets[0]
+        if is_yield_call(node.value) and self.is_construct(node.value.func, "yield_"):
+            names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+            if not all(isinstance(t, ast.Name) for t in names):
+                raise self.error(node, "pl.yield_ results must be assigned to plain names")
+            return self.parse_yield([t.id for t in names], node.value, node)
+        if isinstance(target, ast.Subscript):
+            return self.parse_write(target, node)
+        value = self.eval(node.value)
+        if isinstance(target, ast.Name):
+            return self.bind(target.id, value, node)
+        if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(t, ast.Name) for t in target.elts):
+            names = [t.id for t in target.elts]
+            if isinstance(value, (tuple, list)):
+                if len(value) != len(names):
+                    raise self.error(node, f"cannot unpack {len(value)} values into {len(names)} names")
+                for n, v in zip(names, value):
+                    self.bind(n, v, node)
+                return
+            if is_ir(value) and isinstance(value.type, ir.TupleType):
+                if len(value.type.elems) != len(names):
+                    raise self.error(node, f"the call returns {len(value.type.elems)} values, not {len(names)}")
+                tup = ir.Var("_".join(names), value.type, self.span(node))
+                self.emit(ir.AssignStmt(tup, value, self.span(node)))
+                self.track_lineage(tup, value)
+                for i, n in enumerate(names):
+                    self.bind(n, ir.TupleGetItem(tup, i, self.span(node)), node)
+                return
+            raise self.error(node, f"cannot unpack '{self.text(node.value)}' into {len(names)} names")
+        raise self.error(node, f"cannot assign to '{self.text(target)}'", "assign to a plain name")
+
+    def parse_write(self, target, node):
+        """`out[:] = value`: writes the whole of `value` into `out` (pl.assemble at offset 0)."""
+        if not isinstance(target.value, ast.Name) or not (isinstance(target.slice, ast.Slice) and
+                                                          target.slice.lower is None and target.slice.upper is None):
+            raise self.error(node, f"subscript assignment '{self.text(target)} = ...' is not supported yet; only "
+                                   "`out[:] = value` is", "use pl.assemble(out, value, offsets)")
+        dst = self.eval(target.value)
+        if not self.is_array(dst) or not isinstance(dst.type, ir.TensorType):
+            raise self.error(node, f"'{target.value.id}[:] = ...' needs a tensor on the left")
+        value = self.eval(node.value)
+        offsets = [0] * len(dst.type.shape)
+        self.bind(target.value.id, self.op_call("assemble", [dst, value, offsets], {}, node), node)
+
+    # -- binding and the Out-parameter rule ----------------------------------------------
+    def bind(self, name, value, node, annotation=None):
+        if annotation is None and not is_ir(value):
+            if name in self.out_params:
+                self.out_rebinding_error(name, node)
+            self.symbols[name] = value
+            return
+        spec = None
+        if annotation is not None:
+            spec = self.eval_annotation(annotation)
+        hint = spec.dtype if spec is not None and hasattr(spec, "dtype") else None
+        expr = self.to_expr(value, node, hint)
+        if name in self.out_params and not self.in_lineage(expr):
+            self.out_rebinding_error(name, node)
+        if spec is None and isinstance(expr, ir.Var):
+            self.symbols[name] = expr  # plain aliasing: no new value
+            return
+        ty = expr.type if spec is None else self.checked_annotation(spec, expr.type, name, node)
+        var = ir.Var(name, ty, self.span(node))
+        self.emit(ir.AssignStmt(var, expr, self.span(node)))
+        self.track_lineage(var, expr)
+        self.symbols[name] = var
+
+    def in_lineage(self, expr):
+        if expr.node_id in self.lineage:
+            return True
+        if isinstance(expr, (ir.Call, ir.FuncCall)):
+            return any(a is not None and a.node_id in self.lineage for a in expr.args)
+        return False
+
+    def track_lineage(self, var, expr):
+        if self.in_lineage(expr) and isinstance(var.type, (ir.TensorType, ir.TupleType)):
+            self.lineage.add(var.node_id)
+
+    def out_rebinding_error(self, name, node):
+        raise self.error(
+            node,
+            f"output parameter '{name}' (pl.Out) is rebound to a freshly computed value "
+            f"('{self.text(node.value)}'); this does NOT write the output tensor",
+            f"write into it instead: `{name}[:] = {self.text(node.value)}`, or store a tile with "
+            f"`{name} = pl.store(tile, offsets, {name})`, or assemble with `{name} = pl.assemble({name}, value, offsets)`")
+
+    def checked_annotation(self, spec, inferred, name, node):
+        """Checks `name: spec = value` against the value's type; returns the variable's type."""
+        declared = self.spec_to_type(spec, node, inferred)
+        same = type(declared) is type(inferred)
+        if same and isinstance(declared, (ir.TensorType, ir.TileType)):
+            same = declared.dtype == inferred.dtype and len(declared.shape) == len(inferred.shape) and all(
+                ir.structural_equal(a, b) for a, b in zip(declared.shape, inferred.shape))
+            if same and isinstance(declared, ir.TileType):
+                same = declared.memory == inferred.memory
+        elif same and isinstance(declared, ir.ScalarType):
+            same = declared.dtype == inferred.dtype
+        if not same:
+            raise self.error(node, f"'{name}' is annotated {ir.print_type(declared)} but the value has type "
+                                   f"{ir.print_type(inferred)}",
+                             f"change the annotation to {ir.print_type(inferred)} or remove it")
+        return declared
+
+    # -- yields ----------------------------------------------------------------------------
+    def is_construct(self, func_node, name):
+        try:
+            value = self.eval(func_node)
+        except Exception:  # noqa: BLE001 - not a pl construct
+            return False
+        return isinstance(value, ops.Construct) and value.name == name
+
+    def parse_yield(self, targets, call, node):
+        if not self.yield_frames:
+            raise self.error(node, "pl.yield_ outside a for/if body",
+                             "use it as the last statement of a loop with init_values or of an if/else arm")
+        frame = self.yield_frames[-1]
+        if not frame.explicit:
+            raise self.error(node, "pl.yield_ in a loop without init_values",
+                             "write `for i, (acc,) in pl.range(n, init_values=(x,)):` or carry values by rebinding")
+        if call.keywords:
+            raise self.error(node, "pl.yield_ takes positional values only")
+        values = [self.to_expr(self.eval(a), node) for a in call.args]
+        if frame.targets is not None and len(frame.targets) != len(targets):
+            raise self.error(node, f"the arms of this if yield {len(frame.targets)} and {len(targets)} values")
+        frame.targets = targets
+        frame.values = values
+        self.emit(ir.YieldStmt(values, self.span(node)))
+
+    # -- annotations -----------------------------------------------------------------------
+    def eval_annotation(self, node):
+        value = self.eval(node)
+        try:
+            spec = annotation_spec(value)
+        except TypeError as e:
+            raise self.error(node, str(e)) from None
+        if spec is None:
+            raise self.error(node, f"'{self.text(node)}' is not a type",
+                             "use pl.Tensor[[M, N], pl.FP32], pl.Tile[[M, N], pl.FP32] or pl.Scalar[pl.INT32]")
+        return spec
+
+    def spec_to_type(self, spec, node, inferred=None):
+        """The IR type of a (direction-free) spec; a short Tile spec takes the rest from `inferred`."""
+        from .types import ScalarSpec, TensorSpec, TupleSpec
+        if isinstance(spec, ScalarSpec):
+            return ir.ScalarType(spec.dtype)
+        if isinstance(spec, TupleSpec):
+            return ir.TupleType([self.spec_to_type(annotation_spec(e), node) for e in spec.elems])
+        if isinstance(spec, TensorSpec):
+            if spec.shape is None:
+                raise self.error(node, "bare pl.Tensor has no shape here",
+                                 "write pl.Tensor[[M, N], pl.FP32]")
+            return ir.TensorType([self.to_expr(d, node) for d in spec.shape], spec.dtype)
+        if isinstance(spec, TileSpec):
+            shape = [self.to_expr(d, node) for d in spec.shape]
+            if spec.memory is None and isinstance(inferred, ir.TileType):
+                return ir.TileType(shape, spec.dtype, inferred.memory,
+                                   list(inferred.valid_shape) if spec.valid_shape is None else
+                                   [self.to_expr(d, node) for d in spec.valid_shape],
+                                   inferred.pad if spec.pad is None else spec.pad,
+                                   inferred.addr if spec.addr is None else spec.addr)
+            return ir.TileType(shape, spec.dtype, spec.memory or ir.MemorySpace.Vec,
+                               [self.to_expr(d, node) for d in (spec.valid_shape or [])],
+                               spec.pad if spec.pad is not None else ir.PadValue.null,
+                               spec.addr if spec.addr is not None else -1)
+        raise self.error(node, f"'{spec!r}' is not a value type")

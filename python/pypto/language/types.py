@@ -1,0 +1,181 @@
+"""Type annotations of the DSL (`pl.Tensor`, `pl.Tile`, `pl.Scalar`, `pl.Out`, ...) and the
+enums and dtypes of the `pl` namespace. Annotations evaluate to small spec objects that the
+parser turns into IR types once shapes are known."""
+
+from pypto._core import ir
+
+DataType = ir.DataType
+MemorySpace = ir.MemorySpace
+Mem = ir.MemorySpace
+PadValue = ir.PadValue
+FunctionType = ir.FunctionType
+Level = ir.Level
+
+BOOL = DataType.BOOL
+INT8 = DataType.INT8
+INT16 = DataType.INT16
+INT32 = DataType.INT32
+INT64 = DataType.INT64
+UINT8 = DataType.UINT8
+UINT16 = DataType.UINT16
+UINT32 = DataType.UINT32
+UINT64 = DataType.UINT64
+FP16 = DataType.FP16
+BF16 = DataType.BF16
+FP32 = DataType.FP32
+INDEX = DataType.INDEX
+
+
+class AtomicType:
+    """Atomic modes of `pl.assemble(..., atomic=...)`."""
+
+    Add = "add"
+
+
+class TypeSpec:
+    """Base of evaluated annotations."""
+
+
+def _as_list(value, what):
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{what} must be a list such as [64, 64], got {value!r}")
+    return list(value)
+
+
+class TensorSpec(TypeSpec):
+    def __init__(self, shape=None, dtype=None):
+        self.shape, self.dtype = shape, dtype
+
+    def __repr__(self):
+        return "pl.Tensor" if self.shape is None else f"pl.Tensor[{self.shape}, {self.dtype}]"
+
+
+class TileSpec(TypeSpec):
+    def __init__(self, shape, dtype, memory=None, valid_shape=None, pad=None, addr=None):
+        self.shape, self.dtype, self.memory = shape, dtype, memory
+        self.valid_shape, self.pad, self.addr = valid_shape, pad, addr
+
+
+class ScalarSpec(TypeSpec):
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+class TupleSpec(TypeSpec):
+    def __init__(self, elems):
+        self.elems = elems
+
+
+class DirectionSpec(TypeSpec):
+    """`pl.Out[T]` / `pl.InOut[T]`: a parameter direction around a type."""
+
+    def __init__(self, direction, inner):
+        self.direction, self.inner = direction, inner
+
+
+class ValidShape:
+    """`pl.ValidShape([r, c])` inside `pl.Tile[...]`: the valid region of a tile."""
+
+    _pl_marker = True
+
+    def __init__(self, dims):
+        self.dims = _as_list(dims, "pl.ValidShape")
+
+
+class Addr:
+    """`pl.Addr(n)` inside `pl.Tile[...]`: the byte offset chosen by memory planning."""
+
+    _pl_marker = True
+
+    def __init__(self, offset):
+        self.offset = int(offset)
+
+
+def _items(key):
+    return list(key) if isinstance(key, tuple) else [key]
+
+
+class _TensorMeta(type):
+    def __getitem__(cls, key):
+        items = _items(key)
+        if len(items) != 2 or not isinstance(items[1], DataType):
+            raise TypeError("write pl.Tensor[[M, N], pl.FP32]: a shape list and a dtype")
+        return TensorSpec(_as_list(items[0], "the shape of pl.Tensor"), items[1])
+
+
+class Tensor(metaclass=_TensorMeta):
+    """A global-memory array; bare `pl.Tensor` takes shape and dtype from the call."""
+
+
+class _TileMeta(type):
+    def __getitem__(cls, key):
+        items = _items(key)
+        if len(items) < 2 or not isinstance(items[1], DataType):
+            raise TypeError("write pl.Tile[[M, N], pl.FP32] (optionally followed by pl.Mem.Vec, "
+                            "pl.ValidShape([r, c]), pl.PadValue.zero, pl.Addr(n))")
+        spec = TileSpec(_as_list(items[0], "the shape of pl.Tile"), items[1])
+        for extra in items[2:]:
+            if isinstance(extra, MemorySpace):
+                spec.memory = extra
+            elif isinstance(extra, ValidShape):
+                spec.valid_shape = extra.dims
+            elif isinstance(extra, PadValue):
+                spec.pad = extra
+            elif isinstance(extra, Addr):
+                spec.addr = extra.offset
+            else:
+                raise TypeError(f"unexpected item {extra!r} in pl.Tile[...]; allowed: a memory space, "
+                                "pl.ValidShape([r, c]), a pl.PadValue, pl.Addr(n)")
+        return spec
+
+
+class Tile(metaclass=_TileMeta):
+    """An on-chip buffer (Vec unless a memory space is given)."""
+
+
+class _ScalarMeta(type):
+    def __getitem__(cls, key):
+        if not isinstance(key, DataType):
+            raise TypeError("write pl.Scalar[pl.INT32]: one dtype")
+        return ScalarSpec(key)
+
+
+class Scalar(metaclass=_ScalarMeta):
+    """A scalar value or argument."""
+
+
+class _TupleMeta(type):
+    def __getitem__(cls, key):
+        return TupleSpec(_items(key))
+
+
+class Tuple(metaclass=_TupleMeta):
+    """A tuple of values (functions returning several values)."""
+
+
+class _DirectionMeta(type):
+    def __getitem__(cls, key):
+        return DirectionSpec(cls._direction, key)
+
+
+class Out(metaclass=_DirectionMeta):
+    """An output parameter: the function writes it."""
+
+    _direction = ir.ParamDirection.Out
+
+
+class InOut(metaclass=_DirectionMeta):
+    """A parameter the function reads and writes."""
+
+    _direction = ir.ParamDirection.InOut
+
+
+def annotation_spec(value):
+    """Normalises an evaluated annotation (`pl.Tensor` bare class included) to a TypeSpec."""
+    if value is Tensor:
+        return TensorSpec()
+    if isinstance(value, TypeSpec):
+        return value
+    if value is Tile or value is Scalar:
+        raise TypeError(f"{value.__name__} needs its shape/dtype: write pl.Tile[[M, N], pl.FP32] or pl.Scalar[pl.INT32]")
+    return None

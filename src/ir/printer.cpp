@@ -1,0 +1,342 @@
+// The IR printer: emits the `@pl.program` class form that the DSL parser reads back.
+// Every op call prints as `pl.<registry name>(...)`; variables get unique SSA names per
+// function; yields print as assignments of the enclosing for/if's return variables.
+#include "pypto/ir/printer.h"
+
+#include <cctype>
+#include <charconv>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "pypto/ir/op_registry.h"
+
+namespace pypto::ir {
+namespace {
+
+std::string format_float(double v) {
+  if (v != v) return "float('nan')";
+  if (v == std::numeric_limits<double>::infinity()) return "float('inf')";
+  if (v == -std::numeric_limits<double>::infinity()) return "float('-inf')";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v);
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\\' || c == '\'') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "'";
+}
+
+bool is_python_keyword(const std::string& s) {
+  static const std::set<std::string> kw = {"False", "None", "True", "and", "as", "assert", "async", "await",
+                                           "break", "class", "continue", "def", "del", "elif", "else", "except",
+                                           "finally", "for", "from", "global", "if", "import", "in", "is",
+                                           "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
+                                           "while", "with", "yield", "pl", "self"};
+  return kw.count(s) > 0;
+}
+
+// Gives each Var of a function a unique, valid Python name: `c`, `c_1`, `c_2`, ...
+class Namer {
+ public:
+  std::string name(const Var* v) {
+    auto it = names_.find(v);
+    if (it != names_.end()) return it->second;
+    std::string base;
+    for (char c : v->name) base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+    if (base.empty()) base = "v";
+    if (std::isdigit(static_cast<unsigned char>(base[0]))) base = "v" + base;
+    if (is_python_keyword(base)) base += "_";
+    std::string cand = base;
+    for (int k = 1; used_.count(cand); ++k) cand = base + "_" + std::to_string(k);
+    used_.insert(cand);
+    names_[v] = cand;
+    return cand;
+  }
+
+ private:
+  std::unordered_map<const Var*, std::string> names_;
+  std::set<std::string> used_;
+};
+
+class Printer {
+ public:
+  std::string type(const TypePtr& t) {
+    if (!t) return "None";
+    if (auto* s = t->as<ScalarType>()) return std::string("pl.Scalar[pl.") + dtype_name(s->dtype) + "]";
+    if (auto* s = t->as<TensorType>()) return "pl.Tensor[" + list(s->shape) + ", pl." + dtype_name(s->dtype) + "]";
+    if (auto* s = t->as<TileType>()) {
+      std::string out = "pl.Tile[" + list(s->shape) + ", pl." + dtype_name(s->dtype) + ", pl.Mem." +
+                        memory_space_name(s->memory);
+      if (!s->valid_shape.empty()) out += ", pl.ValidShape(" + list(s->valid_shape) + ")";
+      if (s->pad != PadValue::null) out += std::string(", pl.PadValue.") + pad_value_name(s->pad);
+      if (s->addr >= 0) out += ", pl.Addr(" + std::to_string(s->addr) + ")";
+      return out + "]";
+    }
+    if (auto* s = t->as<TupleType>()) {
+      std::string out = "pl.Tuple[";
+      for (size_t i = 0; i < s->elems.size(); ++i) out += (i ? ", " : "") + type(s->elems[i]);
+      return out + "]";
+    }
+    return "None";
+  }
+
+  std::string list(const std::vector<ExprPtr>& xs) {
+    std::string out = "[";
+    for (size_t i = 0; i < xs.size(); ++i) out += (i ? ", " : "") + expr(xs[i]);
+    return out + "]";
+  }
+
+  // An operand of an infix operator: parenthesised when it is itself an operator.
+  std::string operand(const ExprPtr& e) {
+    if (auto* b = e->as<BinaryExpr>(); b && b->op != BinaryOp::Min && b->op != BinaryOp::Max) return "(" + expr(e) + ")";
+    if (e->as<UnaryExpr>()) return "(" + expr(e) + ")";
+    return expr(e);
+  }
+
+  std::string expr(const ExprPtr& e) {
+    if (!e) return "None";
+    switch (e->kind) {
+      case ExprKind::Var: return namer.name(static_cast<const Var*>(e.get()));
+      case ExprKind::ConstInt: {
+        auto* c = e->as<ConstInt>();
+        DataType d = e->type->as<ScalarType>()->dtype;
+        if (d == DataType::INDEX) return std::to_string(c->value);
+        return "pl.const(" + std::to_string(c->value) + ", pl." + dtype_name(d) + ")";
+      }
+      case ExprKind::ConstFloat: {
+        auto* c = e->as<ConstFloat>();
+        DataType d = e->type->as<ScalarType>()->dtype;
+        if (d == DataType::FP32) return format_float(c->value);
+        return "pl.const(" + format_float(c->value) + ", pl." + dtype_name(d) + ")";
+      }
+      case ExprKind::ConstBool: return e->as<ConstBool>()->value ? "True" : "False";
+      case ExprKind::Binary: {
+        auto* b = e->as<BinaryExpr>();
+        if (b->op == BinaryOp::Min || b->op == BinaryOp::Max)
+          return std::string("pl.") + binary_op_symbol(b->op) + "(" + expr(b->a) + ", " + expr(b->b) + ")";
+        return operand(b->a) + " " + binary_op_symbol(b->op) + " " + operand(b->b);
+      }
+      case ExprKind::Unary: {
+        auto* u = e->as<UnaryExpr>();
+        return (u->op == UnaryOp::Neg ? "-" : "not ") + operand(u->a);
+      }
+      case ExprKind::Call: return call(*e->as<Call>());
+      case ExprKind::FuncCall: {
+        auto* f = e->as<FuncCall>();
+        std::string out = "self." + f->callee + "(";
+        for (size_t i = 0; i < f->args.size(); ++i) out += (i ? ", " : "") + expr(f->args[i]);
+        return out + ")";
+      }
+      case ExprKind::List: return list(e->as<ListExpr>()->elems);
+      case ExprKind::TupleGet: {
+        auto* t = e->as<TupleGetItem>();
+        return operand(t->tuple) + "[" + std::to_string(t->index) + "]";
+      }
+    }
+    return "None";
+  }
+
+  // Required parameters print by position, optional ones and attributes by keyword.
+  std::string call(const Call& c) {
+    std::vector<std::string> parts;
+    bool positional = true;
+    size_t k = 0;
+    for (auto& p : c.op->params) {
+      std::string value;
+      bool required;
+      if (p.kind == ParamKind::kAttr) {
+        auto it = c.attrs.find(p.name);
+        required = !p.default_value.has_value();
+        if (it == c.attrs.end()) {
+          positional = false;
+          continue;
+        }
+        value = print_attr(it->second);
+      } else {
+        ExprPtr a = k < c.args.size() ? c.args[k] : nullptr;
+        ++k;
+        required = !p.optional;
+        if (!a) {
+          positional = false;
+          continue;
+        }
+        value = expr(a);
+      }
+      positional = positional && required;
+      parts.push_back(positional ? value : p.name + "=" + value);
+    }
+    std::string out = "pl." + c.op->name + "(";
+    for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+    return out + ")";
+  }
+
+  void line(int indent, const std::string& s) { os << std::string(indent * 4, ' ') << s << "\n"; }
+
+  void flatten(const StmtPtr& s, std::vector<StmtPtr>& out) {
+    if (!s) return;
+    if (auto* seq = s->as<SeqStmts>()) {
+      for (auto& x : seq->stmts) flatten(x, out);
+    } else {
+      out.push_back(s);
+    }
+  }
+
+  void block(const StmtPtr& s, int indent) {
+    std::vector<StmtPtr> stmts;
+    flatten(s, stmts);
+    if (stmts.empty()) line(indent, "pass");
+    for (auto& x : stmts) stmt(x, indent);
+  }
+
+  std::string targets(const std::vector<VarPtr>& vars) {
+    std::string out;
+    for (size_t i = 0; i < vars.size(); ++i) out += (i ? ", " : "") + expr(vars[i]);
+    return out;
+  }
+
+  std::string exprs(const std::vector<ExprPtr>& xs) {
+    std::string out;
+    for (size_t i = 0; i < xs.size(); ++i) out += (i ? ", " : "") + expr(xs[i]);
+    return out;
+  }
+
+  void stmt(const StmtPtr& s, int indent) {
+    switch (s->kind) {
+      case StmtKind::Assign: {
+        auto* a = s->as<AssignStmt>();
+        line(indent, expr(a->var) + ": " + type(a->var->type) + " = " + expr(a->value));
+        break;
+      }
+      case StmtKind::Eval: line(indent, expr(s->as<EvalStmt>()->expr)); break;
+      case StmtKind::Yield: {
+        auto* y = s->as<YieldStmt>();
+        std::string call = "pl.yield_(" + exprs(y->values) + ")";
+        const auto* rv = yield_targets.empty() ? nullptr : yield_targets.back();
+        line(indent, rv && !rv->empty() ? targets(*rv) + " = " + call : call);
+        break;
+      }
+      case StmtKind::Return: {
+        auto* r = s->as<ReturnStmt>();
+        line(indent, r->values.empty() ? "return" : "return " + exprs(r->values));
+        break;
+      }
+      case StmtKind::Seq: block(s, indent); break;
+      case StmtKind::Scope: {
+        auto* sc = s->as<ScopeStmt>();
+        line(indent, std::string("with pl.at(level=pl.Level.") + level_name(sc->level) + "):");
+        yield_targets.push_back(nullptr);
+        block(sc->body, indent + 1);
+        yield_targets.pop_back();
+        break;
+      }
+      case StmtKind::For: {
+        auto* f = s->as<ForStmt>();
+        std::string head = "for " + expr(f->loop_var);
+        if (!f->iter_args.empty()) head += ", (" + targets(f->iter_args) + (f->iter_args.size() == 1 ? ",)" : ")");
+        head += std::string(" in pl.") + for_kind_name(f->for_kind) + "(" + expr(f->start) + ", " + expr(f->stop) + ", " +
+                expr(f->step);
+        if (!f->init_values.empty())
+          head += ", init_values=(" + exprs(f->init_values) + (f->init_values.size() == 1 ? ",)" : ")");
+        if (f->for_kind == ForKind::Pipeline || f->stages != 0) head += ", stage=" + std::to_string(f->stages);
+        line(indent, head + "):");
+        yield_targets.push_back(&f->return_vars);
+        block(f->body, indent + 1);
+        yield_targets.pop_back();
+        break;
+      }
+      case StmtKind::If: {
+        auto* i = s->as<IfStmt>();
+        line(indent, "if " + expr(i->cond) + ":");
+        yield_targets.push_back(&i->return_vars);
+        block(i->then_body, indent + 1);
+        if (i->else_body) {
+          line(indent, "else:");
+          block(i->else_body, indent + 1);
+        }
+        yield_targets.pop_back();
+        break;
+      }
+    }
+  }
+
+  void function(const Function& f, int indent) {
+    line(indent, std::string("@pl.function(type=pl.FunctionType.") + function_type_name(f.func_type) + ")");
+    std::string head = "def " + f.name + "(self";
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      std::string t = type(f.params[i]->type);
+      if (f.directions[i] == ParamDirection::Out) t = "pl.Out[" + t + "]";
+      if (f.directions[i] == ParamDirection::InOut) t = "pl.InOut[" + t + "]";
+      head += ", " + expr(f.params[i]) + ": " + t;
+    }
+    head += ")";
+    if (f.return_types.size() == 1) head += " -> " + type(f.return_types[0]);
+    if (f.return_types.size() > 1) {
+      head += " -> tuple[";
+      for (size_t i = 0; i < f.return_types.size(); ++i) head += (i ? ", " : "") + type(f.return_types[i]);
+      head += "]";
+    }
+    line(indent, head + ":");
+    block(f.body, indent + 1);
+  }
+
+  Namer namer;
+  std::ostringstream os;
+  std::vector<const std::vector<VarPtr>*> yield_targets;
+};
+
+}  // namespace
+
+std::string print_attr(const AttrValue& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) return std::to_string(v);
+        else if constexpr (std::is_same_v<T, double>) return format_float(v);
+        else if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
+        else if constexpr (std::is_same_v<T, std::string>) return quote(v);
+        else if constexpr (std::is_same_v<T, DataType>) return std::string("pl.") + dtype_name(v);
+        else if constexpr (std::is_same_v<T, MemorySpace>) return std::string("pl.Mem.") + memory_space_name(v);
+        else if constexpr (std::is_same_v<T, PadValue>) return std::string("pl.PadValue.") + pad_value_name(v);
+        else {
+          std::string out = "[";
+          for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+          return out + "]";
+        }
+      },
+      value);
+}
+
+std::string print_program(const ProgramPtr& program) {
+  std::ostringstream os;
+  os << "import pypto.language as pl\n\n\n@pl.program\nclass " << program->name << ":\n";
+  if (program->functions.empty()) os << "    pass\n";
+  for (size_t i = 0; i < program->functions.size(); ++i) {
+    if (i) os << "\n";
+    os << print_function(program->functions[i]);
+  }
+  return os.str();
+}
+
+std::string print_function(const FunctionPtr& function) {
+  Printer p;
+  p.function(*function, 1);
+  return p.os.str();
+}
+
+std::string print_type(const TypePtr& type) { return Printer().type(type); }
+std::string print_expr(const ExprPtr& expr) { return Printer().expr(expr); }
+
+}  // namespace pypto::ir
