@@ -63,9 +63,11 @@ const char* kind_name(isa::Operand::Kind k) {
 void check_operands(const TileCall& call, const std::string& sig, const std::vector<OperandValue>& ops,
                     const char* role) {
   const size_t required = std::count_if(sig.begin(), sig.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
-  if (ops.size() < required || ops.size() > sig.size())
-    call.fail_runtime("takes " + std::to_string(required) + (required == sig.size() ? "" : "-" + std::to_string(sig.size())) +
-                      " " + role + " operands, got " + std::to_string(ops.size()));
+  if (ops.size() < required || ops.size() > sig.size()) {
+    std::string count = std::to_string(required);
+    if (required != sig.size()) count.append(" to ").append(std::to_string(sig.size()));
+    call.fail_runtime("takes " + count + " " + role + " operands, got " + std::to_string(ops.size()));
+  }
   for (size_t i = 0; i < ops.size(); ++i)
     if (ops[i].kind != kind_of_letter(sig[i]))
       call.fail_runtime(std::string(role) + " operand " + std::to_string(i) + " must be " +
