@@ -3,11 +3,30 @@ TSEL against numpy comparisons."""
 
 import numpy as np
 import pytest
-from conftest import NP, random_tile, run
+from isa_cases import NP, random_tile, run
 
 # Values that exercise ties and signs: halves, near-halves, negatives, large magnitudes.
-SPECIAL = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.5000001, 3.7, -3.7, 0.0, -0.0,
-                    1e6 + 0.5, -7.25, 100.5, 2.0], np.float32)
+SPECIAL = np.array(
+    [
+        0.5,
+        1.5,
+        2.5,
+        -0.5,
+        -1.5,
+        -2.5,
+        0.49999997,
+        -0.5000001,
+        3.7,
+        -3.7,
+        0.0,
+        -0.0,
+        1e6 + 0.5,
+        -7.25,
+        100.5,
+        2.0,
+    ],
+    np.float32,
+)
 
 
 def half_away(x):
@@ -19,8 +38,15 @@ def round_to_odd_int(x):
     return np.where(lo == x, lo, np.where(lo % 2 != 0, lo, lo + 1))
 
 
-INT_MODES = {"rint": np.rint, "none": np.rint, "round": half_away, "floor": np.floor, "ceil": np.ceil,
-             "trunc": np.trunc, "odd": round_to_odd_int}
+INT_MODES = {
+    "rint": np.rint,
+    "none": np.rint,
+    "round": half_away,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "odd": round_to_odd_int,
+}
 
 
 @pytest.mark.parametrize("dst", ["INT32", "INT16"])
@@ -67,8 +93,11 @@ def fp16_reference(x, mode):
         above = up.astype(np.float64) - x.astype(np.float64)
         away = np.where(x >= 0, up, down)
         toward = np.where(x >= 0, down, up)
-        return np.where(exact, down, np.where(below == above, away,
-                                               np.where((below < above) == (x >= 0), toward, away)))
+        return np.where(
+            exact,
+            down,
+            np.where(below == above, away, np.where((below < above) == (x >= 0), toward, away)),
+        )
     if mode == "odd":
         odd_down = (down.view(np.uint16) & 1) == 1
         return np.where(exact, down, np.where(odd_down, down, up))
@@ -77,9 +106,17 @@ def fp16_reference(x, mode):
 
 @pytest.mark.parametrize("mode", ["rint", "none", "round", "floor", "ceil", "trunc", "odd"])
 def test_fp32_to_fp16(rng, mode):
-    ties = (np.float32(1.0) + np.float32(2.0**-11) * np.arange(-8, 8)).astype(np.float32)  # halfway points
-    src = np.concatenate([SPECIAL, ties, rng.uniform(-70000, 70000, 16).astype(np.float32),
-                          rng.uniform(-1e-6, 1e-6, 16).astype(np.float32)]).reshape(8, 8)
+    ties = (np.float32(1.0) + np.float32(2.0**-11) * np.arange(-8, 8)).astype(
+        np.float32
+    )  # halfway points
+    src = np.concatenate(
+        [
+            SPECIAL,
+            ties,
+            rng.uniform(-70000, 70000, 16).astype(np.float32),
+            rng.uniform(-1e-6, 1e-6, 16).astype(np.float32),
+        ]
+    ).reshape(8, 8)
     src = np.clip(src, -65504, 65504).astype(np.float32)
     out = np.zeros((8, 8), np.float16)
     run("TCVT", [out], [src], attrs={"mode": mode})
@@ -105,8 +142,14 @@ def test_widening_and_int_to_float_are_exact(rng):
     np.testing.assert_array_equal(out, i.astype(np.float32))
 
 
-CMP = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal, "GT": np.greater,
-       "GE": np.greater_equal}
+CMP = {
+    "EQ": np.equal,
+    "NE": np.not_equal,
+    "LT": np.less,
+    "LE": np.less_equal,
+    "GT": np.greater,
+    "GE": np.greater_equal,
+}
 
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP16", "INT32"])

@@ -3,8 +3,7 @@ dtypes and shapes, including a valid region smaller than the tile."""
 
 import numpy as np
 import pytest
-from conftest import NP, random_tile, run
-
+from isa_cases import NP, random_tile, run
 from pypto import _core
 
 SHAPES = [(16, 16), (8, 40), (32, 8)]
@@ -166,7 +165,7 @@ def test_bf16_add_against_torch(rng):
     torch = pytest.importorskip("torch")
     a = torch.tensor(rng.uniform(-4, 4, (8, 16)), dtype=torch.bfloat16)
     b = torch.tensor(rng.uniform(-4, 4, (8, 16)), dtype=torch.bfloat16)
-    bits = lambda t: t.view(torch.int16).numpy().view(np.uint16).copy()  # noqa: E731
+    bits = lambda t: t.view(torch.int16).numpy().view(np.uint16).copy()
     out = np.zeros((8, 16), np.uint16)
     run("TADD", [out], [bits(a), bits(b)], dtypes=["BF16", "BF16", "BF16"])
     np.testing.assert_array_equal(out, bits(a + b))

@@ -3,8 +3,7 @@ int32, with accumulation and bias, and a non-square shape."""
 
 import numpy as np
 import pytest
-from conftest import random_tile, run
-
+from isa_cases import random_tile, run
 from pypto import _core
 
 
@@ -43,7 +42,7 @@ def test_tmatmul_bf16_against_torch(rng):
     torch = pytest.importorskip("torch")
     a = torch.tensor(rng.uniform(-1, 1, (16, 32)), dtype=torch.bfloat16)
     b = torch.tensor(rng.uniform(-1, 1, (32, 16)), dtype=torch.bfloat16)
-    bits = lambda t: t.view(torch.int16).numpy().view(np.uint16).copy()  # noqa: E731
+    bits = lambda t: t.view(torch.int16).numpy().view(np.uint16).copy()
     acc = np.zeros((16, 16), np.float32)
     run("TMATMUL", [acc], [bits(a), bits(b)], dtypes=["FP32", "BF16", "BF16"])
     np.testing.assert_allclose(acc, (a.double() @ b.double()).numpy(), rtol=1e-5, atol=1e-5)

@@ -3,8 +3,7 @@ errors, TMOV with conversion, TTRANS, TFILLPAD and TEXPANDS."""
 
 import numpy as np
 import pytest
-from conftest import NP, random_tile, run
-
+from isa_cases import NP, random_tile, run
 from pypto import _core
 
 
@@ -24,8 +23,10 @@ def test_tload_from_a_strided_view(rng):
     np.testing.assert_array_equal(tile, view[4:12, 2:10])
 
 
-@pytest.mark.parametrize("pad,value", [("zero", 0.0), ("max", np.finfo(np.float32).max),
-                                       ("min", np.finfo(np.float32).min)])
+@pytest.mark.parametrize(
+    "pad,value",
+    [("zero", 0.0), ("max", np.finfo(np.float32).max), ("min", np.finfo(np.float32).min)],
+)
 def test_tload_pads_outside_the_valid_region(rng, pad, value):
     g = random_tile(rng, (10, 12), "FP32")
     tile = np.full((16, 16), 3.0, np.float32)
@@ -93,15 +94,25 @@ def test_tfillpad(rng):
     dst = np.zeros((8, 16), np.float32)
     _core.isa_execute("TFILLPAD", [dst], [src], valid_shape=[5, 7], pad="min")
     np.testing.assert_array_equal(dst[:5, :7], src[:5, :7])
-    assert (dst[5:] == np.finfo(np.float32).min).all() and (dst[:, 7:] == np.finfo(np.float32).min).all()
+    assert (dst[5:] == np.finfo(np.float32).min).all() and (
+        dst[:, 7:] == np.finfo(np.float32).min
+    ).all()
 
 
-@pytest.mark.parametrize("dtype,value", [("FP32", 2.5), ("FP16", -1.25), ("INT32", 7), ("INT8", -3)])
+@pytest.mark.parametrize(
+    "dtype,value", [("FP32", 2.5), ("FP16", -1.25), ("INT32", 7), ("INT8", -3)]
+)
 def test_texpands(dtype, value):
     dst = np.zeros((8, 16), NP[dtype])
-    np.testing.assert_array_equal(run("TEXPANDS", [dst], [value]), np.full((8, 16), value, NP[dtype]))
+    np.testing.assert_array_equal(
+        run("TEXPANDS", [dst], [value]), np.full((8, 16), value, NP[dtype])
+    )
 
 
 def test_operand_of_the_wrong_kind_is_an_error():
     with pytest.raises(_core.PyptoError, match="operand 1 must be a scalar"):
-        run("TADDS", [np.zeros((4, 4), np.float32)], [np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32)])
+        run(
+            "TADDS",
+            [np.zeros((4, 4), np.float32)],
+            [np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32)],
+        )

@@ -3,17 +3,17 @@
 
 import numpy as np
 import pytest
-from conftest import NP, random_tile, run
+from isa_cases import NP, random_tile, run
 
 REDUCE = {"SUM": np.sum, "MAX": np.max, "MIN": np.min, "PROD": np.prod}
 
 
 def tolerance(dtype, kind):
     if dtype == "INT32":
-        return dict(rtol=0, atol=0)
+        return {"rtol": 0, "atol": 0}
     if dtype == "FP16":
-        return dict(rtol=4e-3, atol=4e-3)  # fp16 rounds every partial sum
-    return dict(rtol=1e-5, atol=1e-5) if kind in ("SUM", "PROD") else dict(rtol=0, atol=0)
+        return {"rtol": 4e-3, "atol": 4e-3}  # fp16 rounds every partial sum
+    return {"rtol": 1e-5, "atol": 1e-5} if kind in ("SUM", "PROD") else {"rtol": 0, "atol": 0}
 
 
 @pytest.mark.parametrize("valid", [None, [5, 13]])

@@ -3,18 +3,20 @@ control flow in kernels and host code, and errors surfacing as PyptoError."""
 
 import numpy as np
 import pytest
-from conftest import alloc, binary_kernel, call, imm, offsets, tensor_arg, tile_instr
-
+from hand_built_programs import alloc, binary_kernel, call, imm, offsets, tensor_arg, tile_instr
 from pypto import _core as c
 
 
-def test_two_dependent_tasks(rng=np.random.default_rng(0)):
+def test_two_dependent_tasks():
+    rng = np.random.default_rng(0)
     a, b, w = (rng.standard_normal((16, 64)).astype(np.float32) for _ in range(3))
     out = np.zeros((16, 64), np.float32)
     p = c.HostProgram()
     p.name = "add_then_mul"
-    p.params = [c.ParamDesc(n, True, "FP32", [16, 64], d) for n, d in
-                (("a", "In"), ("b", "In"), ("w", "In"), ("out", "Out"))]
+    p.params = [
+        c.ParamDesc(n, True, "FP32", [16, 64], d)
+        for n, d in (("a", "In"), ("b", "In"), ("w", "In"), ("out", "Out"))
+    ]
     p.tensors = p.params + [c.ParamDesc("tmp", True, "FP32", [16, 64], "InOut")]
     p.kernels = [binary_kernel("add", "TADD", 16, 64), binary_kernel("mul", "TMUL", 16, 64)]
     p.code = [alloc(4, "FP32", [16, 64]), call(0, 0, 1, 4), call(1, 4, 2, 3)]
@@ -31,10 +33,16 @@ def test_chain_of_tasks_in_place_keeps_program_order():
     p = c.HostProgram()
     p.name = "doubling"
     k = binary_kernel("add", "TADD", 8, 16)
-    k.params = [c.ParamDesc("a", True, "FP32", [8, 16], "In"), c.ParamDesc("b", True, "FP32", [8, 16], "In"),
-                c.ParamDesc("out", True, "FP32", [8, 16], "Out")]
+    k.params = [
+        c.ParamDesc("a", True, "FP32", [8, 16], "In"),
+        c.ParamDesc("b", True, "FP32", [8, 16], "In"),
+        c.ParamDesc("out", True, "FP32", [8, 16], "Out"),
+    ]
     p.kernels = [k]
-    p.params = [c.ParamDesc("x", True, "FP32", [8, 16], "InOut"), c.ParamDesc("y", True, "FP32", [8, 16], "InOut")]
+    p.params = [
+        c.ParamDesc("x", True, "FP32", [8, 16], "InOut"),
+        c.ParamDesc("y", True, "FP32", [8, 16], "InOut"),
+    ]
     p.tensors = p.params
     y = np.zeros_like(x)
     p.code = [call(0, 0, 0, 1) if i % 2 == 0 else call(0, 1, 1, 0) for i in range(8)]
@@ -51,14 +59,19 @@ def test_many_independent_tasks_from_a_host_loop():
     k = binary_kernel("add", "TADD", 16, 32)
     p = c.HostProgram()
     p.name = "independent"
-    p.params = [c.ParamDesc(f"a{i}", True, "FP32", [16, 32], "In") for i in range(8)] + \
-               [c.ParamDesc("b", True, "FP32", [16, 32], "In")] + \
-               [c.ParamDesc(f"o{i}", True, "FP32", [16, 32], "Out") for i in range(8)]
+    p.params = (
+        [c.ParamDesc(f"a{i}", True, "FP32", [16, 32], "In") for i in range(8)]
+        + [c.ParamDesc("b", True, "FP32", [16, 32], "In")]
+        + [c.ParamDesc(f"o{i}", True, "FP32", [16, 32], "Out") for i in range(8)]
+    )
     p.tensors = p.params
     p.kernels = [k]
     p.code = [call(0, i, 8, 9 + i) for i in range(8)]
-    args = [tensor_arg(a[i], f"a{i}") for i in range(8)] + [tensor_arg(b, "b")] + \
-           [tensor_arg(o, f"o{i}") for i, o in enumerate(outs)]
+    args = (
+        [tensor_arg(a[i], f"a{i}") for i in range(8)]
+        + [tensor_arg(b, "b")]
+        + [tensor_arg(o, f"o{i}") for i, o in enumerate(outs)]
+    )
     c.run_host_program(p, args, "a2a3sim", "sim", 0)
     for i in range(8):
         np.testing.assert_array_equal(outs[i], a[i] + b)
@@ -68,8 +81,12 @@ def loop_kernel():
     """out[r0:r0+8, :] = x[r0:r0+8, :] * s for r0 in range(0, rows, 8); s is scalar param 1."""
     k = c.Kernel()
     k.name = "scale_rows"
-    k.params = [c.ParamDesc("x", True, "FP32", [-1, 16], "In"), c.ParamDesc("s", False, "FP32", [], "In"),
-                c.ParamDesc("rows", False, "INT32", [], "In"), c.ParamDesc("out", True, "FP32", [-1, 16], "Out")]
+    k.params = [
+        c.ParamDesc("x", True, "FP32", [-1, 16], "In"),
+        c.ParamDesc("s", False, "FP32", [], "In"),
+        c.ParamDesc("rows", False, "INT32", [], "In"),
+        c.ParamDesc("out", True, "FP32", [-1, 16], "Out"),
+    ]
     k.num_regs = 3
     k.reg_is_float = [True, False, False]  # r0 = s, r1 = rows, r2 = loop variable
     k.tiles = [c.TileDesc("t", "FP32", "Vec", 8, 16, 0)]
@@ -79,11 +96,13 @@ def loop_kernel():
     for i in (begin, end):
         i.dst_reg, i.a, i.b, i.step = 2, imm(0), R(1), imm(8)
     begin.jump, end.jump = 5, 1
-    k.code = [begin,
-              tile_instr("TLOAD", [T(0)], [G(0), offsets(R(2), 0)], 20),
-              tile_instr("TMULS", [T(0)], [T(0), c.Operand.scalar_of(R(0))], 21),
-              tile_instr("TSTORE", [G(3)], [T(0), offsets(R(2), 0)], 22),
-              end]
+    k.code = [
+        begin,
+        tile_instr("TLOAD", [T(0)], [G(0), offsets(R(2), 0)], 20),
+        tile_instr("TMULS", [T(0)], [T(0), c.Operand.scalar_of(R(0))], 21),
+        tile_instr("TSTORE", [G(3)], [T(0), offsets(R(2), 0)], 22),
+        end,
+    ]
     return k
 
 
@@ -98,20 +117,31 @@ def test_scalar_arithmetic_has_python_semantics():
     # r2 = r0 // r1, r3 = r0 % r1, then fill tiles with them and store
     k = c.Kernel()
     k.name = "floordiv_mod"
-    k.params = [c.ParamDesc("a", False, "INT32", [], "In"), c.ParamDesc("b", False, "INT32", [], "In"),
-                c.ParamDesc("out", True, "INT32", [2, 8], "Out")]
+    k.params = [
+        c.ParamDesc("a", False, "INT32", [], "In"),
+        c.ParamDesc("b", False, "INT32", [], "In"),
+        c.ParamDesc("out", True, "INT32", [2, 8], "Out"),
+    ]
     k.num_regs, k.reg_is_float = 4, [False] * 4
     k.tiles = [c.TileDesc("t", "INT32", "Vec", 1, 8, 0)]
     ops = []
     for dst, sop in ((2, "//"), (3, "%")):
         i = c.Instr()
-        i.kind, i.dst_reg, i.sop, i.a, i.b = c.InstrKind.ScalarBin, dst, sop, c.Scalar.r(0), c.Scalar.r(1)
+        i.kind, i.dst_reg, i.sop, i.a, i.b = (
+            c.InstrKind.ScalarBin,
+            dst,
+            sop,
+            c.Scalar.r(0),
+            c.Scalar.r(1),
+        )
         ops.append(i)
     T, G = c.Operand.tile, c.Operand.tensor
-    k.code = ops + [tile_instr("TEXPANDS", [T(0)], [c.Operand.scalar_of(c.Scalar.r(2))]),
-                    tile_instr("TSTORE", [G(2)], [T(0), offsets(0, 0)]),
-                    tile_instr("TEXPANDS", [T(0)], [c.Operand.scalar_of(c.Scalar.r(3))]),
-                    tile_instr("TSTORE", [G(2)], [T(0), offsets(1, 0)])]
+    k.code = ops + [
+        tile_instr("TEXPANDS", [T(0)], [c.Operand.scalar_of(c.Scalar.r(2))]),
+        tile_instr("TSTORE", [G(2)], [T(0), offsets(0, 0)]),
+        tile_instr("TEXPANDS", [T(0)], [c.Operand.scalar_of(c.Scalar.r(3))]),
+        tile_instr("TSTORE", [G(2)], [T(0), offsets(1, 0)]),
+    ]
     for a, b in ((-7, 2), (7, -2), (9, 4)):
         out = np.zeros((2, 8), np.int32)
         c.run_kernel(k, [a, b, tensor_arg(out, "out")])
@@ -131,10 +161,19 @@ def test_task_error_surfaces_as_pypto_error():
     p.kernels = [k]
     p.code = [call(0, 0, 1, 2), call(0, 0, 1, 2)]
     with pytest.raises(c.PyptoError) as e:
-        c.run_host_program(p, [tensor_arg(a, "a"), tensor_arg(a.copy(), "b"), tensor_arg(a.copy(), "out")],
-                           "a2a3sim", "sim", 2)
+        c.run_host_program(
+            p,
+            [tensor_arg(a, "a"), tensor_arg(a.copy(), "b"), tensor_arg(a.copy(), "out")],
+            "a2a3sim",
+            "sim",
+            2,
+        )
     msg = str(e.value)
-    assert msg.startswith("test_kernel.py:10: TLOAD:") and "'a'[8, 64] FP32" in msg and "offsets [0, 0]" in msg
+    assert (
+        msg.startswith("test_kernel.py:10: TLOAD:")
+        and "'a'[8, 64] FP32" in msg
+        and "offsets [0, 0]" in msg
+    )
 
 
 def test_tile_outside_its_buffer_is_an_error():
@@ -143,7 +182,9 @@ def test_tile_outside_its_buffer_is_an_error():
     x = np.zeros((16, 64), np.float32)
     with pytest.raises(c.PyptoError, match=r"tile 'tc' .* lies outside Vec \(192 KiB on a2a3sim\)"):
         c.run_kernel(k, [tensor_arg(x, "a"), tensor_arg(x, "b"), tensor_arg(x.copy(), "out")])
-    c.run_kernel(k, [tensor_arg(x, "a"), tensor_arg(x, "b"), tensor_arg(x.copy(), "out")], "a5sim")  # 256 KiB UB
+    c.run_kernel(
+        k, [tensor_arg(x, "a"), tensor_arg(x, "b"), tensor_arg(x.copy(), "out")], "a5sim"
+    )  # 256 KiB UB
 
 
 def test_argument_mismatches_are_user_errors():
@@ -152,12 +193,21 @@ def test_argument_mismatches_are_user_errors():
     with pytest.raises(c.PyptoError, match="'add' takes 3 arguments, got 2"):
         c.run_kernel(k, [tensor_arg(x, "a"), tensor_arg(x, "b")])
     with pytest.raises(c.PyptoError, match="expected shape \\[16, 64\\]"):
-        c.run_kernel(k, [tensor_arg(x, "a"), tensor_arg(x, "b"), tensor_arg(np.zeros((8, 64), np.float32), "o")])
+        c.run_kernel(
+            k,
+            [
+                tensor_arg(x, "a"),
+                tensor_arg(x, "b"),
+                tensor_arg(np.zeros((8, 64), np.float32), "o"),
+            ],
+        )
 
 
 def test_engine_and_platform_names_are_checked():
     p = c.HostProgram()
-    with pytest.raises(c.PyptoError, match="engine 'native' is not built yet; available engines: sim"):
+    with pytest.raises(
+        c.PyptoError, match="engine 'native' is not built yet; available engines: sim"
+    ):
         c.run_host_program(p, [], "a2a3sim", "native", 1)
     with pytest.raises(c.PyptoError, match="unknown engine 'gpu'; available engines: sim"):
         c.run_host_program(p, [], "a2a3sim", "gpu", 1)
@@ -168,8 +218,10 @@ def test_engine_and_platform_names_are_checked():
 
 def test_programs_are_inspectable_from_python():
     k = loop_kernel()
-    assert [i.kind for i in k.code][0] == c.InstrKind.LoopBegin
+    assert k.code[0].kind == c.InstrKind.LoopBegin
     assert k.code[2].mnemonic == "TMULS" and k.code[2].span_line == 21
-    assert k.tiles[0].dtype == "FP32" and k.tiles[0].memory == "Vec" and k.tiles[0].valid_rows.i == 8
+    assert (
+        k.tiles[0].dtype == "FP32" and k.tiles[0].memory == "Vec" and k.tiles[0].valid_rows.i == 8
+    )
     i = tile_instr("TCVT", [], [], mode="round", dtype="FP16")
     assert i.attrs == {"mode": "round", "dtype": "FP16"}

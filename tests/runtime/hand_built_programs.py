@@ -2,7 +2,6 @@
 conversion of numpy arrays into run arguments (no copies)."""
 
 import numpy as np
-
 from pypto import _core as c
 
 DTYPE = {np.dtype(np.float32): "FP32", np.dtype(np.float16): "FP16", np.dtype(np.int32): "INT32"}
@@ -10,7 +9,13 @@ DTYPE = {np.dtype(np.float32): "FP32", np.dtype(np.float16): "FP16", np.dtype(np
 
 def tensor_arg(a, name):
     """(data_ptr, dtype, shape, strides_in_elements, name) for a numpy array."""
-    return (a.ctypes.data, DTYPE[a.dtype], list(a.shape), [s // a.itemsize for s in a.strides], name)
+    return (
+        a.ctypes.data,
+        DTYPE[a.dtype],
+        list(a.shape),
+        [s // a.itemsize for s in a.strides],
+        name,
+    )
 
 
 def imm(v):
@@ -37,16 +42,24 @@ def binary_kernel(name, mnemonic, rows, cols, dtype="FP32"):
     """out = a <mnemonic> b for [rows, cols] tensors: TLOAD, TLOAD, op, TSTORE."""
     k = c.Kernel()
     k.name = name
-    k.params = [c.ParamDesc("a", True, dtype, [rows, cols], "In"), c.ParamDesc("b", True, dtype, [rows, cols], "In"),
-                c.ParamDesc("out", True, dtype, [rows, cols], "Out")]
+    k.params = [
+        c.ParamDesc("a", True, dtype, [rows, cols], "In"),
+        c.ParamDesc("b", True, dtype, [rows, cols], "In"),
+        c.ParamDesc("out", True, dtype, [rows, cols], "Out"),
+    ]
     nbytes = rows * cols * 4
-    k.tiles = [c.TileDesc("ta", dtype, "Vec", rows, cols, 0), c.TileDesc("tb", dtype, "Vec", rows, cols, nbytes),
-               c.TileDesc("tc", dtype, "Vec", rows, cols, 2 * nbytes)]
+    k.tiles = [
+        c.TileDesc("ta", dtype, "Vec", rows, cols, 0),
+        c.TileDesc("tb", dtype, "Vec", rows, cols, nbytes),
+        c.TileDesc("tc", dtype, "Vec", rows, cols, 2 * nbytes),
+    ]
     T, G = c.Operand.tile, c.Operand.tensor
-    k.code = [tile_instr("TLOAD", [T(0)], [G(0), offsets(0, 0)], 10),
-              tile_instr("TLOAD", [T(1)], [G(1), offsets(0, 0)], 11),
-              tile_instr(mnemonic, [T(2)], [T(0), T(1)], 12),
-              tile_instr("TSTORE", [G(2)], [T(2), offsets(0, 0)], 13)]
+    k.code = [
+        tile_instr("TLOAD", [T(0)], [G(0), offsets(0, 0)], 10),
+        tile_instr("TLOAD", [T(1)], [G(1), offsets(0, 0)], 11),
+        tile_instr(mnemonic, [T(2)], [T(0), T(1)], 12),
+        tile_instr("TSTORE", [G(2)], [T(2), offsets(0, 0)], 13),
+    ]
     return k
 
 
