@@ -400,6 +400,14 @@ void bind_runtime(nb::module_& m) {
       },
       "name"_a, "dtype"_a, "rows"_a, "cols"_a, "k"_a = 0, "Modelled cycles (chip-model.md); matmul: M=rows, N=cols, K=k.");
   m.def("instruction_pipe", [](const std::string& name) { return std::string(isa::pipe_name(instr_or_fail(name).pipe)); });
+  m.def(
+      "kernel_pipes",
+      [](const isa::Kernel& k) {
+        std::vector<std::string> pipes;
+        for (const isa::Instr& i : k.code) pipes.push_back(isa::pipe_name(isa::pipe_of(i, k)));
+        return pipes;
+      },
+      "kernel"_a, "The pipe of each instruction of `kernel` (scalar and control instructions: S).");
   m.def("instruction_signature", [](const std::string& name) {
     const isa::InstrDef& d = instr_or_fail(name);
     std::vector<std::string> dts;

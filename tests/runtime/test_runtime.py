@@ -225,3 +225,76 @@ def test_programs_are_inspectable_from_python():
     )
     i = tile_instr("TCVT", [], [], mode="round", dtype="FP16")
     assert i.attrs == {"mode": "round", "dtype": "FP16"}
+
+
+def test_pipes_of_moves_and_stores_follow_the_source_memory():
+    T, G = c.Operand.tile, c.Operand.tensor
+    k = c.Kernel()
+    k.tiles = [
+        c.TileDesc(n, "FP32", m, 16, 16)
+        for n, m in (("v", "Vec"), ("l1", "Mat"), ("acc", "Acc"), ("l0a", "Left"))
+    ]
+    k.code = [
+        tile_instr("TMOV", [T(3)], [T(1)]),  # Mat -> Left: MTE1
+        tile_instr("TMOV", [T(0)], [T(2)]),  # Acc -> Vec: FIX
+        tile_instr("TMOV", [T(0)], [T(0)]),  # Vec -> Vec: V
+        tile_instr("TSTORE", [G(0)], [T(2), offsets(0, 0)]),  # from Acc: FIX
+        tile_instr("TSTORE", [G(0)], [T(0), offsets(0, 0)]),  # from Vec: MTE3
+        tile_instr("TLOAD", [T(0)], [G(0), offsets(0, 0)]),
+        tile_instr("TMATMUL", [T(2)], [T(3), T(3)]),
+    ]
+    assert c.kernel_pipes(k) == ["MTE1", "FIX", "V", "FIX", "MTE3", "MTE2", "M"]
+
+
+def scalar_bin(dst, sop, a, b):
+    i = c.Instr()
+    i.kind, i.dst_reg, i.sop, i.a, i.b = c.InstrKind.ScalarBin, dst, sop, a, b
+    return i
+
+
+def control(kind, jump=-1, cond=None, reg=-1, start=None, stop=None, step=None):
+    i = c.Instr()
+    i.kind, i.jump, i.dst_reg = kind, jump, reg
+    for field, v in (("a", cond or start), ("b", stop), ("step", step)):
+        if v is not None:
+            setattr(i, field, v)
+    return i
+
+
+def test_host_loop_passes_its_register_to_kernels_with_if_else():
+    # host: for i in range(4): fill(out, i);  kernel: out[i, :] = i if i % 2 == 0 else -i
+    R, T, G, K = c.Scalar.r, c.Operand.tile, c.Operand.tensor, c.InstrKind
+    k = c.Kernel()
+    k.name = "fill"
+    k.params = [
+        c.ParamDesc("out", True, "INT32", [4, 8], "InOut"),
+        c.ParamDesc("i", False, "INT32", [], "In"),
+    ]
+    k.num_regs, k.reg_is_float = 4, [False] * 4
+    k.tiles = [c.TileDesc("t", "INT32", "Vec", 1, 8, 0)]
+    k.code = [
+        scalar_bin(1, "%", R(0), imm(2)),
+        scalar_bin(2, "==", R(1), imm(0)),
+        scalar_bin(3, "-", imm(0), R(0)),
+        control(K.If, jump=6, cond=R(2)),
+        tile_instr("TEXPANDS", [T(0)], [c.Operand.scalar_of(R(0))]),
+        control(K.Else, jump=7),
+        tile_instr("TEXPANDS", [T(0)], [c.Operand.scalar_of(R(3))]),
+        control(K.EndIf),
+        tile_instr("TSTORE", [G(0)], [T(0), offsets(R(0), 0)]),
+    ]
+    p = c.HostProgram()
+    p.name = "host_loop"
+    p.params = [c.ParamDesc("out", True, "INT32", [4, 8], "InOut")]
+    p.tensors = p.params
+    p.num_regs, p.reg_is_float = 1, [False]
+    p.kernels = [k]
+    p.code = [
+        control(K.LoopBegin, jump=3, reg=0, start=imm(0), stop=imm(4), step=imm(1)),
+        call(0, c.Operand.tensor(0), c.Operand.scalar_of(R(0))),
+        control(K.LoopEnd, jump=1, reg=0, start=imm(0), stop=imm(4), step=imm(1)),
+    ]
+    out = np.zeros((4, 8), np.int32)
+    c.run_host_program(p, [tensor_arg(out, "out")], "a2a3sim", "sim", 3)
+    np.testing.assert_array_equal(out[:, 0], [0, -1, 2, -3])
+    assert (out == out[:, :1]).all()
