@@ -1,4 +1,419 @@
+// Python bindings of the instruction stream (isa structs), the instruction table, single
+// instruction execution on numpy arrays, and running programs. Conversions only: enums of
+// the IR appear as their DSL spellings ("FP32", "Vec", "In"), tensors as raw views.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <cctype>
+
 #include "bindings.h"
+#include "pypto/isa/instructions.h"
+#include "pypto/runtime/runtime.h"
+#include "pypto/runtime/single_instruction.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
 namespace pypto::bindings {
-void bind_runtime(nanobind::module_& m) {}
+
+namespace {
+
+using runtime::HostArg;
+using runtime::TensorView;
+
+[[noreturn]] void bad_name(const char* what, const std::string& name) {
+  fail(ErrorKind::kValue, {}, std::string("unknown ") + what + " '" + name + "'", "");
+}
+
+DataType parse_dtype(const std::string& name) {
+  std::string up = name;
+  std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return std::toupper(c); });
+  if (auto d = dtype_from_name(up)) return *d;
+  bad_name("dtype", name);
+}
+MemorySpace parse_memory(const std::string& n) {
+  if (auto m = memory_space_from_name(n)) return *m;
+  bad_name("memory space", n);
+}
+PadValue parse_pad(const std::string& n) {
+  if (auto p = pad_value_from_name(n)) return *p;
+  bad_name("pad value", n);
+}
+ParamDirection parse_dir(const std::string& n) {
+  for (auto d : {ParamDirection::In, ParamDirection::Out, ParamDirection::InOut})
+    if (n == param_direction_name(d)) return d;
+  bad_name("parameter direction", n);
+}
+FunctionType parse_function_type(const std::string& n) {
+  if (auto f = function_type_from_name(n)) return *f;
+  bad_name("function type", n);
+}
+ir::BinaryOp parse_binary_op(const std::string& n) {
+  for (int i = 0; i <= static_cast<int>(ir::BinaryOp::Or); ++i)
+    if (n == ir::binary_op_symbol(static_cast<ir::BinaryOp>(i))) return static_cast<ir::BinaryOp>(i);
+  bad_name("binary operator", n);
+}
+
+// Attrs <-> dict. Enum values become their names; the keys "dtype", "memory" and "pad" turn
+// names back into enums.
+nb::dict attrs_to_dict(const ir::Attrs& attrs) {
+  nb::dict d;
+  for (auto& [k, v] : attrs) {
+    std::visit(
+        [&](auto&& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, DataType>) d[k.c_str()] = dtype_name(x);
+          else if constexpr (std::is_same_v<T, MemorySpace>) d[k.c_str()] = memory_space_name(x);
+          else if constexpr (std::is_same_v<T, PadValue>) d[k.c_str()] = pad_value_name(x);
+          else d[k.c_str()] = nb::cast(x);
+        },
+        v);
+  }
+  return d;
+}
+
+ir::Attrs dict_to_attrs(const nb::dict& d) {
+  ir::Attrs attrs;
+  for (auto [key, value] : d) {
+    const std::string k = nb::cast<std::string>(key);
+    if (nb::isinstance<bool>(value)) attrs[k] = nb::cast<bool>(value);
+    else if (nb::isinstance<int>(value)) attrs[k] = nb::cast<int64_t>(value);
+    else if (nb::isinstance<float>(value)) attrs[k] = nb::cast<double>(value);
+    else if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) attrs[k] = nb::cast<std::vector<int64_t>>(value);
+    else {
+      const std::string s = nb::cast<std::string>(nb::str(value));
+      if (k == "dtype") attrs[k] = parse_dtype(s);
+      else if (k == "memory" || k == "target_memory") attrs[k] = parse_memory(s);
+      else if (k == "pad") attrs[k] = parse_pad(s);
+      else attrs[k] = s;
+    }
+  }
+  return attrs;
+}
+
+// An enum field shown to Python as its name.
+template <typename C, typename E>
+void name_prop(nb::class_<C>& cls, const char* name, E C::*field, const char* (*to)(E), E (*from)(const std::string&)) {
+  cls.def_prop_rw(
+      name, [field, to](const C& c) { return std::string(to(c.*field)); },
+      [field, from](C& c, const std::string& s) { c.*field = from(s); });
+}
+
+void bind_isa_structs(nb::module_& m) {
+  nb::enum_<isa::Scalar::Kind>(m, "ScalarKind").value("Imm", isa::Scalar::kImm).value("Reg", isa::Scalar::kReg);
+  nb::class_<isa::Scalar>(m, "Scalar")
+      .def(nb::init<>())
+      .def_rw("kind", &isa::Scalar::kind)
+      .def_rw("reg", &isa::Scalar::reg)
+      .def_rw("is_float", &isa::Scalar::is_float)
+      .def_rw("i", &isa::Scalar::i)
+      .def_rw("f", &isa::Scalar::f)
+      .def_static("imm", &isa::Scalar::imm)
+      .def_static("immf", &isa::Scalar::immf)
+      .def_static("r", &isa::Scalar::r)
+      .def("__repr__", [](const isa::Scalar& s) {
+        if (s.kind == isa::Scalar::kReg) return "r" + std::to_string(s.reg);
+        return s.is_float ? std::to_string(s.f) : std::to_string(s.i);
+      });
+
+  auto tile = nb::class_<isa::TileDesc>(m, "TileDesc")
+                  .def(nb::init<>())
+                  .def(
+                      "__init__",
+                      [](isa::TileDesc* t, std::string name, std::string dtype, std::string memory, int64_t rows,
+                         int64_t cols, int64_t addr, std::optional<isa::Scalar> vr, std::optional<isa::Scalar> vc,
+                         std::string pad) {
+                        new (t) isa::TileDesc{name, parse_dtype(dtype), parse_memory(memory), rows, cols, addr,
+                                              vr.value_or(isa::Scalar::imm(rows)), vc.value_or(isa::Scalar::imm(cols)),
+                                              parse_pad(pad)};
+                      },
+                      "name"_a, "dtype"_a, "memory"_a, "rows"_a, "cols"_a, "addr"_a = 0, "valid_rows"_a = nb::none(),
+                      "valid_cols"_a = nb::none(), "pad"_a = "null")
+                  .def_rw("name", &isa::TileDesc::name)
+                  .def_rw("rows", &isa::TileDesc::rows)
+                  .def_rw("cols", &isa::TileDesc::cols)
+                  .def_rw("addr", &isa::TileDesc::addr)
+                  .def_rw("valid_rows", &isa::TileDesc::valid_rows)
+                  .def_rw("valid_cols", &isa::TileDesc::valid_cols);
+  name_prop(tile, "dtype", &isa::TileDesc::dtype, dtype_name, parse_dtype);
+  name_prop(tile, "memory", &isa::TileDesc::memory, memory_space_name, parse_memory);
+  name_prop(tile, "pad", &isa::TileDesc::pad, pad_value_name, parse_pad);
+
+  nb::enum_<isa::Operand::Kind>(m, "OperandKind")
+      .value("Tile", isa::Operand::kTile)
+      .value("Tensor", isa::Operand::kTensor)
+      .value("Scalar", isa::Operand::kScalar)
+      .value("ScalarList", isa::Operand::kScalarList);
+  nb::class_<isa::Operand>(m, "Operand")
+      .def(nb::init<>())
+      .def_rw("kind", &isa::Operand::kind)
+      .def_rw("index", &isa::Operand::index)
+      .def_rw("scalar", &isa::Operand::scalar)
+      .def_rw("list", &isa::Operand::list)
+      .def_static("tile", &isa::Operand::tile)
+      .def_static("tensor", &isa::Operand::tensor)
+      .def_static("scalar_of", &isa::Operand::scalar_of)
+      .def_static("list_of", &isa::Operand::list_of);
+
+  nb::enum_<isa::InstrKind>(m, "InstrKind")
+      .value("Tile", isa::InstrKind::kTile)
+      .value("ScalarBin", isa::InstrKind::kScalarBin)
+      .value("ScalarMov", isa::InstrKind::kScalarMov)
+      .value("ScalarRead", isa::InstrKind::kScalarRead)
+      .value("LoopBegin", isa::InstrKind::kLoopBegin)
+      .value("LoopEnd", isa::InstrKind::kLoopEnd)
+      .value("If", isa::InstrKind::kIf)
+      .value("Else", isa::InstrKind::kElse)
+      .value("EndIf", isa::InstrKind::kEndIf)
+      .value("Call", isa::InstrKind::kCall)
+      .value("AllocTensor", isa::InstrKind::kAllocTensor);
+  auto instr = nb::class_<isa::Instr>(m, "Instr")
+                   .def(nb::init<>())
+                   .def_rw("kind", &isa::Instr::kind)
+                   .def_rw("mnemonic", &isa::Instr::mnemonic)
+                   .def_rw("outs", &isa::Instr::outs)
+                   .def_rw("ins", &isa::Instr::ins)
+                   .def_prop_rw(
+                       "attrs", [](const isa::Instr& i) { return attrs_to_dict(i.attrs); },
+                       [](isa::Instr& i, const nb::dict& d) { i.attrs = dict_to_attrs(d); })
+                   .def_rw("dst_reg", &isa::Instr::dst_reg)
+                   .def_prop_rw(
+                       "sop", [](const isa::Instr& i) { return std::string(ir::binary_op_symbol(i.sop)); },
+                       [](isa::Instr& i, const std::string& s) { i.sop = parse_binary_op(s); })
+                   .def_rw("a", &isa::Instr::a)
+                   .def_rw("b", &isa::Instr::b)
+                   .def_rw("step", &isa::Instr::step)
+                   .def_rw("jump", &isa::Instr::jump)
+                   .def_rw("callee", &isa::Instr::callee)
+                   .def_prop_rw(
+                       "span_file", [](const isa::Instr& i) { return i.span.file; },
+                       [](isa::Instr& i, const std::string& f) { i.span.file = f; })
+                   .def_prop_rw(
+                       "span_line", [](const isa::Instr& i) { return i.span.line; },
+                       [](isa::Instr& i, int l) { i.span.line = l; });
+  (void)instr;
+
+  auto param = nb::class_<isa::ParamDesc>(m, "ParamDesc")
+                   .def(nb::init<>())
+                   .def(
+                       "__init__",
+                       [](isa::ParamDesc* p, std::string name, bool is_tensor, std::string dtype,
+                          std::vector<int64_t> shape, std::string dir) {
+                         new (p) isa::ParamDesc{name, is_tensor, parse_dtype(dtype), shape, parse_dir(dir)};
+                       },
+                       "name"_a, "is_tensor"_a = true, "dtype"_a = "FP32", "shape"_a = std::vector<int64_t>{},
+                       "dir"_a = "In")
+                   .def_rw("name", &isa::ParamDesc::name)
+                   .def_rw("is_tensor", &isa::ParamDesc::is_tensor)
+                   .def_rw("shape", &isa::ParamDesc::shape);
+  name_prop(param, "dtype", &isa::ParamDesc::dtype, dtype_name, parse_dtype);
+  name_prop(param, "dir", &isa::ParamDesc::dir, param_direction_name, parse_dir);
+
+  auto kernel = nb::class_<isa::Kernel>(m, "Kernel")
+                    .def(nb::init<>())
+                    .def_rw("name", &isa::Kernel::name)
+                    .def_rw("params", &isa::Kernel::params)
+                    .def_rw("tiles", &isa::Kernel::tiles)
+                    .def_rw("num_regs", &isa::Kernel::num_regs)
+                    .def_rw("reg_is_float", &isa::Kernel::reg_is_float)
+                    .def_rw("code", &isa::Kernel::code)
+                    .def_rw("pto_text", &isa::Kernel::pto_text);
+  name_prop(kernel, "core", &isa::Kernel::core, function_type_name, parse_function_type);
+
+  nb::class_<isa::HostProgram>(m, "HostProgram")
+      .def(nb::init<>())
+      .def_rw("name", &isa::HostProgram::name)
+      .def_rw("params", &isa::HostProgram::params)
+      .def_rw("tensors", &isa::HostProgram::tensors)
+      .def_rw("num_regs", &isa::HostProgram::num_regs)
+      .def_rw("reg_is_float", &isa::HostProgram::reg_is_float)
+      .def_rw("code", &isa::HostProgram::code)
+      .def_rw("kernels", &isa::HostProgram::kernels)
+      .def_rw("returns", &isa::HostProgram::returns);
+}
+
+// A run argument: int / float scalars, or a tensor tuple
+// (data_ptr, dtype_name, shape, strides_in_elements, name).
+HostArg to_host_arg(const nb::handle& h) {
+  if (nb::isinstance<nb::tuple>(h)) {
+    auto t = nb::cast<nb::tuple>(h);
+    if (t.size() != 5)
+      fail(ErrorKind::kValue, {}, "a tensor argument is (data_ptr, dtype, shape, strides, name), got " +
+                                      std::to_string(t.size()) + " fields");
+    TensorView v;
+    v.data = reinterpret_cast<void*>(nb::cast<uintptr_t>(t[0]));
+    v.dtype = parse_dtype(nb::cast<std::string>(t[1]));
+    v.shape = nb::cast<std::vector<int64_t>>(t[2]);
+    v.strides = nb::cast<std::vector<int64_t>>(t[3]);
+    v.name = nb::cast<std::string>(t[4]);
+    if (v.shape.size() != v.strides.size())
+      fail(ErrorKind::kValue, {}, "tensor '" + v.name + "' has " + std::to_string(v.shape.size()) + " dims but " +
+                                      std::to_string(v.strides.size()) + " strides");
+    return HostArg::of_tensor(std::move(v));
+  }
+  if (nb::isinstance<float>(h)) return HostArg::of_float(nb::cast<double>(h));
+  if (nb::isinstance<int>(h) || nb::isinstance<bool>(h)) return HostArg::of_int(nb::cast<int64_t>(h));
+  fail(ErrorKind::kType, {}, "a run argument must be an int, a float or a tensor tuple, got " +
+                                 nb::cast<std::string>(nb::str(h.type())));
+}
+
+std::vector<HostArg> to_host_args(const nb::list& args) {
+  std::vector<HostArg> out;
+  for (nb::handle h : args) out.push_back(to_host_arg(h));
+  return out;
+}
+
+using Array = nb::ndarray<nb::device::cpu>;
+
+DataType array_dtype(const Array& a) {
+  const nb::dlpack::dtype d = a.dtype();
+  using C = nb::dlpack::dtype_code;
+  const auto code = static_cast<C>(d.code);
+  if (code == C::Float && d.bits == 32) return DataType::FP32;
+  if (code == C::Float && d.bits == 16) return DataType::FP16;
+  if (code == C::Bfloat && d.bits == 16) return DataType::BF16;
+  if (code == C::Bool) return DataType::BOOL;
+  if (code == C::Int && d.bits == 8) return DataType::INT8;
+  if (code == C::Int && d.bits == 16) return DataType::INT16;
+  if (code == C::Int && d.bits == 32) return DataType::INT32;
+  if (code == C::Int && d.bits == 64) return DataType::INT64;
+  if (code == C::UInt && d.bits == 8) return DataType::UINT8;
+  if (code == C::UInt && d.bits == 16) return DataType::UINT16;
+  if (code == C::UInt && d.bits == 32) return DataType::UINT32;
+  if (code == C::UInt && d.bits == 64) return DataType::UINT64;
+  fail(ErrorKind::kType, {}, "array dtype (code " + std::to_string(d.code) + ", " + std::to_string(d.bits) +
+                                 " bits) has no pypto equivalent");
+}
+
+// One isa_execute operand. Arrays keep their memory (outputs are written in place);
+// `dtype` overrides the array's element type (e.g. "BF16" for uint16 bit patterns).
+runtime::LooseOperand to_loose(const nb::handle& h, const std::string& name, const std::optional<std::string>& dtype,
+                               const std::optional<std::string>& memory) {
+  runtime::LooseOperand op;
+  if (nb::isinstance<Array>(h)) {
+    Array a = nb::cast<Array>(h);
+    op.kind = runtime::LooseOperand::kArray;
+    op.array.data = a.data();
+    op.array.dtype = dtype ? parse_dtype(*dtype) : array_dtype(a);
+    if (dtype && dtype_bytes(op.array.dtype) * 8 != a.dtype().bits)
+      fail(ErrorKind::kType, {}, "operand '" + name + "': dtype " + *dtype + " does not match the array's " +
+                                     std::to_string(a.dtype().bits) + "-bit elements");
+    for (size_t d = 0; d < a.ndim(); ++d) {
+      op.array.shape.push_back(static_cast<int64_t>(a.shape(d)));
+      op.array.strides.push_back(static_cast<int64_t>(a.stride(d)));
+    }
+    op.array.name = name;
+    if (memory) op.memory = parse_memory(*memory);
+  } else if (nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) {
+    op.kind = runtime::LooseOperand::kList;
+    op.list = nb::cast<std::vector<int64_t>>(h);
+  } else if (nb::isinstance<float>(h)) {
+    op.kind = runtime::LooseOperand::kScalar;
+    op.scalar = runtime::ScalarValue::of_float(nb::cast<double>(h));
+  } else {
+    op.kind = runtime::LooseOperand::kScalar;
+    op.scalar = runtime::ScalarValue::of_int(nb::cast<int64_t>(h));
+  }
+  return op;
+}
+
+void isa_execute(const std::string& mnemonic, const nb::list& outs, const nb::list& ins, const nb::dict& attrs,
+                 std::optional<std::vector<int64_t>> valid_shape, std::optional<std::vector<std::optional<std::string>>> dtypes,
+                 std::optional<std::vector<std::optional<std::string>>> memories, const std::string& pad,
+                 const std::string& platform) {
+  auto pick = [](const std::optional<std::vector<std::optional<std::string>>>& v, size_t i) {
+    return v && i < v->size() ? (*v)[i] : std::nullopt;
+  };
+  std::vector<runtime::LooseOperand> o, in;
+  size_t i = 0;
+  for (nb::handle h : outs) {
+    o.push_back(to_loose(h, "out" + std::to_string(o.size()), pick(dtypes, i), pick(memories, i)));
+    o.back().pad = parse_pad(pad);
+    ++i;
+  }
+  for (nb::handle h : ins) {
+    in.push_back(to_loose(h, "in" + std::to_string(in.size()), pick(dtypes, i), pick(memories, i)));
+    ++i;
+  }
+  if (valid_shape) {
+    if (valid_shape->size() != 2) fail(ErrorKind::kValue, {}, "valid_shape is [rows, cols]");
+    for (auto* list : {&o, &in})
+      for (auto& op : *list) {
+        op.valid_rows = (*valid_shape)[0];
+        op.valid_cols = (*valid_shape)[1];
+      }
+  }
+  ir::Attrs a = dict_to_attrs(attrs);
+  nb::gil_scoped_release release;
+  runtime::execute_instruction(mnemonic, o, in, a, platform);
+}
+
+const isa::InstrDef& instr_or_fail(const std::string& name) {
+  const isa::InstrDef* d = isa::find_instr(name);
+  if (!d) fail(ErrorKind::kValue, {}, "unknown PTO instruction '" + name + "'", "see instruction_names()");
+  return *d;
+}
+
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+  bind_isa_structs(m);
+
+  m.def(
+      "run_host_program",
+      [](const isa::HostProgram& program, const nb::list& args, const std::string& platform, const std::string& engine,
+         int num_workers) {
+        std::vector<HostArg> host_args = to_host_args(args);
+        nb::gil_scoped_release release;
+        runtime::run_host_program(program, host_args, {platform, engine, num_workers});
+      },
+      "program"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = "sim", "num_workers"_a = 0,
+      "Runs an orchestration; tensors are (data_ptr, dtype, shape, strides_in_elements, name) tuples.");
+  m.def(
+      "run_kernel",
+      [](const isa::Kernel& kernel, const nb::list& args, const std::string& platform, const std::string& engine) {
+        std::vector<HostArg> host_args = to_host_args(args);
+        nb::gil_scoped_release release;
+        runtime::run_kernel(kernel, host_args, {platform, engine, 1});
+      },
+      "kernel"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = "sim", "Runs one kernel on one virtual core.");
+  m.def("engine_names", &runtime::engine_names);
+
+  m.def("isa_execute", &isa_execute, "mnemonic"_a, "outs"_a, "ins"_a, "attrs"_a = nb::dict(),
+        "valid_shape"_a = nb::none(), "dtypes"_a = nb::none(), "memories"_a = nb::none(), "pad"_a = "null",
+        "platform"_a = "a2a3sim",
+        "Runs one tile instruction of the reference library on numpy arrays (outputs in place). Operands follow the "
+        "instruction's signature; arrays are tiles (or global tensors for TLOAD/TSTORE), ints/floats scalars, lists "
+        "offsets. valid_shape [rows, cols] clamps every tile's valid region; dtypes/memories (outs then ins) override.");
+  m.def("instruction_names", [] {
+    std::vector<std::string> names;
+    for (const isa::InstrDef* d : isa::all_instrs()) names.push_back(d->name);
+    return names;
+  });
+  m.def(
+      "instruction_cost",
+      [](const std::string& name, const std::string& dtype, int64_t rows, int64_t cols, int64_t k) {
+        return isa::instr_cost_cycles(instr_or_fail(name), parse_dtype(dtype), rows, cols, k);
+      },
+      "name"_a, "dtype"_a, "rows"_a, "cols"_a, "k"_a = 0, "Modelled cycles (chip-model.md); matmul: M=rows, N=cols, K=k.");
+  m.def("instruction_pipe", [](const std::string& name) { return std::string(isa::pipe_name(instr_or_fail(name).pipe)); });
+  m.def(
+      "kernel_pipes",
+      [](const isa::Kernel& k) {
+        std::vector<std::string> pipes;
+        for (const isa::Instr& i : k.code) pipes.push_back(isa::pipe_name(isa::pipe_of(i, k)));
+        return pipes;
+      },
+      "kernel"_a, "The pipe of each instruction of `kernel` (scalar and control instructions: S).");
+  m.def("instruction_signature", [](const std::string& name) {
+    const isa::InstrDef& d = instr_or_fail(name);
+    std::vector<std::string> dts;
+    for (DataType t : d.dtypes) dts.push_back(dtype_name(t));
+    return nb::make_tuple(d.outs_sig, d.ins_sig, dts, d.summary);
+  });
+}
+
 }  // namespace pypto::bindings

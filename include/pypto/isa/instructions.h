@@ -1,0 +1,72 @@
+// The PTO instruction table: one declarative entry per mnemonic (operands, pipe, dtypes,
+// cost figures). Codegen, the engines, the cost model and the docs all read this table;
+// nothing else lists the instructions.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/dtype.h"
+#include "pypto/isa/program.h"
+
+namespace pypto::isa {
+
+enum class InstrFamily : uint8_t {
+  kMemory,       // TLOAD TSTORE: global <-> on-chip
+  kMove,         // TMOV TTRANS TFILLPAD: on-chip copies
+  kElementwise,  // tile (op) tile
+  kTileScalar,   // tile (op) scalar
+  kUnary,        // op(tile)
+  kConvert,      // TCVT
+  kReduction,    // row / column reductions
+  kExpand,       // row / column broadcasts
+  kMatmul,       // cube
+  kCompare,      // TCMP TCMPS TSEL
+  kFill,         // TEXPANDS
+};
+
+// Cost figures. Vector: head + slope * R cycles (R = 256-byte repeats). Cube: see
+// instr_cost_cycles. Transfers: bytes / bandwidth plus a startup.
+struct CostFigures {
+  double head = 0, slope = 0;           // vector instructions
+  double bandwidth_gib_s = 0;           // transfers: bytes per second / 2^30
+  double startup_cycles = 0;            // transfers
+  bool published = false;               // figures from chip-model.md (else a documented default)
+};
+
+struct InstrDef {
+  std::string name;
+  InstrFamily family;
+  Pipe pipe;  // the usual pipe; pipe_of() refines TSTORE / TMOV by the source memory
+  // Operand signatures, one letter per operand: T tile, G global tensor, S scalar,
+  // L scalar list (offsets); a lowercase letter is optional (and only at the end).
+  std::string outs_sig, ins_sig;
+  std::vector<DataType> dtypes;  // allowed element types of the destination (or source for TSTORE)
+  CostFigures cost;
+  std::string summary;           // one line: what the instruction computes
+
+  int num_outs() const { return static_cast<int>(outs_sig.size()); }
+  int min_ins() const;
+  int max_ins() const { return static_cast<int>(ins_sig.size()); }
+  bool allows(DataType t) const;
+};
+
+// The entry for a mnemonic ("TADD"), or nullptr.
+const InstrDef* find_instr(const std::string& name);
+// Every entry, in table order.
+std::vector<const InstrDef*> all_instrs();
+// The pipe an instruction of `kernel` runs on (TSTORE from Acc and TMOV from Acc run on FIX,
+// TMOV from Mat on MTE1, TMOV between Vec tiles on V).
+Pipe pipe_of(const Instr& instr, const Kernel& kernel);
+
+// Modelled cycles of one instruction over a rows x cols region of `dtype` (chip-model.md):
+//  vector:    head + slope * R, R = ceil(rows*cols*bytes / 256), +16 if a row is not a whole
+//             number of 256-byte repeats;
+//  cube:      6 + ceil(M/16) * ceil(K/K0) * ceil(N/16), K0 = 32 bytes / sizeof(dtype),
+//             doubled for fp32; M = rows, N = cols, K = k (k <= 0 means K = cols);
+//  transfers: bytes / bandwidth at 1.85 GHz + startup.
+double instr_cost_cycles(const InstrDef& def, DataType dtype, int64_t rows, int64_t cols, int64_t k = 0);
+// Cycles of a transfer of `bytes` from memory `src` to `dst` (DDR is global memory).
+double transfer_cost_cycles(MemorySpace src, MemorySpace dst, int64_t bytes);
+
+}  // namespace pypto::isa

@@ -1,0 +1,31 @@
+// The scalar half of an instruction stream, shared by kernels (the S pipe) and the host
+// program: a register file plus scalar arithmetic, loops and if/else.
+#pragma once
+#include <vector>
+
+#include "pypto/isa/program.h"
+#include "pypto/runtime/tensor.h"
+
+namespace pypto::runtime {
+
+// a <op> b with Python semantics: / is true division, // floors, % takes the divisor's sign;
+// comparisons and and/or give 0 or 1. Integer division by zero is a runtime error at `span`.
+ScalarValue eval_binary(ir::BinaryOp op, ScalarValue a, ScalarValue b, const Span& span);
+
+class ScalarMachine {
+ public:
+  ScalarMachine(int num_regs, const std::vector<bool>& reg_is_float);
+  // The value of an immediate or register operand.
+  ScalarValue get(const isa::Scalar& s) const;
+  // Stores `v` into `reg`, converting to the register's kind (int registers truncate).
+  void set(int reg, ScalarValue v);
+  // Executes code[pc] if it is a scalar or control-flow instruction (kScalarBin, kScalarMov,
+  // kLoopBegin/End, kIf/kElse/kEndIf) and returns the next pc; returns -1 for other kinds.
+  int step(const std::vector<isa::Instr>& code, int pc);
+
+ private:
+  std::vector<ScalarValue> regs_;
+  std::vector<bool> is_float_;
+};
+
+}  // namespace pypto::runtime

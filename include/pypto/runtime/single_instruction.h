@@ -1,0 +1,29 @@
+// Executing one tile instruction outside any kernel, on host arrays: the arrays are copied
+// into tiles of a scratch core, the reference library runs, outputs are copied back. This
+// is how tests check each instruction against numpy.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "pypto/ir/expr.h"
+#include "pypto/runtime/tensor.h"
+
+namespace pypto::runtime {
+
+struct LooseOperand {
+  enum Kind : uint8_t { kArray, kScalar, kList } kind = kArray;
+  TensorView array;                         // a tile's contents (2-D, or 1-D as one row) or a global tensor
+  MemorySpace memory = MemorySpace::Vec;    // where a tile operand is placed
+  PadValue pad = PadValue::null;            // a tile operand's pad value
+  int64_t valid_rows = -1, valid_cols = -1; // a tile operand's valid shape (-1: whole tile)
+  ScalarValue scalar;                       // kScalar
+  std::vector<int64_t> list;                // kList (offsets)
+};
+
+// Runs `mnemonic` with the given operands (ordered as in the instruction table's operand
+// signature); tile outputs are written back into their arrays.
+void execute_instruction(const std::string& mnemonic, const std::vector<LooseOperand>& outs,
+                         const std::vector<LooseOperand>& ins, const ir::Attrs& attrs,
+                         const std::string& platform = "a2a3sim");
+
+}  // namespace pypto::runtime

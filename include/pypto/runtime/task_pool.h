@@ -1,0 +1,64 @@
+// The task scheduler: kernel calls become tasks that run on a pool of worker threads (one
+// virtual-core state each). A task waits for earlier tasks it conflicts with on global
+// memory (read-after-write, write-after-write, write-after-read); others run concurrently.
+#pragma once
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "pypto/isa/chip.h"
+#include "pypto/isa/program.h"
+#include "pypto/runtime/tensor.h"
+
+namespace pypto::runtime {
+
+class TaskPool {
+ public:
+  // Starts `num_workers` workers (0 = one per host CPU), each with its own core of `chip`.
+  TaskPool(const isa::ChipSpec& chip, int num_workers);
+  // Cancels tasks not yet started and joins the workers.
+  ~TaskPool();
+  TaskPool(const TaskPool&) = delete;
+  TaskPool& operator=(const TaskPool&) = delete;
+
+  // Queues a call of `kernel` (which must outlive the pool). The tensors it reads and writes
+  // follow from the kernel's parameter directions.
+  void submit(const isa::Kernel& kernel, std::vector<HostArg> args);
+  // Blocks until every submitted task has finished; rethrows the first task error.
+  void wait_all();
+  // True once a task has failed (later tasks are skipped).
+  bool failed();
+  int num_workers() const { return static_cast<int>(workers_.size()); }
+
+ private:
+  struct Access {
+    const uint8_t* lo;
+    const uint8_t* hi;
+    bool write;
+  };
+  struct Task {
+    const isa::Kernel* kernel;
+    std::vector<HostArg> args;
+    std::vector<Access> accesses;
+    int pending = 0;               // unfinished tasks this one waits for
+    std::vector<size_t> dependents;
+    bool done = false;
+  };
+  void worker_loop();
+
+  isa::ChipSpec chip_;
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<Task> tasks_;         // every task of the run; references stay valid
+  std::vector<size_t> active_;     // tasks not known to be finished
+  std::deque<size_t> ready_;
+  size_t finished_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace pypto::runtime

@@ -1,0 +1,60 @@
+// Global memory as the runtime sees it: strided views of caller-owned tensors, scalar
+// values, and the arguments a kernel or an orchestration is called with.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/dtype.h"
+#include "pypto/ir/error.h"
+
+namespace pypto::runtime {
+
+// A strided view of a tensor in global memory (not owned). Strides are in elements.
+struct TensorView {
+  void* data = nullptr;
+  DataType dtype = DataType::FP32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  std::string name;
+
+  int64_t numel() const;
+  // Address of the element at `index` (one entry per dimension); no bounds check.
+  uint8_t* element(const std::vector<int64_t>& index) const;
+  // First and one-past-last byte this view can touch (equal when it is empty).
+  std::pair<const uint8_t*, const uint8_t*> byte_range() const;
+  // "name[4, 8] FP32" for error messages.
+  std::string describe() const;
+};
+
+// Contiguous row-major strides of `shape`.
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape);
+
+// An integer or floating-point scalar (a register value or an immediate).
+struct ScalarValue {
+  bool is_float = false;
+  int64_t i = 0;
+  double f = 0.0;
+  static ScalarValue of_int(int64_t v) { return {false, v, static_cast<double>(v)}; }
+  static ScalarValue of_float(double v) { return {true, static_cast<int64_t>(v), v}; }
+  double as_double() const { return is_float ? f : static_cast<double>(i); }
+  int64_t as_int() const { return is_float ? static_cast<int64_t>(f) : i; }
+};
+
+// One argument of a kernel or orchestration call: a tensor or a scalar.
+struct HostArg {
+  enum Kind : uint8_t { kTensor, kInt, kFloat } kind = kInt;
+  TensorView tensor;
+  int64_t i = 0;
+  double f = 0.0;
+  static HostArg of_tensor(TensorView t) { HostArg a; a.kind = kTensor; a.tensor = std::move(t); return a; }
+  static HostArg of_int(int64_t v) { HostArg a; a.kind = kInt; a.i = v; a.f = static_cast<double>(v); return a; }
+  static HostArg of_float(double v) { HostArg a; a.kind = kFloat; a.f = v; a.i = static_cast<int64_t>(v); return a; }
+  ScalarValue scalar() const { return kind == kFloat ? ScalarValue::of_float(f) : ScalarValue::of_int(i); }
+};
+
+// The element of `tensor` at `index` as a scalar (integers widen to int64, floats to double);
+// an index outside the shape is a runtime error at `span`.
+ScalarValue read_tensor_element(const TensorView& tensor, const std::vector<int64_t>& index, const Span& span);
+
+}  // namespace pypto::runtime

@@ -1,0 +1,216 @@
+// The PTO instruction table and the cost formulas of chip-model.md. Published 910B3 fits
+// are marked `published`; other vector instructions use the family default noted beside
+// them (the closest published instruction of the same shape of work).
+#include "pypto/isa/instructions.h"
+
+#include <cmath>
+#include <map>
+
+namespace pypto::isa {
+
+const char* pipe_name(Pipe p) {
+  static const char* names[] = {"S", "V", "MTE1", "MTE2", "MTE3", "M", "FIX"};
+  return names[static_cast<int>(p)];
+}
+
+namespace {
+
+using enum DataType;
+const std::vector<DataType> kFloat = {FP32, FP16, BF16};
+const std::vector<DataType> kInt = {INT32, INT16, INT8, UINT8};
+const std::vector<DataType> kNumeric = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8};
+const std::vector<DataType> kAny = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, BOOL};
+const std::vector<DataType> kSigned = {FP32, FP16, BF16, INT32, INT16, INT8};
+const std::vector<DataType> kCube = {FP16, BF16, FP32, INT8};
+
+CostFigures vec(double slope, double head, bool published = false) { return {head, slope, 0, 0, published}; }
+CostFigures fit(double slope, double head) { return vec(slope, head, true); }
+CostFigures xfer(double gib_s) { return {0, 0, gib_s, 30, true}; }  // startup: middle of the 15-60 range
+CostFigures cube() { return {0, 0, 0, 0, true}; }
+
+// Defaults for vector instructions without a published fit.
+const CostFigures kBinaryDefault = vec(2.11, 24);  // like TADD: two streams in, one out
+const CostFigures kScalarDefault = vec(1.0, 24);   // like TMULS: one stream in, one out
+const CostFigures kMathDefault = vec(1.07, 24);    // like TRSQRT: one special-function pass
+const CostFigures kPassDefault = vec(2.0, 24);     // reductions, broadcasts, casts, copies
+
+using F = InstrFamily;
+
+std::vector<InstrDef> build_table() {
+  std::vector<InstrDef> t;
+  auto add = [&](const char* name, F fam, Pipe pipe, const char* outs, const char* ins,
+                 const std::vector<DataType>& dt, CostFigures cost, const char* summary) {
+    t.push_back(InstrDef{name, fam, pipe, outs, ins, dt, cost, summary});
+  };
+  // Memory and on-chip movement.
+  add("TLOAD", F::kMemory, Pipe::MTE2, "T", "GL", kAny, xfer(100.9), "tile = tensor[offsets] (valid region; pad fills the rest)");
+  add("TSTORE", F::kMemory, Pipe::MTE3, "G", "TL", kAny, xfer(188.5), "tensor[offsets] = tile (valid region; atomic add optional)");
+  add("TMOV", F::kMove, Pipe::MTE1, "T", "T", kAny, xfer(441), "dst = src across memories, with fp32 -> fp16/bf16 conversion");
+  add("TTRANS", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst[i, j] = src[j, i]");
+  add("TFILLPAD", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst = src on src's valid region, dst's pad value elsewhere");
+  add("TEXPANDS", F::kFill, Pipe::V, "T", "S", kAny, kScalarDefault, "dst = scalar");
+
+  // Tile-tile elementwise.
+  add("TADD", F::kElementwise, Pipe::V, "T", "TT", kNumeric, fit(2.11, 24), "dst = a + b");
+  add("TSUB", F::kElementwise, Pipe::V, "T", "TT", kNumeric, fit(2.11, 24), "dst = a - b");
+  add("TMUL", F::kElementwise, Pipe::V, "T", "TT", kNumeric, fit(2.3, 25), "dst = a * b");
+  add("TDIV", F::kElementwise, Pipe::V, "T", "TT", kNumeric, fit(4.03, 31), "dst = a / b (integers truncate toward zero)");
+  add("TMAX", F::kElementwise, Pipe::V, "T", "TT", kNumeric, fit(2.01, 23), "dst = max(a, b)");
+  add("TMIN", F::kElementwise, Pipe::V, "T", "TT", kNumeric, vec(2.01, 23), "dst = min(a, b)");  // like TMAX
+  add("TREM", F::kElementwise, Pipe::V, "T", "TT", kNumeric, vec(4.03, 31), "dst = a mod b, sign of b (numpy remainder)");  // like TDIV
+  add("TFMOD", F::kElementwise, Pipe::V, "T", "TT", kNumeric, vec(4.03, 31), "dst = fmod(a, b), sign of a");  // like TDIV
+  add("TAND", F::kElementwise, Pipe::V, "T", "TT", kInt, fit(2.03, 20), "dst = a & b");
+  add("TOR", F::kElementwise, Pipe::V, "T", "TT", kInt, fit(2.03, 20), "dst = a | b");
+  add("TXOR", F::kElementwise, Pipe::V, "T", "TT", kInt, vec(2.03, 20), "dst = a ^ b");  // like TAND
+  add("TSHL", F::kElementwise, Pipe::V, "T", "TT", kInt, vec(2.03, 20), "dst = a << b");
+  add("TSHR", F::kElementwise, Pipe::V, "T", "TT", kInt, vec(2.03, 20), "dst = a >> b (arithmetic for signed types)");
+  add("TPRELU", F::kElementwise, Pipe::V, "T", "TT", kSigned, kBinaryDefault, "dst = a > 0 ? a : a * b");
+
+  // Tile-scalar.
+  add("TADDS", F::kTileScalar, Pipe::V, "T", "TS", kNumeric, kScalarDefault, "dst = a + s");
+  add("TSUBS", F::kTileScalar, Pipe::V, "T", "TS", kNumeric, kScalarDefault, "dst = a - s");
+  add("TMULS", F::kTileScalar, Pipe::V, "T", "TS", kNumeric, fit(1.0, 24), "dst = a * s");
+  add("TDIVS", F::kTileScalar, Pipe::V, "T", "TS", kNumeric, vec(4.03, 31), "dst = a / s");  // like TDIV
+  add("TMAXS", F::kTileScalar, Pipe::V, "T", "TS", kNumeric, fit(1.0, 24), "dst = max(a, s)");
+  add("TMINS", F::kTileScalar, Pipe::V, "T", "TS", kNumeric, vec(1.0, 24), "dst = min(a, s)");  // like TMAXS
+  add("TLRELU", F::kTileScalar, Pipe::V, "T", "TS", kSigned, kScalarDefault, "dst = a > 0 ? a : a * s");
+  add("TAXPY", F::kTileScalar, Pipe::V, "T", "TS", kNumeric, kBinaryDefault, "dst = dst + s * a");
+
+  // Unary.
+  add("TABS", F::kUnary, Pipe::V, "T", "T", kSigned, kScalarDefault, "dst = |a|");
+  add("TNEG", F::kUnary, Pipe::V, "T", "T", kSigned, kScalarDefault, "dst = -a");
+  add("TRELU", F::kUnary, Pipe::V, "T", "T", kSigned, fit(1.0, 24), "dst = max(a, 0)");
+  add("TNOT", F::kUnary, Pipe::V, "T", "T", kInt, vec(2.03, 20), "dst = ~a");  // like TAND
+  add("TEXP", F::kUnary, Pipe::V, "T", "T", kFloat, fit(2.0, 31), "dst = exp(a)");
+  add("TLOG", F::kUnary, Pipe::V, "T", "T", kFloat, fit(2.0, 33), "dst = log(a)");
+  add("TSQRT", F::kUnary, Pipe::V, "T", "T", kFloat, kMathDefault, "dst = sqrt(a)");
+  add("TRSQRT", F::kUnary, Pipe::V, "T", "T", kFloat, fit(1.07, 24), "dst = 1 / sqrt(a)");
+  add("TRECIP", F::kUnary, Pipe::V, "T", "T", kFloat, kMathDefault, "dst = 1 / a");
+
+  // Conversion, comparison, selection.
+  add("TCVT", F::kConvert, Pipe::V, "T", "T", kAny, kPassDefault, "dst = convert(src) with round mode none|rint|round|floor|ceil|trunc|odd");
+  add("TCMP", F::kCompare, Pipe::V, "T", "TT", kNumeric, kBinaryDefault, "mask = a <cmp> b (BOOL tile)");
+  add("TCMPS", F::kCompare, Pipe::V, "T", "TS", kNumeric, kScalarDefault, "mask = a <cmp> s (BOOL tile)");
+  add("TSEL", F::kCompare, Pipe::V, "T", "TTT", kAny, kBinaryDefault, "dst = mask ? a : b");
+
+  // Reductions: rows -> rows x 1, columns -> 1 x cols, over the source's valid region.
+  for (const char* n : {"TROWSUM", "TROWMAX", "TROWMIN", "TROWPROD"})
+    add(n, F::kReduction, Pipe::V, "T", "Tt", kNumeric, kPassDefault, "dst[r, 0] = reduce over c of src[r, c]");
+  for (const char* n : {"TCOLSUM", "TCOLMAX", "TCOLMIN", "TCOLPROD"})
+    add(n, F::kReduction, Pipe::V, "T", "Tt", kNumeric, kPassDefault, "dst[0, c] = reduce over r of src[r, c]");
+
+  // Broadcasts: b is rows x 1 (TROWEXPAND*) or 1 x cols (TCOLEXPAND*).
+  add("TROWEXPAND", F::kExpand, Pipe::V, "T", "T", kAny, kPassDefault, "dst[r, c] = src[r, 0]");
+  add("TCOLEXPAND", F::kExpand, Pipe::V, "T", "T", kAny, kPassDefault, "dst[r, c] = src[0, c]");
+  for (const char* axis : {"ROW", "COL"}) {
+    for (const char* op : {"ADD", "SUB", "MUL", "DIV", "MAX", "MIN"}) {
+      std::string name = std::string("T") + axis + "EXPAND" + op;
+      t.push_back(InstrDef{name, F::kExpand, Pipe::V, "T", "TT", kNumeric, kBinaryDefault,
+                           std::string("dst = a ") + op + " broadcast(b)"});
+    }
+    t.push_back(InstrDef{std::string("T") + axis + "EXPANDEXPDIF", F::kExpand, Pipe::V, "T", "TT", kFloat,
+                         vec(2.11 + 2.0, 24 + 31), "dst = exp(a - broadcast(b))"});  // TSUB then TEXP
+  }
+
+  // Cube: dtypes are those of left/right; the accumulator is FP32 (INT32 for INT8).
+  add("TMATMUL", F::kMatmul, Pipe::M, "T", "TT", kCube, cube(), "acc = left @ right");
+  add("TMATMUL_ACC", F::kMatmul, Pipe::M, "T", "TTT", kCube, cube(), "acc = acc_in + left @ right");
+  add("TMATMUL_BIAS", F::kMatmul, Pipe::M, "T", "TTT", kCube, cube(), "acc = left @ right + bias (1 x N)");
+  return t;
+}
+
+const std::vector<InstrDef>& table() {
+  static const std::vector<InstrDef> t = build_table();
+  return t;
+}
+
+constexpr double kClockHz = 1.85e9;  // clock of the published figures (chip-model.md)
+
+double bytes_to_cycles(double bytes, double gib_s, double startup) {
+  return bytes / (gib_s * 1024.0 * 1024.0 * 1024.0) * kClockHz + startup;
+}
+
+}  // namespace
+
+int InstrDef::min_ins() const {
+  int n = 0;
+  for (char c : ins_sig)
+    if (c >= 'A' && c <= 'Z') ++n;
+  return n;
+}
+
+bool InstrDef::allows(DataType t) const {
+  for (DataType d : dtypes)
+    if (d == t) return true;
+  return false;
+}
+
+const InstrDef* find_instr(const std::string& name) {
+  static const std::map<std::string, const InstrDef*> index = [] {
+    std::map<std::string, const InstrDef*> m;
+    for (const InstrDef& d : table()) m[d.name] = &d;
+    return m;
+  }();
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
+}
+
+std::vector<const InstrDef*> all_instrs() {
+  std::vector<const InstrDef*> out;
+  for (const InstrDef& d : table()) out.push_back(&d);
+  return out;
+}
+
+Pipe pipe_of(const Instr& instr, const Kernel& kernel) {
+  const InstrDef* def = find_instr(instr.mnemonic);
+  if (instr.kind != InstrKind::kTile || def == nullptr) return Pipe::S;
+  auto source_memory = [&]() -> MemorySpace {
+    const Operand& src = instr.ins.at(0);
+    return src.kind == Operand::kTile ? kernel.tiles.at(src.index).memory : MemorySpace::DDR;
+  };
+  if (def->name == "TSTORE") return source_memory() == MemorySpace::Acc ? Pipe::FIX : Pipe::MTE3;
+  if (def->name == "TMOV") {
+    switch (source_memory()) {
+      case MemorySpace::Acc: return Pipe::FIX;
+      case MemorySpace::Mat: return Pipe::MTE1;
+      default: return Pipe::V;
+    }
+  }
+  return def->pipe;
+}
+
+double transfer_cost_cycles(MemorySpace src, MemorySpace dst, int64_t bytes) {
+  using M = MemorySpace;
+  // Per-core bandwidths of chip-model.md in GiB/s. Acc -> Vec has no published figure and
+  // uses Acc -> Mat's; any other pair uses the global -> UB figure.
+  double gib_s = 100.9;
+  if (src == M::DDR && dst == M::Mat) gib_s = 135;
+  else if (src == M::Vec && dst == M::DDR) gib_s = 188.5;
+  else if (src == M::Mat && dst == M::DDR) gib_s = 32;
+  else if (src == M::Vec && dst == M::Vec) gib_s = 1024;
+  else if (src == M::Acc && dst == M::DDR) gib_s = 70;
+  else if (src == M::Acc && (dst == M::Mat || dst == M::Vec)) gib_s = 128;
+  else if (src == M::Mat && dst == M::Left) gib_s = 441;
+  else if (src == M::Mat && dst == M::Right) gib_s = 220.5;
+  else if (src == M::Mat && dst == M::Bias) gib_s = 32;
+  return bytes_to_cycles(static_cast<double>(bytes), gib_s, 30);
+}
+
+double instr_cost_cycles(const InstrDef& def, DataType dtype, int64_t rows, int64_t cols, int64_t k) {
+  const int64_t bytes = dtype_bytes(dtype);
+  if (def.family == InstrFamily::kMatmul) {
+    const int64_t K = k > 0 ? k : cols;
+    const int64_t k0 = 32 / bytes;
+    auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+    double blocks = static_cast<double>(ceil_div(rows, 16) * ceil_div(K, k0) * ceil_div(cols, 16));
+    if (dtype == DataType::FP32) blocks *= 2;  // fp32 runs the cube at half rate
+    return 6 + blocks;
+  }
+  if (def.cost.bandwidth_gib_s > 0)
+    return bytes_to_cycles(static_cast<double>(rows * cols * bytes), def.cost.bandwidth_gib_s, def.cost.startup_cycles);
+  const double repeats = std::ceil(static_cast<double>(rows * cols * bytes) / 256.0);
+  const bool ragged_rows = (cols * bytes) % 256 != 0;
+  return def.cost.head + def.cost.slope * repeats + (ragged_rows ? 16 : 0);
+}
+
+}  // namespace pypto::isa

@@ -1,0 +1,125 @@
+// How elements of each dtype are read from and written to bytes: the one place where the
+// reference library meets the bit layouts (fp16/bf16 via isa/fp16.h, integer wrapping).
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "pypto/isa/fp16.h"
+#include "pypto/runtime/reference.h"
+
+namespace pypto::runtime {
+
+namespace {
+
+template <typename T>
+T load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <typename T>
+void store(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// float -> integer type T: truncation toward zero, saturating at T's range, NaN -> 0.
+template <typename T>
+T saturate(float v) {
+  if (std::isnan(v)) return 0;
+  const double d = std::trunc(static_cast<double>(v));
+  if (d <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(d);
+}
+
+}  // namespace
+
+float read_float(const uint8_t* p, DataType t) {
+  switch (t) {
+    case DataType::FP32: return load<float>(p);
+    case DataType::FP16: return isa::fp16_to_float(load<uint16_t>(p));
+    case DataType::BF16: return isa::bf16_to_float(load<uint16_t>(p));
+    default: return static_cast<float>(read_int(p, t));
+  }
+}
+
+int64_t read_int(const uint8_t* p, DataType t) {
+  switch (t) {
+    case DataType::BOOL: return load<uint8_t>(p) != 0;
+    case DataType::INT8: return load<int8_t>(p);
+    case DataType::INT16: return load<int16_t>(p);
+    case DataType::INT32: return load<int32_t>(p);
+    case DataType::INT64:
+    case DataType::INDEX: return load<int64_t>(p);
+    case DataType::UINT8: return load<uint8_t>(p);
+    case DataType::UINT16: return load<uint16_t>(p);
+    case DataType::UINT32: return load<uint32_t>(p);
+    case DataType::UINT64: return static_cast<int64_t>(load<uint64_t>(p));
+    default: {
+      const float f = read_float(p, t);
+      return std::isnan(f) ? 0 : static_cast<int64_t>(std::trunc(static_cast<double>(f)));
+    }
+  }
+}
+
+void write_float(uint8_t* p, DataType t, float v) {
+  switch (t) {
+    case DataType::FP32: store<float>(p, v); return;
+    case DataType::FP16: store<uint16_t>(p, isa::float_to_fp16(v)); return;
+    case DataType::BF16: store<uint16_t>(p, isa::float_to_bf16(v)); return;
+    case DataType::BOOL: store<uint8_t>(p, v != 0.0f); return;
+    case DataType::INT8: store<int8_t>(p, saturate<int8_t>(v)); return;
+    case DataType::INT16: store<int16_t>(p, saturate<int16_t>(v)); return;
+    case DataType::INT32: store<int32_t>(p, saturate<int32_t>(v)); return;
+    case DataType::INT64:
+    case DataType::INDEX: store<int64_t>(p, saturate<int64_t>(v)); return;
+    case DataType::UINT8: store<uint8_t>(p, saturate<uint8_t>(v)); return;
+    case DataType::UINT16: store<uint16_t>(p, saturate<uint16_t>(v)); return;
+    case DataType::UINT32: store<uint32_t>(p, saturate<uint32_t>(v)); return;
+    case DataType::UINT64: store<uint64_t>(p, saturate<uint64_t>(v)); return;
+  }
+}
+
+void write_int(uint8_t* p, DataType t, int64_t v) {
+  // Integers wrap modulo 2^bits (two's complement), as numpy's fixed-width arithmetic does.
+  const uint64_t u = static_cast<uint64_t>(v);
+  switch (t) {
+    case DataType::BOOL: store<uint8_t>(p, v != 0); return;
+    case DataType::INT8:
+    case DataType::UINT8: store<uint8_t>(p, static_cast<uint8_t>(u)); return;
+    case DataType::INT16:
+    case DataType::UINT16: store<uint16_t>(p, static_cast<uint16_t>(u)); return;
+    case DataType::INT32:
+    case DataType::UINT32: store<uint32_t>(p, static_cast<uint32_t>(u)); return;
+    case DataType::INT64:
+    case DataType::UINT64:
+    case DataType::INDEX: store<uint64_t>(p, u); return;
+    default: write_float(p, t, static_cast<float>(v)); return;
+  }
+}
+
+void convert_element(uint8_t* dst, DataType dst_t, const uint8_t* src, DataType src_t) {
+  if (dst_t == src_t) std::memcpy(dst, src, dtype_bytes(dst_t));
+  else if (dtype_is_float(src_t)) write_float(dst, dst_t, read_float(src, src_t));
+  else write_int(dst, dst_t, read_int(src, src_t));
+}
+
+float pad_value(PadValue pad, DataType t) {
+  if (pad == PadValue::null || pad == PadValue::zero) return 0.0f;
+  const bool hi = pad == PadValue::max;
+  switch (t) {
+    case DataType::FP32: return hi ? std::numeric_limits<float>::max() : std::numeric_limits<float>::lowest();
+    case DataType::FP16: return hi ? 65504.0f : -65504.0f;
+    case DataType::BF16: return isa::bf16_to_float(hi ? 0x7f7f : 0xff7f);
+    case DataType::INT8: return hi ? 127.0f : -128.0f;
+    case DataType::INT16: return hi ? 32767.0f : -32768.0f;
+    case DataType::INT32: return hi ? 2147483647.0f : -2147483648.0f;  // saturates on write
+    case DataType::UINT8: return hi ? 255.0f : 0.0f;
+    case DataType::UINT16: return hi ? 65535.0f : 0.0f;
+    case DataType::BOOL: return hi ? 1.0f : 0.0f;
+    default: return hi ? 3.0e38f : -3.0e38f;  // 64-bit integers saturate on write
+  }
+}
+
+}  // namespace pypto::runtime

@@ -1,0 +1,156 @@
+// Reference semantics of conversion and comparison: TCVT with its round modes, TCMP /
+// TCMPS producing a BOOL mask, and TSEL choosing by a mask.
+#include <cmath>
+#include <cstring>
+
+#include "pypto/isa/fp16.h"
+#include "pypto/runtime/reference.h"
+
+namespace pypto::runtime {
+
+namespace {
+
+// TCVT round modes. "none" means the hardware default, round to nearest even.
+enum class Round { kRint, kRound, kFloor, kCeil, kTrunc, kOdd };
+
+Round round_mode(const TileCall& call) {
+  const std::string m = call.attr_string("mode", "none");
+  if (m == "none" || m == "rint") return Round::kRint;
+  if (m == "round") return Round::kRound;
+  if (m == "floor") return Round::kFloor;
+  if (m == "ceil") return Round::kCeil;
+  if (m == "trunc") return Round::kTrunc;
+  if (m == "odd") return Round::kOdd;
+  call.fail_runtime("unknown round mode '" + m + "'", "use none, rint, round, floor, ceil, trunc or odd");
+}
+
+// x rounded to an integral value. kRound breaks ties away from zero, kRint to even, kOdd
+// picks the odd neighbour of a non-integer.
+double round_to_integer(double x, Round mode) {
+  switch (mode) {
+    case Round::kRint: return std::nearbyint(x);  // default FE_TONEAREST: ties to even
+    case Round::kRound: return std::round(x);
+    case Round::kFloor: return std::floor(x);
+    case Round::kCeil: return std::ceil(x);
+    case Round::kTrunc: return std::trunc(x);
+    case Round::kOdd: {
+      const double lo = std::floor(x);
+      if (lo == x) return x;
+      return std::fmod(lo, 2.0) != 0 ? lo : lo + 1;
+    }
+  }
+  return x;
+}
+
+// x narrowed to the 16-bit float format `t` (FP16 or BF16) under `mode`, as bits. Finds the
+// two representable neighbours of |x| and picks one; magnitudes are monotonic in the bits.
+uint16_t narrow_to_half(float x, DataType t, Round mode) {
+  auto encode = [t](float v) { return t == DataType::FP16 ? isa::float_to_fp16(v) : isa::float_to_bf16(v); };
+  auto decode = [t](uint16_t b) { return t == DataType::FP16 ? isa::fp16_to_float(b) : isa::bf16_to_float(b); };
+  const uint16_t nearest = encode(x);
+  if (std::isnan(x) || std::isinf(x) || mode == Round::kRint) return nearest;
+  const bool negative = std::signbit(x);
+  const float ax = std::fabs(x);
+  const uint16_t m = encode(ax);
+  if (decode(m) == ax) return nearest;  // exact
+  const uint16_t lo = decode(m) < ax ? m : static_cast<uint16_t>(m - 1);
+  const uint16_t hi = static_cast<uint16_t>(lo + 1);
+  uint16_t pick = lo;
+  switch (mode) {
+    case Round::kTrunc: pick = lo; break;
+    case Round::kFloor: pick = negative ? hi : lo; break;
+    case Round::kCeil: pick = negative ? lo : hi; break;
+    case Round::kOdd: pick = (lo & 1) ? lo : hi; break;
+    case Round::kRound: {
+      const double below = static_cast<double>(ax) - decode(lo), above = static_cast<double>(decode(hi)) - ax;
+      pick = below < above ? lo : hi;  // ties go up in magnitude: away from zero
+      break;
+    }
+    case Round::kRint: break;
+  }
+  return static_cast<uint16_t>(pick | (negative ? 0x8000 : 0));
+}
+
+void convert(const TileCall& call, const uint8_t* src, DataType st, uint8_t* dst, DataType dt, Round mode) {
+  if (!dtype_is_float(st)) {  // integer / bool source: wrap to integers, nearest float otherwise
+    write_int(dst, dt, read_int(src, st));
+    return;
+  }
+  const float x = read_float(src, st);
+  if (dt == DataType::FP16 || dt == DataType::BF16) {
+    if (st == dt) std::memcpy(dst, src, 2);
+    else {
+      const uint16_t bits = narrow_to_half(x, dt, mode);
+      std::memcpy(dst, &bits, 2);
+    }
+  } else if (dtype_is_float(dt) || dt == DataType::BOOL) {
+    write_float(dst, dt, x);  // widening to FP32 is exact
+  } else {
+    // float -> integer: round under the mode, then saturate to the integer range (NaN -> 0).
+    write_float(dst, dt, static_cast<float>(round_to_integer(x, mode)));
+  }
+}
+
+void tcvt(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  call.require_covers(src, dst.valid_rows, dst.valid_cols);
+  const Round mode = round_mode(call);
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c) convert(call, src.at(r, c), src.dtype, dst.at(r, c), dst.dtype, mode);
+}
+
+template <typename T>
+bool compare(const std::string& cmp, T a, T b) {
+  if (cmp == "EQ") return a == b;
+  if (cmp == "NE") return a != b;
+  if (cmp == "LT") return a < b;
+  if (cmp == "LE") return a <= b;
+  if (cmp == "GT") return a > b;
+  return a >= b;  // GE
+}
+
+// mask = a <cmp> b where b is a tile (TCMP) or a scalar (TCMPS).
+void tcmp(const TileCall& call) {
+  const TileRef& mask = call.out_tile();
+  const TileRef& a = call.in_tile(0);
+  const std::string cmp = call.attr_string("cmp", "");
+  if (cmp != "EQ" && cmp != "NE" && cmp != "LT" && cmp != "LE" && cmp != "GT" && cmp != "GE")
+    call.fail_runtime("unknown comparison '" + cmp + "'", "set attrs {\"cmp\": EQ|NE|LT|LE|GT|GE}");
+  const bool scalar = call.ins.at(1).kind == isa::Operand::kScalar;
+  call.require_covers(a, mask.valid_rows, mask.valid_cols);
+  if (!scalar) call.require_covers(call.in_tile(1), mask.valid_rows, mask.valid_cols);
+  const ScalarValue s = call.ins.at(1).scalar;
+  for (int64_t r = 0; r < mask.valid_rows; ++r) {
+    for (int64_t c = 0; c < mask.valid_cols; ++c) {
+      bool v;
+      if (a.is_float()) v = compare(cmp, a.get_f(r, c), scalar ? static_cast<float>(s.as_double()) : call.in_tile(1).get_f(r, c));
+      else v = compare(cmp, a.get_i(r, c), scalar ? s.as_int() : call.in_tile(1).get_i(r, c));
+      mask.set_i(r, c, v ? 1 : 0);
+    }
+  }
+}
+
+void tsel(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& mask = call.in_tile(0);
+  const TileRef& a = call.in_tile(1);
+  const TileRef& b = call.in_tile(2);
+  for (const TileRef* t : {&mask, &a, &b}) call.require_covers(*t, dst.valid_rows, dst.valid_cols);
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c) {
+      const TileRef& from = mask.get_i(r, c) != 0 ? a : b;
+      convert_element(dst.at(r, c), dst.dtype, from.at(r, c), from.dtype);
+    }
+}
+
+}  // namespace
+
+void add_convert_instrs(ReferenceTable& t) {
+  t["TCVT"] = tcvt;
+  t["TCMP"] = tcmp;
+  t["TCMPS"] = tcmp;
+  t["TSEL"] = tsel;
+}
+
+}  // namespace pypto::runtime

@@ -1,0 +1,133 @@
+// Reference semantics of elementwise instructions: tile (op) tile, tile (op) scalar and
+// unary functions, over the destination's valid region.
+#include <cmath>
+
+#include "element_ops.h"
+
+namespace pypto::runtime {
+
+namespace {
+using namespace element_ops;
+
+// dst = op(a, b) for tiles a, b.
+template <typename Op>
+ReferenceFn tile_tile(Op op) {
+  return [op](const TileCall& call) {
+    const TileRef& dst = call.out_tile();
+    call.require_covers(call.in_tile(0), dst.valid_rows, dst.valid_cols);
+    call.require_covers(call.in_tile(1), dst.valid_rows, dst.valid_cols);
+    map_pairs(dst, Elem{call.in_tile(0)}, Elem{call.in_tile(1)}, op);
+  };
+}
+
+// Division-like ops need the call to report a zero integer divisor.
+template <typename Op>
+ReferenceFn tile_tile_checked() {
+  return [](const TileCall& call) { tile_tile(Op{call})(call); };
+}
+
+template <typename Op>
+ReferenceFn tile_tile_int(Op op) {
+  return [op](const TileCall& call) {
+    const TileRef& dst = call.out_tile();
+    call.require_covers(call.in_tile(0), dst.valid_rows, dst.valid_cols);
+    call.require_covers(call.in_tile(1), dst.valid_rows, dst.valid_cols);
+    map_int_pairs(dst, Elem{call.in_tile(0)}, Elem{call.in_tile(1)}, op);
+  };
+}
+
+// dst = op(a, s) for a tile a and a scalar s.
+template <typename Op>
+ReferenceFn tile_scalar(Op op) {
+  return [op](const TileCall& call) {
+    const TileRef& dst = call.out_tile();
+    call.require_covers(call.in_tile(0), dst.valid_rows, dst.valid_cols);
+    map_pairs(dst, Elem{call.in_tile(0)}, Splat{call.ins.at(1).scalar}, op);
+  };
+}
+
+template <typename Op>
+ReferenceFn tile_scalar_checked() {
+  return [](const TileCall& call) { tile_scalar(Op{call})(call); };
+}
+
+// dst = f(a) for float dtypes, computed in float.
+template <typename F>
+ReferenceFn unary_float(F f) {
+  return [f](const TileCall& call) {
+    const TileRef& dst = call.out_tile();
+    const TileRef& a = call.in_tile(0);
+    call.require_covers(a, dst.valid_rows, dst.valid_cols);
+    for (int64_t r = 0; r < dst.valid_rows; ++r)
+      for (int64_t c = 0; c < dst.valid_cols; ++c) dst.set_f(r, c, f(a.get_f(r, c)));
+  };
+}
+
+// dst = f(a) in float or int64 by dst's dtype (f is a generic lambda).
+template <typename F>
+ReferenceFn unary_any(F f) {
+  return [f](const TileCall& call) {
+    const TileRef& dst = call.out_tile();
+    const TileRef& a = call.in_tile(0);
+    call.require_covers(a, dst.valid_rows, dst.valid_cols);
+    for (int64_t r = 0; r < dst.valid_rows; ++r)
+      for (int64_t c = 0; c < dst.valid_cols; ++c)
+        if (dst.is_float()) dst.set_f(r, c, f(a.get_f(r, c)));
+        else dst.set_i(r, c, f(a.get_i(r, c)));
+  };
+}
+
+// TAXPY: dst = dst + s * src.
+void taxpy(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  call.require_covers(src, dst.valid_rows, dst.valid_cols);
+  const Splat s{call.ins.at(1).scalar};
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c)
+      if (dst.is_float()) dst.set_f(r, c, dst.get_f(r, c) + s.f(r, c) * src.get_f(r, c));
+      else dst.set_i(r, c, dst.get_i(r, c) + s.i(r, c) * src.get_i(r, c));
+}
+
+}  // namespace
+
+void add_elementwise_instrs(ReferenceTable& t) {
+  t["TADD"] = tile_tile(Add{});
+  t["TSUB"] = tile_tile(Sub{});
+  t["TMUL"] = tile_tile(Mul{});
+  t["TDIV"] = tile_tile_checked<Div>();
+  t["TMAX"] = tile_tile(Max{});
+  t["TMIN"] = tile_tile(Min{});
+  t["TREM"] = tile_tile_checked<Rem>();
+  t["TFMOD"] = tile_tile_checked<FMod>();
+  t["TPRELU"] = tile_tile(Leaky{});
+  t["TAND"] = tile_tile_int(And{});
+  t["TOR"] = tile_tile_int(Or{});
+  t["TXOR"] = tile_tile_int(Xor{});
+  t["TSHL"] = tile_tile_int(Shl{});
+  t["TSHR"] = tile_tile_int(Shr{});
+
+  t["TADDS"] = tile_scalar(Add{});
+  t["TSUBS"] = tile_scalar(Sub{});
+  t["TMULS"] = tile_scalar(Mul{});
+  t["TDIVS"] = tile_scalar_checked<Div>();
+  t["TMAXS"] = tile_scalar(Max{});
+  t["TMINS"] = tile_scalar(Min{});
+  t["TLRELU"] = tile_scalar(Leaky{});
+  t["TAXPY"] = taxpy;
+
+  t["TABS"] = unary_any([](auto a) { return a < 0 ? -a : a; });
+  t["TNEG"] = unary_any([](auto a) { return -a; });
+  t["TRELU"] = unary_any([](auto a) { return a > 0 ? a : decltype(a){0}; });
+  t["TNOT"] = unary_any([](auto a) {
+    if constexpr (std::is_integral_v<decltype(a)>) return ~a;
+    else return a;  // unreachable: TNOT is integer-only in the instruction table
+  });
+  t["TEXP"] = unary_float([](float a) { return std::exp(a); });
+  t["TLOG"] = unary_float([](float a) { return std::log(a); });
+  t["TSQRT"] = unary_float([](float a) { return std::sqrt(a); });
+  t["TRSQRT"] = unary_float([](float a) { return 1.0f / std::sqrt(a); });
+  t["TRECIP"] = unary_float([](float a) { return 1.0f / a; });
+}
+
+}  // namespace pypto::runtime

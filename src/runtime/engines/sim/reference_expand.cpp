@@ -1,0 +1,65 @@
+// Reference semantics of broadcasts: TROWEXPAND* use b[r, 0] across each row, TCOLEXPAND*
+// use b[0, c] down each column; EXPDIF is exp(a - b) (the softmax step).
+#include <cmath>
+
+#include "element_ops.h"
+
+namespace pypto::runtime {
+
+namespace {
+using namespace element_ops;
+
+// dst[r, c] = src[r, 0] (rows) or src[0, c] (columns).
+ReferenceFn expand(bool rows) {
+  return [rows](const TileCall& call) {
+    const TileRef& dst = call.out_tile();
+    const TileRef& src = call.in_tile(0);
+    call.require_covers(src, rows ? dst.valid_rows : 1, rows ? 1 : dst.valid_cols);
+    for (int64_t r = 0; r < dst.valid_rows; ++r)
+      for (int64_t c = 0; c < dst.valid_cols; ++c)
+        convert_element(dst.at(r, c), dst.dtype, rows ? src.at(r, 0) : src.at(0, c), src.dtype);
+  };
+}
+
+// dst = op(a, broadcast(b)).
+template <typename Op>
+ReferenceFn expand_binary(Op op, bool rows) {
+  return [op, rows](const TileCall& call) {
+    const TileRef& dst = call.out_tile();
+    const TileRef& a = call.in_tile(0);
+    const TileRef& b = call.in_tile(1);
+    call.require_covers(a, dst.valid_rows, dst.valid_cols);
+    call.require_covers(b, rows ? dst.valid_rows : 1, rows ? 1 : dst.valid_cols);
+    if (rows) map_pairs(dst, Elem{a}, RowBcast{b}, op);
+    else map_pairs(dst, Elem{a}, ColBcast{b}, op);
+  };
+}
+
+template <typename Op>
+ReferenceFn expand_binary_checked(bool rows) {
+  return [rows](const TileCall& call) { expand_binary(Op{call}, rows)(call); };
+}
+
+// exp(a - b), in float (EXPDIF is float-only in the instruction table).
+struct ExpDif {
+  float operator()(float a, float b) const { return std::exp(a - b); }
+  int64_t operator()(int64_t a, int64_t b) const { return a - b; }  // unreachable for integer dtypes
+};
+
+}  // namespace
+
+void add_expand_instrs(ReferenceTable& t) {
+  for (bool rows : {true, false}) {
+    const std::string p = rows ? "TROWEXPAND" : "TCOLEXPAND";
+    t[p] = expand(rows);
+    t[p + "ADD"] = expand_binary(Add{}, rows);
+    t[p + "SUB"] = expand_binary(Sub{}, rows);
+    t[p + "MUL"] = expand_binary(Mul{}, rows);
+    t[p + "DIV"] = expand_binary_checked<Div>(rows);
+    t[p + "MAX"] = expand_binary(Max{}, rows);
+    t[p + "MIN"] = expand_binary(Min{}, rows);
+    t[p + "EXPDIF"] = expand_binary(ExpDif{}, rows);
+  }
+}
+
+}  // namespace pypto::runtime

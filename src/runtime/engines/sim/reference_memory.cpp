@@ -1,0 +1,128 @@
+// Reference semantics of data movement: TLOAD / TSTORE between global tensors and tiles,
+// and the on-chip copies TMOV, TTRANS, TFILLPAD and the fill TEXPANDS.
+#include "pypto/runtime/reference.h"
+
+namespace pypto::runtime {
+
+namespace {
+
+std::string join(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s;
+}
+
+// The 2-D window of `tensor` a tile covers: its last two dims at `offsets` (a 1-D tensor is
+// one row). Checks that the tile's valid region lies inside the tensor.
+struct Window {
+  const TensorView& tensor;
+  std::vector<int64_t> index;  // offsets; the last two entries move with (r, c)
+  int row_dim, col_dim;        // row_dim = -1 for a 1-D tensor
+
+  uint8_t* at(int64_t r, int64_t c) {
+    std::vector<int64_t> i = index;
+    if (row_dim >= 0) i[row_dim] += r;
+    i[col_dim] += c;
+    return tensor.element(i);
+  }
+};
+
+Window window_of(const TileCall& call, const TensorView& tensor, const std::vector<int64_t>& offsets,
+                 const TileRef& tile, const char* verb) {
+  const int rank = static_cast<int>(tensor.shape.size());
+  auto describe = [&] {
+    return " tile '" + tile.name + "' (valid " + std::to_string(tile.valid_rows) + "x" +
+           std::to_string(tile.valid_cols) + ") " + verb + " " + tensor.describe() + " at offsets [" + join(offsets) + "]";
+  };
+  if (rank < 1 || static_cast<int>(offsets.size()) != rank)
+    call.fail_runtime("the" + describe() + ": one offset per tensor dimension is needed");
+  Window w{tensor, offsets, rank >= 2 ? rank - 2 : -1, rank - 1};
+  const int64_t rows_here = w.row_dim >= 0 ? tensor.shape[w.row_dim] : 1;
+  const int64_t row_off = w.row_dim >= 0 ? offsets[w.row_dim] : 0;
+  bool inside = row_off >= 0 && row_off + tile.valid_rows <= rows_here && offsets[w.col_dim] >= 0 &&
+                offsets[w.col_dim] + tile.valid_cols <= tensor.shape[w.col_dim];
+  for (int d = 0; d < w.row_dim && inside; ++d) inside = offsets[d] >= 0 && offsets[d] < tensor.shape[d];
+  if (!inside)
+    call.fail_runtime("the" + describe() + " goes past the tensor's shape",
+                      "keep offset + valid size inside the shape (use a smaller valid shape for the last tile)");
+  return w;
+}
+
+void tload(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TensorView& src = *call.ins.at(0).tensor;
+  Window w = window_of(call, src, call.ins.at(1).list, dst, "loaded from");
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, w.at(r, c), src.dtype);
+  if (dst.pad == PadValue::null) return;
+  const float pad = pad_value(dst.pad, dst.dtype);
+  for (int64_t r = 0; r < dst.rows; ++r)
+    for (int64_t c = 0; c < dst.cols; ++c)
+      if (r >= dst.valid_rows || c >= dst.valid_cols) dst.set_f(r, c, pad);
+}
+
+void tstore(const TileCall& call) {
+  const TileRef& src = call.in_tile(0);
+  const TensorView& dst = *call.outs.at(0).tensor;
+  Window w = window_of(call, dst, call.ins.at(1).list, src, "stored to");
+  const std::string atomic = call.attr_string("atomic", "none");
+  if (atomic != "none" && atomic != "add") call.fail_runtime("unknown atomic mode '" + atomic + "'", "use \"add\"");
+  for (int64_t r = 0; r < src.valid_rows; ++r) {
+    for (int64_t c = 0; c < src.valid_cols; ++c) {
+      uint8_t* p = w.at(r, c);
+      if (atomic == "none") convert_element(p, dst.dtype, src.at(r, c), src.dtype);
+      else if (dtype_is_float(dst.dtype)) write_float(p, dst.dtype, read_float(p, dst.dtype) + src.get_f(r, c));
+      else write_int(p, dst.dtype, read_int(p, dst.dtype) + src.get_i(r, c));
+    }
+  }
+}
+
+void tmov(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  call.require_covers(src, dst.valid_rows, dst.valid_cols);
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, src.at(r, c), src.dtype);
+}
+
+void ttrans(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  call.require_covers(src, dst.valid_cols, dst.valid_rows);
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, src.at(c, r), src.dtype);
+}
+
+void tfillpad(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  const float pad = pad_value(dst.pad, dst.dtype);
+  for (int64_t r = 0; r < dst.rows; ++r)
+    for (int64_t c = 0; c < dst.cols; ++c)
+      if (r < src.valid_rows && c < src.valid_cols && r < src.rows && c < src.cols)
+        convert_element(dst.at(r, c), dst.dtype, src.at(r, c), src.dtype);
+      else
+        dst.set_f(r, c, pad);
+}
+
+void texpands(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const ScalarValue s = call.ins.at(0).scalar;
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c)
+      if (dst.is_float()) dst.set_f(r, c, static_cast<float>(s.as_double()));
+      else dst.set_i(r, c, s.as_int());
+}
+
+}  // namespace
+
+void add_memory_instrs(ReferenceTable& t) {
+  t["TLOAD"] = tload;
+  t["TSTORE"] = tstore;
+  t["TMOV"] = tmov;
+  t["TTRANS"] = ttrans;
+  t["TFILLPAD"] = tfillpad;
+  t["TEXPANDS"] = texpands;
+}
+
+}  // namespace pypto::runtime
