@@ -48,6 +48,9 @@ std::vector<InstrDef> build_table() {
   add("TMOV", F::kMove, Pipe::MTE1, "T", "T", kAny, xfer(441), "dst = src across memories, with fp32 -> fp16/bf16 conversion");
   add("TTRANS", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst[i, j] = src[j, i]");
   add("TFILLPAD", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst = src on src's valid region, dst's pad value elsewhere");
+  add("TEXTRACT", F::kMove, Pipe::V, "T", "TL", kAny, kPassDefault, "dst = src[offsets : offsets + dst's valid shape]");
+  add("TINSERT", F::kMove, Pipe::V, "T", "TL", kAny, kPassDefault, "dst[offsets : offsets + src's valid shape] = src; the rest of dst is kept");
+  add("TCONCAT", F::kMove, Pipe::V, "T", "TT", kAny, kPassDefault, "dst = [a | b]: b's columns follow a's");
   add("TEXPANDS", F::kFill, Pipe::V, "T", "S", kAny, kScalarDefault, "dst = scalar");
 
   // Tile-tile elementwise.

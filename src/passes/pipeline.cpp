@@ -11,6 +11,10 @@ const std::vector<Pass>& default_pipeline() {
        "tensors written inside become Out (or InOut when also read) parameters; values defined inside and "
        "used after the scope become the function's results. The scope is replaced by a call, which the "
        "runtime later runs as one task."},
+      {"FlattenCalls", flatten_calls,
+       "Gives every op call that is nested inside another expression (`pl.store(pl.add(a, b), ...)`) its own "
+       "assignment to a fresh value just before the statement, so that every tile the program computes has a "
+       "name that memory planning can place and codegen can refer to."},
       {"PlanMemory", plan_memory,
        "Places every tile of every InCore function at a 32-byte aligned address of its buffer "
        "(Vec=UB, Mat=L1, Left=L0A, Right=L0B, Acc=L0C, Bias). Loop-carried tiles, branch results and views "

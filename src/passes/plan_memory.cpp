@@ -94,6 +94,60 @@ class GroupCollector : public IRVisitor {
   }
 };
 
+// Program-order positions of every tile Var's definition and uses. A Var used inside a loop
+// but defined before it stays live until the loop ends (the next iteration reads it again).
+class Liveness : public IRVisitor {
+ public:
+  struct Interval {
+    int begin = -1, end = -1;
+  };
+  std::unordered_map<const Var*, Interval> live;
+
+ protected:
+  void visit(const StmtPtr& s) override {
+    ++pos_;
+    IRVisitor::visit(s);
+  }
+  using IRVisitor::visit;
+  void visit_def(const VarPtr& v) override {
+    if (!v->type->as<TileType>()) return;
+    auto& iv = live[v.get()];
+    if (iv.begin < 0) iv.begin = pos_;
+    iv.end = std::max(iv.end, pos_);
+  }
+  void visit_var(const VarPtr& v) override {
+    if (!v->type->as<TileType>()) return;
+    auto& iv = live[v.get()];
+    if (iv.begin < 0) iv.begin = pos_;
+    iv.end = std::max(iv.end, pos_);
+    for (auto& loop : loops_)
+      if (iv.begin < loop.first) iv.end = std::max(iv.end, loop.second);
+  }
+  void visit_for(const ForStmt& s) override {
+    int start = pos_;
+    // The loop's extent is known only after its body is walked: walk once to measure it.
+    int saved = pos_;
+    Liveness probe;
+    probe.pos_ = pos_;
+    probe.IRVisitor::visit_for(s);
+    int end = probe.pos_;
+    pos_ = saved;
+    loops_.push_back({start, end});
+    IRVisitor::visit_for(s);
+    loops_.pop_back();
+    for (auto& v : s.iter_args)
+      if (v->type->as<TileType>()) {
+        auto& iv = live[v.get()];
+        iv.begin = std::min(iv.begin < 0 ? start : iv.begin, start);
+        iv.end = std::max(iv.end, end);
+      }
+  }
+
+ private:
+  int pos_ = 0;
+  std::vector<std::pair<int, int>> loops_;
+};
+
 class AddressRewriter : public IRMutator {
  public:
   explicit AddressRewriter(std::unordered_map<const Var*, int64_t> addr) : addr_(std::move(addr)) {}
@@ -148,13 +202,49 @@ FunctionPtr plan_function(const FunctionPtr& f, const isa::ChipSpec& chip) {
     g.members.push_back(v);
   }
 
+  // Groups whose lifetimes overlap get disjoint addresses; others may reuse bytes.
+  Liveness liveness;
+  liveness.visit_function(*f);
+  struct Placed {
+    int begin, end;
+    int64_t addr, size;
+  };
+  std::map<MemorySpace, std::vector<Placed>> placed;
   std::map<MemorySpace, int64_t> used;
   std::unordered_map<const Var*, int64_t> addr;
   const int64_t align = chip.alignment_bytes;
+  std::vector<std::pair<int, Group*>> order;
+  std::map<int, std::pair<int, int>> lifetime;
   for (auto& [root, g] : by_root) {
-    int64_t& offset = used[g.memory];
-    for (auto& v : g.members) addr[v.get()] = offset;
-    offset += (g.bytes + align - 1) / align * align;
+    int begin = INT32_MAX, end = -1;
+    for (auto& v : g.members) {
+      auto it = liveness.live.find(v.get());
+      if (it == liveness.live.end()) continue;
+      begin = std::min(begin, it->second.begin);
+      end = std::max(end, it->second.end);
+    }
+    if (end < 0) begin = end = 0;
+    lifetime[root] = {begin, end};
+    order.push_back({begin, &g});
+  }
+  std::sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  for (auto& [begin, g] : order) {
+    int root = groups.group_of(g->members[0].get());
+    auto [b, e] = lifetime[root];
+    int64_t size = (g->bytes + align - 1) / align * align;
+    // First fit: the lowest address clear of every placed group alive at the same time.
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (auto& p : placed[g->memory])
+      if (p.begin <= e && b <= p.end) busy.push_back({p.addr, p.addr + p.size});
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (auto& [lo, hi] : busy) {
+      if (offset + size <= lo) break;
+      offset = std::max(offset, hi);
+    }
+    placed[g->memory].push_back({b, e, offset, size});
+    used[g->memory] = std::max(used[g->memory], offset + size);
+    for (auto& v : g->members) addr[v.get()] = offset;
   }
   for (auto& [memory, bytes] : used) {
     int64_t cap = chip.capacity(memory);

@@ -26,6 +26,10 @@ struct Pass {
 // replaces the scope by a call of it. (outline_incore.cpp)
 ir::ProgramPtr outline_incore(const ir::ProgramPtr& program, const PassContext& ctx);
 
+// Gives every op call nested inside another expression its own assignment to a fresh Var,
+// so every computed tile is a named value. (flatten_calls.cpp)
+ir::ProgramPtr flatten_calls(const ir::ProgramPtr& program, const PassContext& ctx);
+
 // Gives every tile of every InCore function a 32-byte aligned address inside its buffer
 // (UB/L1/L0A/L0B/L0C/Bias) and fails clearly when a function does not fit. (plan_memory.cpp)
 ir::ProgramPtr plan_memory(const ir::ProgramPtr& program, const PassContext& ctx);

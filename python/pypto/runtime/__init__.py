@@ -72,13 +72,13 @@ class CompiledProgram:
                     )
                 shape, dtype = tensor_spec(arg, p.name)
                 want = tuple(p.shape)
-                if shape != want or dtype != p.dtype.name:
+                if shape != want or dtype != p.dtype:
                     raise TypeError(
                         f"{self.name}(): argument '{p.name}' has shape {list(shape)} and dtype "
                         f"{dtype}, but the program was compiled for {list(want)} "
-                        f"{p.dtype.name}; fix: pass a matching array or recompile"
+                        f"{p.dtype}; fix: pass a matching array or recompile"
                     )
-                writable = p.dir.name in ("Out", "InOut")
+                writable = p.dir in ("Out", "InOut")
                 bound.append(bind_tensor(arg, p.name, writable))
             else:
                 if is_tensor(arg):

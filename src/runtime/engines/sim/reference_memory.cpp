@@ -1,5 +1,5 @@
 // Reference semantics of data movement: TLOAD / TSTORE between global tensors and tiles,
-// and the on-chip copies TMOV, TTRANS, TFILLPAD and the fill TEXPANDS.
+// the on-chip copies TMOV, TTRANS, TFILLPAD, TEXTRACT, TINSERT, TCONCAT and the fill TEXPANDS.
 #include "pypto/runtime/reference.h"
 
 namespace pypto::runtime {
@@ -105,6 +105,37 @@ void tfillpad(const TileCall& call) {
         dst.set_f(r, c, pad);
 }
 
+void textract(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  const auto& off = call.ins.at(1).list;
+  call.require_covers(src, off.at(0) + dst.valid_rows, off.at(1) + dst.valid_cols);
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c)
+      convert_element(dst.at(r, c), dst.dtype, src.at(r + off[0], c + off[1]), src.dtype);
+}
+
+void tinsert(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  const auto& off = call.ins.at(1).list;
+  call.require_covers(dst, off.at(0) + src.valid_rows, off.at(1) + src.valid_cols);
+  for (int64_t r = 0; r < src.valid_rows; ++r)
+    for (int64_t c = 0; c < src.valid_cols; ++c)
+      convert_element(dst.at(r + off[0], c + off[1]), dst.dtype, src.at(r, c), src.dtype);
+}
+
+void tconcat(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& a = call.in_tile(0);
+  const TileRef& b = call.in_tile(1);
+  call.require_covers(dst, a.valid_rows, a.cols + b.valid_cols);
+  for (int64_t r = 0; r < a.valid_rows; ++r) {
+    for (int64_t c = 0; c < a.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, a.at(r, c), a.dtype);
+    for (int64_t c = 0; c < b.valid_cols; ++c) convert_element(dst.at(r, a.cols + c), dst.dtype, b.at(r, c), b.dtype);
+  }
+}
+
 void texpands(const TileCall& call) {
   const TileRef& dst = call.out_tile();
   const ScalarValue s = call.ins.at(0).scalar;
@@ -123,6 +154,9 @@ void add_memory_instrs(ReferenceTable& t) {
   t["TTRANS"] = ttrans;
   t["TFILLPAD"] = tfillpad;
   t["TEXPANDS"] = texpands;
+  t["TEXTRACT"] = textract;
+  t["TINSERT"] = tinsert;
+  t["TCONCAT"] = tconcat;
 }
 
 }  // namespace pypto::runtime
