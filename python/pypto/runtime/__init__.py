@@ -45,7 +45,7 @@ class CompiledProgram:
             os.makedirs(dump_dir, exist_ok=True)
             for name, program in self._compiled.pass_results:
                 with open(os.path.join(dump_dir, name + ".py"), "w") as f:
-                    f.write(_core.print_program(program))
+                    f.write(_core.ir.print_program(program))
         if cfg.save_kernels:
             kdir = cfg.save_kernels_dir or os.path.join(self.output_dir, "kernels")
             os.makedirs(kdir, exist_ok=True)
@@ -98,17 +98,20 @@ def _compile(program, config: RunConfig) -> CompiledProgram:
     return CompiledProgram(compiled, config)
 
 
-_program_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# Class-form programs are cached by structure: an equal program compiles once.
+_program_cache: dict = {}
 
 
 def run(program, *args, config: RunConfig | None = None) -> CompiledProgram:
     """Compiles a class-form program (once per platform) and runs it on `args` in place."""
     config = config or RunConfig()
-    key = (config.platform, config.dump_passes, config.save_kernels)
-    per_program = _program_cache.setdefault(program, {})
-    compiled = per_program.get(key)
+    key = (_core.ir.structural_hash(program), config.platform, config.dump_passes,
+           config.save_kernels, config.output_dir)
+    entries = _program_cache.setdefault(key, [])
+    compiled = next((c for p, c in entries if _core.ir.structural_equal(p, program)), None)
     if compiled is None:
-        compiled = per_program[key] = _compile(program, config)
+        compiled = _compile(program, config)
+        entries.append((program, compiled))
     compiled(*args, config=config)
     return compiled
 

@@ -1,0 +1,161 @@
+"""The Python runtime surface: RunConfig, jit specialisation and caching, run(), artifacts,
+zero-copy in-place outputs, and the errors users hit at call time."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto import _core
+from pypto.runtime import RunConfig, run
+
+
+@pl.jit
+def add_rows(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [32, 64])
+        tb = pl.load(b, [0, 0], [32, 64])
+        c = pl.store(pl.add(ta, tb), [0, 0], c)
+    return c
+
+
+def arrays(rows=32, cols=64, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((rows, cols), dtype=np.float32)
+    b = rng.standard_normal((rows, cols), dtype=np.float32)
+    return a, b, np.zeros((rows, cols), dtype=np.float32)
+
+
+def test_jit_call_writes_output_in_place_and_returns_it():
+    a, b, c = arrays()
+    ptr = c.__array_interface__["data"][0]
+    result = add_rows(a, b, c)
+    assert result is c
+    assert c.__array_interface__["data"][0] == ptr
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_jit_compiles_once_per_signature():
+    a, b, c = arrays(seed=1)
+    first = add_rows.compile(a, b, c)
+    assert add_rows.compile(a, b, c) is first
+    a2, b2, c2 = arrays(seed=2)
+    add_rows(a2, b2, c2)
+    assert add_rows.compile(a2, b2, c2) is first
+    np.testing.assert_array_equal(c2, a2 + b2)
+
+
+def test_strided_output_view_is_written_in_place():
+    a, b, _ = arrays(seed=3)
+    big = np.zeros((32, 128), dtype=np.float32)
+    view = big[:, ::2]  # every other column: not contiguous
+    add_rows(a, b, view)
+    np.testing.assert_array_equal(big[:, ::2], a + b)
+    assert not big[:, 1::2].any()
+
+
+def test_torch_tensors_are_bound_without_copies():
+    torch = pytest.importorskip("torch")
+    a, b = torch.rand(32, 64), torch.rand(32, 64)
+    c = torch.zeros(32, 64)
+    ptr = c.data_ptr()
+    add_rows(a, b, c)
+    assert c.data_ptr() == ptr
+    assert torch.equal(c, a + b)
+
+
+def test_lower_returns_the_ir_after_the_pipeline():
+    a, b, c = arrays()
+    text = _core.ir.print_program(add_rows.lower(a, b, c))
+    assert "pl.FunctionType.InCore" in text and "pl.Addr(" in text
+    again = pl.parse(text)
+    assert _core.ir.structural_equal(again, add_rows.lower(a, b, c))
+
+
+def test_hardware_platform_fails_clearly():
+    a, b, c = arrays()
+    with pytest.raises(_core.PyptoError, match=r"no NPU is present.*\n  fix: .*'a2a3sim'"):
+        add_rows(a, b, c, config=RunConfig(platform="a2a3"))
+
+
+def test_unknown_platform_and_engine():
+    a, b, c = arrays()
+    with pytest.raises(_core.PyptoError, match="unknown platform 'tpu'"):
+        add_rows(a, b, c, config=RunConfig(platform="tpu"))
+    with pytest.raises(ValueError, match="unknown engine"):
+        RunConfig(engine="gpu")
+
+
+def test_a5sim_runs():
+    a, b, c = arrays(seed=4)
+    add_rows(a, b, c, config=RunConfig(platform="a5sim"))
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_wrong_argument_shape_dtype_and_readonly_output():
+    a, b, c = arrays()
+    compiled = add_rows.compile(a, b, c)
+    with pytest.raises(TypeError, match=r"argument 'a' has shape \[16, 64\].*compiled for \[32, 64\]"):
+        compiled(a[:16], b, c)
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        compiled(a, b)
+    c.flags.writeable = False
+    with pytest.raises(ValueError, match="output 'c' is a read-only numpy array"):
+        compiled(a, b, c)
+    with pytest.raises(TypeError, match="float64 is not supported"):
+        add_rows(a.astype(np.float64), b, np.zeros((32, 64)))
+
+
+def test_dump_passes_and_save_kernels(tmp_path):
+    a, b, c = arrays(seed=5)
+    cfg = RunConfig(dump_passes=True, save_kernels=True, output_dir=str(tmp_path))
+    add_rows(a, b, c, config=cfg)
+    np.testing.assert_array_equal(c, a + b)
+    dumps = sorted(p.name for p in (tmp_path / "passes_dump").iterdir())
+    assert dumps[0].startswith("01_after_") and all(d.endswith(".py") for d in dumps)
+    for d in dumps:  # every dump re-parses
+        pl.parse((tmp_path / "passes_dump" / d).read_text())
+    kernels = list((tmp_path / "kernels").glob("*.pto"))
+    assert len(kernels) == 1 and "pto.tadd" in kernels[0].read_text()
+
+
+def test_class_form_program_with_run():
+    @pl.program
+    class AddProgram:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
+                   c: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+            ta = pl.load(a, [0, 0], [32, 64])
+            tb = pl.load(b, [0, 0], [32, 64])
+            c = pl.store(pl.sub(ta, tb), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
+                 c: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+            c = self.kernel(a, b, c)
+            return c
+
+    a, b, c = arrays(seed=6)
+    compiled = run(AddProgram, a, b, c)
+    np.testing.assert_array_equal(c, a - b)
+    assert compiled.param_names == ["a", "b", "c"] and compiled.platform == "a2a3sim"
+    a2, b2, c2 = arrays(seed=7)
+    compiled(a2, b2, c2)
+    np.testing.assert_array_equal(c2, a2 - b2)
+
+
+def test_program_that_does_not_fit_ub_fails_naming_the_buffer():
+    @pl.jit
+    def too_big(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(a, [0, 0], [256, 256])
+            u = pl.exp(t)
+            c = pl.store(pl.add(t, u), [0, 0], c)
+        return c
+
+    a = np.zeros((256, 256), dtype=np.float32)
+    with pytest.raises(_core.PyptoError) as err:
+        too_big(a, np.zeros_like(a))
+    msg = str(err.value)
+    assert "test_jit_runtime.py:" in msg and "Vec (UB)" in msg and "196608 bytes" in msg
+    assert "fix: use smaller tiles" in msg
