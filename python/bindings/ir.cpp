@@ -331,6 +331,7 @@ void bind_ir(nb::module_& top) {
   bind_stmts(m);
   bind_registry(m);
 
+  m.def("ops_reference_markdown", &ops_reference_markdown, "The op registry rendered as markdown (docs/ops.md).");
   m.def("print_program", &print_program, "program"_a);
   m.def("print_function", &print_function, "function"_a);
   m.def("print_type", &print_type, "type"_a);
