@@ -6,7 +6,6 @@ Run: python examples/beginner/01_hello_world.py   (prints OK)
 import sys
 
 import numpy as np
-
 import pypto.language as pl
 from pypto.runtime import RunConfig
 

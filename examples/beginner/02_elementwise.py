@@ -7,7 +7,6 @@ Run: python examples/beginner/02_elementwise.py   (prints OK)
 import sys
 
 import numpy as np
-
 import pypto.language as pl
 from pypto.runtime import RunConfig
 
@@ -55,7 +54,7 @@ def main(backend: str = "torch", config: RunConfig | None = None) -> None:
         zeros = torch.zeros
         check = torch.testing.assert_close
     else:
-        zeros = lambda *shape: np.zeros(shape, dtype=np.float32)  # noqa: E731
+        zeros = lambda *shape: np.zeros(shape, dtype=np.float32)
         check = np.testing.assert_allclose
 
     c = zeros(128, 128)

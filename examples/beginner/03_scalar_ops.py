@@ -9,7 +9,6 @@ Run: python examples/beginner/03_scalar_ops.py   (prints OK)
 import sys
 
 import numpy as np
-
 import pypto.language as pl
 from pypto.runtime import RunConfig
 

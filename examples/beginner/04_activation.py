@@ -12,7 +12,6 @@ import math
 import sys
 
 import numpy as np
-
 import pypto.language as pl
 from pypto.runtime import RunConfig
 

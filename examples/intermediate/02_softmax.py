@@ -7,7 +7,6 @@ Run: python examples/intermediate/02_softmax.py   (prints OK)
 import sys
 
 import numpy as np
-
 import pypto.language as pl
 from pypto.runtime import RunConfig
 

@@ -10,7 +10,6 @@ import math
 import sys
 
 import numpy as np
-
 import pypto.language as pl
 from pypto.runtime import RunConfig
 
@@ -22,8 +21,10 @@ GELU_SCALE = -2.0 * math.sqrt(2.0 / math.pi)
 def up_proj(x: pl.Tensor, w: pl.Tensor, h: pl.Out[pl.Tensor]):
     tx = pl.load(x, [0, 0], [TOKENS, HIDDEN], target_memory=pl.MemorySpace.Mat)
     tw = pl.load(w, [0, 0], [HIDDEN, FFN], target_memory=pl.MemorySpace.Mat)
-    acc = pl.matmul(pl.move(tx, target_memory=pl.MemorySpace.Left),
-                    pl.move(tw, target_memory=pl.MemorySpace.Right))
+    acc = pl.matmul(
+        pl.move(tx, target_memory=pl.MemorySpace.Left),
+        pl.move(tw, target_memory=pl.MemorySpace.Right),
+    )
     h = pl.store(acc, [0, 0], h)
     return h
 
@@ -41,8 +42,10 @@ def gelu(h: pl.Tensor, a: pl.Out[pl.Tensor]):
 def down_proj(a: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
     ta = pl.load(a, [0, 0], [TOKENS, FFN], target_memory=pl.MemorySpace.Mat)
     tw = pl.load(w, [0, 0], [FFN, HIDDEN], target_memory=pl.MemorySpace.Mat)
-    acc = pl.matmul(pl.move(ta, target_memory=pl.MemorySpace.Left),
-                    pl.move(tw, target_memory=pl.MemorySpace.Right))
+    acc = pl.matmul(
+        pl.move(ta, target_memory=pl.MemorySpace.Left),
+        pl.move(tw, target_memory=pl.MemorySpace.Right),
+    )
     y = pl.store(acc, [0, 0], y)
     return y
 
@@ -65,7 +68,9 @@ def main(backend: str = "torch", config: RunConfig | None = None) -> None:
     x = rng.standard_normal((TOKENS, HIDDEN), dtype=np.float32)
     w1 = rng.standard_normal((HIDDEN, FFN), dtype=np.float32) / 8
     w2 = rng.standard_normal((FFN, HIDDEN), dtype=np.float32) / 8
-    expected = F.gelu(torch.from_numpy(x) @ torch.from_numpy(w1), approximate="tanh") @ torch.from_numpy(w2)
+    expected = F.gelu(
+        torch.from_numpy(x) @ torch.from_numpy(w1), approximate="tanh"
+    ) @ torch.from_numpy(w2)
     if backend == "torch":
         y = torch.zeros(TOKENS, HIDDEN)
         ffn(*(torch.from_numpy(v) for v in (x, w1, w2)), y, config=config or RunConfig())

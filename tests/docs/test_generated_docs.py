@@ -4,7 +4,6 @@
 import pathlib
 
 import pytest
-
 from pypto.tools.gen_docs import pages
 
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"

@@ -10,7 +10,9 @@ PROGRAMS = sorted(str(p.relative_to(EXAMPLES)) for p in EXAMPLES.glob("*/*.py"))
 
 
 def load(relpath: str):
-    spec = importlib.util.spec_from_file_location(relpath.replace("/", "_")[:-3], EXAMPLES / relpath)
+    spec = importlib.util.spec_from_file_location(
+        relpath.replace("/", "_")[:-3], EXAMPLES / relpath
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -1,4 +1,4 @@
-# ruff: noqa: F841 - the parsed bodies below are never executed; unused names are part of the programs
+
 """Parse errors: each names the user's file:line, the construct, and the fix."""
 
 import re

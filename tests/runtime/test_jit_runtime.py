@@ -2,9 +2,8 @@
 zero-copy in-place outputs, and the errors users hit at call time."""
 
 import numpy as np
-import pytest
-
 import pypto.language as pl
+import pytest
 from pypto import _core
 from pypto.runtime import RunConfig, run
 
@@ -94,7 +93,9 @@ def test_a5sim_runs():
 def test_wrong_argument_shape_dtype_and_readonly_output():
     a, b, c = arrays()
     compiled = add_rows.compile(a, b, c)
-    with pytest.raises(TypeError, match=r"argument 'a' has shape \[16, 64\].*compiled for \[32, 64\]"):
+    with pytest.raises(
+        TypeError, match=r"argument 'a' has shape \[16, 64\].*compiled for \[32, 64\]"
+    ):
         compiled(a[:16], b, c)
     with pytest.raises(TypeError, match="takes 3 arguments"):
         compiled(a, b)
@@ -122,16 +123,24 @@ def test_class_form_program_with_run():
     @pl.program
     class AddProgram:
         @pl.function(type=pl.FunctionType.InCore)
-        def kernel(self, a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
-                   c: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        def kernel(
+            self,
+            a: pl.Tensor[[32, 64], pl.FP32],
+            b: pl.Tensor[[32, 64], pl.FP32],
+            c: pl.Out[pl.Tensor[[32, 64], pl.FP32]],
+        ) -> pl.Tensor[[32, 64], pl.FP32]:
             ta = pl.load(a, [0, 0], [32, 64])
             tb = pl.load(b, [0, 0], [32, 64])
             c = pl.store(pl.sub(ta, tb), [0, 0], c)
             return c
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
-                 c: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        def main(
+            self,
+            a: pl.Tensor[[32, 64], pl.FP32],
+            b: pl.Tensor[[32, 64], pl.FP32],
+            c: pl.Out[pl.Tensor[[32, 64], pl.FP32]],
+        ) -> pl.Tensor[[32, 64], pl.FP32]:
             c = self.kernel(a, b, c)
             return c
 
@@ -159,3 +168,19 @@ def test_program_that_does_not_fit_ub_fails_naming_the_buffer():
     msg = str(err.value)
     assert "test_jit_runtime.py:" in msg and "Vec (UB)" in msg and "196608 bytes" in msg
     assert "fix: use smaller tiles" in msg
+
+
+def test_pypto_compatibility_modules():
+    from pypto.backend import BackendType
+    from pypto.ir.pass_manager import OptimizationStrategy
+
+    cfg = RunConfig(
+        strategy=OptimizationStrategy.Default,
+        backend_type=BackendType.Ascend950,
+        dump_passes=False,
+        device_id=0,
+    )
+    assert cfg.platform == "a5sim"
+    a, b, c = arrays(seed=8)
+    add_rows(a, b, c, config=cfg)
+    np.testing.assert_array_equal(c, a + b)

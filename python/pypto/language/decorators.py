@@ -85,7 +85,7 @@ class _Jit:
 jit = _Jit()
 
 
-def function(func=None, *, type=None):  # noqa: A002 - the PyPTO keyword is `type`
+def function(func=None, *, type=None):
     """`@pl.function(type=pl.FunctionType.InCore)`: marks a method of a `@pl.program` class."""
     def mark(f):
         f._pl_function_type = type if type is not None else ir.FunctionType.Opaque

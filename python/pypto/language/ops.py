@@ -37,15 +37,15 @@ class Construct:
         return f"pl.{self.name}"
 
 
-range = Construct("range")  # noqa: A001
+range = Construct("range")
 parallel = Construct("parallel")
 unroll = Construct("unroll")
 pipeline = Construct("pipeline")
 at = Construct("at")
 yield_ = Construct("yield_")
 const = Construct("const")
-min = Construct("min")  # noqa: A001
-max = Construct("max")  # noqa: A001
+min = Construct("min")
+max = Construct("max")
 static_assert = Construct("static_assert")
 static_print = Construct("static_print")
 

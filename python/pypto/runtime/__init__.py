@@ -9,7 +9,7 @@ from pypto import _core
 from pypto.runtime.config import RunConfig
 from pypto.runtime.tensors import bind_tensor, is_tensor, tensor_spec
 
-__all__ = ["RunConfig", "run", "CompiledProgram", "jit_call", "jit_compile", "jit_lower"]
+__all__ = ["CompiledProgram", "RunConfig", "jit_call", "jit_compile", "jit_lower", "run"]
 
 
 class CompiledProgram:
@@ -105,8 +105,13 @@ _program_cache: dict = {}
 def run(program, *args, config: RunConfig | None = None) -> CompiledProgram:
     """Compiles a class-form program (once per platform) and runs it on `args` in place."""
     config = config or RunConfig()
-    key = (_core.ir.structural_hash(program), config.platform, config.dump_passes,
-           config.save_kernels, config.output_dir)
+    key = (
+        _core.ir.structural_hash(program),
+        config.platform,
+        config.dump_passes,
+        config.save_kernels,
+        config.output_dir,
+    )
     entries = _program_cache.setdefault(key, [])
     compiled = next((c for p, c in entries if _core.ir.structural_equal(p, program)), None)
     if compiled is None:
@@ -137,7 +142,7 @@ def _arg_specs(jitfn, args):
     return specs
 
 
-_jit_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_jit_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _jit_key(specs, config):

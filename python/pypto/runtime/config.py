@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 ENGINES = ("sim",)
 
@@ -23,17 +23,20 @@ class RunConfig:
     atol: float = 1e-5
     dump_passes: bool = False
     save_kernels: bool = False
-    save_kernels_dir: Optional[str] = None
+    save_kernels_dir: str | None = None
     codegen_only: bool = False
     enable_chip_swimlane: int = 0
     strategy: Any = None
     backend_type: Any = None
     engine: str = "sim"
-    trace_path: Optional[str] = None
+    trace_path: str | None = None
     num_workers: int = 0
-    output_dir: Optional[str] = None
+    output_dir: str | None = None
 
     def __post_init__(self):
+        # PyPTO programs may name the chip family through backend_type instead of platform.
+        if self.backend_type is not None and self.platform == "a2a3sim":
+            self.platform = getattr(self.backend_type, "value", self.platform)
         if self.engine not in ENGINES:
             raise ValueError(
                 f"RunConfig(engine={self.engine!r}): unknown engine; available: "
