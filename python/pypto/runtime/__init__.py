@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import weakref
 
@@ -38,8 +39,38 @@ class CompiledProgram:
         """The `.pto` text of each kernel, by kernel name."""
         return {k.name: k.pto_text for k in self._compiled.host.kernels}
 
+    def memory_map(self) -> list:
+        """Per kernel, where each tile lives and during which instructions it is used."""
+        kernels = []
+        for k in self._compiled.host.kernels:
+            used: dict[int, list[int]] = {}
+            for pc, instr in enumerate(k.code):
+                for op in list(instr.outs) + list(instr.ins):
+                    if op.kind.name == "Tile":
+                        used.setdefault(op.index, []).append(pc)
+            tiles = []
+            for i, t in enumerate(k.tiles):
+                pcs = used.get(i, [0])
+                nbytes = t.rows * t.cols * _core.ir.dtype_bytes(getattr(_core.ir.DataType, t.dtype))
+                tiles.append(
+                    {
+                        "name": t.name,
+                        "memory": t.memory,
+                        "addr": t.addr,
+                        "bytes": nbytes,
+                        "first": min(pcs),
+                        "last": max(pcs),
+                    }
+                )
+            kernels.append({"name": k.name, "instructions": len(k.code), "tiles": tiles})
+        return kernels
+
     def _write_artifacts(self):
         cfg = self.config
+        if cfg.dump_passes or cfg.save_kernels:
+            os.makedirs(self.output_dir, exist_ok=True)
+            with open(os.path.join(self.output_dir, "memory_map.json"), "w") as f:
+                json.dump(self.memory_map(), f, indent=1)
         if cfg.dump_passes:
             dump_dir = os.path.join(self.output_dir, "passes_dump")
             os.makedirs(dump_dir, exist_ok=True)
