@@ -1,6 +1,7 @@
 // The host side of a run: validates platform and engine, binds arguments to tensor slots,
 // interprets the orchestration's host code and hands kernel calls to the task pool.
 #include "pypto/runtime/runtime.h"
+#include "pypto/isa/validate.h"
 
 #include <deque>
 #include <variant>
@@ -116,12 +117,15 @@ isa::ChipSpec resolve_run_target(const RunOptions& options) {
 }
 
 void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, const RunOptions& options) {
-  SimEngine core(resolve_run_target(options));
+  const isa::ChipSpec chip = resolve_run_target(options);
+  isa::validate_kernel(kernel, chip);
+  SimEngine core(chip);
   core.run(kernel, args);
 }
 
 void run_host_program(const isa::HostProgram& program, const std::vector<HostArg>& args, const RunOptions& options) {
   const isa::ChipSpec chip = resolve_run_target(options);
+  isa::validate_host_program(program, chip);
   check_args(program.name, program.params, args);
 
   TensorSlots slots;  // declared before the pool: tasks may use owned tensors until it joins

@@ -1,0 +1,229 @@
+// Structural validation of instruction streams (see validate.h). Engines assume what this
+// checks: operands match the instruction table, tiles lie inside their buffers, registers
+// exist, and control flow is properly nested with loops that always make progress.
+#include "pypto/isa/validate.h"
+
+#include <cctype>
+#include <functional>
+#include <limits>
+
+#include "pypto/isa/instructions.h"
+
+namespace pypto::isa {
+namespace {
+
+constexpr int64_t kMaxDim = int64_t{1} << 24;
+
+class Validator {
+ public:
+  Validator(std::string what, const std::vector<Instr>& code, int num_regs, const std::vector<ParamDesc>& params,
+            int tensor_slots, const ChipSpec& chip)
+      : what_(std::move(what)), code_(code), num_regs_(num_regs), params_(params), tensor_slots_(tensor_slots), chip_(chip) {}
+
+  void check_tiles(const std::vector<TileDesc>& tiles) {
+    tiles_ = &tiles;
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      const TileDesc& t = tiles[i];
+      std::string who = "tile #" + std::to_string(i) + " '" + t.name + "'";
+      if (t.memory == MemorySpace::DDR) bad({}, who + " is placed in DDR; tiles live in on-chip buffers");
+      if (t.rows < 0 || t.cols < 0 || t.rows > kMaxDim || t.cols > kMaxDim)
+        bad({}, who + " has shape " + std::to_string(t.rows) + "x" + std::to_string(t.cols));
+      const int64_t bytes = t.rows * t.cols * dtype_bytes(t.dtype);
+      if (t.addr < 0 || t.addr > chip_.capacity(t.memory) || bytes > chip_.capacity(t.memory) - t.addr)
+        bad({}, who + " (" + std::to_string(bytes) + " B at " + std::to_string(t.addr) + ") lies outside " +
+                    memory_space_name(t.memory) + " (" + std::to_string(chip_.capacity(t.memory)) + " B on " +
+                    chip_.platform + ")");
+      scalar(t.valid_rows, {});
+      scalar(t.valid_cols, {});
+    }
+  }
+
+  void check_code(bool host) {
+    const int n = static_cast<int>(code_.size());
+    std::vector<int> open;  // indices of open kLoopBegin / kIf / kElse
+    for (int pc = 0; pc < n; ++pc) {
+      const Instr& in = code_[pc];
+      const Span& sp = in.span;
+      switch (in.kind) {
+        case InstrKind::kTile: tile_instr(in); break;
+        case InstrKind::kScalarBin:
+          write_reg(in.dst_reg, sp, open);
+          scalar(in.a, sp);
+          scalar(in.b, sp);
+          if (static_cast<int>(in.sop) > static_cast<int>(ir::BinaryOp::Or)) bad(sp, "unknown scalar operator");
+          break;
+        case InstrKind::kScalarMov:
+          write_reg(in.dst_reg, sp, open);
+          scalar(in.a, sp);
+          break;
+        case InstrKind::kScalarRead:
+          write_reg(in.dst_reg, sp, open);
+          if (in.ins.size() != 2 || in.ins[1].kind != Operand::kScalarList) bad(sp, "scalar read needs (tensor, indices)");
+          tensor_operand(in.ins[0], sp);
+          for (auto& s : in.ins[1].list) scalar(s, sp);
+          break;
+        case InstrKind::kLoopBegin:
+          write_reg(in.dst_reg, sp, open);
+          scalar(in.a, sp);
+          scalar(in.b, sp);
+          scalar(in.step, sp);
+          open.push_back(pc);
+          break;
+        case InstrKind::kLoopEnd: {
+          if (open.empty() || code_[open.back()].kind != InstrKind::kLoopBegin) bad(sp, "loop end without a loop begin");
+          const int begin = open.back();
+          open.pop_back();
+          if (code_[begin].jump != pc + 1 || in.jump != begin + 1 || in.dst_reg != code_[begin].dst_reg)
+            bad(sp, "loop begin at " + std::to_string(begin) + " and end at " + std::to_string(pc) + " do not match");
+          break;
+        }
+        case InstrKind::kIf:
+          scalar(in.a, sp);
+          open.push_back(pc);
+          break;
+        case InstrKind::kElse: {
+          if (open.empty() || code_[open.back()].kind != InstrKind::kIf) bad(sp, "else without an if");
+          if (code_[open.back()].jump != pc + 1) bad(sp, "if at " + std::to_string(open.back()) + " does not jump to its else");
+          open.back() = pc;
+          break;
+        }
+        case InstrKind::kEndIf: {
+          if (open.empty() || (code_[open.back()].kind != InstrKind::kIf && code_[open.back()].kind != InstrKind::kElse))
+            bad(sp, "end-if without an if");
+          if (code_[open.back()].jump != pc) bad(sp, "if/else at " + std::to_string(open.back()) + " does not jump to its end");
+          open.pop_back();
+          break;
+        }
+        case InstrKind::kCall:
+        case InstrKind::kAllocTensor:
+          if (!host) bad(sp, "kernel code cannot call kernels or allocate tensors");
+          host_instr_(in);
+          break;
+        default: bad(sp, "unknown instruction kind " + std::to_string(static_cast<int>(in.kind)));
+      }
+    }
+    if (!open.empty()) bad(code_[open.back()].span, "a loop or if is not closed");
+  }
+
+  std::function<void(const Instr&)> host_instr_ = [](const Instr&) {};
+
+  [[noreturn]] void bad(const Span& span, const std::string& msg) const {
+    fail(ErrorKind::kRuntime, span, "malformed instruction stream in " + what_ + ": " + msg,
+         "instruction streams come from the compiler; if you built this one by hand, fix it as described");
+  }
+
+  void scalar(const Scalar& s, const Span& sp) const {
+    if (s.kind == Scalar::kReg && (s.reg < 0 || s.reg >= num_regs_))
+      bad(sp, "register r" + std::to_string(s.reg) + " does not exist (" + std::to_string(num_regs_) + " registers)");
+  }
+
+  void tensor_operand(const Operand& o, const Span& sp) const {
+    if (o.kind != Operand::kTensor || o.index < 0 || o.index >= tensor_slots_)
+      bad(sp, "operand is not a valid tensor (slot " + std::to_string(o.index) + ")");
+    if (o.index < static_cast<int>(params_.size()) && !params_[o.index].is_tensor)
+      bad(sp, "parameter #" + std::to_string(o.index) + " '" + params_[o.index].name + "' is a scalar, not a tensor");
+  }
+
+ private:
+  void write_reg(int reg, const Span& sp, const std::vector<int>& open) const {
+    if (reg < 0 || reg >= num_regs_) bad(sp, "register r" + std::to_string(reg) + " does not exist");
+    // A loop's counter is written only by its own begin/end, so every loop makes progress.
+    for (int o : open)
+      if (code_[o].kind == InstrKind::kLoopBegin && code_[o].dst_reg == reg)
+        bad(sp, "writes r" + std::to_string(reg) + ", the counter of the enclosing loop at " + std::to_string(o));
+  }
+
+  void tile_instr(const Instr& in) const {
+    const InstrDef* def = find_instr(in.mnemonic);
+    if (!def) bad(in.span, "unknown PTO instruction '" + in.mnemonic + "'");
+    const int n_in = static_cast<int>(in.ins.size());
+    if (static_cast<int>(in.outs.size()) != def->num_outs() || n_in < def->min_ins() || n_in > def->max_ins())
+      bad(in.span, in.mnemonic + " takes " + std::to_string(def->num_outs()) + " outputs and " +
+                       std::to_string(def->min_ins()) + ".." + std::to_string(def->max_ins()) + " inputs, got " +
+                       std::to_string(in.outs.size()) + " and " + std::to_string(n_in));
+    auto check = [&](const Operand& o, char sig) {
+      switch (std::toupper(sig)) {
+        case 'T':
+          if (o.kind != Operand::kTile || !tiles_ || o.index < 0 || o.index >= static_cast<int>(tiles_->size()))
+            bad(in.span, in.mnemonic + ": operand is not a valid tile (#" + std::to_string(o.index) + ")");
+          break;
+        case 'G': tensor_operand(o, in.span); break;
+        case 'S':
+          if (o.kind != Operand::kScalar) bad(in.span, in.mnemonic + ": operand must be a scalar");
+          scalar(o.scalar, in.span);
+          break;
+        case 'L':
+          if (o.kind != Operand::kScalarList) bad(in.span, in.mnemonic + ": operand must be a list of scalars");
+          for (auto& s : o.list) scalar(s, in.span);
+          break;
+        default: bad(in.span, in.mnemonic + ": unknown operand signature");
+      }
+    };
+    for (size_t i = 0; i < in.outs.size(); ++i) check(in.outs[i], def->outs_sig[i]);
+    for (size_t i = 0; i < in.ins.size(); ++i) check(in.ins[i], def->ins_sig[i]);
+  }
+
+  std::string what_;
+  const std::vector<Instr>& code_;
+  int num_regs_;
+  const std::vector<ParamDesc>& params_;
+  int tensor_slots_;
+  const ChipSpec& chip_;
+  const std::vector<TileDesc>* tiles_ = nullptr;
+};
+
+}  // namespace
+
+void validate_kernel(const Kernel& kernel, const ChipSpec& chip) {
+  Validator v("kernel '" + kernel.name + "'", kernel.code, kernel.num_regs, kernel.params,
+              static_cast<int>(kernel.params.size()), chip);
+  if (kernel.num_regs < 0 || kernel.num_regs > (1 << 20)) v.bad({}, "bad register count");
+  int scalars = 0;
+  for (auto& p : kernel.params) scalars += p.is_tensor ? 0 : 1;
+  if (scalars > kernel.num_regs) v.bad({}, "scalar parameters need " + std::to_string(scalars) + " registers");
+  v.check_tiles(kernel.tiles);
+  v.check_code(false);
+}
+
+void validate_host_program(const HostProgram& program, const ChipSpec& chip) {
+  for (auto& k : program.kernels) validate_kernel(k, chip);
+  const int slots = static_cast<int>(program.tensors.size());
+  Validator v("host program '" + program.name + "'", program.code, program.num_regs, program.params, slots, chip);
+  if (program.params.size() > program.tensors.size()) v.bad({}, "fewer tensor slots than parameters");
+  for (int r : program.returns)
+    if (r < 0 || r >= slots) v.bad({}, "returns tensor slot " + std::to_string(r) + ", which does not exist");
+  v.host_instr_ = [&](const Instr& in) {
+    if (in.kind == InstrKind::kAllocTensor) {
+      if (in.outs.size() != 1) v.bad(in.span, "tensor allocation needs one output slot");
+      v.tensor_operand(in.outs[0], in.span);
+      auto it = in.attrs.find("shape");
+      if (it == in.attrs.end() || !std::holds_alternative<std::vector<int64_t>>(it->second))
+        v.bad(in.span, "tensor allocation without a shape");
+      int64_t elems = 1;
+      for (int64_t d : std::get<std::vector<int64_t>>(it->second)) {
+        if (d < 0 || d > kMaxDim * 64) v.bad(in.span, "tensor allocation with dimension " + std::to_string(d));
+        if (d != 0 && elems > std::numeric_limits<int64_t>::max() / 64 / d) v.bad(in.span, "tensor allocation too large");
+        elems *= d;
+      }
+      if (in.attrs.find("dtype") == in.attrs.end()) v.bad(in.span, "tensor allocation without a dtype");
+      return;
+    }
+    if (in.callee < 0 || in.callee >= static_cast<int>(program.kernels.size()))
+      v.bad(in.span, "call of kernel #" + std::to_string(in.callee) + ", which does not exist");
+    const Kernel& k = program.kernels[in.callee];
+    if (in.ins.size() != k.params.size())
+      v.bad(in.span, "call of '" + k.name + "' passes " + std::to_string(in.ins.size()) + " operands for " +
+                         std::to_string(k.params.size()) + " parameters");
+    for (size_t i = 0; i < in.ins.size(); ++i) {
+      if (k.params[i].is_tensor)
+        v.tensor_operand(in.ins[i], in.span);
+      else if (in.ins[i].kind != Operand::kScalar)
+        v.bad(in.span, "call of '" + k.name + "': parameter '" + k.params[i].name + "' needs a scalar");
+      else
+        v.scalar(in.ins[i].scalar, in.span);
+    }
+  };
+  v.check_code(true);
+}
+
+}  // namespace pypto::isa
