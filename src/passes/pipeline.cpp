@@ -25,15 +25,35 @@ const std::vector<Pass>& default_pipeline() {
 }
 
 ir::ProgramPtr run_pipeline(const ir::ProgramPtr& program, const PassContext& ctx) {
-  verify_program(program, "parsing");
+  if (ctx.verify) verify_program(program, "parsing");
   ir::ProgramPtr current = program;
   int index = 0;
   for (const Pass& pass : default_pipeline()) {
     current = pass.run(current, ctx);
-    verify_program(current, pass.name);
+    if (ctx.verify) verify_program(current, pass.name);
     if (ctx.after_pass) ctx.after_pass(++index, pass.name, current);
   }
   return current;
+}
+
+const Pass* find_pass(const std::string& name) {
+  for (const Pass& pass : default_pipeline())
+    if (pass.name == name) return &pass;
+  return nullptr;
+}
+
+ir::ProgramPtr run_pass(const std::string& name, const ir::ProgramPtr& program, const PassContext& ctx) {
+  const Pass* pass = find_pass(name);
+  if (!pass) {
+    std::string names;
+    for (const Pass& p : default_pipeline()) names += (names.empty() ? "" : ", ") + p.name;
+    fail(ErrorKind::kValue, {}, "no pass named '" + name + "'", "use one of: " + names);
+  }
+  if (ctx.verify)
+    verify_program(program, name == default_pipeline().front().name ? "parsing" : "the pass before " + name);
+  ir::ProgramPtr out = pass->run(program, ctx);
+  if (ctx.verify) verify_program(out, name);
+  return out;
 }
 
 }  // namespace pypto::passes

@@ -14,6 +14,8 @@ struct PassContext {
   isa::ChipSpec chip;
   // Called after each pass with its 1-based position, name, and the program after it.
   std::function<void(int, const std::string&, const ir::ProgramPtr&)> after_pass;
+  // Run verify_program on the input and after every pass (verification level "basic").
+  bool verify = true;
 };
 
 struct Pass {
@@ -42,5 +44,9 @@ void verify_program(const ir::ProgramPtr& program, const std::string& after_pass
 const std::vector<Pass>& default_pipeline();
 // Runs the pipeline, verifying after each pass and calling ctx.after_pass.
 ir::ProgramPtr run_pipeline(const ir::ProgramPtr& program, const PassContext& ctx);
+// The pipeline entry named `name`, or nullptr.
+const Pass* find_pass(const std::string& name);
+// Runs the one pass named `name` (verifying its input and output); fails on an unknown name.
+ir::ProgramPtr run_pass(const std::string& name, const ir::ProgramPtr& program, const PassContext& ctx);
 
 }  // namespace pypto::passes

@@ -45,7 +45,7 @@ class CompiledProgram:
             os.makedirs(dump_dir, exist_ok=True)
             for name, program in self._compiled.pass_results:
                 with open(os.path.join(dump_dir, name + ".py"), "w") as f:
-                    f.write(_core.print_program(program))
+                    f.write(_core.ir.print_program(program))
         if cfg.save_kernels:
             kdir = cfg.save_kernels_dir or os.path.join(self.output_dir, "kernels")
             os.makedirs(kdir, exist_ok=True)
@@ -93,8 +93,34 @@ class CompiledProgram:
         return rets[0] if len(rets) == 1 else tuple(rets)
 
 
+def _check_roundtrip(program, after: str):
+    """Verification level "roundtrip": the printed program parses back to an equal one."""
+    from pypto.language import parse
+
+    text = _core.ir.print_program(program)
+    try:
+        again = parse(text, filename=f"<after {after}>")
+    except Exception as e:  # noqa: BLE001 - any parse failure is the pass's bug
+        raise _core.PyptoError(
+            f"internal compiler error: the program after {after} does not parse back: {e}"
+        ) from e
+    if not _core.ir.structural_equal(program, again):
+        raise _core.PyptoError(
+            f"internal compiler error: the program after {after} prints to text that parses to a "
+            "different program; please report it with the program"
+        )
+
+
 def _compile(program, config: RunConfig) -> CompiledProgram:
-    compiled = _core.compile(program, config.platform, config.dump_passes)
+    roundtrip = config.verify == "roundtrip"
+    if roundtrip:
+        _check_roundtrip(program, "parsing")
+    compiled = _core.compile(
+        program, config.platform, config.dump_passes or roundtrip, config.verify != "off"
+    )
+    if roundtrip:
+        for name, after in compiled.pass_results:
+            _check_roundtrip(after, name.split("_after_", 1)[1])
     return CompiledProgram(compiled, config)
 
 
@@ -104,7 +130,7 @@ _program_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def run(program, *args, config: RunConfig | None = None) -> CompiledProgram:
     """Compiles a class-form program (once per platform) and runs it on `args` in place."""
     config = config or RunConfig()
-    key = (config.platform, config.dump_passes, config.save_kernels)
+    key = (config.platform, config.dump_passes, config.save_kernels, config.verify)
     per_program = _program_cache.setdefault(program, {})
     compiled = per_program.get(key)
     if compiled is None:
@@ -143,6 +169,7 @@ def _jit_key(specs, config):
         config.platform,
         config.dump_passes,
         config.save_kernels,
+        config.verify,
     )
 
 
