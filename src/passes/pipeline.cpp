@@ -15,6 +15,11 @@ const std::vector<Pass>& default_pipeline() {
        "Gives every op call that is nested inside another expression (`pl.store(pl.add(a, b), ...)`) its own "
        "assignment to a fresh value just before the statement, so that every tile the program computes has a "
        "name that memory planning can place and codegen can refer to."},
+      {"InsertCarryCopies", insert_carry_copies,
+       "A loop-carried tile and the value yielded for it share one buffer address. When the loop body still "
+       "reads the carried tile after computing its next value (`alpha = exp(m - m_new)` after `m_new = ...`, "
+       "then `m = m_new`), or yields a value it did not compute (a swap, a value from before the loop), the "
+       "yielded value is first copied with pl.tile.move into a fresh tile that takes the shared address."},
       {"PlanMemory", plan_memory,
        "Places every tile of every InCore function at a 32-byte aligned address of its buffer "
        "(Vec=UB, Mat=L1, Left=L0A, Right=L0B, Acc=L0C, Bias). Loop-carried tiles, branch results and views "

@@ -32,6 +32,10 @@ ir::ProgramPtr outline_incore(const ir::ProgramPtr& program, const PassContext& 
 // so every computed tile is a named value. (flatten_calls.cpp)
 ir::ProgramPtr flatten_calls(const ir::ProgramPtr& program, const PassContext& ctx);
 
+// Copies a loop's yielded tile before the yield when the body still reads the carried tile
+// after the yielded value is computed, so both may live at once. (insert_carry_copies.cpp)
+ir::ProgramPtr insert_carry_copies(const ir::ProgramPtr& program, const PassContext& ctx);
+
 // Gives every tile of every InCore function a 32-byte aligned address inside its buffer
 // (UB/L1/L0A/L0B/L0C/Bias) and fails clearly when a function does not fit. (plan_memory.cpp)
 ir::ProgramPtr plan_memory(const ir::ProgramPtr& program, const PassContext& ctx);
