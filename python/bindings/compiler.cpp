@@ -24,11 +24,22 @@ void bind_compiler(nb::module_& m) {
 
   m.def(
       "compile",
-      [](const ir::ProgramPtr& program, const std::string& platform, bool keep_pass_results) {
-        return compiler::compile_program(program, {platform, keep_pass_results});
+      [](const ir::ProgramPtr& program, const std::string& platform, bool keep_pass_results, bool verify) {
+        return compiler::compile_program(program, {platform, keep_pass_results, verify});
       },
       nb::arg("program"), nb::arg("platform") = "a2a3sim", nb::arg("keep_pass_results") = false,
-      "Runs the pass pipeline and lowers the program to instruction streams.");
+      nb::arg("verify") = true,
+      "Runs the pass pipeline and lowers the program to instruction streams. pass_results holds the "
+      "program after each pass that changed it.");
+  m.def(
+      "run_pass",
+      [](const ir::ProgramPtr& program, const std::string& name, const std::string& platform, bool verify) {
+        compiler::check_platform(platform);
+        passes::PassContext ctx{*isa::chip_for_platform(platform), nullptr, verify};
+        return passes::run_pass(name, program, ctx);
+      },
+      nb::arg("program"), nb::arg("name"), nb::arg("platform") = "a2a3sim", nb::arg("verify") = true,
+      "Runs the one pipeline pass `name` on `program` (for pass tests and debugging).");
   m.def("check_platform", &compiler::check_platform, "Raises unless the platform can run here.");
   m.def(
       "pipeline_passes",

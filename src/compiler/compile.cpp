@@ -2,8 +2,10 @@
 #include "pypto/compiler/compile.h"
 
 #include <cstdio>
+#include <memory>
 
 #include "pypto/codegen/lower_program.h"
+#include "pypto/ir/structural_equal.h"
 #include "pypto/passes/pass.h"
 
 namespace pypto::compiler {
@@ -23,9 +25,14 @@ CompiledProgram compile_program(const ir::ProgramPtr& program, const CompileOpti
   check_platform(options.platform);
   CompiledProgram out;
   out.platform = options.platform;
-  passes::PassContext ctx{*isa::chip_for_platform(options.platform), nullptr};
+  passes::PassContext ctx{*isa::chip_for_platform(options.platform), nullptr, options.verify};
   if (options.keep_pass_results) {
-    ctx.after_pass = [&out](int index, const std::string& name, const ir::ProgramPtr& p) {
+    // Only passes that changed the program leave a dump; NN stays the pass's position.
+    auto previous = std::make_shared<ir::ProgramPtr>(program);
+    ctx.after_pass = [&out, previous](int index, const std::string& name, const ir::ProgramPtr& p) {
+      bool changed = !ir::structural_equal(*previous, p);
+      *previous = p;
+      if (!changed) return;
       char prefix[8];
       std::snprintf(prefix, sizeof prefix, "%02d", index);
       out.pass_results.emplace_back(std::string(prefix) + "_after_" + name, p);

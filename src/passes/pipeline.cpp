@@ -15,6 +15,11 @@ const std::vector<Pass>& default_pipeline() {
        "Gives every op call that is nested inside another expression (`pl.store(pl.add(a, b), ...)`) its own "
        "assignment to a fresh value just before the statement, so that every tile the program computes has a "
        "name that memory planning can place and codegen can refer to."},
+      {"InsertCarryCopies", insert_carry_copies,
+       "A loop-carried tile and the value yielded for it share one buffer address. When the loop body still "
+       "reads the carried tile after computing its next value (`alpha = exp(m - m_new)` after `m_new = ...`, "
+       "then `m = m_new`), or yields a value it did not compute (a swap, a value from before the loop), the "
+       "yielded value is first copied with pl.tile.move into a fresh tile that takes the shared address."},
       {"PlanMemory", plan_memory,
        "Places every tile of every InCore function at a 32-byte aligned address of its buffer "
        "(Vec=UB, Mat=L1, Left=L0A, Right=L0B, Acc=L0C, Bias). Loop-carried tiles, branch results and views "
@@ -25,15 +30,35 @@ const std::vector<Pass>& default_pipeline() {
 }
 
 ir::ProgramPtr run_pipeline(const ir::ProgramPtr& program, const PassContext& ctx) {
-  verify_program(program, "parsing");
+  if (ctx.verify) verify_program(program, "parsing");
   ir::ProgramPtr current = program;
   int index = 0;
   for (const Pass& pass : default_pipeline()) {
     current = pass.run(current, ctx);
-    verify_program(current, pass.name);
+    if (ctx.verify) verify_program(current, pass.name);
     if (ctx.after_pass) ctx.after_pass(++index, pass.name, current);
   }
   return current;
+}
+
+const Pass* find_pass(const std::string& name) {
+  for (const Pass& pass : default_pipeline())
+    if (pass.name == name) return &pass;
+  return nullptr;
+}
+
+ir::ProgramPtr run_pass(const std::string& name, const ir::ProgramPtr& program, const PassContext& ctx) {
+  const Pass* pass = find_pass(name);
+  if (!pass) {
+    std::string names;
+    for (const Pass& p : default_pipeline()) names += (names.empty() ? "" : ", ") + p.name;
+    fail(ErrorKind::kValue, {}, "no pass named '" + name + "'", "use one of: " + names);
+  }
+  if (ctx.verify)
+    verify_program(program, name == default_pipeline().front().name ? "parsing" : "the pass before " + name);
+  ir::ProgramPtr out = pass->run(program, ctx);
+  if (ctx.verify) verify_program(out, name);
+  return out;
 }
 
 }  // namespace pypto::passes

@@ -11,7 +11,8 @@ namespace pypto::compiler {
 
 struct CompileOptions {
   std::string platform = "a2a3sim";
-  bool keep_pass_results = false;  // record the program after each pass (for dump_passes)
+  bool keep_pass_results = false;  // record the program after each pass that changed it (dump_passes)
+  bool verify = true;              // run the verifier between passes ("basic"; off when false)
 };
 
 struct CompiledProgram {
@@ -20,7 +21,7 @@ struct CompiledProgram {
   std::string platform;
   std::string entry;                                              // the orchestration function
   std::vector<std::string> param_names;
-  std::vector<std::pair<std::string, ir::ProgramPtr>> pass_results;  // "NN_after_<Pass>" -> program
+  std::vector<std::pair<std::string, ir::ProgramPtr>> pass_results;  // "NN_after_<Pass>" -> program, changed passes only
 };
 
 // Checks the platform, runs the pipeline and lowers to instruction streams. The entry is the

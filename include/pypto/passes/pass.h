@@ -14,6 +14,8 @@ struct PassContext {
   isa::ChipSpec chip;
   // Called after each pass with its 1-based position, name, and the program after it.
   std::function<void(int, const std::string&, const ir::ProgramPtr&)> after_pass;
+  // Run verify_program on the input and after every pass (verification level "basic").
+  bool verify = true;
 };
 
 struct Pass {
@@ -30,6 +32,10 @@ ir::ProgramPtr outline_incore(const ir::ProgramPtr& program, const PassContext& 
 // so every computed tile is a named value. (flatten_calls.cpp)
 ir::ProgramPtr flatten_calls(const ir::ProgramPtr& program, const PassContext& ctx);
 
+// Copies a loop's yielded tile before the yield when the body still reads the carried tile
+// after the yielded value is computed, so both may live at once. (insert_carry_copies.cpp)
+ir::ProgramPtr insert_carry_copies(const ir::ProgramPtr& program, const PassContext& ctx);
+
 // Gives every tile of every InCore function a 32-byte aligned address inside its buffer
 // (UB/L1/L0A/L0B/L0C/Bias) and fails clearly when a function does not fit. (plan_memory.cpp)
 ir::ProgramPtr plan_memory(const ir::ProgramPtr& program, const PassContext& ctx);
@@ -42,5 +48,9 @@ void verify_program(const ir::ProgramPtr& program, const std::string& after_pass
 const std::vector<Pass>& default_pipeline();
 // Runs the pipeline, verifying after each pass and calling ctx.after_pass.
 ir::ProgramPtr run_pipeline(const ir::ProgramPtr& program, const PassContext& ctx);
+// The pipeline entry named `name`, or nullptr.
+const Pass* find_pass(const std::string& name);
+// Runs the one pass named `name` (verifying its input and output); fails on an unknown name.
+ir::ProgramPtr run_pass(const std::string& name, const ir::ProgramPtr& program, const PassContext& ctx);
 
 }  // namespace pypto::passes

@@ -124,8 +124,34 @@ class CompiledProgram:
         return rets[0] if len(rets) == 1 else tuple(rets)
 
 
+def _check_roundtrip(program, after: str):
+    """Verification level "roundtrip": the printed program parses back to an equal one."""
+    from pypto.language import parse
+
+    text = _core.ir.print_program(program)
+    try:
+        again = parse(text, filename=f"<after {after}>")
+    except Exception as e:  # noqa: BLE001 - any parse failure is the pass's bug
+        raise _core.PyptoError(
+            f"internal compiler error: the program after {after} does not parse back: {e}"
+        ) from e
+    if not _core.ir.structural_equal(program, again):
+        raise _core.PyptoError(
+            f"internal compiler error: the program after {after} prints to text that parses to a "
+            "different program; please report it with the program"
+        )
+
+
 def _compile(program, config: RunConfig) -> CompiledProgram:
-    compiled = _core.compile(program, config.platform, config.dump_passes)
+    roundtrip = config.verify == "roundtrip"
+    if roundtrip:
+        _check_roundtrip(program, "parsing")
+    compiled = _core.compile(
+        program, config.platform, config.dump_passes or roundtrip, config.verify != "off"
+    )
+    if roundtrip:
+        for name, after in compiled.pass_results:
+            _check_roundtrip(after, name.split("_after_", 1)[1])
     return CompiledProgram(compiled, config)
 
 
@@ -142,6 +168,7 @@ def run(program, *args, config: RunConfig | None = None) -> CompiledProgram:
         config.dump_passes,
         config.save_kernels,
         config.output_dir,
+        config.verify,
     )
     entries = _program_cache.setdefault(key, [])
     compiled = next((c for p, c in entries if _core.ir.structural_equal(p, program)), None)
@@ -182,6 +209,7 @@ def _jit_key(specs, config):
         config.platform,
         config.dump_passes,
         config.save_kernels,
+        config.verify,
     )
 
 

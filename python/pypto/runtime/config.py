@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 ENGINES = ("sim",)
+VERIFY_LEVELS = ("off", "basic", "roundtrip")
 
 
 @dataclass
@@ -13,7 +14,8 @@ class RunConfig:
     """Options of one compile-and-run.
 
     PyPTO's fields are accepted as they are; `engine`, `trace_path`, `num_workers` and
-    `output_dir` are ours. Real-hardware platforms ("a2a3", "a5") fail with a clear
+    `output_dir` and `verify` are ours. `verify` is the check run between passes: "off",
+    "basic" (structural invariants) or "roundtrip" (also print -> parse -> equal). Real-hardware platforms ("a2a3", "a5") fail with a clear
     message because no NPU is present; "a2a3sim" (default) and "a5sim" run here.
     """
 
@@ -32,6 +34,7 @@ class RunConfig:
     trace_path: str | None = None
     num_workers: int = 0
     output_dir: str | None = None
+    verify: str = "basic"
 
     def __post_init__(self):
         # PyPTO programs may name the chip family through backend_type instead of platform.
@@ -46,4 +49,9 @@ class RunConfig:
             raise ValueError(
                 f"RunConfig(num_workers={self.num_workers!r}): must be an int >= 0 "
                 "(0 = one worker per host CPU)"
+            )
+        if self.verify not in VERIFY_LEVELS:
+            raise ValueError(
+                f"RunConfig(verify={self.verify!r}): unknown verification level; use one of "
+                + ", ".join(repr(v) for v in VERIFY_LEVELS)
             )

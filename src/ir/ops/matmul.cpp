@@ -67,7 +67,15 @@ MatmulShape check_operands(const CallSite& s, bool a_trans, bool b_trans) {
 }
 
 TypePtr infer_matmul(const CallSite& s) {
-  auto mm = check_operands(s, bool_attr(s, "a_trans"), bool_attr(s, "b_trans"));
+  // The cube reads Left/Right as stored; a transposed operand is made in Mat with
+  // pl.transpose_view before the move (the flags would otherwise be silently ignored).
+  for (const char* flag : {"a_trans", "b_trans"})
+    if (bool_attr(s, flag))
+      op_fail(s, ErrorKind::kType,
+              std::string(flag) + "=True is not supported: the cube multiplies Left and Right tiles as they are stored",
+              std::string("transpose the Mat tile before moving it: pl.move(pl.transpose_view(mat_tile), "
+                          "target_memory=pl.MemorySpace.") + (flag[0] == 'a' ? "Left" : "Right") + ")");
+  auto mm = check_operands(s, false, false);
   DataType out = dtype_attr(s, "out_dtype");
   if (out != mm.out)
     op_fail(s, ErrorKind::kType,
