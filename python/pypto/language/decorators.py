@@ -138,8 +138,15 @@ def program(cls):
 def parse(text, filename="<string>"):
     """Parses DSL text holding one `@pl.program` class (as printed by the IR printer)."""
     import pypto.language as pl
-    tree = ast.parse(text, filename=filename)
-    env = dict(vars(builtins))
+    try:
+        tree = ast.parse(text, filename=filename)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        line = getattr(e, "lineno", None) or 1
+        raise parse_error(ir.Span(filename, line, 0), f"the text is not valid Python: {e}",
+                          "pass text printed by pypto.ir.print_program, or a program in the @pl.program class form") from None
+    # Printed programs need only `pl` and plain values: no other names (and so no callables
+    # with effects) are reachable from parsed text.
+    env = {name: getattr(builtins, name) for name in ("True", "False", "None", "range", "len", "min", "max", "abs")}
     env["pl"] = pl
     for node in tree.body:
         if isinstance(node, ast.ClassDef):

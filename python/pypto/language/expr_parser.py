@@ -116,6 +116,9 @@ class ExprParser:
         return self.lookup(node.id, node)
 
     def eval_Attribute(self, node):
+        if node.attr.startswith("_"):
+            raise self.error(node, f"attribute '{node.attr}' is private and cannot be used in a pl body",
+                             "use the public names of pl and of your constants")
         base = self.eval(node.value)
         if isinstance(base, SelfRef):
             return FunctionRef(node.attr)
@@ -224,6 +227,12 @@ class ExprParser:
         return result
 
     def fold(self, fn, args, node):
+        # Folding runs the user's constant arithmetic at parse time: keep it bounded.
+        if fn is operator.mul and any(isinstance(a, (list, tuple, str)) for a in args):
+            count = next((a for a in args if isinstance(a, int)), 0)
+            if count > 1 << 16:
+                raise self.error(node, f"the constant '{self.text(node)}' is too large to fold",
+                                 "build long lists outside the program")
         try:
             return fn(*args)
         except Exception as e:  # noqa: BLE001 - the user's constant arithmetic failed
