@@ -2,9 +2,8 @@
 results); now they are rejected with a fix, and pl.transpose_view gives A @ B^T."""
 
 import numpy as np
-import pytest
-
 import pypto.language as pl
+import pytest
 
 
 @pl.jit

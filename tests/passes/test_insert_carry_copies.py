@@ -2,7 +2,6 @@
 still read after the yielded value is computed (it would share the carried tile's address)."""
 
 import numpy as np
-
 import pypto.language as pl
 from pass_text import T128, check_pass
 

@@ -1,7 +1,6 @@
 """OutlineIncore: pl.at scopes become InCore/AIC/AIV functions and calls of them."""
 
 import pytest
-
 from pass_text import T128, VEC64, check_pass, run_pass
 from pypto import _core
 

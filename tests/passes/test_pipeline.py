@@ -4,12 +4,11 @@ file per pass that changed the program, and the verification levels."""
 import os
 
 import numpy as np
-import pytest
-
 import pypto.language as pl
+import pytest
 from pypto import _core, ir
-from pypto.tools.gen_docs import passes_markdown
 from pypto.runtime import RunConfig
+from pypto.tools.gen_docs import passes_markdown
 
 
 def test_docs_list_every_pass_in_order():

@@ -2,7 +2,6 @@
 overlap, shared by loop-carried groups) and capacity errors naming the buffer."""
 
 import pytest
-
 from pass_text import T128, VEC64, check_pass, run_pass
 from pypto import _core
 

@@ -10,7 +10,6 @@ import subprocess
 
 import numpy as np
 import pytest
-
 from pypto.runtime import RunConfig
 from pypto.tools.cli import main
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import sys
 import weakref
 
 from pypto import _core
@@ -85,6 +87,21 @@ class CompiledProgram:
                     f.write(text)
 
     def __call__(self, *args, config: RunConfig | None = None):
+        try:
+            bound, cfg = self._bind(args, config)
+        except (TypeError, ValueError) as e:
+            raise _at_call_site(e) from None
+        if cfg.codegen_only:
+            return None
+        host = self._compiled.host
+        _core.run_host_program(host, bound, cfg.platform, cfg.engine, cfg.num_workers)
+        rets = [args[i] if i < len(args) else None for i in host.returns]
+        if not rets:
+            return None
+        return rets[0] if len(rets) == 1 else tuple(rets)
+
+    def _bind(self, args, config):
+        """The runtime's view of `args`, checked against the compiled parameters."""
         cfg = config or self.config
         host = self._compiled.host
         params = list(host.params)
@@ -115,13 +132,7 @@ class CompiledProgram:
                 if is_tensor(arg):
                     raise TypeError(f"{self.name}(): argument '{p.name}' is a scalar parameter")
                 bound.append(arg)
-        if cfg.codegen_only:
-            return None
-        _core.run_host_program(host, bound, cfg.platform, cfg.engine, cfg.num_workers)
-        rets = [args[i] if i < len(args) else None for i in host.returns]
-        if not rets:
-            return None
-        return rets[0] if len(rets) == 1 else tuple(rets)
+        return bound, cfg
 
 
 def _check_roundtrip(program, after: str):
@@ -131,7 +142,7 @@ def _check_roundtrip(program, after: str):
     text = _core.ir.print_program(program)
     try:
         again = parse(text, filename=f"<after {after}>")
-    except Exception as e:  # noqa: BLE001 - any parse failure is the pass's bug
+    except Exception as e:
         raise _core.PyptoError(
             f"internal compiler error: the program after {after} does not parse back: {e}"
         ) from e
@@ -179,10 +190,20 @@ def run(program, *args, config: RunConfig | None = None) -> CompiledProgram:
     return compiled
 
 
+def _param_names(jitfn, n):
+    """The entry's parameter names (for messages), padded with positions."""
+    try:
+        names = list(inspect.signature(jitfn.func).parameters)
+    except (AttributeError, TypeError, ValueError):
+        names = []
+    return names + [f"argument {i}" for i in range(len(names), n)]
+
+
 def _arg_specs(jitfn, args):
     specs = []
+    names = _param_names(jitfn, len(args))
     for i, a in enumerate(args):
-        name = f"argument {i}"
+        name = names[i]
         if is_tensor(a):
             shape, dtype = tensor_spec(a, name)
             specs.append(("tensor", shape, getattr(_core.DataType, dtype)))
@@ -194,7 +215,7 @@ def _arg_specs(jitfn, args):
             specs.append(("scalar", _core.DataType.FP32, a))
         else:
             raise TypeError(
-                f"{getattr(jitfn, '__name__', 'jit function')}(): {name} is a "
+                f"{getattr(jitfn, '__name__', 'jit function')}(): argument '{name}' is a "
                 f"{type(a).__name__}; pass numpy arrays, torch tensors, ints or floats"
             )
     return specs
@@ -225,10 +246,30 @@ def jit_compile(jitfn, args, config: RunConfig | None = None) -> CompiledProgram
     return compiled
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _call_site() -> str:
+    """`file:line` of the first caller outside pypto: where the user called the program."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "<unknown>"
+
+
+def _at_call_site(error: Exception) -> Exception:
+    """The same error with the user's call site in front of its message."""
+    return type(error)(f"{_call_site()}: {error}")
+
+
 def jit_call(jitfn, args, config: RunConfig | None = None):
     """Runs `jitfn` on `args`, compiling it on first use for these shapes and dtypes."""
     config = config or RunConfig()
-    return jit_compile(jitfn, args, config)(*args, config=config)
+    try:
+        compiled = jit_compile(jitfn, args, config)
+    except (TypeError, ValueError) as e:
+        raise _at_call_site(e) from None
+    return compiled(*args, config=config)
 
 
 def jit_lower(jitfn, args, config: RunConfig | None = None):

@@ -56,7 +56,7 @@ def tensor_spec(x, name: str):
         if dtype is None:
             raise TypeError(
                 f"argument '{name}': numpy dtype {x.dtype} is not supported by pypto; "
-                f"fix: convert it, e.g. {name}.astype(np.float32)"
+                "fix: convert it, e.g. with .astype(np.float32)"
             )
         return tuple(int(d) for d in x.shape), dtype
     if is_torch_tensor(x):
@@ -64,7 +64,7 @@ def tensor_spec(x, name: str):
         if dtype is None:
             raise TypeError(
                 f"argument '{name}': torch dtype {x.dtype} is not supported by pypto; "
-                f"fix: convert it, e.g. {name}.to(torch.float32)"
+                "fix: convert it, e.g. with .to(torch.float32)"
             )
         if x.device.type != "cpu":
             raise TypeError(

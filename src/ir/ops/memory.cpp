@@ -60,7 +60,10 @@ TypePtr infer_load(const CallSite& s) {
   if (mem != MemorySpace::Vec && mem != MemorySpace::Mat)
     op_fail(s, ErrorKind::kType,
             std::string("a load lands only in Vec or Mat, not ") + memory_space_name(mem),
-            "load into Mat, then pl.move(t, target_memory=pl.MemorySpace." + std::string(memory_space_name(mem)) + ")");
+            mem == MemorySpace::Acc
+                ? std::string("Acc is written by the cube: load the operands into Mat, move them to Left/Right and "
+                              "use pl.matmul")
+                : "load into Mat, then pl.move(t, target_memory=pl.MemorySpace." + std::string(memory_space_name(mem)) + ")");
   if (!valid.empty() && valid.size() != 2)
     op_fail(s, ErrorKind::kType, "'valid_shape' must have 2 entries [rows, cols], got " + std::to_string(valid.size()));
   for (size_t i = 0; i < valid.size(); ++i) {
