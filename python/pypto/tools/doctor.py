@@ -66,7 +66,7 @@ def _compiler() -> Check:
         )
     try:
         version = subprocess.run(
-            [cxx, "--version"], capture_output=True, text=True, timeout=20
+            [cxx, "--version"], check=False, capture_output=True, text=True, timeout=20
         ).stdout.splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError) as e:
         return Check(
@@ -89,7 +89,7 @@ def _compiler() -> Check:
             "-o",
             os.path.join(d, "probe.so"),
         ]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
         if r.returncode != 0:
             return Check(
                 "c++ compiler",
