@@ -202,6 +202,12 @@ def _param_names(jitfn, n):
 def _arg_specs(jitfn, args):
     specs = []
     names = _param_names(jitfn, len(args))
+    if len(names) != len(args):
+        fn = getattr(jitfn, "__name__", "jit function")
+        raise TypeError(
+            f"{fn}() takes {len(names)} arguments ({', '.join(names)}), got {len(args)}; "
+            "fix: pass one array or number per parameter"
+        )
     for i, a in enumerate(args):
         name = names[i]
         if is_tensor(a):
