@@ -62,11 +62,17 @@ std::shared_ptr<LaneProgram> make_program(const std::string& name, const std::ve
   return p;
 }
 
+// The Python-side handle of a device buffer. It owns a plain C++ reference, so launches
+// can drop their copies on the worker thread without touching Python objects (or the GIL).
+struct BufferRef {
+  std::shared_ptr<DeviceBuffer> buf;
+};
+
 std::vector<LaunchArg> launch_args(const nb::list& args) {
   std::vector<LaunchArg> out;
   for (nb::handle h : args) {
     LaunchArg a;
-    if (nb::isinstance<DeviceBuffer>(h)) a.buffer = nb::cast<std::shared_ptr<DeviceBuffer>>(h);
+    if (nb::isinstance<BufferRef>(h)) a.buffer = nb::cast<BufferRef&>(h).buf;
     else if (nb::isinstance<nb::bool_>(h) || nb::isinstance<nb::int_>(h)) a.i = nb::cast<int64_t>(h), a.f = static_cast<double>(a.i);
     else if (nb::isinstance<nb::float_>(h)) a.is_float = true, a.f = nb::cast<double>(h), a.i = static_cast<int64_t>(a.f);
     else fail(ErrorKind::kType, {}, "a kernel argument must be a pto tensor, an int or a float, got " +
@@ -99,30 +105,36 @@ nb::dict note_dict(const InstrNote& n) {
 void bind_kernel(nb::module_& root) {
   nb::module_ m = root.def_submodule("kernel", "instruction-level @pto.kernel API");
 
-  nb::class_<DeviceBuffer>(m, "DeviceBuffer")
-      .def(nb::new_([](int64_t nbytes, const std::string& label) { return std::make_shared<DeviceBuffer>(nbytes, label); }),
-           "nbytes"_a, "label"_a = "tensor")
-      .def_prop_ro("nbytes", &DeviceBuffer::nbytes)
-      .def_prop_ro("freed", &DeviceBuffer::freed)
-      .def_prop_ro("pending", &DeviceBuffer::pending)
-      .def_prop_rw("label", &DeviceBuffer::label, &DeviceBuffer::set_label)
-      .def("wait_idle", [](DeviceBuffer& b) { nb::gil_scoped_release r; b.wait_idle(); })
-      .def("free", [](DeviceBuffer& b) { nb::gil_scoped_release r; b.free(); })
-      .def("copy_from", [](DeviceBuffer& b, nb::ndarray<nb::device::cpu, nb::c_contig> a) {
+  nb::class_<BufferRef>(m, "DeviceBuffer")
+      .def("__init__", [](BufferRef* self, int64_t nbytes, const std::string& label) {
+             new (self) BufferRef{std::make_shared<DeviceBuffer>(nbytes, label)};
+           }, "nbytes"_a, "label"_a = "tensor")
+      .def_prop_ro("nbytes", [](const BufferRef& r) { return r.buf->nbytes(); })
+      .def_prop_ro("freed", [](const BufferRef& r) { return r.buf->freed(); })
+      .def_prop_ro("pending", [](const BufferRef& r) { return r.buf->pending(); })
+      .def_prop_rw("label", [](const BufferRef& r) { return r.buf->label(); },
+                   [](BufferRef& r, const std::string& l) { r.buf->set_label(l); })
+      .def("wait_idle", [](BufferRef& r) { nb::gil_scoped_release g; r.buf->wait_idle(); })
+      .def("free", [](BufferRef& r) { nb::gil_scoped_release g; r.buf->free(); })
+      .def("copy_from", [](BufferRef& r, nb::ndarray<nb::device::cpu, nb::c_contig> a) {
+        DeviceBuffer& b = *r.buf;
+        b.data("pto.memcpy_h2d");
         const int64_t n = static_cast<int64_t>(a.size() * a.itemsize());
         if (n > b.nbytes())
           fail(ErrorKind::kValue, {}, "pto.memcpy_h2d: the host array has " + std::to_string(n) + " bytes, tensor '" + b.label() +
                    "' holds " + std::to_string(b.nbytes()), "allocate a larger tensor or copy a smaller array");
         uint8_t* dst = b.data("pto.memcpy_h2d");
-        { nb::gil_scoped_release r; b.wait_idle(); }
+        { nb::gil_scoped_release g; b.wait_idle(); }
         std::memcpy(dst, a.data(), static_cast<size_t>(n));
       })
-      .def("copy_to", [](DeviceBuffer& b, nb::ndarray<nb::device::cpu, nb::c_contig> a) {
+      .def("copy_to", [](BufferRef& r, nb::ndarray<nb::device::cpu, nb::c_contig> a) {
+        DeviceBuffer& b = *r.buf;
+        b.data("pto.memcpy_d2h");
         const int64_t n = static_cast<int64_t>(a.size() * a.itemsize());
         if (n > b.nbytes())
           fail(ErrorKind::kValue, {}, "pto.memcpy_d2h: the host array has " + std::to_string(n) + " bytes, tensor '" + b.label() +
                    "' holds " + std::to_string(b.nbytes()), "copy into a smaller array");
-        { nb::gil_scoped_release r; b.wait_idle(); }
+        { nb::gil_scoped_release g; b.wait_idle(); }
         raise_launch_error();
         std::memcpy(a.data(), b.data("pto.memcpy_d2h"), static_cast<size_t>(n));
       });
@@ -159,9 +171,10 @@ void bind_kernel(nb::module_& root) {
         return std::make_shared<LoweredKernel>(lower_lanes(p, launch_args(args), {grid, block}, platform, chunk_blocks));
       }, "program"_a, "args"_a, "grid"_a, "block"_a, "platform"_a = "a2a3sim", "chunk_blocks"_a = 0);
 
-  m.def("launch", [](std::shared_ptr<LaneProgram> p, const nb::list& args, int64_t grid, int64_t block,
+  m.def("launch", [](const LaneProgram& program, const nb::list& args, int64_t grid, int64_t block,
                      const std::string& platform, const std::string& engine) {
         std::vector<LaunchArg> la = launch_args(args);
+        auto p = std::make_shared<LaneProgram>(program);  // owned by C++ (the job ends off the GIL)
         LaunchJob job;
         job.kernel = p->name;
         job.holds = held(la);

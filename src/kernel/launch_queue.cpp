@@ -88,11 +88,14 @@ class Worker {
       } catch (...) {
         err = std::current_exception();
       }
-      for (auto& b : job.holds) b->release_from_launch();
-      job.holds.clear();
-      std::lock_guard<std::mutex> lock(mu_);
-      if (err && !error_) error_ = err;
-      if (--in_flight_ == 0) done_.notify_all();
+      job.work = nullptr;  // drop the lowered kernel before anyone can see the launch as done
+      std::vector<std::shared_ptr<DeviceBuffer>> holds = std::move(job.holds);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (err && !error_) error_ = err;
+        if (--in_flight_ == 0) done_.notify_all();
+      }
+      for (auto& b : holds) b->release_from_launch();
     }
   }
   std::mutex mu_;

@@ -11,7 +11,7 @@ from pypto._core import kernel as _k
 from .launch import kernel_args, launch_shape, sync
 from .memory import Tensor
 
-TimelineEntry = namedtuple("TimelineEntry", "cycle lane inst end pipe index")
+TimelineEntry = namedtuple("TimelineEntry", "cycle lane inst end pipe index stage")
 
 
 def _arg_names(k, args, frame):
@@ -123,8 +123,11 @@ class DebugContext:
         out = []
         for idx, start, end, pipe in self.lowered.timeline():
             note = self.lowered.note(idx)
-            lanes = f"{note['first_lane']}-{note['first_lane'] + note['lanes'] - 1}"
-            out.append(TimelineEntry(int(start), lanes, note["cls"], int(end), pipe, idx))
+            if self.lowered.pipelined:
+                lanes = f"block {note['iteration']}"
+            else:
+                lanes = f"{note['first_lane']}-{note['first_lane'] + note['lanes'] - 1}"
+            out.append(TimelineEntry(int(start), lanes, note["cls"], int(end), pipe, idx, note["stage"]))
         return out
 
 

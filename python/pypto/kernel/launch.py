@@ -1,6 +1,7 @@
 """@pto.kernel and pto.launch: the decorator parses the body into a lane program (C++),
 launches lower it for their arguments and run on the background worker."""
 
+import atexit
 import math
 
 from pypto._core import PyptoError
@@ -78,3 +79,14 @@ def launch(k, grid=(1, 1, 1), block=(1, 1, 1), args=(), engine="sim", platform="
 def sync():
     """Waits for every launched kernel; raises the first launch error (e.g. a data race)."""
     _k.sync()
+
+
+def _drain_at_exit():
+    """Lets queued launches finish before the interpreter tears down."""
+    try:
+        _k.sync()
+    except Exception:  # noqa: BLE001  (an unreported launch error at exit is dropped)
+        pass
+
+
+atexit.register(_drain_at_exit)
