@@ -10,4 +10,5 @@ NB_MODULE(_core, m) {
   pypto::bindings::bind_ir(m);
   pypto::bindings::bind_compiler(m);
   pypto::bindings::bind_runtime(m);
+  pypto::bindings::bind_kernel(m);
 }

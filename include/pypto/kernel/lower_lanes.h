@@ -1,0 +1,48 @@
+// Lowering a lane program for one launch into a PTO instruction stream (isa::Kernel). All
+// scalar arguments are known at launch, so the lowering partially evaluates the program:
+// a chunk of consecutive blocks becomes one tile row (lane l of the chunk is column l),
+// get_global_id() is the chunk base plus the column, `if i < n` becomes the valid width,
+// and the grid is unrolled into straight-line code with immediate offsets.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "pypto/isa/program.h"
+#include "pypto/kernel/lane_program.h"
+#include "pypto/runtime/tensor.h"
+
+namespace pypto::kernel {
+
+// What one emitted instruction means in lane terms (debugger, timeline, profile).
+struct InstrNote {
+  std::string cls;               // LOAD, ADD, MUL, FMA, MAD, STORE, MMA, MOV, FILL ...
+  std::string stage, after;      // pipeline stage of the instruction and the stage it follows
+  int64_t iteration = 0;         // block (pipeline iteration) the instruction belongs to
+  int64_t first_lane = 0, lanes = 0;  // global lanes covered
+  int tensor_arg = -1;           // launch argument read or written (LOAD / STORE)
+  int64_t tensor_offset = 0;     // element offset of the first lane
+  int tile = -1;                 // the tile written (or read, for STORE)
+};
+
+struct LoweredKernel {
+  isa::Kernel kernel;
+  std::vector<runtime::HostArg> args;   // views of the launch's buffers, in parameter order
+  std::vector<InstrNote> notes;         // one per kernel.code entry
+  int64_t chunk_lanes = 0;              // lanes per tile row
+  bool pipelined = false;
+};
+
+// True when the program can be lowered to tiles (no barriers: those run on the warp simulator).
+bool lowers_to_tiles(const LaneProgram& program);
+// Lowers `program` for `args` and `shape`. `chunk_blocks` = blocks per tile row (0: as many
+// as fit the vector buffer). User errors name the kernel's source line.
+LoweredKernel lower_lanes(const LaneProgram& program, const std::vector<LaunchArg>& args, LaunchShape shape,
+                          const std::string& platform, int64_t chunk_blocks = 0);
+
+// Runs a lane program lane by lane with warps of 32 lanes scheduled independently (the
+// sim engine's warp model) and checks every shared access: two lanes touching the same
+// element, one of them writing, with no barrier covering both in between, is a data race
+// reported as a user error naming the lanes.
+void run_warps(const LaneProgram& program, const std::vector<LaunchArg>& args, LaunchShape shape);
+
+}  // namespace pypto::kernel

@@ -1,0 +1,42 @@
+// The modelled instruction timeline of a lowered kernel and the step-by-step debugger.
+// Timeline: in-order issue per pipe, an instruction starts when its pipe is free, its input
+// tiles are written (RAW), the tiles it overwrites are read (WAR) and, in a pipeline, the
+// stage it follows has finished for the same iteration. Costs come from the ISA table.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pypto/kernel/lower_lanes.h"
+#include "pypto/runtime/sim_engine.h"
+
+namespace pypto::kernel {
+
+struct TimelineEntry {
+  int instr = 0;              // index into the kernel's code
+  double start = 0, end = 0;  // modelled cycles
+  std::string pipe;
+};
+
+std::vector<TimelineEntry> model_timeline(const LoweredKernel& lowered);
+
+// Executes a lowered kernel one instruction at a time on one sim core, keeping the core's
+// buffers between steps (the code is straight-line with immediate operands).
+class KernelStepper {
+ public:
+  KernelStepper(std::shared_ptr<LoweredKernel> lowered, const std::string& platform);
+  int pc() const { return pc_; }
+  bool done() const { return pc_ >= static_cast<int>(lowered_->kernel.code.size()); }
+  void step();  // runs code[pc] and advances
+  // fp32 contents of tile `tile` (valid region of its first row, or all of it).
+  std::vector<float> tile_values(int tile, int64_t from, int64_t count);
+  const LoweredKernel& lowered() const { return *lowered_; }
+
+ private:
+  std::shared_ptr<LoweredKernel> lowered_;
+  runtime::SimEngine core_;
+  isa::Kernel one_;
+  int pc_ = 0;
+};
+
+}  // namespace pypto::kernel

@@ -1,0 +1,212 @@
+// Python bindings of the instruction-level kernel API (pypto._core.kernel): device buffers,
+// lane programs built from the front end's op tuples, launches, lowering, the modelled
+// timeline and the single-step executor. Conversions only.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "bindings.h"
+#include "pypto/kernel/launch_queue.h"
+#include "pypto/kernel/lower_lanes.h"
+#include "pypto/kernel/timeline.h"
+#include "pypto/runtime/runtime.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace pypto::bindings {
+
+namespace {
+
+using namespace pypto::kernel;
+
+LaneOpKind op_kind(const std::string& s) {
+  static const std::vector<std::pair<const char*, LaneOpKind>> kinds = {
+      {"const", LaneOpKind::kConst}, {"param", LaneOpKind::kParam}, {"global_id", LaneOpKind::kGlobalId},
+      {"block_id", LaneOpKind::kBlockId}, {"lane_id", LaneOpKind::kLaneId}, {"binary", LaneOpKind::kBinary},
+      {"load", LaneOpKind::kLoad}, {"store", LaneOpKind::kStore}, {"fma", LaneOpKind::kFma}, {"mad", LaneOpKind::kMad},
+      {"if", LaneOpKind::kIf}, {"endif", LaneOpKind::kEndIf}, {"barrier", LaneOpKind::kBarrier},
+      {"barrier_block", LaneOpKind::kBarrierBlock}, {"alloc_local", LaneOpKind::kAllocLocal},
+      {"async_load", LaneOpKind::kAsyncLoad}, {"wait_all", LaneOpKind::kWaitAll}, {"mma", LaneOpKind::kMma},
+      {"store_local", LaneOpKind::kStoreLocal}, {"stage_begin", LaneOpKind::kStageBegin},
+      {"stage_end", LaneOpKind::kStageEnd}, {"pipeline_run", LaneOpKind::kPipelineRun}};
+  for (auto& [n, k] : kinds)
+    if (s == n) return k;
+  fail(ErrorKind::kInternal, {}, "unknown lane op '" + s + "'", "report this bug");
+}
+
+// ops: (kind, dst, args, value, is_float, name, after, file, line) tuples.
+std::shared_ptr<LaneProgram> make_program(const std::string& name, const std::vector<std::string>& params,
+                                          const nb::list& ops, int num_values) {
+  auto p = std::make_shared<LaneProgram>();
+  p->name = name;
+  p->params = params;
+  p->num_values = num_values;
+  for (nb::handle h : ops) {
+    nb::tuple t = nb::cast<nb::tuple>(h);
+    LaneOp op;
+    op.kind = op_kind(nb::cast<std::string>(t[0]));
+    op.dst = nb::cast<int>(t[1]);
+    op.args = nb::cast<std::vector<int>>(t[2]);
+    op.value = nb::cast<double>(t[3]);
+    op.is_float = nb::cast<bool>(t[4]);
+    op.name = nb::cast<std::string>(t[5]);
+    op.after = nb::cast<std::string>(t[6]);
+    op.span = Span{nb::cast<std::string>(t[7]), nb::cast<int>(t[8]), 0};
+    p->ops.push_back(std::move(op));
+  }
+  return p;
+}
+
+// The Python-side handle of a device buffer. It owns a plain C++ reference, so launches
+// can drop their copies on the worker thread without touching Python objects (or the GIL).
+struct BufferRef {
+  std::shared_ptr<DeviceBuffer> buf;
+};
+
+std::vector<LaunchArg> launch_args(const nb::list& args) {
+  std::vector<LaunchArg> out;
+  for (nb::handle h : args) {
+    LaunchArg a;
+    if (nb::isinstance<BufferRef>(h)) a.buffer = nb::cast<BufferRef&>(h).buf;
+    else if (nb::isinstance<nb::bool_>(h) || nb::isinstance<nb::int_>(h)) a.i = nb::cast<int64_t>(h), a.f = static_cast<double>(a.i);
+    else if (nb::isinstance<nb::float_>(h)) a.is_float = true, a.f = nb::cast<double>(h), a.i = static_cast<int64_t>(a.f);
+    else fail(ErrorKind::kType, {}, "a kernel argument must be a pto tensor, an int or a float, got " +
+                  nb::cast<std::string>(nb::str(h.type())), "allocate device memory with pto.alloc_tensor");
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<DeviceBuffer>> held(const std::vector<LaunchArg>& args) {
+  std::vector<std::shared_ptr<DeviceBuffer>> out;
+  for (const LaunchArg& a : args) {
+    if (!a.buffer) continue;
+    a.buffer->data("pto.launch");  // a freed tensor is an error at launch
+    out.push_back(a.buffer);
+  }
+  return out;
+}
+
+nb::dict note_dict(const InstrNote& n) {
+  nb::dict d;
+  d["cls"] = n.cls; d["stage"] = n.stage; d["after"] = n.after; d["iteration"] = n.iteration;
+  d["first_lane"] = n.first_lane; d["lanes"] = n.lanes; d["tensor_arg"] = n.tensor_arg;
+  d["tensor_offset"] = n.tensor_offset; d["tile"] = n.tile;
+  return d;
+}
+
+}  // namespace
+
+void bind_kernel(nb::module_& root) {
+  nb::module_ m = root.def_submodule("kernel", "instruction-level @pto.kernel API");
+
+  nb::class_<BufferRef>(m, "DeviceBuffer")
+      .def("__init__", [](BufferRef* self, int64_t nbytes, const std::string& label) {
+             new (self) BufferRef{std::make_shared<DeviceBuffer>(nbytes, label)};
+           }, "nbytes"_a, "label"_a = "tensor")
+      .def_prop_ro("nbytes", [](const BufferRef& r) { return r.buf->nbytes(); })
+      .def_prop_ro("freed", [](const BufferRef& r) { return r.buf->freed(); })
+      .def_prop_ro("pending", [](const BufferRef& r) { return r.buf->pending(); })
+      .def_prop_rw("label", [](const BufferRef& r) { return r.buf->label(); },
+                   [](BufferRef& r, const std::string& l) { r.buf->set_label(l); })
+      .def("wait_idle", [](BufferRef& r) { nb::gil_scoped_release g; r.buf->wait_idle(); })
+      .def("free", [](BufferRef& r) { nb::gil_scoped_release g; r.buf->free(); })
+      .def("copy_from", [](BufferRef& r, nb::ndarray<nb::device::cpu, nb::c_contig> a) {
+        DeviceBuffer& b = *r.buf;
+        b.data("pto.memcpy_h2d");
+        const int64_t n = static_cast<int64_t>(a.size() * a.itemsize());
+        if (n > b.nbytes())
+          fail(ErrorKind::kValue, {}, "pto.memcpy_h2d: the host array has " + std::to_string(n) + " bytes, tensor '" + b.label() +
+                   "' holds " + std::to_string(b.nbytes()), "allocate a larger tensor or copy a smaller array");
+        uint8_t* dst = b.data("pto.memcpy_h2d");
+        { nb::gil_scoped_release g; b.wait_idle(); }
+        std::memcpy(dst, a.data(), static_cast<size_t>(n));
+      })
+      .def("copy_to", [](BufferRef& r, nb::ndarray<nb::device::cpu, nb::c_contig> a) {
+        DeviceBuffer& b = *r.buf;
+        b.data("pto.memcpy_d2h");
+        const int64_t n = static_cast<int64_t>(a.size() * a.itemsize());
+        if (n > b.nbytes())
+          fail(ErrorKind::kValue, {}, "pto.memcpy_d2h: the host array has " + std::to_string(n) + " bytes, tensor '" + b.label() +
+                   "' holds " + std::to_string(b.nbytes()), "copy into a smaller array");
+        { nb::gil_scoped_release g; b.wait_idle(); }
+        raise_launch_error();
+        std::memcpy(a.data(), b.data("pto.memcpy_d2h"), static_cast<size_t>(n));
+      });
+
+  nb::class_<LaneProgram>(m, "LaneProgram")
+      .def_ro("name", &LaneProgram::name)
+      .def_ro("params", &LaneProgram::params)
+      .def_prop_ro("num_ops", [](const LaneProgram& p) { return p.ops.size(); })
+      .def_prop_ro("lowers_to_tiles", [](const LaneProgram& p) { return lowers_to_tiles(p); });
+  m.def("lane_program", &make_program, "name"_a, "params"_a, "ops"_a, "num_values"_a);
+
+  nb::class_<LoweredKernel>(m, "LoweredKernel")
+      .def_prop_ro("kernel", [](const LoweredKernel& l) { return l.kernel; })
+      .def_prop_ro("num_instrs", [](const LoweredKernel& l) { return l.kernel.code.size(); })
+      .def_ro("chunk_lanes", &LoweredKernel::chunk_lanes)
+      .def_ro("pipelined", &LoweredKernel::pipelined)
+      .def("mnemonic", [](const LoweredKernel& l, int i) { return l.kernel.code.at(i).mnemonic; })
+      .def("line", [](const LoweredKernel& l, int i) { return l.kernel.code.at(i).span.line; })
+      .def("note", [](const LoweredKernel& l, int i) { return note_dict(l.notes.at(i)); })
+      .def("timeline", [](const LoweredKernel& l) {
+        nb::list out;
+        for (const TimelineEntry& e : model_timeline(l)) out.append(nb::make_tuple(e.instr, e.start, e.end, e.pipe));
+        return out;
+      })
+      .def("run", [](const LoweredKernel& l, const std::string& platform, const std::string& engine) {
+        nb::gil_scoped_release r;
+        const auto t0 = std::chrono::steady_clock::now();
+        runtime::run_kernel(l.kernel, l.args, {platform, engine, 1});
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }, "platform"_a = "a2a3sim", "engine"_a = "sim");
+
+  m.def("lower", [](const LaneProgram& p, const nb::list& args, int64_t grid, int64_t block, const std::string& platform,
+                    int64_t chunk_blocks) {
+        return std::make_shared<LoweredKernel>(lower_lanes(p, launch_args(args), {grid, block}, platform, chunk_blocks));
+      }, "program"_a, "args"_a, "grid"_a, "block"_a, "platform"_a = "a2a3sim", "chunk_blocks"_a = 0);
+
+  m.def("launch", [](const LaneProgram& program, const nb::list& args, int64_t grid, int64_t block,
+                     const std::string& platform, const std::string& engine) {
+        std::vector<LaunchArg> la = launch_args(args);
+        auto p = std::make_shared<LaneProgram>(program);  // owned by C++ (the job ends off the GIL)
+        LaunchJob job;
+        job.kernel = p->name;
+        job.holds = held(la);
+        runtime::resolve_run_target({platform, engine, 1});
+        if (lowers_to_tiles(*p)) {
+          auto lowered = std::make_shared<LoweredKernel>(lower_lanes(*p, la, {grid, block}, platform));
+          job.work = [lowered, platform, engine] { runtime::run_kernel(lowered->kernel, lowered->args, {platform, engine, 1}); };
+        } else {
+          job.work = [p, la, grid, block] { run_warps(*p, la, {grid, block}); };
+        }
+        enqueue_launch(std::move(job));
+      }, "program"_a, "args"_a, "grid"_a, "block"_a, "platform"_a = "a2a3sim", "engine"_a = "sim");
+
+  m.def("sync", [] {
+    { nb::gil_scoped_release r; sync_launches(); }
+  });
+  m.def("raise_launch_error", &raise_launch_error);
+  m.def("launches_in_flight", &launches_in_flight);
+  m.def("run_warps", [](const LaneProgram& p, const nb::list& args, int64_t grid, int64_t block) {
+    std::vector<LaunchArg> la = launch_args(args);
+    nb::gil_scoped_release r;
+    run_warps(p, la, {grid, block});
+  }, "program"_a, "args"_a, "grid"_a, "block"_a);
+
+  nb::class_<KernelStepper>(m, "KernelStepper")
+      .def(nb::new_([](std::shared_ptr<LoweredKernel> l, const std::string& platform) {
+             return std::make_shared<KernelStepper>(l, platform);
+           }), "lowered"_a, "platform"_a = "a2a3sim")
+      .def_prop_ro("pc", &KernelStepper::pc)
+      .def_prop_ro("done", &KernelStepper::done)
+      .def("step", &KernelStepper::step)
+      .def("tile_values", &KernelStepper::tile_values, "tile"_a, "start"_a, "count"_a);
+}
+
+}  // namespace pypto::bindings

@@ -1,0 +1,74 @@
+"""Device memory of the instruction-level API: pto.Tensor / pto.alloc_tensor and the host
+copies. The bytes live in C++ (DeviceBuffer); launches hold their own references, so
+dropping a Tensor while a kernel runs is safe, and a freed tensor raises a clear error."""
+
+import itertools
+
+import numpy as np
+
+from pypto._core import PyptoError
+from pypto._core import kernel as _k
+
+_ids = itertools.count()
+
+
+class Tensor:
+    """`nbytes` of device memory, zero-filled. `with pto.Tensor(n) as t:` waits for the
+    kernels using `t` when the block ends, then frees it."""
+
+    def __init__(self, nbytes, name=None):
+        self._buf = _k.DeviceBuffer(int(nbytes), name or f"tensor{next(_ids)}")
+
+    @property
+    def nbytes(self):
+        return self._buf.nbytes
+
+    @property
+    def freed(self):
+        return self._buf.freed
+
+    @property
+    def name(self):
+        return self._buf.label
+
+    def free(self):
+        """Waits for the launches using this tensor, then releases its memory."""
+        self._buf.free()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.free()
+        return False
+
+    def __repr__(self):
+        state = "freed" if self.freed else f"{self.nbytes} bytes"
+        return f"pto.Tensor({self.name}, {state})"
+
+
+def alloc_tensor(nbytes, name=None):
+    """Allocates `nbytes` of device memory (a pto.Tensor)."""
+    return Tensor(nbytes, name)
+
+
+def _buffer(t, what):
+    if not isinstance(t, Tensor):
+        raise PyptoError(f"{what} expects a pto.Tensor, got {type(t).__name__}\n"
+                         "  fix: allocate device memory with pto.alloc_tensor(nbytes)")
+    return t._buf
+
+
+def memcpy_h2d(dst, src):
+    """Copies the host array `src` into device tensor `dst` (after kernels using `dst` end)."""
+    _buffer(dst, "pto.memcpy_h2d").copy_from(np.ascontiguousarray(src))
+
+
+def memcpy_d2h(dst, src):
+    """Copies device tensor `src` into the host array `dst` once the kernels using `src` end;
+    raises the first error of a finished launch."""
+    buf = _buffer(src, "pto.memcpy_d2h")
+    if not isinstance(dst, np.ndarray) or not dst.flags.c_contiguous or not dst.flags.writeable:
+        raise PyptoError("pto.memcpy_d2h needs a writable C-contiguous numpy array as destination\n"
+                         "  fix: pass np.zeros(n, dtype=np.float32)")
+    buf.copy_to(dst)

@@ -1,0 +1,578 @@
+// Lane program -> PTO instructions by partial evaluation over the launch: uniform values
+// fold to immediates, lane values become tile rows (TLOAD/TADD/.../TSTORE with valid
+// widths for `if i < n`), and pipeline programs become cube instructions per block with
+// double-buffered locals (see docs/kernel-api.md, "How kernels are compiled").
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "pypto/isa/chip.h"
+#include "pypto/kernel/lower_lanes.h"
+
+namespace pypto::kernel {
+
+namespace {
+
+struct Val {
+  enum Kind { kNone, kUniform, kAffine, kData, kPtr, kMask, kLocal } kind = kNone;
+  double num = 0;          // kUniform
+  bool is_float = false;   // kUniform
+  int64_t off = 0;         // kAffine: gid + off; kPtr: element offset (plus gid when lane)
+  bool lane = false;       // kPtr: offset varies with the lane (tensor + gid + off)
+  int arg = -1;            // kPtr: launch argument
+  int slot = -1;           // kData: tile slot; kLocal: local value id
+  int64_t valid = 0;       // kMask: active lanes [0, valid) of the chunk
+};
+
+const char* tile_op(const std::string& op, bool scalar) {
+  static const std::map<std::string, std::pair<const char*, const char*>> ops = {
+      {"+", {"TADD", "TADDS"}}, {"-", {"TSUB", "TSUBS"}}, {"*", {"TMUL", "TMULS"}},
+      {"/", {"TDIV", "TDIVS"}}, {"max", {"TMAX", "TMAXS"}}, {"min", {"TMIN", "TMINS"}}};
+  auto it = ops.find(op);
+  if (it == ops.end()) return nullptr;
+  return scalar ? it->second.second : it->second.first;
+}
+
+double fold(const std::string& op, double a, double b, bool is_float, const Span& span) {
+  if (op == "+") return a + b;
+  if (op == "-") return a - b;
+  if (op == "*") return a * b;
+  if (op == "/") return a / b;
+  if (op == "min") return std::min(a, b);
+  if (op == "max") return std::max(a, b);
+  if (op == "<") return a < b;
+  if (op == "<=") return a <= b;
+  if (op == ">") return a > b;
+  if (op == ">=") return a >= b;
+  if (op == "==") return a == b;
+  if (op == "!=") return a != b;
+  if (op == "//" || op == "%") {
+    if (b == 0) fail(ErrorKind::kValue, span, "division by zero in '" + op + "'", "check the kernel's arguments");
+    const double q = std::floor(a / b);
+    return op == "//" ? q : a - q * b;
+  }
+  fail(ErrorKind::kType, span, "operator '" + op + "' is not supported in a kernel", "use + - * / // % min max or a comparison");
+}
+
+class Lowerer {
+ public:
+  Lowerer(const LaneProgram& p, const std::vector<LaunchArg>& args, LaunchShape shape, const std::string& platform)
+      : p_(p), args_(args), shape_(shape), chip_(*isa::chip_for_platform(platform)) {
+    out_.kernel.name = p.name;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].buffer) continue;
+      param_of_arg_[static_cast<int>(i)] = static_cast<int>(out_.args.size());
+      runtime::TensorView v;
+      v.data = args[i].buffer->data(("launch of kernel '" + p.name + "'").c_str());
+      v.dtype = DataType::FP32;
+      v.shape = {1, args[i].buffer->nbytes() / 4};
+      v.strides = runtime::row_major_strides(v.shape);
+      v.name = p.params[i];
+      out_.args.push_back(runtime::HostArg::of_tensor(v));
+      isa::ParamDesc d;
+      d.name = p.params[i];
+      d.shape = v.shape;
+      d.dir = ParamDirection::InOut;
+      out_.kernel.params.push_back(d);
+    }
+  }
+
+  LoweredKernel lanes(int64_t chunk_blocks) {
+    int slots = 2;
+    for (const LaneOp& op : p_.ops) {
+      if (op.kind == LaneOpKind::kLoad || op.kind == LaneOpKind::kBinary) slots += 1;
+      if (op.kind == LaneOpKind::kFma || op.kind == LaneOpKind::kMad || op.kind == LaneOpKind::kStore) slots += 5;
+    }
+    const int64_t cap = chip_.capacity(MemorySpace::Vec);
+    const int64_t per_block = shape_.block * 4 * slots;
+    if (per_block > cap)
+      fail(ErrorKind::kCapacity, p_.ops.empty() ? Span{} : p_.ops[0].span,
+           "kernel '" + p_.name + "' with blocks of " + std::to_string(shape_.block) + " lanes needs " +
+               std::to_string(per_block) + " bytes of vector buffer (" + std::to_string(slots) + " lane values x " +
+               std::to_string(shape_.block) + " x 4 B), the chip has " + std::to_string(cap),
+           "launch with a smaller block");
+    const bool per_block_ids = p_.uses(LaneOpKind::kBlockId) || p_.uses(LaneOpKind::kLaneId);
+    int64_t k = chunk_blocks > 0 ? chunk_blocks : std::min<int64_t>(cap / per_block, std::max<int64_t>(1, 16384 / shape_.block));
+    if (per_block_ids) k = 1;
+    k = std::max<int64_t>(1, std::min(k, shape_.grid));
+    width_ = k * shape_.block;
+    out_.chunk_lanes = width_;
+    const int64_t total = shape_.grid * shape_.block;
+    for (int64_t base = 0, blk = 0; base < total; base += width_, blk += k) {
+      base_ = base;
+      block_id_ = blk;
+      chunk_ = std::min(width_, total - base);
+      run_body(0, static_cast<int>(p_.ops.size()));
+    }
+    return finish();
+  }
+
+  LoweredKernel pipeline() {
+    out_.pipelined = true;
+    out_.kernel.core = FunctionType::AIC;
+    plan_locals();
+    width_ = shape_.block;
+    for (int64_t b = 0; b < shape_.grid; ++b) {
+      base_ = b * shape_.block;
+      block_id_ = b;
+      chunk_ = shape_.block;
+      parity_ = static_cast<int>(b % 2);
+      run_body(0, static_cast<int>(p_.ops.size()));
+    }
+    return finish();
+  }
+
+ private:
+  LoweredKernel finish() {
+    out_.kernel.num_regs = 0;
+    return std::move(out_);
+  }
+
+  // ---- values -------------------------------------------------------------------------
+  Val& val(int id) {
+    if (id < 0 || static_cast<size_t>(id) >= vals_.size())
+      fail(ErrorKind::kInternal, {}, "lane value #" + std::to_string(id) + " is undefined", "report this bug");
+    return vals_[id];
+  }
+  void set(int id, Val v) {
+    if (static_cast<size_t>(id) >= vals_.size()) vals_.resize(id + 1);
+    vals_[id] = v;
+  }
+  static Val uniform(double x, bool f) { Val v; v.kind = Val::kUniform; v.num = x; v.is_float = f; return v; }
+  int64_t active() const { return masks_.empty() ? chunk_ : std::min(chunk_, masks_.back()); }
+
+  int tile(int slot, int64_t valid, MemorySpace mem = MemorySpace::Vec, int64_t rows = 1, int64_t cols = 0) {
+    if (cols == 0) cols = width_;
+    auto key = std::make_tuple(slot, valid, static_cast<int>(mem));
+    auto it = tiles_.find(key);
+    if (it != tiles_.end()) return it->second;
+    auto a = addr_.find({slot, static_cast<int>(mem)});
+    int64_t addr;
+    if (a != addr_.end()) {
+      addr = a->second;
+    } else {
+      addr = next_addr_[static_cast<int>(mem)];
+      next_addr_[static_cast<int>(mem)] += rows * cols * 4;
+      if (next_addr_[static_cast<int>(mem)] > chip_.capacity(mem))
+        fail(ErrorKind::kCapacity, span_, "kernel '" + p_.name + "' needs more than the " + std::to_string(chip_.capacity(mem)) +
+                 " bytes of " + memory_space_name(mem) + " on " + chip_.platform,
+             "use smaller tiles or fewer local buffers");
+      addr_[{slot, static_cast<int>(mem)}] = addr;
+    }
+    isa::TileDesc d;
+    d.name = "v" + std::to_string(slot) + (valid == cols ? "" : "_" + std::to_string(valid));
+    d.memory = mem;
+    d.rows = rows;
+    d.cols = cols;
+    d.addr = addr;
+    d.valid_rows = isa::Scalar::imm(rows);
+    d.valid_cols = isa::Scalar::imm(mem == MemorySpace::Vec && rows == 1 ? valid : cols);
+    out_.kernel.tiles.push_back(d);
+    return tiles_[key] = static_cast<int>(out_.kernel.tiles.size()) - 1;
+  }
+
+  void emit(const std::string& mnem, std::vector<isa::Operand> outs, std::vector<isa::Operand> ins, InstrNote note,
+            ir::Attrs attrs = {}) {
+    isa::Instr in;
+    in.mnemonic = mnem;
+    in.outs = std::move(outs);
+    in.ins = std::move(ins);
+    in.attrs = std::move(attrs);
+    in.span = span_;
+    note.stage = stage_;
+    note.after = after_;
+    note.iteration = block_id_;
+    if (note.lanes == 0) note.lanes = active();
+    if (note.first_lane == 0) note.first_lane = base_;
+    out_.kernel.code.push_back(std::move(in));
+    out_.notes.push_back(note);
+  }
+
+  int new_slot() { return next_slot_--; }  // temporaries: negative slots
+
+  // A lane value as a data tile of the active width (uniforms are filled with TEXPANDS).
+  int data_tile(const Val& v, const char* cls) {
+    if (v.kind == Val::kData) return tile(v.slot, active());
+    if (v.kind == Val::kUniform) {
+      const int t = tile(new_slot(), active());
+      emit("TEXPANDS", {isa::Operand::tile(t)}, {isa::Operand::scalar_of(isa::Scalar::immf(v.num))}, {"FILL", "", "", 0, 0, 0, -1, 0, t});
+      return t;
+    }
+    fail(ErrorKind::kType, span_, std::string(cls) + " needs a loaded value or a number here, got a " + kind_name(v),
+         "load the value with pto.load(ptr) first");
+  }
+
+  static std::string kind_name(const Val& v) {
+    switch (v.kind) {
+      case Val::kAffine: return "lane index";
+      case Val::kPtr: return "pointer";
+      case Val::kMask: return "condition";
+      case Val::kLocal: return "local buffer";
+      default: return "value";
+    }
+  }
+
+  Val binary(const std::string& op, Val x, Val y) {
+    const bool cmp = op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=";
+    if (x.kind == Val::kUniform && y.kind == Val::kUniform) {
+      const bool f = x.is_float || y.is_float || op == "/";
+      return uniform(fold(op, x.num, y.num, f, span_), f && !cmp);
+    }
+    if (cmp) {
+      std::string o = op;
+      if (x.kind == Val::kUniform && y.kind == Val::kAffine) {
+        std::swap(x, y);
+        o = op == "<" ? ">" : op == "<=" ? ">=" : op == ">" ? "<" : op == ">=" ? "<=" : op;
+      }
+      if (x.kind == Val::kAffine && y.kind == Val::kUniform && (o == "<" || o == "<=")) {
+        const int64_t bound = static_cast<int64_t>(std::ceil(y.num)) + (o == "<=" && y.num == std::floor(y.num) ? 1 : 0);
+        Val m;
+        m.kind = Val::kMask;
+        m.valid = std::clamp<int64_t>(bound - x.off - base_, 0, chunk_);
+        return m;
+      }
+      fail(ErrorKind::kType, span_, "condition '" + op + "' between a " + kind_name(x) + " and a " + kind_name(y) +
+               " cannot become a tile mask",
+           "write the bounds check as `if i < n` with i = pto.get_global_id() (+ offset) and n a number");
+    }
+    if ((x.kind == Val::kAffine || y.kind == Val::kAffine) && (op == "+" || op == "-")) {
+      if (x.kind == Val::kAffine && y.kind == Val::kUniform) { x.off += static_cast<int64_t>(op == "+" ? y.num : -y.num); return x; }
+      if (y.kind == Val::kAffine && x.kind == Val::kUniform && op == "+") { y.off += static_cast<int64_t>(x.num); return y; }
+    }
+    if (x.kind == Val::kPtr && op == "+" && !x.lane) {
+      if (y.kind == Val::kUniform) { x.off += static_cast<int64_t>(y.num); return x; }
+      if (y.kind == Val::kAffine) { x.off += y.off; x.lane = true; return x; }
+    }
+    if (x.kind == Val::kPtr && x.lane && y.kind == Val::kUniform && (op == "+" || op == "-")) {
+      x.off += static_cast<int64_t>(op == "+" ? y.num : -y.num);
+      return x;
+    }
+    if (x.kind == Val::kData || y.kind == Val::kData) {
+      const bool commutes = op == "+" || op == "*" || op == "min" || op == "max";
+      if (x.kind == Val::kUniform && commutes) std::swap(x, y);
+      const int dst = tile(new_data_slot(), active());
+      InstrNote note;
+      note.cls = op == "+" ? "ADD" : op == "-" ? "SUB" : op == "*" ? "MUL" : op == "/" ? "DIV" : op == "min" ? "MIN" : "MAX";
+      note.tile = dst;
+      if (x.kind == Val::kData && y.kind == Val::kUniform && tile_op(op, true)) {
+        emit(tile_op(op, true), {isa::Operand::tile(dst)},
+             {isa::Operand::tile(tile(x.slot, active())), isa::Operand::scalar_of(isa::Scalar::immf(y.num))}, note);
+      } else if (tile_op(op, false)) {
+        const int a = data_tile(x, "arithmetic"), b = data_tile(y, "arithmetic");
+        emit(tile_op(op, false), {isa::Operand::tile(dst)}, {isa::Operand::tile(a), isa::Operand::tile(b)}, note);
+      } else {
+        fail(ErrorKind::kType, span_, "operator '" + op + "' on loaded lane values is not supported", "use + - * / min max");
+      }
+      Val r;
+      r.kind = Val::kData;
+      r.slot = last_data_slot_;
+      return r;
+    }
+    fail(ErrorKind::kType, span_, "operator '" + op + "' between a " + kind_name(x) + " and a " + kind_name(y) +
+             " is not supported in a tile-lowered kernel",
+         "index tensors as `ptr + i` with i = pto.get_global_id() plus a number");
+  }
+  int new_data_slot() { return last_data_slot_ = next_data_slot_++; }
+
+  // ---- memory -------------------------------------------------------------------------
+  void check_window(const Val& ptr, int64_t lanes, const char* verb) {
+    const int64_t numel = args_[ptr.arg].buffer->nbytes() / 4;
+    const int64_t first = base_ + ptr.off;
+    if (lanes > 0 && (first < 0 || first + lanes > numel))
+      fail(ErrorKind::kValue, span_,
+           std::string("lanes ") + std::to_string(base_) + ".." + std::to_string(base_ + lanes - 1) + " " + verb +
+               " elements " + std::to_string(first) + ".." + std::to_string(first + lanes - 1) + " of '" +
+               p_.params[ptr.arg] + "', which holds " + std::to_string(numel) + " fp32 elements",
+           "guard the access with `if i < n` or allocate a larger tensor");
+  }
+  const Val& lane_ptr(int id, const char* what) {
+    const Val& p = val(id);
+    if (p.kind != Val::kPtr || !p.lane)
+      fail(ErrorKind::kType, span_, std::string(what) + " needs a per-lane pointer `tensor + i` (i = pto.get_global_id()), got a " +
+               (p.kind == Val::kPtr ? "pointer that is the same for every lane" : kind_name(p)),
+           "add the lane index to the tensor: pto.load(a + i)");
+    return p;
+  }
+  void store(const Val& ptr, int t, const char* cls) {
+    const int64_t lanes = active();
+    if (lanes == 0) return;
+    check_window(ptr, lanes, "write");
+    InstrNote note;
+    note.cls = cls;
+    note.tensor_arg = ptr.arg;
+    note.tensor_offset = base_ + ptr.off;
+    note.tile = t;
+    emit("TSTORE", {isa::Operand::tensor(param_of_arg_.at(ptr.arg))},
+         {isa::Operand::tile(t), isa::Operand::list_of({isa::Scalar::imm(0), isa::Scalar::imm(base_ + ptr.off)})}, note);
+  }
+
+  // ---- the body -----------------------------------------------------------------------
+  void run_body(int from, int to) {
+    masks_.clear();
+    next_slot_ = -1;
+    next_data_slot_ = 0;
+    for (int pc = from; pc < to; ++pc) {
+      const LaneOp& op = p_.ops[pc];
+      span_ = op.span;
+      step(op);
+    }
+  }
+
+  void step(const LaneOp& op) {
+    switch (op.kind) {
+      case LaneOpKind::kConst: set(op.dst, uniform(op.value, op.is_float)); break;
+      case LaneOpKind::kParam: {
+        const LaunchArg& a = args_.at(op.args[0]);
+        Val v;
+        if (a.buffer) { v.kind = Val::kPtr; v.arg = op.args[0]; }
+        else v = uniform(a.is_float ? a.f : static_cast<double>(a.i), a.is_float);
+        set(op.dst, v);
+        break;
+      }
+      case LaneOpKind::kGlobalId: { Val v; v.kind = Val::kAffine; v.off = 0; set(op.dst, v); break; }
+      case LaneOpKind::kLaneId: { Val v; v.kind = Val::kAffine; v.off = -base_; set(op.dst, v); break; }
+      case LaneOpKind::kBlockId: set(op.dst, uniform(static_cast<double>(block_id_), false)); break;
+      case LaneOpKind::kBinary: set(op.dst, binary(op.name, val(op.args[0]), val(op.args[1]))); break;
+      case LaneOpKind::kIf: {
+        const Val& c = val(op.args[0]);
+        int64_t valid;
+        if (c.kind == Val::kMask) valid = c.valid;
+        else if (c.kind == Val::kUniform) valid = c.num != 0 ? chunk_ : 0;
+        else fail(ErrorKind::kType, span_, "`if` needs a bounds check `i < n` or a number, got a " + kind_name(c),
+                  "write `if i < n` with i = pto.get_global_id()");
+        masks_.push_back(std::min(active(), valid));
+        break;
+      }
+      case LaneOpKind::kEndIf: masks_.pop_back(); break;
+      case LaneOpKind::kLoad: {
+        const Val& ptr = lane_ptr(op.args[0], "pto.load");
+        Val v;
+        v.kind = Val::kData;
+        v.slot = new_data_slot();
+        const int t = tile(v.slot, active());
+        if (active() > 0) {
+          check_window(ptr, active(), "read");
+          InstrNote note;
+          note.cls = "LOAD";
+          note.tensor_arg = ptr.arg;
+          note.tensor_offset = base_ + ptr.off;
+          note.tile = t;
+          emit("TLOAD", {isa::Operand::tile(t)},
+               {isa::Operand::tensor(param_of_arg_.at(ptr.arg)), isa::Operand::list_of({isa::Scalar::imm(0), isa::Scalar::imm(base_ + ptr.off)})},
+               note);
+        }
+        set(op.dst, v);
+        break;
+      }
+      case LaneOpKind::kStore: {
+        const Val& ptr = lane_ptr(op.args[0], "pto.store");
+        if (active() == 0) break;
+        store(ptr, data_tile(val(op.args[1]), "pto.store"), "STORE");
+        break;
+      }
+      case LaneOpKind::kFma:
+      case LaneOpKind::kMad: {
+        const Val& ptr = lane_ptr(op.args[0], op.kind == LaneOpKind::kFma ? "pto.fma" : "pto.mad");
+        if (active() == 0) break;
+        const std::string first = op.kind == LaneOpKind::kFma ? "+" : "*";
+        Val r = binary(first, val(op.args[1]), val(op.args[2]));
+        const Val& c = val(op.args[3]);
+        if (!(c.kind == Val::kUniform && c.num == 0)) r = binary("+", r, c);
+        if (r.kind == Val::kData) out_.notes.back().cls = op.kind == LaneOpKind::kFma ? "FMA" : "MAD";
+        store(ptr, data_tile(r, "pto.fma"), "STORE");
+        break;
+      }
+      case LaneOpKind::kBarrier:
+      case LaneOpKind::kBarrierBlock:
+        fail(ErrorKind::kInternal, span_, "barriers run on the warp simulator", "report this bug");
+      case LaneOpKind::kStageBegin: stage_ = op.name; after_ = op.after; break;
+      case LaneOpKind::kStageEnd: stage_.clear(); after_.clear(); break;
+      case LaneOpKind::kPipelineRun: break;
+      case LaneOpKind::kAllocLocal: { Val v; v.kind = Val::kLocal; v.slot = op.dst; set(op.dst, v); fresh_[op.dst] = true; break; }
+      case LaneOpKind::kWaitAll: break;
+      case LaneOpKind::kAsyncLoad: async_load(op); break;
+      case LaneOpKind::kMma: mma(op); break;
+      case LaneOpKind::kStoreLocal: store_local(op); break;
+    }
+  }
+
+  // ---- pipelines ----------------------------------------------------------------------
+  struct Role { MemorySpace mem = MemorySpace::Vec; int64_t rows = 1, cols = 0; };
+
+  double uniform_of(int id) {
+    for (const LaneOp& op : p_.ops) {
+      if (op.dst != id) continue;
+      if (op.kind == LaneOpKind::kConst) return op.value;
+      if (op.kind == LaneOpKind::kParam && !args_.at(op.args[0]).buffer) {
+        const LaunchArg& a = args_[op.args[0]];
+        return a.is_float ? a.f : static_cast<double>(a.i);
+      }
+      if (op.kind == LaneOpKind::kBinary) return fold(op.name, uniform_of(op.args[0]), uniform_of(op.args[1]), false, op.span);
+      fail(ErrorKind::kType, op.span, "a local buffer's size and the mma sizes must be numbers known at launch",
+           "compute them from scalar kernel arguments and constants");
+    }
+    fail(ErrorKind::kInternal, {}, "value #" + std::to_string(id) + " has no definition", "report this bug");
+  }
+
+  void plan_locals() {
+    for (const LaneOp& op : p_.ops) {
+      if (op.kind == LaneOpKind::kAllocLocal) roles_[op.dst] = Role{MemorySpace::Vec, 1, static_cast<int64_t>(uniform_of(op.args[0]))};
+    }
+    for (const LaneOp& op : p_.ops) {
+      if (op.kind != LaneOpKind::kMma) continue;
+      span_ = op.span;
+      const int64_t m = static_cast<int64_t>(uniform_of(op.args[3])), n = static_cast<int64_t>(uniform_of(op.args[4])),
+                    k = static_cast<int64_t>(uniform_of(op.args[5]));
+      const int c = local_id(op.args[0]), a = local_id(op.args[1]), b = local_id(op.args[2]);
+      auto check = [&](int id, int64_t need, const char* what) {
+        if (roles_[id].cols < need)
+          fail(ErrorKind::kValue, op.span, std::string("pto.mma's ") + what + " local holds " + std::to_string(roles_[id].cols) +
+                   " elements, the " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " product needs " +
+                   std::to_string(need),
+               "allocate it with pto.alloc_local(rows * cols)");
+      };
+      check(a, m * k, "A");
+      check(b, k * n, "B");
+      check(c, m * n, "C");
+      roles_[a] = Role{MemorySpace::Left, m, k};
+      roles_[b] = Role{MemorySpace::Right, k, n};
+      roles_[c] = Role{MemorySpace::Acc, m, n};
+    }
+  }
+  int local_id(int value_id) {
+    for (const LaneOp& op : p_.ops)
+      if (op.dst == value_id && op.kind == LaneOpKind::kAllocLocal) return value_id;
+    fail(ErrorKind::kType, span_, "expected a buffer from pto.alloc_local", "pass the result of pto.alloc_local(n)");
+  }
+  // The tile of local `id` for this iteration (double buffered by block parity).
+  int local_tile(int id, MemorySpace mem) {
+    const Role& r = roles_.at(id);
+    const int slot = 1000000 + id * 4 + parity_ * 2 + (mem == MemorySpace::Mat ? 1 : 0);
+    return tile(slot, r.cols, mem, r.rows, r.cols);
+  }
+  // A pointer + byte count as a tile window: the tensor viewed with rows of `cols` elements.
+  isa::Operand window(const Val& ptr, int64_t nbytes, const Role& r, std::vector<isa::Scalar>* offsets, const char* what) {
+    if (ptr.kind != Val::kPtr || ptr.lane)
+      fail(ErrorKind::kType, span_, std::string(what) + " needs `tensor + offset` with a number offset", "compute the offset from the block id");
+    if (nbytes != r.rows * r.cols * 4)
+      fail(ErrorKind::kValue, span_, std::string(what) + " moves " + std::to_string(nbytes) + " bytes but its local is " +
+               std::to_string(r.rows) + "x" + std::to_string(r.cols) + " fp32 (" + std::to_string(r.rows * r.cols * 4) + " bytes)",
+           "move rows * cols * 4 bytes");
+    const int64_t numel = args_[ptr.arg].buffer->nbytes() / 4;
+    if (ptr.off < 0 || ptr.off + r.rows * r.cols > numel || ptr.off % r.cols != 0 || numel % r.cols != 0)
+      fail(ErrorKind::kValue, span_, std::string(what) + " at element " + std::to_string(ptr.off) + " of '" + p_.params[ptr.arg] +
+               "' (" + std::to_string(numel) + " elements) is not a whole " + std::to_string(r.rows) + "x" + std::to_string(r.cols) + " block",
+           "use offsets that are multiples of the tile width and stay inside the tensor");
+    const auto key = std::make_pair(ptr.arg, r.cols);
+    if (!view_param_.count(key)) {
+      runtime::TensorView v = out_.args[param_of_arg_.at(ptr.arg)].tensor;
+      v.shape = {numel / r.cols, r.cols};
+      v.strides = runtime::row_major_strides(v.shape);
+      out_.args.push_back(runtime::HostArg::of_tensor(v));
+      isa::ParamDesc d = out_.kernel.params[param_of_arg_.at(ptr.arg)];
+      d.shape = v.shape;
+      out_.kernel.params.push_back(d);
+      view_param_[key] = static_cast<int>(out_.args.size()) - 1;
+    }
+    *offsets = {isa::Scalar::imm(ptr.off / r.cols), isa::Scalar::imm(0)};
+    return isa::Operand::tensor(view_param_[key]);
+  }
+  void async_load(const LaneOp& op) {
+    const int id = local_id(op.args[0]);
+    const Role& r = roles_.at(id);
+    const Val& ptr = val(op.args[1]);
+    std::vector<isa::Scalar> offs;
+    isa::Operand t = window(ptr, static_cast<int64_t>(uniform_of_val(op.args[2])), r, &offs, "pto.async_load");
+    InstrNote note;
+    note.cls = "LOAD";
+    note.tensor_arg = ptr.arg;
+    note.tensor_offset = ptr.off;
+    note.lanes = r.rows * r.cols;
+    const bool cube = r.mem == MemorySpace::Left || r.mem == MemorySpace::Right;
+    const int staged = local_tile(id, cube ? MemorySpace::Mat : r.mem);
+    note.tile = staged;
+    emit("TLOAD", {isa::Operand::tile(staged)}, {t, isa::Operand::list_of(offs)}, note);
+    if (cube) {
+      const int dst = local_tile(id, r.mem);
+      note.cls = "MOV";
+      note.tile = dst;
+      note.tensor_arg = -1;
+      emit("TMOV", {isa::Operand::tile(dst)}, {isa::Operand::tile(staged)}, note);
+    }
+  }
+  double uniform_of_val(int id) {
+    const Val& v = val(id);
+    if (v.kind != Val::kUniform) fail(ErrorKind::kType, span_, "a byte count must be a number", "pass rows * cols * 4");
+    return v.num;
+  }
+  void mma(const LaneOp& op) {
+    const int c = local_id(op.args[0]), a = local_id(op.args[1]), b = local_id(op.args[2]);
+    const int acc = local_tile(c, MemorySpace::Acc);
+    InstrNote note;
+    note.cls = "MMA";
+    note.tile = acc;
+    note.lanes = roles_[c].rows * roles_[c].cols;
+    const isa::Operand l = isa::Operand::tile(local_tile(a, MemorySpace::Left)), r = isa::Operand::tile(local_tile(b, MemorySpace::Right));
+    if (fresh_[c]) emit("TMATMUL", {isa::Operand::tile(acc)}, {l, r}, note);
+    else emit("TMATMUL_ACC", {isa::Operand::tile(acc)}, {isa::Operand::tile(acc), l, r}, note);
+    fresh_[c] = false;
+  }
+  void store_local(const LaneOp& op) {
+    const int id = local_id(op.args[1]);
+    const Role& r = roles_.at(id);
+    const Val& ptr = val(op.args[0]);
+    std::vector<isa::Scalar> offs;
+    isa::Operand t = window(ptr, static_cast<int64_t>(uniform_of_val(op.args[2])), r, &offs, "pto.store");
+    const int src = local_tile(id, r.mem);
+    InstrNote note;
+    note.cls = "STORE";
+    note.tensor_arg = ptr.arg;
+    note.tensor_offset = ptr.off;
+    note.tile = src;
+    note.lanes = r.rows * r.cols;
+    emit("TSTORE", {t}, {isa::Operand::tile(src), isa::Operand::list_of(offs)}, note);
+  }
+
+  const LaneProgram& p_;
+  const std::vector<LaunchArg>& args_;
+  LaunchShape shape_;
+  isa::ChipSpec chip_;
+  LoweredKernel out_;
+  std::vector<Val> vals_;
+  std::map<int, int> param_of_arg_;
+  std::map<std::pair<int, int64_t>, int> view_param_;
+  std::map<std::tuple<int, int64_t, int>, int> tiles_;
+  std::map<std::pair<int, int>, int64_t> addr_;
+  std::map<int, int64_t> next_addr_;
+  std::map<int, Role> roles_;
+  std::map<int, bool> fresh_;
+  std::vector<int64_t> masks_;
+  int64_t width_ = 0, base_ = 0, chunk_ = 0, block_id_ = 0;
+  int parity_ = 0, next_slot_ = -1, next_data_slot_ = 0, last_data_slot_ = 0;
+  std::string stage_, after_;
+  Span span_;
+};
+
+}  // namespace
+
+bool lowers_to_tiles(const LaneProgram& program) {
+  return !program.uses(LaneOpKind::kBarrier) && !program.uses(LaneOpKind::kBarrierBlock);
+}
+
+LoweredKernel lower_lanes(const LaneProgram& program, const std::vector<LaunchArg>& args, LaunchShape shape,
+                          const std::string& platform, int64_t chunk_blocks) {
+  if (args.size() != program.params.size())
+    fail(ErrorKind::kValue, program.ops.empty() ? Span{} : program.ops[0].span,
+         "kernel '" + program.name + "' takes " + std::to_string(program.params.size()) + " arguments, got " +
+             std::to_string(args.size()),
+         "pass args=(...) with one entry per kernel parameter");
+  if (shape.grid < 1 || shape.block < 1)
+    fail(ErrorKind::kValue, {}, "launch of '" + program.name + "' with grid " + std::to_string(shape.grid) + " and block " +
+             std::to_string(shape.block), "use positive grid and block sizes");
+  if (!isa::chip_for_platform(platform)) fail(ErrorKind::kPlatform, {}, "unknown platform '" + platform + "'", "use a2a3sim");
+  Lowerer l(program, args, shape, platform);
+  if (program.uses(LaneOpKind::kPipelineRun) || program.uses(LaneOpKind::kMma)) return l.pipeline();
+  return l.lanes(chunk_blocks);
+}
+
+}  // namespace pypto::kernel
