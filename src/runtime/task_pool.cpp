@@ -9,7 +9,8 @@
 
 namespace pypto::runtime {
 
-TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers) : chip_(chip) {
+TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory factory)
+    : chip_(chip), factory_(std::move(factory)) {
   int n = num_workers > 0 ? num_workers : static_cast<int>(std::thread::hardware_concurrency());
   n = std::max(n, 1);
   for (int i = 0; i < n; ++i) workers_.emplace_back([this] { worker_loop(); });
@@ -70,7 +71,9 @@ bool TaskPool::failed() {
 }
 
 void TaskPool::worker_loop() {
-  SimEngine core(chip_);  // this worker's virtual-core state
+  // This worker's virtual-core state: the engine's core, or a sim core.
+  std::unique_ptr<CoreRunner> runner = factory_ ? factory_() : nullptr;
+  std::unique_ptr<SimEngine> sim = runner ? nullptr : std::make_unique<SimEngine>(chip_);
   std::unique_lock<std::mutex> lk(mu_);
   while (true) {
     work_cv_.wait(lk, [&] { return stop_ || !ready_.empty(); });
@@ -83,7 +86,8 @@ void TaskPool::worker_loop() {
     std::exception_ptr err;
     if (!skip) {
       try {
-        core.run(*task.kernel, task.args);
+        if (runner) runner->run(*task.kernel, task.args);
+        else sim->run(*task.kernel, task.args);
       } catch (...) {
         err = std::current_exception();
       }

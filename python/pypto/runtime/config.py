@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
-ENGINES = ("sim",)
+ENGINES = ("native", "sim")
+
+
+def default_engine() -> str:
+    """The engine of a RunConfig that names none: $PYPTO_ENGINE, else "native"."""
+    return os.environ.get("PYPTO_ENGINE") or "native"
 
 
 @dataclass
@@ -28,7 +34,7 @@ class RunConfig:
     enable_chip_swimlane: int = 0
     strategy: Any = None
     backend_type: Any = None
-    engine: str = "sim"
+    engine: str = field(default_factory=default_engine)
     trace_path: Optional[str] = None
     num_workers: int = 0
     output_dir: Optional[str] = None
