@@ -72,13 +72,17 @@ inline void unary(float* d, i64 ds, const float* a, i64 as, i64 rows, i64 cols, 
     if (c < cols) st_part(d + c, op(ld_part(a + c, cols - c)), cols - c);
   }
 }
-// d = d + s * a (TAXPY).
+// d = d + s * a (TAXPY), rounding the product first like the reference (no FMA).
+inline vf no_contract(vf v) {
+  __asm__("" : "+x"(v));
+  return v;
+}
 inline void axpy(float* d, i64 ds, const float* a, i64 as, float s, i64 rows, i64 cols) {
   const vf sv = splat(s);
   for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
     i64 c = 0;
-    for (; c + W <= cols; c += W) st(d + c, ld(d + c) + sv * ld(a + c));
-    for (; c < cols; ++c) d[c] = d[c] + s * a[c];
+    for (; c + W <= cols; c += W) st(d + c, ld(d + c) + no_contract(sv * ld(a + c)));
+    if (c < cols) st_part(d + c, ld_part(d + c, cols - c) + no_contract(sv * ld_part(a + c, cols - c)), cols - c);
   }
 }
 inline void fill(float* d, i64 ds, float s, i64 rows, i64 cols) {
