@@ -116,7 +116,7 @@ _program_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def run(program, *args, config: RunConfig | None = None) -> CompiledProgram:
     """Compiles a class-form program (once per platform) and runs it on `args` in place."""
     config = config or RunConfig()
-    key = (config.platform, config.dump_passes, config.save_kernels)
+    key = (config.platform, config.dump_passes, config.save_kernels, config.save_kernels_dir, config.output_dir)
     per_program = _program_cache.setdefault(program, {})
     compiled = per_program.get(key)
     if compiled is None:
@@ -155,6 +155,8 @@ def _jit_key(specs, config):
         config.platform,
         config.dump_passes,
         config.save_kernels,
+        config.save_kernels_dir,
+        config.output_dir,
     )
 
 
