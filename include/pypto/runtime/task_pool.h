@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <map>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -67,7 +68,10 @@ class TaskPool {
   std::deque<Task> tasks_;         // every task of the run; references stay valid
   std::vector<size_t> active_;     // tasks not known to be finished
   std::deque<size_t> ready_;
+  std::map<std::pair<const uint8_t*, const uint8_t*>, int> write_ranges_;  // of unfinished tasks
+  static constexpr size_t kWakeBatch = 16;
   size_t finished_ = 0;
+  int running_ = 0;                // workers executing a task now
   bool stop_ = false;
   std::exception_ptr error_;
   std::vector<std::thread> workers_;

@@ -16,11 +16,11 @@ namespace {
 
 constexpr long long kScratchBytes = 8LL << 20;
 
-unsigned char* aligned_buffer(long long bytes) {
+unsigned char* aligned_buffer(long long bytes, bool zero = true) {
   const size_t n = static_cast<size_t>((std::max<long long>(bytes, 64) + 63) / 64 * 64);
   void* p = std::aligned_alloc(64, n);
   if (!p) throw std::bad_alloc();
-  std::memset(p, 0, n);
+  if (zero) std::memset(p, 0, n);
   return static_cast<unsigned char*>(p);
 }
 
@@ -46,7 +46,7 @@ NativeCore::NativeCore(const isa::ChipSpec& chip, std::shared_ptr<NativeModule> 
                         MemorySpace::Bias})
     buffers_[static_cast<int>(m)] = aligned_buffer(chip.capacity(m));
   scratch_bytes_ = kScratchBytes;
-  scratch_ = aligned_buffer(scratch_bytes_);
+  scratch_ = aligned_buffer(scratch_bytes_, false);
 }
 
 NativeCore::~NativeCore() {
