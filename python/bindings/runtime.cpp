@@ -11,6 +11,7 @@
 
 #include "bindings.h"
 #include "pypto/isa/instructions.h"
+#include "pypto/runtime/native_engine.h"
 #include "pypto/runtime/runtime.h"
 #include "pypto/runtime/single_instruction.h"
 
@@ -323,7 +324,7 @@ runtime::LooseOperand to_loose(const nb::handle& h, const std::string& name, con
 void isa_execute(const std::string& mnemonic, const nb::list& outs, const nb::list& ins, const nb::dict& attrs,
                  std::optional<std::vector<int64_t>> valid_shape, std::optional<std::vector<std::optional<std::string>>> dtypes,
                  std::optional<std::vector<std::optional<std::string>>> memories, const std::string& pad,
-                 const std::string& platform) {
+                 const std::string& platform, const std::string& engine) {
   auto pick = [](const std::optional<std::vector<std::optional<std::string>>>& v, size_t i) {
     return v && i < v->size() ? (*v)[i] : std::nullopt;
   };
@@ -348,7 +349,9 @@ void isa_execute(const std::string& mnemonic, const nb::list& outs, const nb::li
   }
   ir::Attrs a = dict_to_attrs(attrs);
   nb::gil_scoped_release release;
-  runtime::execute_instruction(mnemonic, o, in, a, platform);
+  if (engine == "native") runtime::execute_instruction_native(mnemonic, o, in, a, platform);
+  else if (engine == "sim") runtime::execute_instruction(mnemonic, o, in, a, platform);
+  else fail(ErrorKind::kPlatform, {}, "unknown engine '" + engine + "'", "use \"sim\" or \"native\"");
 }
 
 const isa::InstrDef& instr_or_fail(const std::string& name) {
@@ -381,11 +384,15 @@ void bind_runtime(nb::module_& m) {
       },
       "kernel"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = "sim", "Runs one kernel on one virtual core.");
   m.def("engine_names", &runtime::engine_names);
+  m.def("set_native_include_dir", &runtime::set_native_include_dir, "dir"_a,
+        "Where the native engine's generated C++ finds pypto/isa/optimized/ (the package's include/).");
+  m.def("native_include_dir", &runtime::native_include_dir);
+  m.def("native_cache_dir", &runtime::native_cache_dir);
 
   m.def("isa_execute", &isa_execute, "mnemonic"_a, "outs"_a, "ins"_a, "attrs"_a = nb::dict(),
         "valid_shape"_a = nb::none(), "dtypes"_a = nb::none(), "memories"_a = nb::none(), "pad"_a = "null",
-        "platform"_a = "a2a3sim",
-        "Runs one tile instruction of the reference library on numpy arrays (outputs in place). Operands follow the "
+        "platform"_a = "a2a3sim", "engine"_a = "sim",
+        "Runs one tile instruction (engine \"sim\": the reference library; \"native\": the optimised library) on numpy arrays (outputs in place). Operands follow the "
         "instruction's signature; arrays are tiles (or global tensors for TLOAD/TSTORE), ints/floats scalars, lists "
         "offsets. valid_shape [rows, cols] clamps every tile's valid region; dtypes/memories (outs then ins) override.");
   m.def("instruction_names", [] {

@@ -6,6 +6,7 @@
 #include <deque>
 #include <variant>
 
+#include "pypto/runtime/native_engine.h"
 #include "pypto/runtime/scalar_machine.h"
 #include "pypto/runtime/sim_engine.h"
 #include "pypto/runtime/task_pool.h"
@@ -99,13 +100,10 @@ std::vector<HostArg> call_args(const isa::Kernel& kernel, const isa::Instr& in, 
 
 }  // namespace
 
-std::vector<std::string> engine_names() { return {"sim"}; }
+std::vector<std::string> engine_names() { return {"native", "sim"}; }
 
 isa::ChipSpec resolve_run_target(const RunOptions& options) {
-  if (options.engine == "native")
-    fail(ErrorKind::kPlatform, {}, "engine 'native' is not built yet; available engines: " + join(engine_names()),
-         "use engine=\"sim\"");
-  if (options.engine != "sim")
+  if (options.engine != "sim" && options.engine != "native")
     fail(ErrorKind::kPlatform, {}, "unknown engine '" + options.engine + "'; available engines: " + join(engine_names()),
          "use engine=\"sim\"");
   if (auto chip = isa::chip_for_platform(options.platform)) return *chip;
@@ -119,6 +117,12 @@ isa::ChipSpec resolve_run_target(const RunOptions& options) {
 void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, const RunOptions& options) {
   const isa::ChipSpec chip = resolve_run_target(options);
   isa::validate_kernel(kernel, chip);
+  if (options.engine == "native") {
+    std::vector<const isa::Kernel*> kernels{&kernel};
+    NativeCore core(chip, native_module_for(kernels, chip), kernels);
+    core.run(kernel, args);
+    return;
+  }
   SimEngine core(chip);
   core.run(kernel, args);
 }
@@ -137,7 +141,14 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
     else regs.set(next_reg++, args[i].scalar());
   }
 
-  TaskPool pool(chip, options.num_workers);
+  CoreFactory factory;
+  if (options.engine == "native") {
+    std::vector<const isa::Kernel*> kernels;
+    for (const isa::Kernel& k : program.kernels) kernels.push_back(&k);
+    auto module = native_module_for(kernels, chip);
+    factory = [chip, module, kernels] { return std::make_unique<NativeCore>(chip, module, kernels); };
+  }
+  TaskPool pool(chip, options.num_workers, factory);
   const int n = static_cast<int>(program.code.size());
   for (int pc = 0; pc < n;) {
     const isa::Instr& in = program.code[pc];

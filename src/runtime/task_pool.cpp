@@ -9,7 +9,8 @@
 
 namespace pypto::runtime {
 
-TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers) : chip_(chip) {
+TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory factory)
+    : chip_(chip), factory_(std::move(factory)) {
   int n = num_workers > 0 ? num_workers : static_cast<int>(std::thread::hardware_concurrency());
   n = std::max(n, 1);
   for (int i = 0; i < n; ++i) workers_.emplace_back([this] { worker_loop(); });
@@ -34,31 +35,57 @@ void TaskPool::submit(const isa::Kernel& kernel, std::vector<HostArg> args) {
     if (dir != ParamDirection::Out) task.accesses.push_back({lo, hi, false});
     if (dir != ParamDirection::In) task.accesses.push_back({lo, hi, true});
   }
-  auto conflicts = [](const Task& a, const Task& b) {
-    for (const Access& x : a.accesses)
-      for (const Access& y : b.accesses)
-        if ((x.write || y.write) && x.lo < y.hi && y.lo < x.hi) return true;
-    return false;
-  };
   {
     std::lock_guard<std::mutex> lk(mu_);
     const size_t id = tasks_.size();
-    std::erase_if(active_, [&](size_t t) { return tasks_[t].done; });
-    for (size_t earlier : active_) {
-      if (conflicts(tasks_[earlier], task)) {
-        ++task.pending;
-        tasks_[earlier].dependents.push_back(id);
+    if (active_.size() > 64 && active_.size() > 2 * (tasks_.size() - finished_))  // amortised pruning
+      std::erase_if(active_, [&](size_t t) { return tasks_[t].done; });
+    // For each access, depend on the conflicting earlier tasks, newest first; a conflicting
+    // task whose write covers the access orders every older conflict already (they
+    // conflict with it too), so the scan for that access stops there. This keeps chains of
+    // tasks on one tensor linear rather than quadratic.
+    std::vector<size_t> deps;
+    for (const Access& x : task.accesses) {
+      if (!x.write) {  // a read conflicts only with writers: skip the scan when none overlaps
+        bool any = false;
+        for (const auto& [range, count] : write_ranges_) any = any || (x.lo < range.second && range.first < x.hi);
+        if (!any) continue;
+      }
+      for (size_t n = active_.size(); n-- > 0;) {
+        const Task& earlier = tasks_[active_[n]];
+        if (earlier.done) continue;
+        bool conflict = false, covered = false;
+        for (const Access& y : earlier.accesses)
+          if ((x.write || y.write) && x.lo < y.hi && y.lo < x.hi) {
+            conflict = true;
+            covered = covered || (y.write && y.lo <= x.lo && x.hi <= y.hi);
+          }
+        if (conflict) deps.push_back(active_[n]);
+        if (covered) break;
       }
     }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    for (size_t earlier : deps) {
+      ++task.pending;
+      tasks_[earlier].dependents.push_back(id);
+    }
+    for (const Access& x : task.accesses)
+      if (x.write) ++write_ranges_[{x.lo, x.hi}];
     const bool ready = task.pending == 0;
     tasks_.push_back(std::move(task));
     active_.push_back(id);
-    if (ready) ready_.push_back(id);
+    if (!ready) return;  // a finishing dependency hands it to a worker
+    ready_.push_back(id);
+    // Wake workers in batches: a wake-up costs more than a tiny task, so ready tasks are
+    // handed over once a batch is queued, or when the host waits (wait_all).
+    if (ready_.size() < kWakeBatch && running_ > 0) return;
   }
-  work_cv_.notify_one();
+  work_cv_.notify_all();
 }
 
 void TaskPool::wait_all() {
+  work_cv_.notify_all();  // hand over a partly filled batch
   std::unique_lock<std::mutex> lk(mu_);
   done_cv_.wait(lk, [&] { return finished_ == tasks_.size(); });
   if (error_) std::rethrow_exception(error_);
@@ -70,7 +97,9 @@ bool TaskPool::failed() {
 }
 
 void TaskPool::worker_loop() {
-  SimEngine core(chip_);  // this worker's virtual-core state
+  // This worker's virtual-core state: the engine's core, or a sim core.
+  std::unique_ptr<CoreRunner> runner = factory_ ? factory_() : nullptr;
+  std::unique_ptr<SimEngine> sim = runner ? nullptr : std::make_unique<SimEngine>(chip_);
   std::unique_lock<std::mutex> lk(mu_);
   while (true) {
     work_cv_.wait(lk, [&] { return stop_ || !ready_.empty(); });
@@ -79,11 +108,13 @@ void TaskPool::worker_loop() {
     ready_.pop_front();
     Task& task = tasks_[id];
     const bool skip = error_ != nullptr;
+    ++running_;
     lk.unlock();
     std::exception_ptr err;
     if (!skip) {
       try {
-        core.run(*task.kernel, task.args);
+        if (runner) runner->run(*task.kernel, task.args);
+        else sim->run(*task.kernel, task.args);
       } catch (...) {
         err = std::current_exception();
       }
@@ -91,15 +122,21 @@ void TaskPool::worker_loop() {
     lk.lock();
     if (err && !error_) error_ = err;
     task.done = true;
+    --running_;
     ++finished_;
-    bool woke = false;
+    for (const Access& x : task.accesses)
+      if (x.write) {
+        auto it = write_ranges_.find({x.lo, x.hi});
+        if (it != write_ranges_.end() && --it->second == 0) write_ranges_.erase(it);
+      }
+    size_t woke = 0;
     for (size_t d : task.dependents)
       if (--tasks_[d].pending == 0) {
         ready_.push_back(d);
-        woke = true;
+        ++woke;
       }
-    if (woke) work_cv_.notify_all();
-    done_cv_.notify_all();
+    if (woke > 1) work_cv_.notify_all();  // this worker takes one itself
+    if (finished_ == tasks_.size()) done_cv_.notify_all();
   }
 }
 

@@ -5,6 +5,9 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <map>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -15,10 +18,19 @@
 
 namespace pypto::runtime {
 
+// The executor of tasks on one worker: a virtual core of some engine.
+class CoreRunner {
+ public:
+  virtual ~CoreRunner() = default;
+  virtual void run(const isa::Kernel& kernel, const std::vector<HostArg>& args) = 0;
+};
+using CoreFactory = std::function<std::unique_ptr<CoreRunner>()>;
+
 class TaskPool {
  public:
-  // Starts `num_workers` workers (0 = one per host CPU), each with its own core of `chip`.
-  TaskPool(const isa::ChipSpec& chip, int num_workers);
+  // Starts `num_workers` workers (0 = one per host CPU), each with its own core of `chip`
+  // made by `factory` (default: a sim core).
+  TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory factory = {});
   // Cancels tasks not yet started and joins the workers.
   ~TaskPool();
   TaskPool(const TaskPool&) = delete;
@@ -50,12 +62,16 @@ class TaskPool {
   void worker_loop();
 
   isa::ChipSpec chip_;
+  CoreFactory factory_;
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
   std::deque<Task> tasks_;         // every task of the run; references stay valid
   std::vector<size_t> active_;     // tasks not known to be finished
   std::deque<size_t> ready_;
+  std::map<std::pair<const uint8_t*, const uint8_t*>, int> write_ranges_;  // of unfinished tasks
+  static constexpr size_t kWakeBatch = 16;
   size_t finished_ = 0;
+  int running_ = 0;                // workers executing a task now
   bool stop_ = false;
   std::exception_ptr error_;
   std::vector<std::thread> workers_;

@@ -12,6 +12,18 @@ from pypto import _core
 from pypto.runtime.config import RunConfig
 from pypto.runtime.tensors import bind_tensor, is_tensor, tensor_spec
 
+def _find_native_headers() -> None:
+    """Points the native engine at the optimised library's headers: pypto/include in an
+    installed wheel, else the source tree's include/ (development checkout)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for cand in (os.path.join(here, "include"), os.path.join(os.path.dirname(os.path.dirname(here)), "include")):
+        if os.path.isfile(os.path.join(cand, "pypto", "isa", "optimized", "tile_ops.h")):
+            _core.set_native_include_dir(cand)
+            return
+
+
+_find_native_headers()
+
 __all__ = ["CompiledProgram", "RunConfig", "jit_call", "jit_compile", "jit_lower", "run"]
 
 
@@ -178,6 +190,7 @@ def run(program, *args, config: RunConfig | None = None) -> CompiledProgram:
         config.platform,
         config.dump_passes,
         config.save_kernels,
+        config.save_kernels_dir,
         config.output_dir,
         config.verify,
     )
@@ -237,6 +250,8 @@ def _jit_key(specs, config):
         config.dump_passes,
         config.save_kernels,
         config.verify,
+        config.save_kernels_dir,
+        config.output_dir,
     )
 
 

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from typing import Any
 
-ENGINES = ("sim",)
+ENGINES = ("native", "sim")
 VERIFY_LEVELS = ("off", "basic", "roundtrip")
+
+
+def default_engine() -> str:
+    """The engine of a RunConfig that names none: $PYPTO_ENGINE, else "native"."""
+    return os.environ.get("PYPTO_ENGINE") or "native"
 
 
 @dataclass
@@ -30,7 +36,7 @@ class RunConfig:
     enable_chip_swimlane: int = 0
     strategy: Any = None
     backend_type: Any = None
-    engine: str = "sim"
+    engine: str = field(default_factory=default_engine)
     trace_path: str | None = None
     num_workers: int = 0
     output_dir: str | None = None

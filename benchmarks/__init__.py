@@ -1,0 +1,1 @@
+"""Benchmarks of the native engine against numpy and torch (run: python -m benchmarks)."""

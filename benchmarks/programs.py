@@ -1,0 +1,77 @@
+"""The benchmarked PyPTO programs: a tiled fp32 GEMM (matmul + matmul_acc over K, one task
+per output tile), row softmax, RMSNorm, elementwise add, and a graph of tiny tasks."""
+
+import pypto.language as pl
+
+GEMM_N, GEMM_T = 1024, 128  # 1024^3 GEMM, 128x128 output tiles, K in 128 steps
+ROWS, COLS, RB = 4096, 4096, 2  # softmax / rmsnorm: 2 rows x 4096 per step
+ADD_ROWS, ADD_COLS, ADD_RB = 4096, 4096, 2  # 16M fp32 elements
+
+
+@pl.jit.incore
+def gemm_tile(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], i: pl.Scalar[pl.INDEX], j: pl.Scalar[pl.INDEX]):
+    ta = pl.load(a, [i * GEMM_T, 0], [GEMM_T, GEMM_T], target_memory=pl.MemorySpace.Mat)
+    tb = pl.load(b, [0, j * GEMM_T], [GEMM_T, GEMM_T], target_memory=pl.MemorySpace.Mat)
+    acc = pl.matmul(pl.move(ta, target_memory=pl.MemorySpace.Left), pl.move(tb, target_memory=pl.MemorySpace.Right))
+    for k in pl.range(1, GEMM_N // GEMM_T):
+        ta2 = pl.load(a, [i * GEMM_T, k * GEMM_T], [GEMM_T, GEMM_T], target_memory=pl.MemorySpace.Mat)
+        tb2 = pl.load(b, [k * GEMM_T, j * GEMM_T], [GEMM_T, GEMM_T], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul_acc(acc, pl.move(ta2, target_memory=pl.MemorySpace.Left),
+                            pl.move(tb2, target_memory=pl.MemorySpace.Right))
+    c = pl.store(acc, [i * GEMM_T, j * GEMM_T], c)
+    return c
+
+
+@pl.jit
+def gemm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    for i in pl.range(GEMM_N // GEMM_T):
+        for j in pl.range(GEMM_N // GEMM_T):
+            c = gemm_tile(a, b, c, i, j)
+    return c
+
+
+@pl.jit
+def softmax(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(ROWS // RB):
+            t = pl.load(x, [i * RB, 0], [RB, COLS])
+            m = pl.row_max(t)
+            e = pl.exp(pl.row_expand_sub(t, m))
+            s = pl.row_sum(e)
+            y = pl.store(pl.row_expand_div(e, s), [i * RB, 0], y)
+    return y
+
+
+@pl.jit
+def rmsnorm(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        wt = pl.load(w, [0, 0], [1, COLS])
+        for i in pl.range(ROWS // RB):
+            t = pl.load(x, [i * RB, 0], [RB, COLS])
+            ms = pl.muls(pl.row_sum(pl.mul(t, t)), 1.0 / COLS)
+            r = pl.rsqrt(pl.adds(ms, 1e-6))
+            y = pl.store(pl.col_expand_mul(pl.row_expand_mul(t, r), wt), [i * RB, 0], y)
+    return y
+
+
+@pl.jit
+def add16m(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(ADD_ROWS // ADD_RB):
+            ta = pl.load(a, [i * ADD_RB, 0], [ADD_RB, ADD_COLS])
+            tb = pl.load(b, [i * ADD_RB, 0], [ADD_RB, ADD_COLS])
+            c = pl.store(pl.add(ta, tb), [i * ADD_RB, 0], c)
+    return c
+
+
+@pl.jit.incore
+def tiny(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y = pl.store(pl.adds(pl.load(x, [0, 0], [1, 8]), 1.0), [0, 0], y)
+    return y
+
+
+@pl.jit
+def tiny_graph(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    for i in pl.range(10000):
+        y = tiny(x, y)
+    return y

@@ -1,0 +1,173 @@
+"""Runs each benchmark case for pypto (native engine), numpy and torch in one process and
+prints a table of times and ratios (ratio = other's time / ours: >= 1 means we are as fast
+or faster). `--json PATH` writes [{"case", "ours_s", "numpy_s", "torch_s"}].
+
+Run: python -m benchmarks   (or python benchmarks/run.py)
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+if __package__ in (None, ""):  # python benchmarks/run.py
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import torch  # noqa: E402
+
+from benchmarks import programs as P  # noqa: E402
+
+
+def best(fn, repeat=5):
+    fn()  # warm-up (compiles on first call)
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def case_gemm(rng):
+    a = rng.standard_normal((1024, 1024), dtype=np.float32)
+    b = rng.standard_normal((1024, 1024), dtype=np.float32)
+    c = np.zeros_like(a)
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    ours = best(lambda: P.gemm(a, b, c))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-3, atol=1e-3)
+    return ours, best(lambda: a @ b), best(lambda: ta @ tb)
+
+
+def case_softmax(rng):
+    x = rng.standard_normal((4096, 4096), dtype=np.float32)
+    y = np.zeros_like(x)
+    tx = torch.from_numpy(x)
+
+    def np_softmax():
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    ours = best(lambda: P.softmax(x, y))
+    np.testing.assert_allclose(y, torch.softmax(tx, dim=-1).numpy(), rtol=1e-5, atol=1e-7)
+    return ours, best(np_softmax), best(lambda: torch.softmax(tx, dim=-1))
+
+
+def case_rmsnorm(rng):
+    x = rng.standard_normal((4096, 4096), dtype=np.float32)
+    w = rng.standard_normal((1, 4096), dtype=np.float32)
+    y = np.zeros_like(x)
+    tx, tw = torch.from_numpy(x), torch.from_numpy(w)
+    np_rms = lambda: x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-6) * w  # noqa: E731
+    torch_rms = lambda: tx * torch.rsqrt(tx.pow(2).mean(-1, keepdim=True) + 1e-6) * tw  # noqa: E731
+    ours = best(lambda: P.rmsnorm(x, w, y))
+    np.testing.assert_allclose(y, torch_rms().numpy(), rtol=1e-4, atol=1e-5)
+    return ours, best(np_rms), best(torch_rms)
+
+
+def case_add(rng):
+    a = rng.standard_normal((4096, 4096), dtype=np.float32)
+    b = rng.standard_normal((4096, 4096), dtype=np.float32)
+    c = np.zeros_like(a)
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    ours = best(lambda: P.add16m(a, b, c))
+    np.testing.assert_array_equal(c, a + b)
+    return ours, best(lambda: np.add(a, b)), best(lambda: torch.add(ta, tb))
+
+
+def case_dispatch(rng):
+    """10,000 tiny tasks: seconds per task (no numpy/torch equivalent)."""
+    x = np.zeros((1, 8), np.float32)
+    y = np.zeros((1, 8), np.float32)
+    return best(lambda: P.tiny_graph(x, y), repeat=3) / 10000, None, None
+
+
+HELLO = r"""
+import time
+t0 = time.perf_counter()
+import numpy as np
+t1 = time.perf_counter()
+import pypto.language as pl
+@pl.jit
+def tile_add(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [128, 128])
+        tb = pl.load(b, [0, 0], [128, 128])
+        pl.store(pl.add(ta, tb), [0, 0], c)
+    return c
+a = np.ones((128, 128), np.float32); c = np.zeros_like(a)
+tile_add(a, a, c)
+assert (c == 2).all()
+print(time.perf_counter() - t1)
+"""
+
+
+def first_call(cache_dir):
+    env = dict(os.environ, PYPTO_CACHE_DIR=cache_dir)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [os.path.dirname(os.path.dirname(os.path.abspath(P.__file__))) + "/python", env.get("PYTHONPATH", "")] if p)
+    script = os.path.join(cache_dir, "hello_first_call.py")  # pl.jit reads the source file
+    with open(script, "w") as f:
+        f.write(HELLO)
+    out = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def case_compile_cold(rng):
+    """Import of pypto + first hello-world call with an empty kernel cache."""
+    with tempfile.TemporaryDirectory() as d:
+        return first_call(d), None, None
+
+
+def case_compile_warm(rng):
+    """Import of pypto + first hello-world call in a new process, kernel cache warm."""
+    with tempfile.TemporaryDirectory() as d:
+        first_call(d)
+        return min(first_call(d) for _ in range(3)), None, None
+
+
+CASES = [
+    ("gemm_fp32_1024", case_gemm),
+    ("softmax_4096x4096", case_softmax),
+    ("rmsnorm_4096x4096", case_rmsnorm),
+    ("add_16M_fp32", case_add),
+    ("dispatch_per_task", case_dispatch),
+    ("first_call_cold_cache", case_compile_cold),
+    ("first_call_warm_cache", case_compile_warm),
+]
+
+
+def fmt(t):
+    if t is None:
+        return "-"
+    return f"{t * 1e6:.2f} us" if t < 1e-3 else f"{t * 1e3:.2f} ms"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    ap.add_argument("--only", nargs="*", help="case names to run")
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(0)
+    rows = []
+    print(f"torch threads: {torch.get_num_threads()}, CPUs: {os.cpu_count()}, "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+    print(f"{'case':24} {'ours':>12} {'numpy':>12} {'torch':>12} {'numpy/ours':>11} {'torch/ours':>11}")
+    for name, fn in CASES:
+        if args.only and name not in args.only:
+            continue
+        ours, np_s, torch_s = fn(rng)
+        r_np = f"{np_s / ours:.2f}x" if np_s else "-"
+        r_t = f"{torch_s / ours:.2f}x" if torch_s else "-"
+        print(f"{name:24} {fmt(ours):>12} {fmt(np_s):>12} {fmt(torch_s):>12} {r_np:>11} {r_t:>11}", flush=True)
+        rows.append({"case": name, "ours_s": ours, "numpy_s": np_s, "torch_s": torch_s})
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

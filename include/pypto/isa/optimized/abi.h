@@ -1,0 +1,51 @@
+// The calling convention between the native engine and the C++ it generates for a kernel:
+// a plain C frame (tensors, scalar arguments, the core's buffers, a scratch area) and the
+// callback that runs one instruction through the reference library. Header-only, no includes.
+#pragma once
+
+extern "C" {
+
+// A global tensor as the generated code sees it: strided, strides in elements.
+struct pto_tensor {
+  unsigned char* data;
+  const long long* shape;
+  const long long* strides;
+  int rank;
+  int elem_bytes;
+};
+
+struct pto_frame {
+  const pto_tensor* tensors;        // indexed by kernel parameter (scalar params: unused entries)
+  const long long* int_args;        // scalar parameters in order, as integers
+  const double* float_args;         // ... and as doubles
+  unsigned char* buffers[7];        // the core's buffer of each MemorySpace (DDR: null)
+  unsigned char* scratch;           // 64-byte aligned scratch (matmul packing)
+  long long scratch_bytes;
+  void* host;
+  // Runs instruction `pc` of the kernel through the reference library with the current
+  // registers (which it may update: kScalarRead). Throws (a C++ exception) on errors.
+  void (*fallback)(void* host, int pc, long long* int_regs, double* float_regs);
+};
+
+typedef void (*pto_kernel_fn)(const pto_frame* frame);
+}
+
+namespace pto_opt {
+
+// Python scalar semantics of the scalar unit (see runtime/scalar_machine.cpp).
+inline long long floor_div(long long a, long long b) {
+  long long q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline long long floor_mod(long long a, long long b) {
+  long long r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+inline double float_mod(double x, double y) {
+  double r = __builtin_fmod(x, y);
+  if (r != 0 && ((r < 0) != (y < 0))) r += y;
+  return r;
+}
+inline bool loop_continues(long long v, long long stop, long long step) { return step > 0 ? v < stop : v > stop; }
+
+}  // namespace pto_opt

@@ -1,0 +1,237 @@
+// Vector tile operations of the optimised library (fp32): elementwise, tile-scalar, unary,
+// row/column reductions and broadcasts, fills and the global <-> tile copies of TLOAD /
+// TSTORE. Tiles are row-major (pointer + row stride in elements); every function covers a
+// rows x cols region. Functions that check something return false to ask for the
+// reference path (which reports the error in the reference's words).
+#pragma once
+#include "pypto/isa/optimized/abi.h"
+#include "pypto/isa/optimized/vec.h"
+
+namespace pto_opt {
+
+typedef long long i64;
+
+// ---- operations, each usable on vf and float ------------------------------------------
+struct Add { template <class T> T operator()(T a, T b) const { return a + b; } };
+struct Sub { template <class T> T operator()(T a, T b) const { return a - b; } };
+struct Mul { template <class T> T operator()(T a, T b) const { return a * b; } };
+struct Div { template <class T> T operator()(T a, T b) const { return a / b; } };
+struct Max {
+  vf operator()(vf a, vf b) const { return vmax(a, b); }
+  float operator()(float a, float b) const { return smax(a, b); }
+};
+struct Min {
+  vf operator()(vf a, vf b) const { return vmin(a, b); }
+  float operator()(float a, float b) const { return smin(a, b); }
+};
+struct ExpDif { vf operator()(vf a, vf b) const { return vexp(a - b); } };
+struct Leaky { vf operator()(vf a, vf s) const { return a > 0.0f ? a : a * s; } };
+
+struct Abs { vf operator()(vf a) const { return a < 0.0f ? -a : a; } };
+struct Neg { vf operator()(vf a) const { return -a; } };
+struct Relu { vf operator()(vf a) const { return a > 0.0f ? a : splat(0.0f); } };
+struct Exp { vf operator()(vf a) const { return vexp(a); } };
+struct Log { vf operator()(vf a) const { return vlog(a); } };
+#if defined(__AVX512F__)
+inline vf vsqrt(vf a) { return __builtin_ia32_sqrtps512_mask(a, a, -1, 4); }
+#elif defined(__AVX__)
+inline vf vsqrt(vf a) { return __builtin_ia32_sqrtps256(a); }
+#else
+inline vf vsqrt(vf a) { vf r; for (int i = 0; i < W; ++i) r[i] = __builtin_sqrtf(a[i]); return r; }
+#endif
+struct Sqrt { vf operator()(vf a) const { return vsqrt(a); } };
+struct Rsqrt { vf operator()(vf a) const { return 1.0f / vsqrt(a); } };
+struct Recip { vf operator()(vf a) const { return 1.0f / a; } };
+
+// ---- elementwise ------------------------------------------------------------------------
+// d = op(a, b) over rows x cols.
+template <class Op>
+inline void binary(float* d, i64 ds, const float* a, i64 as, const float* b, i64 bs, i64 rows, i64 cols, Op op) {
+  for (i64 r = 0; r < rows; ++r, d += ds, a += as, b += bs) {
+    i64 c = 0;
+    for (; c + W <= cols; c += W) st(d + c, op(ld(a + c), ld(b + c)));
+    if (c < cols) st_part(d + c, op(ld_part(a + c, cols - c), ld_part(b + c, cols - c)), cols - c);
+  }
+}
+// d = op(a, s).
+template <class Op>
+inline void with_scalar(float* d, i64 ds, const float* a, i64 as, float s, i64 rows, i64 cols, Op op) {
+  const vf sv = splat(s);
+  for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
+    i64 c = 0;
+    for (; c + W <= cols; c += W) st(d + c, op(ld(a + c), sv));
+    if (c < cols) st_part(d + c, op(ld_part(a + c, cols - c), sv), cols - c);
+  }
+}
+// d = op(a).
+template <class Op>
+inline void unary(float* d, i64 ds, const float* a, i64 as, i64 rows, i64 cols, Op op) {
+  for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
+    i64 c = 0;
+    for (; c + W <= cols; c += W) st(d + c, op(ld(a + c)));
+    if (c < cols) st_part(d + c, op(ld_part(a + c, cols - c)), cols - c);
+  }
+}
+// d = d + s * a (TAXPY), rounding the product first like the reference (no FMA).
+inline vf no_contract(vf v) {
+  __asm__("" : "+x"(v));
+  return v;
+}
+inline void axpy(float* d, i64 ds, const float* a, i64 as, float s, i64 rows, i64 cols) {
+  const vf sv = splat(s);
+  for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
+    i64 c = 0;
+    for (; c + W <= cols; c += W) st(d + c, ld(d + c) + no_contract(sv * ld(a + c)));
+    if (c < cols) st_part(d + c, ld_part(d + c, cols - c) + no_contract(sv * ld_part(a + c, cols - c)), cols - c);
+  }
+}
+inline void fill(float* d, i64 ds, float s, i64 rows, i64 cols) {
+  const vf sv = splat(s);
+  for (i64 r = 0; r < rows; ++r, d += ds) {
+    i64 c = 0;
+    for (; c + W <= cols; c += W) st(d + c, sv);
+    for (; c < cols; ++c) d[c] = s;
+  }
+}
+
+// ---- broadcasts -------------------------------------------------------------------------
+// d[r, c] = op(a[r, c], b[r * bs]) (TROWEXPAND<op>).
+template <class Op>
+inline void row_expand(float* d, i64 ds, const float* a, i64 as, const float* b, i64 bs, i64 rows, i64 cols, Op op) {
+  for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
+    const vf bv = splat(b[r * bs]);
+    i64 c = 0;
+    for (; c + W <= cols; c += W) st(d + c, op(ld(a + c), bv));
+    if (c < cols) st_part(d + c, op(ld_part(a + c, cols - c), bv), cols - c);
+  }
+}
+// d[r, c] = op(a[r, c], b[c]) (TCOLEXPAND<op>).
+template <class Op>
+inline void col_expand(float* d, i64 ds, const float* a, i64 as, const float* b, i64 rows, i64 cols, Op op) {
+  for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
+    i64 c = 0;
+    for (; c + W <= cols; c += W) st(d + c, op(ld(a + c), ld(b + c)));
+    if (c < cols) st_part(d + c, op(ld_part(a + c, cols - c), ld_part(b + c, cols - c)), cols - c);
+  }
+}
+inline void row_broadcast(float* d, i64 ds, const float* b, i64 bs, i64 rows, i64 cols) {
+  for (i64 r = 0; r < rows; ++r) fill(d + r * ds, ds, b[r * bs], 1, cols);
+}
+inline void col_broadcast(float* d, i64 ds, const float* b, i64 rows, i64 cols) {
+  for (i64 r = 0; r < rows; ++r, d += ds) __builtin_memmove(d, b, cols * 4);
+}
+
+// ---- reductions -------------------------------------------------------------------------
+// d[r * dstride] = reduce over c of a[r, c]. Sums use W (x4) partial sums; max/min are exact.
+template <class Op>
+inline float reduce_row(const float* a, i64 cols, Op op);
+template <>
+inline float reduce_row(const float* a, i64 cols, Add) {
+  vf s0 = {}, s1 = {}, s2 = {}, s3 = {};
+  i64 c = 0;
+  for (; c + 4 * W <= cols; c += 4 * W) {
+    s0 += ld(a + c); s1 += ld(a + c + W); s2 += ld(a + c + 2 * W); s3 += ld(a + c + 3 * W);
+  }
+  for (; c + W <= cols; c += W) s0 += ld(a + c);
+  float s = hsum((s0 + s1) + (s2 + s3));
+  for (; c < cols; ++c) s += a[c];
+  return s;
+}
+template <class Op>
+inline float reduce_row(const float* a, i64 cols, Op op) {
+  if (cols < W) {
+    float s = a[0];
+    for (i64 c = 1; c < cols; ++c) s = op(s, a[c]);
+    return s;
+  }
+  vf s0 = ld(a), s1 = s0;
+  i64 c = W;
+  for (; c + 2 * W <= cols; c += 2 * W) { s0 = op(s0, ld(a + c)); s1 = op(s1, ld(a + c + W)); }
+  for (; c + W <= cols; c += W) s0 = op(s0, ld(a + c));
+  s0 = op(s0, s1);
+  float s = s0[0];
+  for (int i = 1; i < W; ++i) s = op(s, s0[i]);
+  for (; c < cols; ++c) s = op(s, a[c]);
+  return s;
+}
+template <class Op>
+inline void row_reduce(float* d, i64 dstride, const float* a, i64 as, i64 rows, i64 cols, Op op) {
+  for (i64 r = 0; r < rows; ++r) d[r * dstride] = reduce_row(a + r * as, cols, op);
+}
+// d[c] = reduce over r of a[r, c], rows in order (the reference's order).
+template <class Op>
+inline void col_reduce(float* d, const float* a, i64 as, i64 rows, i64 cols, Op op, float* tmp_row) {
+  __builtin_memmove(tmp_row, a, cols * 4);
+  for (i64 r = 1; r < rows; ++r) binary(tmp_row, 0, tmp_row, 0, a + r * as, 0, 1, cols, op);
+  __builtin_memmove(d, tmp_row, cols * 4);
+}
+
+// ---- global memory <-> tiles ---------------------------------------------------------------
+// The address of tensor t at `off` and the strides of its last two dims, after the
+// reference's bounds checks (false: out of bounds, let the reference report it).
+inline bool window(const pto_tensor& t, const i64* off, int noff, i64 vrows, i64 vcols, unsigned char** base,
+                   i64* row_stride, i64* col_stride) {
+  const int rank = t.rank;
+  if (rank < 1 || noff != rank) return false;
+  const int rd = rank >= 2 ? rank - 2 : -1, cd = rank - 1;
+  const i64 rows_here = rd >= 0 ? t.shape[rd] : 1, row_off = rd >= 0 ? off[rd] : 0;
+  if (row_off < 0 || row_off + vrows > rows_here || off[cd] < 0 || off[cd] + vcols > t.shape[cd]) return false;
+  i64 e = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (d < rd && (off[d] < 0 || off[d] >= t.shape[d])) return false;
+    e += off[d] * t.strides[d];
+  }
+  *base = t.data + e * t.elem_bytes;
+  *row_stride = rd >= 0 ? t.strides[rd] : 0;
+  *col_stride = t.strides[cd];
+  return true;
+}
+
+// Copies a rows x cols region of `esize`-byte elements (strides in elements).
+inline void copy_region(unsigned char* d, i64 drs, i64 dcs, const unsigned char* s, i64 srs, i64 scs, i64 rows, i64 cols,
+                        int esize) {
+  for (i64 r = 0; r < rows; ++r) {
+    unsigned char* dr = d + r * drs * esize;
+    const unsigned char* sr = s + r * srs * esize;
+    if (dcs == 1 && scs == 1) {
+      __builtin_memcpy(dr, sr, cols * esize);
+    } else {
+      for (i64 c = 0; c < cols; ++c) __builtin_memcpy(dr + c * dcs * esize, sr + c * scs * esize, esize);
+    }
+  }
+}
+
+// TLOAD: tile (rows x cols at `tile`) valid region from tensor t at offsets; fp32 pads
+// fill the rest when `pad_mode` is 1 (value `pad`).
+inline bool tload(unsigned char* tile, i64 cols, i64 rows, i64 vr, i64 vc, const pto_tensor& t, const i64* off,
+                  int noff, bool has_pad, float pad) {
+  unsigned char* base;
+  i64 rs, cs;
+  if (!window(t, off, noff, vr, vc, &base, &rs, &cs)) return false;
+  copy_region(tile, cols, 1, base, rs, cs, vr, vc, t.elem_bytes);
+  if (has_pad) {
+    float* f = reinterpret_cast<float*>(tile);
+    if (vc < cols) fill(f + vc, cols, pad, vr, cols - vc);
+    if (vr < rows) fill(f + vr * cols, cols, pad, rows - vr, cols);
+  }
+  return true;
+}
+
+// TSTORE: tensor t at offsets = tile's valid region (atomic: add, fp32).
+inline bool tstore(const pto_tensor& t, const i64* off, int noff, const unsigned char* tile, i64 cols, i64 vr, i64 vc,
+                   bool atomic_add) {
+  unsigned char* base;
+  i64 rs, cs;
+  if (!window(t, off, noff, vr, vc, &base, &rs, &cs)) return false;
+  if (!atomic_add) {
+    copy_region(base, rs, cs, tile, cols, 1, vr, vc, t.elem_bytes);
+    return true;
+  }
+  if (cs != 1) return false;
+  float* g = reinterpret_cast<float*>(base);
+  const float* s = reinterpret_cast<const float*>(tile);
+  for (i64 r = 0; r < vr; ++r) binary(g + r * rs, 0, g + r * rs, 0, s + r * cols, 0, 1, vc, Add{});
+  return true;
+}
+
+}  // namespace pto_opt

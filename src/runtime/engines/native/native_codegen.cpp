@@ -1,0 +1,386 @@
+// Kernel -> C++ for the native engine. Scalar code becomes C++ statements on register
+// arrays (Python semantics), control flow becomes structured loops and ifs, and each tile
+// instruction calls the optimised library when its dtypes and shapes have a fast path;
+// otherwise (or when a runtime check fails) it calls back into the reference library.
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "pypto/isa/instructions.h"
+#include "pypto/runtime/native_engine.h"
+
+namespace pypto::runtime {
+
+namespace {
+
+using isa::Instr;
+using isa::Kernel;
+using isa::Operand;
+using isa::Scalar;
+
+struct Expr {
+  std::string code;
+  bool is_float = false;
+};
+
+std::string float_literal(double v) {
+  if (std::isnan(v)) return "__builtin_nan(\"\")";
+  if (std::isinf(v)) return v > 0 ? "__builtin_inf()" : "(-__builtin_inf())";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return "(" + s + ")";
+}
+
+class KernelWriter {
+ public:
+  KernelWriter(const Kernel& k, const isa::ChipSpec& chip) : k_(k), chip_(chip) {}
+
+  // Appends the kernel's function; false when the kernel has a construct we do not emit.
+  bool write(int index, std::ostringstream& out) {
+    body_.str("");
+    const int n = std::max(k_.num_regs, 1);
+    body_ << "extern \"C\" void pto_kernel_" << index << "(const pto_frame* f) {\n";
+    body_ << "  long long ri[" << n << "] = {}; double rf[" << n << "] = {};\n";
+    body_ << "  (void)ri; (void)rf;\n";
+    body_ << "#define FB(pc) f->fallback(f->host, pc, ri, rf)\n";
+    int scalar_index = 0;
+    for (const auto& p : k_.params) {
+      if (p.is_tensor) continue;
+      const int r = scalar_index++;
+      if (r >= k_.num_regs) return false;
+      body_ << "  " << reg(r) << " = f->" << (is_float_reg(r) ? "float_args" : "int_args") << "[" << r << "];\n";
+    }
+    std::vector<int> open;  // kLoopBegin pcs / -1 for ifs
+    for (int pc = 0; pc < static_cast<int>(k_.code.size()); ++pc) {
+      const Instr& in = k_.code[pc];
+      using K = isa::InstrKind;
+      switch (in.kind) {
+        case K::kTile: tile(in, pc); break;
+        case K::kScalarBin: scalar_bin(in, pc); break;
+        case K::kScalarMov: assign(in.dst_reg, get(in.a)); break;
+        case K::kScalarRead: body_ << "  FB(" << pc << ");\n"; break;
+        case K::kLoopBegin: {
+          if (is_float_reg(in.dst_reg) || in.dst_reg < 0 || in.dst_reg >= k_.num_regs) return false;
+          const std::string r = reg(in.dst_reg);
+          body_ << "  { long long s_" << pc << " = " << as_int(get(in.step)) << "; if (!s_" << pc << ") FB(" << pc << ");\n";
+          body_ << "  " << r << " = " << as_int(get(in.a)) << ";\n";
+          body_ << "  if (pto_opt::loop_continues(" << r << ", " << as_int(get(in.b)) << ", s_" << pc << ")) do {\n";
+          open.push_back(pc);
+          break;
+        }
+        case K::kLoopEnd: {
+          if (open.empty() || open.back() < 0) return false;
+          const Instr& b = k_.code[open.back()];
+          const std::string s = "s_" + std::to_string(open.back());
+          open.pop_back();
+          body_ << "  " << s << " = " << as_int(get(b.step)) << "; " << reg(b.dst_reg) << " += " << s << ";\n";
+          body_ << "  } while (pto_opt::loop_continues(" << reg(b.dst_reg) << ", " << as_int(get(b.b)) << ", " << s
+                << ")); }\n";
+          break;
+        }
+        case K::kIf:
+          body_ << "  if (" << truth(get(in.a)) << ") {\n";
+          open.push_back(-1);
+          break;
+        case K::kElse:
+          if (open.empty() || open.back() != -1) return false;
+          body_ << "  } else {\n";
+          break;
+        case K::kEndIf:
+          if (open.empty() || open.back() != -1) return false;
+          open.pop_back();
+          body_ << "  }\n";
+          break;
+        default: return false;
+      }
+    }
+    if (!open.empty()) return false;
+    body_ << "#undef FB\n}\n\n";
+    out << body_.str();
+    return true;
+  }
+
+  bool uses_matmul() const { return uses_matmul_; }
+
+ private:
+  bool is_float_reg(int r) const { return r >= 0 && static_cast<size_t>(r) < k_.reg_is_float.size() && k_.reg_is_float[r]; }
+  std::string reg(int r) const { return (is_float_reg(r) ? "rf[" : "ri[") + std::to_string(r) + "]"; }
+
+  Expr get(const Scalar& s) const {
+    if (s.kind == Scalar::kReg) {
+      if (s.reg < 0 || s.reg >= k_.num_regs) return {"ri[0]", false};  // unreachable for valid code
+      return {reg(s.reg), is_float_reg(s.reg)};
+    }
+    if (s.is_float) return {float_literal(s.f), true};
+    return {"(" + std::to_string(s.i) + "LL)", false};
+  }
+  static std::string as_int(const Expr& e) { return e.is_float ? "((long long)" + e.code + ")" : e.code; }
+  static std::string as_double(const Expr& e) { return e.is_float ? e.code : "((double)" + e.code + ")"; }
+  static std::string truth(const Expr& e) { return "(" + e.code + " != 0)"; }
+
+  void assign(int dst, const Expr& v) {
+    if (dst < 0 || dst >= k_.num_regs) return;
+    body_ << "  " << reg(dst) << " = " << (is_float_reg(dst) ? as_double(v) : as_int(v)) << ";\n";
+  }
+
+  void scalar_bin(const Instr& in, int pc) {
+    using ir::BinaryOp;
+    const Expr a = get(in.a), b = get(in.b);
+    const bool fl = a.is_float || b.is_float;
+    const std::string x = as_double(a), y = as_double(b), i = as_int(a), j = as_int(b);
+    auto zero_check = [&] {
+      if (!fl) body_ << "  if (" << j << " == 0) FB(" << pc << ");\n";
+    };
+    auto arith = [&](const char* op) -> Expr {
+      if (fl) return {"(" + x + " " + op + " " + y + ")", true};
+      return {"((long long)((unsigned long long)" + i + " " + op + " (unsigned long long)" + j + "))", false};
+    };
+    auto cmp = [&](const char* op) -> Expr {
+      return {"((" + (fl ? x : i) + " " + op + " " + (fl ? y : j) + ") ? 1LL : 0LL)", false};
+    };
+    Expr r;
+    switch (in.sop) {
+      case BinaryOp::Add: r = arith("+"); break;
+      case BinaryOp::Sub: r = arith("-"); break;
+      case BinaryOp::Mul: r = arith("*"); break;
+      case BinaryOp::Div: zero_check(); r = {"(" + x + " / " + y + ")", true}; break;
+      case BinaryOp::FloorDiv:
+        zero_check();
+        r = fl ? Expr{"__builtin_floor(" + x + " / " + y + ")", true} : Expr{"pto_opt::floor_div(" + i + ", " + j + ")", false};
+        break;
+      case BinaryOp::Mod:
+        zero_check();
+        r = fl ? Expr{"pto_opt::float_mod(" + x + ", " + y + ")", true} : Expr{"pto_opt::floor_mod(" + i + ", " + j + ")", false};
+        break;
+      case BinaryOp::Min:
+        r = fl ? Expr{"__builtin_fmin(" + x + ", " + y + ")", true} : Expr{"(" + i + " < " + j + " ? " + i + " : " + j + ")", false};
+        break;
+      case BinaryOp::Max:
+        r = fl ? Expr{"__builtin_fmax(" + x + ", " + y + ")", true} : Expr{"(" + i + " > " + j + " ? " + i + " : " + j + ")", false};
+        break;
+      case BinaryOp::Eq: r = cmp("=="); break;
+      case BinaryOp::Ne: r = cmp("!="); break;
+      case BinaryOp::Lt: r = cmp("<"); break;
+      case BinaryOp::Le: r = cmp("<="); break;
+      case BinaryOp::Gt: r = cmp(">"); break;
+      case BinaryOp::Ge: r = cmp(">="); break;
+      case BinaryOp::And: r = {"((" + truth(a) + " && " + truth(b) + ") ? 1LL : 0LL)", false}; break;
+      case BinaryOp::Or: r = {"((" + truth(a) + " || " + truth(b) + ") ? 1LL : 0LL)", false}; break;
+    }
+    assign(in.dst_reg, r);
+  }
+
+  // ---- tiles ----------------------------------------------------------------------------
+  const isa::TileDesc* tile_of(const Operand& o) const {
+    if (o.kind != Operand::kTile || o.index < 0 || static_cast<size_t>(o.index) >= k_.tiles.size()) return nullptr;
+    const isa::TileDesc& d = k_.tiles[o.index];
+    if (d.memory == MemorySpace::DDR || d.addr < 0 || d.rows < 0 || d.cols < 0) return nullptr;
+    if (d.addr + d.rows * d.cols * dtype_bytes(d.dtype) > chip_.capacity(d.memory)) return nullptr;
+    return &d;
+  }
+  static std::string ptr(const isa::TileDesc& d, const char* type = "float") {
+    return "((" + std::string(type) + "*)(f->buffers[" + std::to_string(static_cast<int>(d.memory)) + "] + " +
+           std::to_string(d.addr) + "))";
+  }
+  std::string vr(int t) const { return "vr" + std::to_string(t); }
+  std::string vc(int t) const { return "vc" + std::to_string(t); }
+
+  // The fast-path C++ of `in` (using vr<i>/vc<i> of its tile operands and `ok`), or "".
+  std::string fast_path(const Instr& in, const std::vector<const isa::TileDesc*>& tiles) {
+    const std::string& m = in.mnemonic;
+    const isa::InstrDef* def = isa::find_instr(m);
+    if (!def) return "";
+    auto all_fp32 = [&] {
+      for (const auto* t : tiles)
+        if (t->dtype != DataType::FP32) return false;
+      return !tiles.empty();
+    };
+    auto covers = [&](int t, const std::string& rows, const std::string& cols) {
+      return "(" + rows + " <= " + std::to_string(tiles[t]->rows) + " && " + cols + " <= " + std::to_string(tiles[t]->cols) +
+             ")";
+    };
+    auto ld = [&](int t) { return std::to_string(tiles[t]->cols); };
+    auto P = [&](int t) { return ptr(*tiles[t]); };
+    const std::string R = vr(0), C = vc(0);
+    auto scalar_f = [&](const Operand& o) { return "(float)" + as_double(get(o.scalar)); };
+
+    if (m == "TLOAD" || m == "TSTORE") {
+      const bool load = m == "TLOAD";
+      const Operand& tens = load ? in.ins.at(0) : in.outs.at(0);
+      const Operand& offs = in.ins.at(1);
+      if (tens.kind != Operand::kTensor || offs.kind != Operand::kScalarList || tiles.size() != 1) return "";
+      if (tens.index < 0 || static_cast<size_t>(tens.index) >= k_.params.size()) return "";
+      const isa::TileDesc& t = *tiles[0];
+      if (k_.params[tens.index].dtype != t.dtype) return "";
+      std::string off = "const long long off[] = {";
+      for (size_t i = 0; i < offs.list.size(); ++i) off += (i ? ", " : "") + as_int(get(offs.list[i]));
+      if (offs.list.empty()) off += "0";
+      off += "};";
+      const std::string tensor = "f->tensors[" + std::to_string(tens.index) + "]";
+      const std::string n = std::to_string(offs.list.size());
+      if (load) {
+        if (t.pad != PadValue::null && t.dtype != DataType::FP32) return "";
+        const float pad = t.pad == PadValue::max ? 3.4028234663852886e38f : t.pad == PadValue::min ? -3.4028234663852886e38f : 0.0f;
+        return off + " ok = pto_opt::tload(" + ptr(t, "unsigned char") + ", " + std::to_string(t.cols) + ", " +
+               std::to_string(t.rows) + ", " + R + ", " + C + ", " + tensor + ", off, " + n + ", " +
+               (t.pad != PadValue::null ? "true" : "false") + ", " + "(float)" + float_literal(pad) + ");";
+      }
+      std::string atomic = "none";
+      auto it = in.attrs.find("atomic");
+      if (it != in.attrs.end()) {
+        if (auto* s = std::get_if<std::string>(&it->second)) atomic = *s;
+        else return "";
+      }
+      if (atomic != "none" && !(atomic == "add" && t.dtype == DataType::FP32)) return "";
+      return off + " ok = pto_opt::tstore(" + tensor + ", off, " + n + ", " + ptr(t, "unsigned char") + ", " +
+             std::to_string(t.cols) + ", " + R + ", " + C + ", " + (atomic == "add" ? "true" : "false") + ");";
+    }
+    if (m == "TMOV") {
+      if (tiles.size() != 2 || tiles[0]->dtype != tiles[1]->dtype) return "";
+      return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::copy_region(" + ptr(*tiles[0], "unsigned char") + ", " + ld(0) +
+             ", 1, " + ptr(*tiles[1], "unsigned char") + ", " + ld(1) + ", 1, " + R + ", " + C + ", " +
+             std::to_string(dtype_bytes(tiles[0]->dtype)) + ");";
+    }
+    if (!all_fp32()) return "";
+    static const std::map<std::string, std::string> binary = {{"TADD", "Add"}, {"TSUB", "Sub"}, {"TMUL", "Mul"},
+                                                               {"TDIV", "Div"}, {"TMAX", "Max"}, {"TMIN", "Min"}};
+    static const std::map<std::string, std::string> with_scalar = {
+        {"TADDS", "Add"}, {"TSUBS", "Sub"}, {"TMULS", "Mul"}, {"TDIVS", "Div"},
+        {"TMAXS", "Max"}, {"TMINS", "Min"}, {"TLRELU", "Leaky"}};
+    static const std::map<std::string, std::string> unary = {{"TABS", "Abs"},   {"TNEG", "Neg"},     {"TRELU", "Relu"},
+                                                              {"TEXP", "Exp"},   {"TLOG", "Log"},     {"TSQRT", "Sqrt"},
+                                                              {"TRSQRT", "Rsqrt"}, {"TRECIP", "Recip"}};
+    static const std::map<std::string, std::string> expand = {{"ADD", "Add"}, {"SUB", "Sub"}, {"MUL", "Mul"},
+                                                               {"DIV", "Div"}, {"MAX", "Max"}, {"MIN", "Min"},
+                                                               {"EXPDIF", "ExpDif"}};
+    if (auto it = binary.find(m); it != binary.end() && tiles.size() == 3)
+      return "ok = " + covers(1, R, C) + " && " + covers(2, R, C) + "; if (ok) pto_opt::binary(" + P(0) + ", " + ld(0) +
+             ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + ld(2) + ", " + R + ", " + C + ", pto_opt::" + it->second +
+             "{});";
+    if (auto it = with_scalar.find(m); it != with_scalar.end() && tiles.size() == 2 && in.ins.size() == 2)
+      return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::with_scalar(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
+             ld(1) + ", " + scalar_f(in.ins[1]) + ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
+    if (m == "TAXPY" && tiles.size() == 2)
+      return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::axpy(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " + ld(1) +
+             ", " + scalar_f(in.ins[1]) + ", " + R + ", " + C + ");";
+    if (auto it = unary.find(m); it != unary.end() && tiles.size() == 2)
+      return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::unary(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " + ld(1) +
+             ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
+    if (m == "TEXPANDS" && tiles.size() == 1)
+      return "pto_opt::fill(" + P(0) + ", " + ld(0) + ", " + scalar_f(in.ins[0]) + ", " + R + ", " + C + ");";
+    if ((m == "TROWSUM" || m == "TROWMAX" || m == "TROWMIN" || m == "TCOLSUM" || m == "TCOLMAX" || m == "TCOLMIN") &&
+        tiles.size() >= 2) {
+      const bool rows = m[1] == 'R';
+      const std::string op = m.substr(4) == "SUM" ? "Add" : m.substr(4) == "MAX" ? "Max" : "Min";
+      const std::string SR = vr(1), SC = vc(1);
+      if (rows)
+        return "ok = " + SR + " <= " + std::to_string(tiles[0]->rows) + " && " + SC +
+               " > 0; if (ok) pto_opt::row_reduce(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " + ld(1) + ", " + SR + ", " +
+               SC + ", pto_opt::" + op + "{});";
+      return "ok = " + SC + " <= " + std::to_string(tiles[0]->cols) + " && " + SR + " > 0 && " + SC +
+             " * 4 <= f->scratch_bytes; if (ok) pto_opt::col_reduce(" + P(0) + ", " + P(1) + ", " + ld(1) + ", " + SR +
+             ", " + SC + ", pto_opt::" + op + "{}, (float*)f->scratch);";
+    }
+    if (m == "TROWEXPAND" && tiles.size() == 2)
+      return "ok = " + covers(1, R, "1") + "; if (ok) pto_opt::row_broadcast(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
+             ld(1) + ", " + R + ", " + C + ");";
+    if (m == "TCOLEXPAND" && tiles.size() == 2)
+      return "ok = " + covers(1, "1", C) + "; if (ok) pto_opt::col_broadcast(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
+             R + ", " + C + ");";
+    if ((m.rfind("TROWEXPAND", 0) == 0 || m.rfind("TCOLEXPAND", 0) == 0) && tiles.size() == 3) {
+      auto it = expand.find(m.substr(10));
+      if (it == expand.end()) return "";
+      const bool rows = m[1] == 'R';
+      if (rows)
+        return "ok = " + covers(1, R, C) + " && " + covers(2, R, "1") + "; if (ok) pto_opt::row_expand(" + P(0) + ", " +
+               ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + ld(2) + ", " + R + ", " + C + ", pto_opt::" +
+               it->second + "{});";
+      return "ok = " + covers(1, R, C) + " && " + covers(2, "1", C) + "; if (ok) pto_opt::col_expand(" + P(0) + ", " +
+             ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
+    }
+    if (def->family == isa::InstrFamily::kMatmul) {
+      const int first = m == "TMATMUL_ACC" ? 2 : 1;  // tiles: acc, [acc_in], left, right, [bias]
+      if (static_cast<int>(tiles.size()) < first + 2) return "";
+      const int L = first, Rt = first + 1;
+      const std::string K = vc(L);
+      std::string cond = covers(L, R, K) + " && " + covers(Rt, K, C) + " && pto_opt::matmul_scratch_floats(" + R + ", " +
+                         C + ", " + K + ") * 4 <= f->scratch_bytes";
+      std::string mode = "0", init = "nullptr", ldi = "0";
+      if (m == "TMATMUL_ACC") {
+        mode = "1", init = P(1), ldi = ld(1);
+        cond += " && " + covers(1, R, C);
+      } else if (m == "TMATMUL_BIAS") {
+        if (tiles.size() != 4) return "";
+        mode = "2", init = P(3), ldi = "0";
+        cond += " && " + covers(3, "1", C);
+      }
+      uses_matmul_ = true;
+      return "ok = " + cond + "; if (ok) pto_opt::matmul(" + P(0) + ", " + ld(0) + ", " + P(L) + ", " + ld(L) + ", " +
+             P(Rt) + ", " + ld(Rt) + ", " + R + ", " + C + ", " + K + ", " + mode + ", " + init + ", " + ldi +
+             ", (float*)f->scratch);";
+    }
+    return "";
+  }
+
+  void tile(const Instr& in, int pc) {
+    // Tile operands in order outs then ins; every one must be a valid placed tile.
+    std::vector<const isa::TileDesc*> tiles;
+    bool placed = true;
+    for (const auto* list : {&in.outs, &in.ins})
+      for (const Operand& o : *list)
+        if (o.kind == Operand::kTile) {
+          const isa::TileDesc* d = tile_of(o);
+          if (!d) placed = false;
+          tiles.push_back(d);
+        }
+    std::string fast = placed ? fast_path(in, tiles) : "";
+    body_ << "  /* " << in.mnemonic << " */ ";
+    if (fast.empty()) {
+      body_ << "FB(" << pc << ");\n";
+      return;
+    }
+    body_ << "{ bool ok = true;";
+    std::string check;
+    for (size_t t = 0; t < tiles.size(); ++t) {
+      const isa::TileDesc& d = *tiles[t];
+      body_ << " const long long " << vr(t) << " = " << as_int(get(d.valid_rows)) << ", " << vc(t) << " = "
+            << as_int(get(d.valid_cols)) << ";";
+      check += (check.empty() ? "" : " && ") + std::string("pto_opt_valid(") + vr(t) + ", " + vc(t) + ", " +
+               std::to_string(d.rows) + ", " + std::to_string(d.cols) + ")";
+    }
+    body_ << "\n    if (" << check << ") { " << fast << " } else ok = false;\n    if (!ok) FB(" << pc << "); }\n";
+  }
+
+  const Kernel& k_;
+  const isa::ChipSpec& chip_;
+  std::ostringstream body_;
+  bool uses_matmul_ = false;
+};
+
+}  // namespace
+
+std::string generate_native_source(const std::vector<const isa::Kernel*>& kernels, const isa::ChipSpec& chip,
+                                   std::vector<bool>& natives) {
+  std::ostringstream funcs;
+  bool matmul = false;
+  natives.assign(kernels.size(), false);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    KernelWriter w(*kernels[i], chip);
+    natives[i] = w.write(static_cast<int>(i), funcs);
+    matmul = matmul || (natives[i] && w.uses_matmul());
+  }
+  std::ostringstream out;
+  out << "// Generated by pypto's native engine for platform " << chip.platform << ".\n";
+  out << "#include \"pypto/isa/optimized/tile_ops.h\"\n";
+  if (matmul) out << "#include \"pypto/isa/optimized/matmul.h\"\n";
+  out << "static inline bool pto_opt_valid(long long r, long long c, long long R, long long C) {\n"
+         "  return r >= 0 && r <= R && c >= 0 && c <= C;\n}\n\n";
+  out << funcs.str();
+  return out.str();
+}
+
+}  // namespace pypto::runtime
