@@ -67,9 +67,14 @@ def launch_shape(k, grid, block):
     return _size(grid if grid is not None else 1, "grid"), _size(block if block is not None else 1, "block")
 
 
-def launch(k, grid=(1, 1, 1), block=(1, 1, 1), args=(), engine="sim", platform="a2a3sim"):
+def launch(k, grid=(1, 1, 1), block=(1, 1, 1), args=(), engine=None, platform="a2a3sim"):
     """Queues `k` on the background worker over grid x block lanes and returns at once; use
-    pto.sync() or pto.memcpy_d2h to wait. The launch keeps its tensors alive until it ends."""
+    pto.sync() or pto.memcpy_d2h to wait. The launch keeps its tensors alive until it ends.
+    engine: "native" (default, or $PYPTO_ENGINE) or "sim"."""
+    if engine is None:
+        from pypto.runtime.config import default_engine
+
+        engine = default_engine()
     values = kernel_args(k, args)
     g, b = launch_shape(k, grid, block)
     k.last_shape = (g, b)
