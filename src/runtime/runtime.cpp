@@ -8,6 +8,7 @@
 #include "pypto/runtime/scalar_machine.h"
 #include "pypto/runtime/sim_engine.h"
 #include "pypto/runtime/task_pool.h"
+#include "pypto/runtime/trace.h"
 
 namespace pypto::runtime {
 
@@ -117,7 +118,12 @@ isa::ChipSpec resolve_run_target(const RunOptions& options) {
 
 void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, const RunOptions& options) {
   SimEngine core(resolve_run_target(options));
+  core.set_record_events(!options.trace_path.empty());
   core.run(kernel, args);
+  TraceRecorder trace;
+  trace.add(0, core.timeline());
+  if (!options.trace_path.empty()) trace.write_chrome_json(options.trace_path);
+  if (options.stats) options.stats->modelled_cycles = trace.makespan();
 }
 
 void run_host_program(const isa::HostProgram& program, const std::vector<HostArg>& args, const RunOptions& options) {
@@ -133,7 +139,9 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
     else regs.set(next_reg++, args[i].scalar());
   }
 
+  TraceRecorder trace;  // declared before the pool: workers record into it until it joins
   TaskPool pool(chip, options.num_workers);
+  pool.set_trace(&trace, !options.trace_path.empty());
   const int n = static_cast<int>(program.code.size());
   for (int pc = 0; pc < n;) {
     const isa::Instr& in = program.code[pc];
@@ -167,6 +175,8 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
     ++pc;
   }
   pool.wait_all();
+  if (!options.trace_path.empty()) trace.write_chrome_json(options.trace_path);
+  if (options.stats) options.stats->modelled_cycles = trace.makespan();
 }
 
 }  // namespace pypto::runtime

@@ -12,7 +12,7 @@ namespace pypto::runtime {
 TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers) : chip_(chip) {
   int n = num_workers > 0 ? num_workers : static_cast<int>(std::thread::hardware_concurrency());
   n = std::max(n, 1);
-  for (int i = 0; i < n; ++i) workers_.emplace_back([this] { worker_loop(); });
+  for (int i = 0; i < n; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 TaskPool::~TaskPool() {
@@ -69,7 +69,7 @@ bool TaskPool::failed() {
   return error_ != nullptr;
 }
 
-void TaskPool::worker_loop() {
+void TaskPool::worker_loop(int worker) {
   SimEngine core(chip_);  // this worker's virtual-core state
   std::unique_lock<std::mutex> lk(mu_);
   while (true) {
@@ -83,7 +83,9 @@ void TaskPool::worker_loop() {
     std::exception_ptr err;
     if (!skip) {
       try {
+        core.set_record_events(trace_ != nullptr && record_events_);
         core.run(*task.kernel, task.args);
+        if (trace_) trace_->add(worker, core.timeline());
       } catch (...) {
         err = std::current_exception();
       }

@@ -60,7 +60,7 @@ def binary_kernel(name, mnemonic, rows, cols, dtype="FP32"):
         tile_instr(mnemonic, [T(2)], [T(0), T(1)], 12),
         tile_instr("TSTORE", [G(2)], [T(2), offsets(0, 0)], 13),
     ]
-    return k
+    return c.insert_sync(k)  # the flags the compiler would insert (races are errors)
 
 
 def call(callee, *operands):

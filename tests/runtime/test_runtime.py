@@ -103,7 +103,7 @@ def loop_kernel():
         tile_instr("TSTORE", [G(3)], [T(0), offsets(R(2), 0)], 22),
         end,
     ]
-    return k
+    return c.insert_sync(k)
 
 
 def test_kernel_loop_with_scalar_params():
@@ -142,6 +142,7 @@ def test_scalar_arithmetic_has_python_semantics():
         tile_instr("TEXPANDS", [T(0)], [c.Operand.scalar_of(c.Scalar.r(3))]),
         tile_instr("TSTORE", [G(2)], [T(0), offsets(1, 0)]),
     ]
+    k = c.insert_sync(k)
     for a, b in ((-7, 2), (7, -2), (9, 4)):
         out = np.zeros((2, 8), np.int32)
         c.run_kernel(k, [a, b, tensor_arg(out, "out")])
@@ -288,7 +289,7 @@ def test_host_loop_passes_its_register_to_kernels_with_if_else():
     p.params = [c.ParamDesc("out", True, "INT32", [4, 8], "InOut")]
     p.tensors = p.params
     p.num_regs, p.reg_is_float = 1, [False]
-    p.kernels = [k]
+    p.kernels = [c.insert_sync(k)]
     p.code = [
         control(K.LoopBegin, jump=3, reg=0, start=imm(0), stop=imm(4), step=imm(1)),
         call(0, c.Operand.tensor(0), c.Operand.scalar_of(R(0))),
