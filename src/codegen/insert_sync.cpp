@@ -44,10 +44,12 @@ struct Sync {
   int id;
 };
 
+// The state after either path: a pipe knows its own progress (max); what it is ordered
+// after must hold on both paths (min).
 State merge(const State& a, const State& b) {
   State m;
   for (int q = 0; q < 7; ++q)
-    for (int p = 0; p < 7; ++p) m.vc[q][p] = std::min(a.vc[q][p], b.vc[q][p]);
+    for (int p = 0; p < 7; ++p) m.vc[q][p] = p == q ? std::max(a.vc[q][p], b.vc[q][p]) : std::min(a.vc[q][p], b.vc[q][p]);
   m.accesses = a.accesses;
   for (const Access& x : b.accesses) {
     bool dup = false;
