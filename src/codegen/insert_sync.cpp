@@ -73,6 +73,11 @@ class SyncPlanner {
       switch (in.kind) {
         case isa::InstrKind::kLoopBegin: {
           const int end = in.jump - 1;  // the matching kLoopEnd
+          if (end <= pc || end >= hi || k_.code[end].kind != isa::InstrKind::kLoopEnd)
+            fail(ErrorKind::kInternal, in.span,
+                 "loop at pc " + std::to_string(pc) + " of kernel '" + k_.name + "' jumps to " + std::to_string(in.jump) +
+                     ", which is not past its loop end",
+                 "set the loop's jump to the index after its matching LoopEnd");
           const State entry = st;
           State body = entry;
           for (int pass = 0; pass < 4; ++pass) {
@@ -92,6 +97,10 @@ class SyncPlanner {
           const bool has_else = in.jump - 1 > pc && k_.code[in.jump - 1].kind == isa::InstrKind::kElse;
           const int then_end = has_else ? in.jump - 1 : in.jump;
           const int endif = has_else ? k_.code[in.jump - 1].jump : in.jump;
+          if (in.jump <= pc || endif >= hi || endif < then_end || k_.code[endif].kind != isa::InstrKind::kEndIf)
+            fail(ErrorKind::kInternal, in.span,
+                 "if at pc " + std::to_string(pc) + " of kernel '" + k_.name + "' has no matching else / end-if",
+                 "set the if's jump to its else + 1 or its end-if");
           State a = st, b = st;
           ++region_;
           walk(pc + 1, then_end, a);

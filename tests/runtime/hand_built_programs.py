@@ -4,7 +4,7 @@ conversion of numpy arrays into run arguments (no copies)."""
 import numpy as np
 from pypto import _core as c
 
-DTYPE = {np.dtype(np.float32): "FP32", np.dtype(np.float16): "FP16", np.dtype(np.int32): "INT32"}
+DTYPE = {np.dtype(np.float32): "FP32", np.dtype(np.float16): "FP16", np.dtype(np.int32): "INT32", np.dtype(np.int16): "INT16"}
 
 
 def tensor_arg(a, name):

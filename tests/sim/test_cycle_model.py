@@ -124,6 +124,7 @@ def double_buffered_exp_kernel(rows=256, cols=128, block=64):
         i.dst_reg, i.a, i.b, i.step = 0, imm(0), imm(rows), imm(2 * block)
     second = c.Instr()
     second.kind, second.dst_reg, second.sop, second.a, second.b = c.InstrKind.ScalarBin, 1, "+", R(0), imm(block)
+    begin.jump, end.jump = 9, 1  # past the LoopEnd; the first body instruction
     k.code = [
         begin,
         second,
@@ -135,7 +136,6 @@ def double_buffered_exp_kernel(rows=256, cols=128, block=64):
         tile_instr("TSTORE", [G(1)], [T(3), offsets(R(1), 0)], 6),
         end,
     ]
-    begin.jump, end.jump = len(k.code), 1
     return k
 
 
