@@ -10,6 +10,8 @@
 #include <cctype>
 
 #include "bindings.h"
+#include "pypto/codegen/insert_sync.h"
+#include "pypto/codegen/pto_text.h"
 #include "pypto/isa/instructions.h"
 #include "pypto/runtime/native_engine.h"
 #include "pypto/runtime/runtime.h"
@@ -368,21 +370,43 @@ void bind_runtime(nb::module_& m) {
   m.def(
       "run_host_program",
       [](const isa::HostProgram& program, const nb::list& args, const std::string& platform, const std::string& engine,
-         int num_workers) {
+         int num_workers, const std::optional<std::string>& trace_path) {
         std::vector<HostArg> host_args = to_host_args(args);
+        runtime::RunStats stats;
         nb::gil_scoped_release release;
-        runtime::run_host_program(program, host_args, {platform, engine, num_workers});
+        runtime::run_host_program(program, host_args, {platform, engine, num_workers, trace_path.value_or(""), &stats});
+        return stats.modelled_cycles;
       },
       "program"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = "sim", "num_workers"_a = 0,
-      "Runs an orchestration; tensors are (data_ptr, dtype, shape, strides_in_elements, name) tuples.");
+      "trace_path"_a = nb::none(),
+      "Runs an orchestration; tensors are (data_ptr, dtype, shape, strides_in_elements, name) tuples. Returns the "
+      "modelled cycles (cycle model); trace_path writes the modelled timeline as Chrome-trace JSON.");
   m.def(
       "run_kernel",
-      [](const isa::Kernel& kernel, const nb::list& args, const std::string& platform, const std::string& engine) {
+      [](const isa::Kernel& kernel, const nb::list& args, const std::string& platform, const std::string& engine,
+         const std::optional<std::string>& trace_path) {
         std::vector<HostArg> host_args = to_host_args(args);
+        runtime::RunStats stats;
         nb::gil_scoped_release release;
-        runtime::run_kernel(kernel, host_args, {platform, engine, 1});
+        runtime::run_kernel(kernel, host_args, {platform, engine, 1, trace_path.value_or(""), &stats});
+        return stats.modelled_cycles;
       },
-      "kernel"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = "sim", "Runs one kernel on one virtual core.");
+      "kernel"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = "sim", "trace_path"_a = nb::none(),
+      "Runs one kernel on one virtual core; returns its modelled cycles.");
+  m.def(
+      "insert_sync",
+      [](isa::Kernel kernel) {
+        codegen::insert_sync(kernel);
+        return kernel;
+      },
+      "kernel"_a, "A copy of `kernel` with the set_flag/wait_flag pairs it needs (the compiler's InsertSync step).");
+  m.def("emit_pto", &codegen::emit_pto, "kernel"_a, "The `.pto` text of a kernel.");
+  m.def("instruction_table_markdown", &isa::instruction_table_markdown, "The instruction table as Markdown (docs/isa.md).");
+  m.def("instruction_memories", [](const std::string& name) {
+    std::vector<std::string> out;
+    for (MemorySpace ms : instr_or_fail(name).memories) out.push_back(memory_space_name(ms));
+    return out;
+  });
   m.def("engine_names", &runtime::engine_names);
   m.def("set_native_include_dir", &runtime::set_native_include_dir, "dir"_a,
         "Where the native engine's generated C++ finds pypto/isa/optimized/ (the package's include/).");

@@ -4,6 +4,7 @@
 #include "pypto/codegen/lower_kernel.h"
 
 #include "pypto/codegen/kernel_builder.h"
+#include "pypto/codegen/insert_sync.h"
 #include "pypto/codegen/pto_text.h"
 #include "stmt_lowering.h"
 
@@ -56,6 +57,7 @@ LoweredKernel lower_kernel(const ir::Function& fn) {
   k.core = FunctionType::AIV;
   for (auto& t : k.tiles)
     if (is_cube_memory(t.memory)) k.core = FunctionType::AIC;
+  insert_sync(k);  // flags depend on pipes, known only now (see insert_sync.h)
   k.pto_text = emit_pto(k);
   return out;
 }

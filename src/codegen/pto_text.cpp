@@ -7,6 +7,9 @@
 #include <cctype>
 #include <map>
 #include <sstream>
+#include <variant>
+
+#include "pypto/isa/instructions.h"
 
 namespace pypto::codegen {
 
@@ -161,6 +164,19 @@ class PtoWriter {
 
   std::string reg_type(int reg) const { return is_float_reg(reg) ? "f32" : "index"; }
 
+  // pto.set_flag[PIPE_MTE2, PIPE_V, EVENT_ID0], pto.wait_flag[...], pto.pipe_barrier[PIPE_ALL].
+  static std::string sync_text(const isa::InstrDef& def, const isa::Instr& in) {
+    auto str = [&](const char* key) {
+      auto it = in.attrs.find(key);
+      const std::string* s = it == in.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
+      return s ? *s : std::string("ALL");
+    };
+    if (def.name == "PIPE_BARRIER") return isa::pto_mnemonic(def) + "[PIPE_" + str("pipe") + "]";
+    auto ev = in.attrs.find("event");
+    const int64_t event = ev != in.attrs.end() && std::holds_alternative<int64_t>(ev->second) ? std::get<int64_t>(ev->second) : 0;
+    return isa::pto_mnemonic(def) + "[PIPE_" + str("src") + ", PIPE_" + str("dst") + ", EVENT_ID" + std::to_string(event) + "]";
+  }
+
   void line(const std::string& s) { out_ << std::string(2 * depth_, ' ') << s << "\n"; }
 
   void instr(const isa::Instr& in) {
@@ -169,7 +185,13 @@ class PtoWriter {
     std::string r = "%r" + std::to_string(in.dst_reg);
     switch (in.kind) {
       case isa::InstrKind::kTile: {
-        std::string s = "pto." + lower(in.mnemonic) + " ins(" + operands(in.ins) + ") outs(" + operands(in.outs) + ")";
+        const isa::InstrDef* def = isa::find_instr(in.mnemonic);
+        if (def && def->family == isa::InstrFamily::kSync) {
+          line(sync_text(*def, in));
+          break;
+        }
+        const std::string mnemonic = def ? isa::pto_mnemonic(*def) : "pto." + lower(in.mnemonic);
+        std::string s = mnemonic + " ins(" + operands(in.ins) + ") outs(" + operands(in.outs) + ")";
         if (!in.attrs.empty()) {
           s += " {";
           bool first = true;
@@ -179,6 +201,7 @@ class PtoWriter {
           }
           s += "}";
         }
+        if (def) s += "  // pipe " + std::string(isa::pipe_name(isa::pipe_of(in, k_)));
         line(s);
         break;
       }

@@ -3,6 +3,7 @@
 // them (the closest published instruction of the same shape of work).
 #include "pypto/isa/instructions.h"
 
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -11,6 +12,28 @@ namespace pypto::isa {
 const char* pipe_name(Pipe p) {
   static const char* names[] = {"S", "V", "MTE1", "MTE2", "MTE3", "M", "FIX"};
   return names[static_cast<int>(p)];
+}
+
+bool pipe_from_name(const std::string& name, Pipe* out) {
+  for (int i = 0; i < 7; ++i)
+    if (name == pipe_name(static_cast<Pipe>(i)) || name == std::string("PIPE_") + pipe_name(static_cast<Pipe>(i))) {
+      *out = static_cast<Pipe>(i);
+      return true;
+    }
+  return false;
+}
+
+const char* instr_family_name(InstrFamily f) {
+  static const char* names[] = {"memory", "on-chip movement", "elementwise", "tile-scalar", "unary", "convert",
+                                "reduction", "broadcast", "cube", "compare/select", "fill", "generator",
+                                "index/sort", "sync"};
+  return names[static_cast<int>(f)];
+}
+
+std::string pto_mnemonic(const InstrDef& def) {
+  std::string s = "pto.";
+  for (char c : def.name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 namespace {
@@ -36,11 +59,72 @@ const CostFigures kPassDefault = vec(2.0, 24);     // reductions, broadcasts, ca
 
 using F = InstrFamily;
 
+// Where the destination tile of an instruction may live, by its pipe (chip-model.md).
+std::vector<MemorySpace> default_memories(const InstrDef& d) {
+  using M = MemorySpace;
+  if (d.family == F::kSync || d.name == "TPREFETCH") return {};
+  if (d.name == "TLOAD") return {M::Vec, M::Mat};
+  if (d.name == "TSTORE") return {M::Vec, M::Mat, M::Acc};
+  if (d.name == "TMOV") return {M::Vec, M::Mat, M::Left, M::Right, M::Bias};
+  if (d.name == "TEXTRACT" || d.name == "TRESHAPE" || d.name == "TSUBVIEW" || d.name == "TASSIGN")
+    return {M::Vec, M::Mat, M::Left, M::Right, M::Acc};
+  if (d.family == F::kMatmul) return {M::Acc};
+  return {M::Vec};
+}
+
+// The instructions added with the complete tile library (issue 3): tile-scalar and
+// ternary forms, arg-reductions, partial combines, generators, gather/scatter, sorting,
+// views and the sync instructions.
+void add_more_instrs(std::vector<InstrDef>& t) {
+  auto add = [&](const char* name, F fam, Pipe pipe, const char* outs, const char* ins,
+                 const std::vector<DataType>& dt, CostFigures cost, const char* summary) {
+    t.push_back(InstrDef{name, fam, pipe, outs, ins, dt, cost, summary, {}});
+  };
+  add("TREMS", F::kTileScalar, Pipe::V, "T", "TS", kNumeric, vec(4.03, 31), "dst = a mod s, sign of s");  // like TDIV
+  add("TANDS", F::kTileScalar, Pipe::V, "T", "TS", kInt, vec(2.03, 20), "dst = a & s");
+  add("TORS", F::kTileScalar, Pipe::V, "T", "TS", kInt, vec(2.03, 20), "dst = a | s");
+  add("TXORS", F::kTileScalar, Pipe::V, "T", "TS", kInt, vec(2.03, 20), "dst = a ^ s");
+  add("TSHLS", F::kTileScalar, Pipe::V, "T", "TS", kInt, vec(2.03, 20), "dst = a << s");
+  add("TSHRS", F::kTileScalar, Pipe::V, "T", "TS", kInt, vec(2.03, 20), "dst = a >> s");
+  add("TPOW", F::kElementwise, Pipe::V, "T", "TT", kFloat, vec(2.0 + 2.0 + 2.3, 31 + 33 + 25), "dst = a ** b (exp(b * log a))");
+  add("TADDC", F::kElementwise, Pipe::V, "T", "TTT", kNumeric, vec(2 * 2.11, 2 * 24), "dst = a + b + c");
+  add("TSUBC", F::kElementwise, Pipe::V, "T", "TTT", kNumeric, vec(2 * 2.11, 2 * 24), "dst = a - b + c");
+  add("TMULADDDST", F::kElementwise, Pipe::V, "T", "TT", kNumeric, vec(2.3 + 2.11, 25 + 24), "dst = a * b + dst");
+  add("TSELS", F::kCompare, Pipe::V, "T", "TTS", kAny, kBinaryDefault, "dst = mask ? a : s");
+  for (const char* n : {"TROWARGMAX", "TROWARGMIN"})
+    add(n, F::kIndex, Pipe::V, "T", "Tt", kNumeric, kPassDefault, "dst[r, 0] = first column index of the max/min of row r (INT32)");
+  for (const char* n : {"TCOLARGMAX", "TCOLARGMIN"})
+    add(n, F::kIndex, Pipe::V, "T", "Tt", kNumeric, kPassDefault, "dst[0, c] = first row index of the max/min of column c (INT32)");
+  for (const char* op : {"ADD", "MUL", "MAX", "MIN"}) {
+    std::string name = std::string("TPART") + op;
+    t.push_back(InstrDef{name, F::kElementwise, Pipe::V, "T", "TT", kNumeric, kBinaryDefault,
+                         std::string("dst = a ") + op + " b where both are valid, else whichever is valid", {}});
+  }
+  add("TCI", F::kGenerate, Pipe::V, "T", "S", kNumeric, kScalarDefault, "dst[r, c] = s + r * valid_cols + c (iota)");
+  add("TTRI", F::kGenerate, Pipe::V, "T", "S", kAny, kScalarDefault, "dst[r, c] = 1 if c - r <= s (lower) / c - r >= s (upper) else 0");
+  add("TRANDOM", F::kGenerate, Pipe::V, "T", "SS", kNumeric, kPassDefault, "dst = counter-based random (seed, counter): floats in [0, 1), integers uniform bits");
+  add("TGATHER", F::kIndex, Pipe::V, "T", "TT", kAny, kBinaryDefault, "dst[r, c] = src[r, idx[r, c]]");
+  add("TSCATTER", F::kIndex, Pipe::V, "T", "TT", kAny, kBinaryDefault, "dst[r, idx[r, c]] = src[r, c]; the rest of dst is kept");
+  add("MGATHER", F::kMemory, Pipe::MTE2, "T", "GT", kAny, xfer(100.9), "dst[r, c] = tensor.flat[idx[r, c]]");
+  add("MSCATTER", F::kMemory, Pipe::MTE3, "G", "TT", kAny, xfer(188.5), "tensor.flat[idx[r, c]] = src[r, c]");
+  add("TPREFETCH", F::kMemory, Pipe::MTE2, "", "GL", kAny, xfer(100.9), "warm the cache for tensor[offsets] (no data moved in the model)");
+  add("TSORT32", F::kIndex, Pipe::V, "TT", "T", kNumeric, vec(4.03, 31), "sort each 32-element block of each row descending: values and INT32 indices");
+  add("TMRGSORT", F::kIndex, Pipe::V, "TT", "TTTT", kNumeric, vec(4.03, 31), "merge two descending rows (values, indices) into one");
+  add("TRESHAPE", F::kMove, Pipe::S, "T", "T", kAny, vec(0, 1), "dst = src's bytes seen with dst's shape");
+  add("TSUBVIEW", F::kMove, Pipe::S, "T", "TL", kAny, vec(0, 1), "dst = src[offsets : offsets + dst's valid shape] (a view)");
+  add("TASSIGN", F::kMove, Pipe::S, "T", "S", kAny, vec(0, 1), "place tile dst at byte address s (addresses are planned: no data moves)");
+  add("TFILLPAD_INPLACE", F::kMove, Pipe::V, "T", "", kAny, kPassDefault, "dst outside its valid region = dst's pad value");
+  add("TFILLPAD_EXPAND", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst = src on src's valid region, dst's pad value on the rest of the larger dst");
+  add("SET_FLAG", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "signal event attrs{event} from pipe attrs{src} to pipe attrs{dst}");
+  add("WAIT_FLAG", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{dst} waits for event attrs{event} from pipe attrs{src}");
+  add("PIPE_BARRIER", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{pipe} (or ALL) waits for every earlier instruction of that pipe (all pipes)");
+}
+
 std::vector<InstrDef> build_table() {
   std::vector<InstrDef> t;
   auto add = [&](const char* name, F fam, Pipe pipe, const char* outs, const char* ins,
                  const std::vector<DataType>& dt, CostFigures cost, const char* summary) {
-    t.push_back(InstrDef{name, fam, pipe, outs, ins, dt, cost, summary});
+    t.push_back(InstrDef{name, fam, pipe, outs, ins, dt, cost, summary, {}});
   };
   // Memory and on-chip movement.
   add("TLOAD", F::kMemory, Pipe::MTE2, "T", "GL", kAny, xfer(100.9), "tile = tensor[offsets] (valid region; pad fills the rest)");
@@ -109,16 +193,21 @@ std::vector<InstrDef> build_table() {
     for (const char* op : {"ADD", "SUB", "MUL", "DIV", "MAX", "MIN"}) {
       std::string name = std::string("T") + axis + "EXPAND" + op;
       t.push_back(InstrDef{name, F::kExpand, Pipe::V, "T", "TT", kNumeric, kBinaryDefault,
-                           std::string("dst = a ") + op + " broadcast(b)"});
+                           std::string("dst = a ") + op + " broadcast(b)", {}});
     }
     t.push_back(InstrDef{std::string("T") + axis + "EXPANDEXPDIF", F::kExpand, Pipe::V, "T", "TT", kFloat,
-                         vec(2.11 + 2.0, 24 + 31), "dst = exp(a - broadcast(b))"});  // TSUB then TEXP
+                         vec(2.11 + 2.0, 24 + 31), "dst = exp(a - broadcast(b))", {}});  // TSUB then TEXP
   }
 
   // Cube: dtypes are those of left/right; the accumulator is FP32 (INT32 for INT8).
   add("TMATMUL", F::kMatmul, Pipe::M, "T", "TT", kCube, cube(), "acc = left @ right");
   add("TMATMUL_ACC", F::kMatmul, Pipe::M, "T", "TTT", kCube, cube(), "acc = acc_in + left @ right");
   add("TMATMUL_BIAS", F::kMatmul, Pipe::M, "T", "TTT", kCube, cube(), "acc = left @ right + bias (1 x N)");
+  add("TGEMV", F::kMatmul, Pipe::M, "T", "TT", kCube, cube(), "acc[1, N] = left[1, K] @ right");
+  add("TGEMV_ACC", F::kMatmul, Pipe::M, "T", "TTT", kCube, cube(), "acc[1, N] = acc_in + left[1, K] @ right");
+  add("TGEMV_BIAS", F::kMatmul, Pipe::M, "T", "TTT", kCube, cube(), "acc[1, N] = left[1, K] @ right + bias");
+  add_more_instrs(t);
+  for (InstrDef& d : t) d.memories = default_memories(d);
   return t;
 }
 
@@ -209,6 +298,8 @@ double instr_cost_cycles(const InstrDef& def, DataType dtype, int64_t rows, int6
     if (dtype == DataType::FP32) blocks *= 2;  // fp32 runs the cube at half rate
     return 6 + blocks;
   }
+  if (def.family == InstrFamily::kSync || def.pipe == Pipe::S) return def.cost.head;
+  if (def.name == "TPREFETCH") return def.cost.startup_cycles;
   if (def.cost.bandwidth_gib_s > 0)
     return bytes_to_cycles(static_cast<double>(rows * cols * bytes), def.cost.bandwidth_gib_s, def.cost.startup_cycles);
   const double repeats = std::ceil(static_cast<double>(rows * cols * bytes) / 256.0);

@@ -10,6 +10,7 @@
 #include "pypto/runtime/scalar_machine.h"
 #include "pypto/runtime/sim_engine.h"
 #include "pypto/runtime/task_pool.h"
+#include "pypto/runtime/trace.h"
 
 namespace pypto::runtime {
 
@@ -117,14 +118,20 @@ isa::ChipSpec resolve_run_target(const RunOptions& options) {
 void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, const RunOptions& options) {
   const isa::ChipSpec chip = resolve_run_target(options);
   isa::validate_kernel(kernel, chip);
-  if (options.engine == "native") {
+  // The modelled timeline comes from the sim engine: a trace request runs there.
+  if (options.engine == "native" && options.trace_path.empty()) {
     std::vector<const isa::Kernel*> kernels{&kernel};
     NativeCore core(chip, native_module_for(kernels, chip), kernels);
     core.run(kernel, args);
     return;
   }
   SimEngine core(chip);
+  core.set_record_events(!options.trace_path.empty());
   core.run(kernel, args);
+  TraceRecorder trace;
+  trace.add(0, core.timeline());
+  if (!options.trace_path.empty()) trace.write_chrome_json(options.trace_path);
+  if (options.stats) options.stats->modelled_cycles = trace.makespan();
 }
 
 void run_host_program(const isa::HostProgram& program, const std::vector<HostArg>& args, const RunOptions& options) {
@@ -142,13 +149,16 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
   }
 
   CoreFactory factory;
-  if (options.engine == "native") {
+  // The modelled timeline comes from the sim engine: a trace request runs there.
+  if (options.engine == "native" && options.trace_path.empty()) {
     std::vector<const isa::Kernel*> kernels;
     for (const isa::Kernel& k : program.kernels) kernels.push_back(&k);
     auto module = native_module_for(kernels, chip);
     factory = [chip, module, kernels] { return std::make_unique<NativeCore>(chip, module, kernels); };
   }
+  TraceRecorder trace;  // declared before the pool: workers record into it until it joins
   TaskPool pool(chip, options.num_workers, factory);
+  pool.set_trace(&trace, !options.trace_path.empty());
   const int n = static_cast<int>(program.code.size());
   for (int pc = 0; pc < n;) {
     const isa::Instr& in = program.code[pc];
@@ -182,6 +192,8 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
     ++pc;
   }
   pool.wait_all();
+  if (!options.trace_path.empty()) trace.write_chrome_json(options.trace_path);
+  if (options.stats) options.stats->modelled_cycles = trace.makespan();
 }
 
 }  // namespace pypto::runtime

@@ -13,7 +13,7 @@ TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory facto
     : chip_(chip), factory_(std::move(factory)) {
   int n = num_workers > 0 ? num_workers : static_cast<int>(std::thread::hardware_concurrency());
   n = std::max(n, 1);
-  for (int i = 0; i < n; ++i) workers_.emplace_back([this] { worker_loop(); });
+  for (int i = 0; i < n; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 TaskPool::~TaskPool() {
@@ -96,7 +96,7 @@ bool TaskPool::failed() {
   return error_ != nullptr;
 }
 
-void TaskPool::worker_loop() {
+void TaskPool::worker_loop(int worker) {
   // This worker's virtual-core state: the engine's core, or a sim core.
   std::unique_ptr<CoreRunner> runner = factory_ ? factory_() : nullptr;
   std::unique_ptr<SimEngine> sim = runner ? nullptr : std::make_unique<SimEngine>(chip_);
@@ -113,8 +113,13 @@ void TaskPool::worker_loop() {
     std::exception_ptr err;
     if (!skip) {
       try {
-        if (runner) runner->run(*task.kernel, task.args);
-        else sim->run(*task.kernel, task.args);
+        if (runner) {
+          runner->run(*task.kernel, task.args);
+        } else {
+          sim->set_record_events(trace_ != nullptr && record_events_);
+          sim->run(*task.kernel, task.args);
+          if (trace_) trace_->add(worker, sim->timeline());
+        }
       } catch (...) {
         err = std::current_exception();
       }

@@ -4,7 +4,7 @@ conversion of numpy arrays into run arguments (no copies)."""
 import numpy as np
 from pypto import _core as c
 
-DTYPE = {np.dtype(np.float32): "FP32", np.dtype(np.float16): "FP16", np.dtype(np.int32): "INT32"}
+DTYPE = {np.dtype(np.float32): "FP32", np.dtype(np.float16): "FP16", np.dtype(np.int32): "INT32", np.dtype(np.int16): "INT16"}
 
 
 def tensor_arg(a, name):
@@ -60,7 +60,7 @@ def binary_kernel(name, mnemonic, rows, cols, dtype="FP32"):
         tile_instr(mnemonic, [T(2)], [T(0), T(1)], 12),
         tile_instr("TSTORE", [G(2)], [T(2), offsets(0, 0)], 13),
     ]
-    return k
+    return c.insert_sync(k)  # the flags the compiler would insert (races are errors)
 
 
 def call(callee, *operands):

@@ -77,7 +77,7 @@ def test_many_independent_tasks_from_a_host_loop():
         np.testing.assert_array_equal(outs[i], a[i] + b)
 
 
-def loop_kernel():
+def loop_kernel(synced=True):
     """out[r0:r0+8, :] = x[r0:r0+8, :] * s for r0 in range(0, rows, 8); s is scalar param 1."""
     k = c.Kernel()
     k.name = "scale_rows"
@@ -103,7 +103,7 @@ def loop_kernel():
         tile_instr("TSTORE", [G(3)], [T(0), offsets(R(2), 0)], 22),
         end,
     ]
-    return k
+    return c.insert_sync(k) if synced else k
 
 
 def test_kernel_loop_with_scalar_params():
@@ -142,6 +142,7 @@ def test_scalar_arithmetic_has_python_semantics():
         tile_instr("TEXPANDS", [T(0)], [c.Operand.scalar_of(c.Scalar.r(3))]),
         tile_instr("TSTORE", [G(2)], [T(0), offsets(1, 0)]),
     ]
+    k = c.insert_sync(k)
     for a, b in ((-7, 2), (7, -2), (9, 4)):
         out = np.zeros((2, 8), np.int32)
         c.run_kernel(k, [a, b, tensor_arg(out, "out")])
@@ -214,7 +215,7 @@ def test_engine_and_platform_names_are_checked():
 
 
 def test_programs_are_inspectable_from_python():
-    k = loop_kernel()
+    k = loop_kernel(synced=False)
     assert k.code[0].kind == c.InstrKind.LoopBegin
     assert k.code[2].mnemonic == "TMULS" and k.code[2].span_line == 21
     assert (
@@ -285,7 +286,7 @@ def test_host_loop_passes_its_register_to_kernels_with_if_else():
     p.params = [c.ParamDesc("out", True, "INT32", [4, 8], "InOut")]
     p.tensors = p.params
     p.num_regs, p.reg_is_float = 1, [False]
-    p.kernels = [k]
+    p.kernels = [c.insert_sync(k)]
     p.code = [
         control(K.LoopBegin, jump=3, reg=0, start=imm(0), stop=imm(4), step=imm(1)),
         call(0, c.Operand.tensor(0), c.Operand.scalar_of(R(0))),

@@ -23,7 +23,11 @@ enum class InstrFamily : uint8_t {
   kMatmul,       // cube
   kCompare,      // TCMP TCMPS TSEL
   kFill,         // TEXPANDS
+  kGenerate,     // TCI TTRI TRANDOM: tiles from indices / counters
+  kIndex,        // arg-reductions, gather / scatter, sort
+  kSync,         // SET_FLAG WAIT_FLAG PIPE_BARRIER: order pipes (no data)
 };
+const char* instr_family_name(InstrFamily f);
 
 // Cost figures. Vector: head + slope * R cycles (R = 256-byte repeats). Cube: see
 // instr_cost_cycles. Transfers: bytes / bandwidth plus a startup.
@@ -44,12 +48,22 @@ struct InstrDef {
   std::vector<DataType> dtypes;  // allowed element types of the destination (or source for TSTORE)
   CostFigures cost;
   std::string summary;           // one line: what the instruction computes
+  // Memory locations the destination tile may live in (the source for TSTORE / MSCATTER);
+  // empty for instructions without a tile operand.
+  std::vector<MemorySpace> memories;
 
   int num_outs() const { return static_cast<int>(outs_sig.size()); }
   int min_ins() const;
   int max_ins() const { return static_cast<int>(ins_sig.size()); }
   bool allows(DataType t) const;
 };
+
+// The `.pto` spelling of an instruction ("pto.tadd", "pto.set_flag").
+std::string pto_mnemonic(const InstrDef& def);
+// A pipe by its name ("MTE2"), or false.
+bool pipe_from_name(const std::string& name, Pipe* out);
+// The whole table as Markdown (docs/isa.md is generated from this).
+std::string instruction_table_markdown();
 
 // The entry for a mnemonic ("TADD"), or nullptr.
 const InstrDef* find_instr(const std::string& name);

@@ -83,6 +83,8 @@ void add_elementwise_instrs(ReferenceTable& table);  // tile-tile, tile-scalar, 
 void add_reduction_instrs(ReferenceTable& table);    // TROW*/TCOL* reductions
 void add_expand_instrs(ReferenceTable& table);       // TROWEXPAND*/TCOLEXPAND*
 void add_matmul_instrs(ReferenceTable& table);       // TMATMUL family
-void add_convert_instrs(ReferenceTable& table);      // TCVT TCMP TCMPS TSEL
+void add_convert_instrs(ReferenceTable& table);      // TCVT TCMP TCMPS TSEL TSELS
+void add_index_instrs(ReferenceTable& table);        // arg-reductions, gather/scatter, sort
+void add_generate_instrs(ReferenceTable& table);     // TCI TTRI TRANDOM
 
 }  // namespace pypto::runtime

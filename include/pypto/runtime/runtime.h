@@ -10,10 +10,17 @@
 
 namespace pypto::runtime {
 
+// What a run reports besides its outputs.
+struct RunStats {
+  double modelled_cycles = 0;  // cycle model: until the last virtual core finishes
+};
+
 struct RunOptions {
   std::string platform = "a2a3sim";
   std::string engine = "sim";
   int num_workers = 0;  // 0 = one worker per host CPU
+  std::string trace_path;     // non-empty: write the modelled timeline as Chrome-trace JSON
+  RunStats* stats = nullptr;  // non-null: filled in when the run finishes
 };
 
 // Interprets the host code of `program`: scalar control flow, tensor allocation and kernel

@@ -8,6 +8,7 @@
 
 #include "pypto/isa/chip.h"
 #include "pypto/isa/program.h"
+#include "pypto/runtime/cycle_model.h"
 #include "pypto/runtime/reference.h"
 #include "pypto/runtime/scalar_machine.h"
 #include "pypto/runtime/tensor.h"
@@ -23,10 +24,15 @@ class SimEngine {
   // The core's buffer that holds `memory` (empty for DDR).
   std::vector<uint8_t>& buffer(MemorySpace memory) { return buffers_[static_cast<size_t>(memory)]; }
   const isa::ChipSpec& chip() const { return chip_; }
+  // The modelled timeline of the last run (cycle model; events only when recording is on).
+  const Timeline& timeline() const { return timeline_; }
+  void set_record_events(bool on) { record_events_ = on; }
 
  private:
   isa::ChipSpec chip_;
   std::array<std::vector<uint8_t>, 7> buffers_;  // indexed by MemorySpace
+  Timeline timeline_;
+  bool record_events_ = false;
 };
 
 // Checks `args` against the parameters of function `callee` (count, tensor vs scalar,

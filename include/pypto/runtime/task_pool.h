@@ -15,6 +15,7 @@
 #include "pypto/isa/chip.h"
 #include "pypto/isa/program.h"
 #include "pypto/runtime/tensor.h"
+#include "pypto/runtime/trace.h"
 
 namespace pypto::runtime {
 
@@ -44,6 +45,13 @@ class TaskPool {
   // True once a task has failed (later tasks are skipped).
   bool failed();
   int num_workers() const { return static_cast<int>(workers_.size()); }
+  // Records every task's modelled timeline into `trace` (worker i is virtual core i); call
+  // before the first submit.
+  // `record_events`: keep every instruction (for a trace file), not just the totals.
+  void set_trace(TraceRecorder* trace, bool record_events) {
+    trace_ = trace;
+    record_events_ = record_events;
+  }
 
  private:
   struct Access {
@@ -59,7 +67,7 @@ class TaskPool {
     std::vector<size_t> dependents;
     bool done = false;
   };
-  void worker_loop();
+  void worker_loop(int worker);
 
   isa::ChipSpec chip_;
   CoreFactory factory_;
@@ -75,6 +83,8 @@ class TaskPool {
   bool stop_ = false;
   std::exception_ptr error_;
   std::vector<std::thread> workers_;
+  TraceRecorder* trace_ = nullptr;
+  bool record_events_ = false;
 };
 
 }  // namespace pypto::runtime

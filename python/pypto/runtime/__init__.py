@@ -37,6 +37,7 @@ class CompiledProgram:
         self.param_names = list(compiled.param_names)
         self.name = compiled.entry
         self.output_dir = config.output_dir or os.path.join("build_output", self.name)
+        self.modelled_cycles = None  # set by each run: cycles of the modelled timeline
         self._write_artifacts()
 
     @property
@@ -106,7 +107,10 @@ class CompiledProgram:
         if cfg.codegen_only:
             return None
         host = self._compiled.host
-        _core.run_host_program(host, bound, cfg.platform, cfg.engine, cfg.num_workers)
+        # trace_path records the modelled timeline (on the sim engine's cycle model).
+        self.modelled_cycles = _core.run_host_program(
+            host, bound, cfg.platform, cfg.engine, cfg.num_workers, cfg.trace_path
+        )
         rets = [args[i] if i < len(args) else None for i in host.returns]
         if not rets:
             return None

@@ -303,17 +303,26 @@ class KernelWriter {
              ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
     }
     if (def->family == isa::InstrFamily::kMatmul) {
-      const int first = m == "TMATMUL_ACC" ? 2 : 1;  // tiles: acc, [acc_in], left, right, [bias]
+      // The fast path reads ND (row-major) operands; other layouts go through the reference.
+      for (const char* key : {"left_layout", "right_layout"}) {
+        auto it = in.attrs.find(key);
+        if (it != in.attrs.end() && !(std::holds_alternative<std::string>(it->second) &&
+                                      std::get<std::string>(it->second) == "ND"))
+          return "";
+      }
+      const bool acc_in = m == "TMATMUL_ACC" || m == "TGEMV_ACC";
+      const bool bias = m == "TMATMUL_BIAS" || m == "TGEMV_BIAS";
+      const int first = acc_in ? 2 : 1;  // tiles: acc, [acc_in], left, right, [bias]
       if (static_cast<int>(tiles.size()) < first + 2) return "";
       const int L = first, Rt = first + 1;
       const std::string K = vc(L);
       std::string cond = covers(L, R, K) + " && " + covers(Rt, K, C) + " && pto_opt::matmul_scratch_floats(" + R + ", " +
                          C + ", " + K + ") * 4 <= f->scratch_bytes";
       std::string mode = "0", init = "nullptr", ldi = "0";
-      if (m == "TMATMUL_ACC") {
+      if (acc_in) {
         mode = "1", init = P(1), ldi = ld(1);
         cond += " && " + covers(1, R, C);
-      } else if (m == "TMATMUL_BIAS") {
+      } else if (bias) {
         if (tiles.size() != 4) return "";
         mode = "2", init = P(3), ldi = "0";
         cond += " && " + covers(3, "1", C);

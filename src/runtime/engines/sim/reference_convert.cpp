@@ -144,6 +144,21 @@ void tsel(const TileCall& call) {
     }
 }
 
+// TSELS: dst = mask ? a : s.
+void tsels(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& mask = call.in_tile(0);
+  const TileRef& a = call.in_tile(1);
+  const ScalarValue s = call.ins.at(2).scalar;
+  for (const TileRef* t : {&mask, &a}) call.require_covers(*t, dst.valid_rows, dst.valid_cols);
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c) {
+      if (mask.get_i(r, c) != 0) convert_element(dst.at(r, c), dst.dtype, a.at(r, c), a.dtype);
+      else if (dst.is_float()) dst.set_f(r, c, static_cast<float>(s.as_double()));
+      else dst.set_i(r, c, s.as_int());
+    }
+}
+
 }  // namespace
 
 void add_convert_instrs(ReferenceTable& t) {
@@ -151,6 +166,7 @@ void add_convert_instrs(ReferenceTable& t) {
   t["TCMP"] = tcmp;
   t["TCMPS"] = tcmp;
   t["TSEL"] = tsel;
+  t["TSELS"] = tsels;
 }
 
 }  // namespace pypto::runtime

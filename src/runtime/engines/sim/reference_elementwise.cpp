@@ -89,6 +89,49 @@ void taxpy(const TileCall& call) {
       else dst.set_i(r, c, dst.get_i(r, c) + s.i(r, c) * src.get_i(r, c));
 }
 
+// TADDC / TSUBC: dst = a (+|-) b + c; TMULADDDST: dst = a * b + dst.
+template <typename Op>
+ReferenceFn ternary(Op op) {
+  return [op](const TileCall& call) {
+    const TileRef& dst = call.out_tile();
+    const TileRef& a = call.in_tile(0);
+    const TileRef& b = call.in_tile(1);
+    const TileRef& c = call.ins.size() > 2 ? call.in_tile(2) : dst;
+    for (const TileRef* t : {&a, &b, &c}) call.require_covers(*t, dst.valid_rows, dst.valid_cols);
+    for (int64_t r = 0; r < dst.valid_rows; ++r)
+      for (int64_t k = 0; k < dst.valid_cols; ++k)
+        if (dst.is_float()) dst.set_f(r, k, Add{}(op(a.get_f(r, k), b.get_f(r, k)), c.get_f(r, k)));
+        else dst.set_i(r, k, Add{}(op(a.get_i(r, k), b.get_i(r, k)), c.get_i(r, k)));
+  };
+}
+
+// TPART*: over dst's valid region, op(a, b) where both a and b are valid, the valid one
+// where only one is, and dst is left as is where neither is.
+template <typename Op>
+ReferenceFn partial(Op op) {
+  return [op](const TileCall& call) {
+    const TileRef& dst = call.out_tile();
+    const TileRef& a = call.in_tile(0);
+    const TileRef& b = call.in_tile(1);
+    for (int64_t r = 0; r < dst.valid_rows; ++r)
+      for (int64_t c = 0; c < dst.valid_cols; ++c) {
+        const bool in_a = r < a.valid_rows && c < a.valid_cols, in_b = r < b.valid_rows && c < b.valid_cols;
+        if (in_a && in_b) {
+          if (dst.is_float()) dst.set_f(r, c, op(a.get_f(r, c), b.get_f(r, c)));
+          else dst.set_i(r, c, op(a.get_i(r, c), b.get_i(r, c)));
+        } else if (in_a || in_b) {
+          const TileRef& from = in_a ? a : b;
+          convert_element(dst.at(r, c), dst.dtype, from.at(r, c), from.dtype);
+        }
+      }
+  };
+}
+
+struct Pow {
+  float operator()(float a, float b) const { return std::pow(a, b); }
+  int64_t operator()(int64_t a, int64_t b) const { return a + b; }  // unreachable: TPOW is float-only
+};
+
 }  // namespace
 
 void add_elementwise_instrs(ReferenceTable& t) {
@@ -115,6 +158,20 @@ void add_elementwise_instrs(ReferenceTable& t) {
   t["TMINS"] = tile_scalar(Min{});
   t["TLRELU"] = tile_scalar(Leaky{});
   t["TAXPY"] = taxpy;
+  t["TREMS"] = tile_scalar_checked<Rem>();
+  t["TANDS"] = tile_scalar(And{});
+  t["TORS"] = tile_scalar(Or{});
+  t["TXORS"] = tile_scalar(Xor{});
+  t["TSHLS"] = tile_scalar(Shl{});
+  t["TSHRS"] = tile_scalar(Shr{});
+  t["TPOW"] = tile_tile(Pow{});
+  t["TADDC"] = ternary(Add{});
+  t["TSUBC"] = ternary(Sub{});
+  t["TMULADDDST"] = ternary(Mul{});
+  t["TPARTADD"] = partial(Add{});
+  t["TPARTMUL"] = partial(Mul{});
+  t["TPARTMAX"] = partial(Max{});
+  t["TPARTMIN"] = partial(Min{});
 
   t["TABS"] = unary_any([](auto a) { return a < 0 ? -a : a; });
   t["TNEG"] = unary_any([](auto a) { return -a; });

@@ -35,6 +35,8 @@ const ReferenceTable& reference_library() {
     add_expand_instrs(t);
     add_matmul_instrs(t);
     add_convert_instrs(t);
+    add_index_instrs(t);
+    add_generate_instrs(t);
     return t;
   }();
   return table;
@@ -76,8 +78,11 @@ void check_operands(const TileCall& call, const std::string& sig, const std::vec
 
 // The operand whose element type the instruction computes in.
 const OperandValue& computing_operand(const isa::InstrDef& def, const TileCall& call) {
-  if (def.family == isa::InstrFamily::kMatmul) return call.ins.at(def.name == "TMATMUL_ACC" ? 1 : 0);
-  if (def.name == "TSTORE" || def.name == "TCMP" || def.name == "TCMPS") return call.ins.at(0);
+  if (def.family == isa::InstrFamily::kMatmul)
+    return call.ins.at(def.name == "TMATMUL_ACC" || def.name == "TGEMV_ACC" ? 1 : 0);
+  if (def.name == "TSTORE" || def.name == "TCMP" || def.name == "TCMPS" || def.name == "MSCATTER" ||
+      def.name == "TPREFETCH" || def.name.find("ARG") != std::string::npos)
+    return call.ins.at(0);
   return call.outs.at(0);
 }
 
@@ -91,6 +96,10 @@ void execute_reference(const TileCall& call) {
          "use a mnemonic of the instruction table (pypto._core.instruction_names())");
   check_operands(call, def->outs_sig, call.outs, "output");
   check_operands(call, def->ins_sig, call.ins, "input");
+  if (def->family == isa::InstrFamily::kSync) {
+    fn->second(call);
+    return;
+  }
   const OperandValue& typed = computing_operand(*def, call);
   const DataType dt = typed.kind == isa::Operand::kTile ? typed.tile.dtype : typed.tensor->dtype;
   if (!def->allows(dt)) {

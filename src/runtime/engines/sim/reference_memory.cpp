@@ -1,5 +1,7 @@
 // Reference semantics of data movement: TLOAD / TSTORE between global tensors and tiles,
 // the on-chip copies TMOV, TTRANS, TFILLPAD, TEXTRACT, TINSERT, TCONCAT and the fill TEXPANDS.
+#include <cstring>
+
 #include "pypto/runtime/reference.h"
 
 namespace pypto::runtime {
@@ -145,6 +147,27 @@ void texpands(const TileCall& call) {
       else dst.set_i(r, c, s.as_int());
 }
 
+// TRESHAPE: dst takes src's bytes in row-major order (the byte sizes must agree).
+void treshape(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  if (dst.bytes() != src.bytes())
+    call.fail_runtime("tile '" + src.name + "' has " + std::to_string(src.bytes()) + " B, '" + dst.name + "' " +
+                          std::to_string(dst.bytes()) + " B",
+                      "reshape between tiles of the same byte size");
+  if (dst.data != src.data) std::memmove(dst.data, src.data, static_cast<size_t>(dst.bytes()));
+}
+
+void tfillpad_inplace(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const float pad = pad_value(dst.pad, dst.dtype);
+  for (int64_t r = 0; r < dst.rows; ++r)
+    for (int64_t c = 0; c < dst.cols; ++c)
+      if (r >= dst.valid_rows || c >= dst.valid_cols) dst.set_f(r, c, pad);
+}
+
+void no_data(const TileCall&) {}  // TASSIGN / TPREFETCH / sync: nothing moves in the model
+
 }  // namespace
 
 void add_memory_instrs(ReferenceTable& t) {
@@ -157,6 +180,13 @@ void add_memory_instrs(ReferenceTable& t) {
   t["TEXTRACT"] = textract;
   t["TINSERT"] = tinsert;
   t["TCONCAT"] = tconcat;
+  t["TRESHAPE"] = treshape;
+  t["TSUBVIEW"] = textract;  // a view in PTO; the model's tiles are separate buffers, so it copies
+  t["TASSIGN"] = no_data;
+  t["TPREFETCH"] = no_data;
+  t["TFILLPAD_INPLACE"] = tfillpad_inplace;
+  t["TFILLPAD_EXPAND"] = tfillpad;
+  for (const char* n : {"SET_FLAG", "WAIT_FLAG", "PIPE_BARRIER"}) t[n] = no_data;  // timing only (cycle model)
 }
 
 }  // namespace pypto::runtime

@@ -1,6 +1,6 @@
 // The sim engine's interpreter loop: resolves operands (tiles to buffer addresses, tensors
 // to parameters, scalars to registers) and runs each instruction through the reference
-// library or the scalar machine.
+// library or the scalar machine, timing each one with the cycle model.
 #include "pypto/runtime/sim_engine.h"
 
 namespace pypto::runtime {
@@ -108,19 +108,23 @@ void SimEngine::run(const isa::Kernel& kernel, const std::vector<HostArg>& args)
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].kind != HostArg::kTensor) regs.set(next_reg++, args[i].scalar());
 
+  CycleModel model(kernel, record_events_);
   const int n = static_cast<int>(kernel.code.size());
   for (int pc = 0; pc < n;) {
     const isa::Instr& instr = kernel.code[pc];
     const int next = regs.step(kernel.code, pc);
     if (next >= 0) {
+      model.scalar();
       pc = next;
       continue;
     }
+    if (instr.kind != isa::InstrKind::kTile) model.scalar();
     switch (instr.kind) {
       case isa::InstrKind::kTile: {
         TileCall call{instr, {}, {}};
         for (const isa::Operand& o : instr.outs) call.outs.push_back(resolve(*this, kernel, args, regs, instr, o));
         for (const isa::Operand& o : instr.ins) call.ins.push_back(resolve(*this, kernel, args, regs, instr, o));
+        model.issue(pc, instr, call);
         execute_reference(call);
         break;
       }
@@ -138,6 +142,7 @@ void SimEngine::run(const isa::Kernel& kernel, const std::vector<HostArg>& args)
     }
     ++pc;
   }
+  timeline_ = model.finish();
 }
 
 }  // namespace pypto::runtime

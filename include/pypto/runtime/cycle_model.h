@@ -1,0 +1,79 @@
+// The sim engine's cycle model: per virtual core, one in-order queue per pipe (S, V, MTE1,
+// MTE2, MTE3, M, FIX). Each instruction starts when its pipe is free and its wait_flags are
+// satisfied and costs what the instruction table's figures say; set_flag / wait_flag /
+// pipe_barrier order pipes. Accesses to on-chip buffers are checked with vector clocks: a
+// cross-pipe dependency not ordered by a flag chain or a barrier is a race (PyptoError).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "pypto/isa/program.h"
+#include "pypto/runtime/reference.h"
+
+namespace pypto::runtime {
+
+// One executed instruction on the modelled timeline (cycles from the kernel's start).
+struct TimelineEvent {
+  std::string name;  // mnemonic
+  isa::Pipe pipe = isa::Pipe::S;
+  double start = 0, end = 0;
+  int pc = -1;
+  int line = 0;
+};
+
+struct Timeline {
+  std::string kernel;
+  std::vector<TimelineEvent> events;
+  double end_cycles = 0;  // when the last pipe finishes
+  // Cycles each pipe was busy.
+  std::array<double, 7> busy{};
+};
+
+class CycleModel {
+ public:
+  CycleModel(const isa::Kernel& kernel, bool record_events);
+  // Times one tile instruction (after its operands are resolved, before it computes) and
+  // checks its tile reads and writes for races; a race or an unmatched wait_flag throws.
+  void issue(int pc, const isa::Instr& instr, const TileCall& call);
+  // A scalar or control instruction: one cycle of the scalar pipe.
+  void scalar();
+  Timeline finish();
+
+ private:
+  using Clock = std::array<uint64_t, 7>;  // per pipe: the last instruction seq known done
+  struct Access {
+    const uint8_t* lo;
+    const uint8_t* hi;
+    isa::Pipe pipe;
+    uint64_t seq;
+    bool write;
+    std::string tile;     // name of the tile
+    std::string instr;    // mnemonic
+    Span span;
+    int pc;
+  };
+  struct Flag {
+    double time;
+    Clock clock;
+  };
+  void sync(const isa::Instr& instr);
+  void check_and_record(const isa::Instr& instr, int pc, isa::Pipe pipe, const TileRef& tile, bool write, uint64_t seq);
+  double cost_of(const isa::Instr& instr, const TileCall& call) const;
+
+  const isa::Kernel& kernel_;
+  bool record_;
+  double now_ = 0;                          // the scalar dispatcher's clock
+  std::array<double, 7> pipe_free_{};
+  std::array<uint64_t, 7> seq_{};
+  std::array<Clock, 7> clock_{};            // clock_[q][p]: p's progress pipe q is ordered after
+  std::map<std::tuple<int, int, int64_t>, std::deque<Flag>> flags_;  // (src, dst, event)
+  std::vector<Access> accesses_;
+  Timeline timeline_;
+};
+
+}  // namespace pypto::runtime

@@ -1,0 +1,66 @@
+// Renders the instruction table as Markdown: docs/isa.md is this text, regenerated with
+// `python tools/gen_isa_doc.py` and checked for freshness by tests/isa/test_isa_doc.py.
+#include <cstdio>
+#include <sstream>
+
+#include "pypto/isa/instructions.h"
+
+namespace pypto::isa {
+
+namespace {
+
+std::string operand_text(const std::string& sig) {
+  if (sig.empty()) return "-";
+  std::string s;
+  for (char c : sig) {
+    const bool optional = c >= 'a' && c <= 'z';
+    const char* kind = "scalar";
+    switch (c) {
+      case 'T': case 't': kind = "tile"; break;
+      case 'G': case 'g': kind = "tensor"; break;
+      case 'L': case 'l': kind = "offsets"; break;
+      default: break;
+    }
+    s += std::string(s.empty() ? "" : ", ") + kind + (optional ? "?" : "");
+  }
+  return s;
+}
+
+std::string cost_text(const InstrDef& d) {
+  char buf[96];
+  if (d.family == InstrFamily::kMatmul) return "6 + ceil(M/16)·ceil(K/K0)·ceil(N/16) (x2 fp32)";
+  if (d.family == InstrFamily::kSync || d.pipe == Pipe::S) std::snprintf(buf, sizeof buf, "%g", d.cost.head);
+  else if (d.cost.bandwidth_gib_s > 0)
+    std::snprintf(buf, sizeof buf, "bytes / %g GiB/s + %g", d.cost.bandwidth_gib_s, d.cost.startup_cycles);
+  else std::snprintf(buf, sizeof buf, "%g R + %g", d.cost.slope, d.cost.head);
+  return std::string(buf) + (d.cost.published ? " (published)" : "");
+}
+
+}  // namespace
+
+std::string instruction_table_markdown() {
+  std::ostringstream os;
+  os << "# PTO instruction table\n\n"
+     << "Generated from include/pypto/isa/instructions.h by `python tools/gen_isa_doc.py`; do not edit.\n"
+     << "Cost: R = ceil(valid bytes / 256) vector repeats (+16 cycles when a row is not a whole number\n"
+     << "of repeats); transfers at 1.85 GHz. Memories: where the destination tile may live.\n\n";
+  for (int f = 0; f <= static_cast<int>(InstrFamily::kSync); ++f) {
+    const InstrFamily family = static_cast<InstrFamily>(f);
+    os << "\n## " << instr_family_name(family) << "\n\n"
+       << "| Instruction | .pto | Pipe | Outs | Ins | Dtypes | Memories | Cycles | Computes |\n"
+       << "|---|---|---|---|---|---|---|---|---|\n";
+    for (const InstrDef* d : all_instrs()) {
+      if (d->family != family) continue;
+      std::string dts, mems;
+      for (DataType t : d->dtypes) dts += std::string(dts.empty() ? "" : " ") + dtype_name(t);
+      for (MemorySpace m : d->memories) mems += std::string(mems.empty() ? "" : " ") + memory_space_name(m);
+      if (d->family == InstrFamily::kSync) dts = "-";
+      os << "| " << d->name << " | `" << pto_mnemonic(*d) << "` | " << pipe_name(d->pipe) << " | "
+         << operand_text(d->outs_sig) << " | " << operand_text(d->ins_sig) << " | " << dts << " | "
+         << (mems.empty() ? "-" : mems) << " | " << cost_text(*d) << " | " << d->summary << " |\n";
+    }
+  }
+  return os.str();
+}
+
+}  // namespace pypto::isa

@@ -1,0 +1,182 @@
+// The cycle model and race checker of the sim engine (see cycle_model.h). Functional
+// execution stays in program order; this file only computes when each instruction would
+// run on its pipe and whether the program's flags order every cross-pipe dependency.
+#include "pypto/runtime/cycle_model.h"
+
+#include <algorithm>
+#include <variant>
+
+#include "pypto/isa/instructions.h"
+
+namespace pypto::runtime {
+
+namespace {
+
+std::string attr_str(const isa::Instr& in, const std::string& key) {
+  auto it = in.attrs.find(key);
+  if (it == in.attrs.end()) return "";
+  if (auto* s = std::get_if<std::string>(&it->second)) return *s;
+  return "";
+}
+
+int64_t attr_int(const isa::Instr& in, const std::string& key) {
+  auto it = in.attrs.find(key);
+  if (it == in.attrs.end()) return 0;
+  if (auto* i = std::get_if<int64_t>(&it->second)) return *i;
+  return 0;
+}
+
+isa::Pipe attr_pipe(const isa::Instr& in, const std::string& key) {
+  isa::Pipe p;
+  const std::string name = attr_str(in, key);
+  if (!isa::pipe_from_name(name, &p))
+    fail(ErrorKind::kValue, in.span, in.mnemonic + ": attribute '" + key + "' is '" + name + "', not a pipe",
+         "use one of S, V, MTE1, MTE2, MTE3, M, FIX");
+  return p;
+}
+
+std::string where(const Span& s, int pc) {
+  return (s.line > 0 ? s.str() + ", " : std::string()) + "pc " + std::to_string(pc);
+}
+
+}  // namespace
+
+CycleModel::CycleModel(const isa::Kernel& kernel, bool record_events) : kernel_(kernel), record_(record_events) {
+  timeline_.kernel = kernel.name;
+}
+
+void CycleModel::scalar() { now_ += 1; }
+
+double CycleModel::cost_of(const isa::Instr& instr, const TileCall& call) const {
+  const isa::InstrDef* def = isa::find_instr(instr.mnemonic);
+  if (def == nullptr) return 1;
+  auto memory_of = [&](const isa::Operand& o) {
+    return o.kind == isa::Operand::kTile ? kernel_.tiles.at(o.index).memory : MemorySpace::DDR;
+  };
+  auto valid_bytes = [](const TileRef& t) { return t.valid_rows * t.valid_cols * dtype_bytes(t.dtype); };
+  if (def->name == "TLOAD" || def->name == "MGATHER")
+    return isa::transfer_cost_cycles(MemorySpace::DDR, memory_of(instr.outs.at(0)), valid_bytes(call.out_tile()));
+  if (def->name == "TSTORE" || def->name == "MSCATTER")
+    return isa::transfer_cost_cycles(memory_of(instr.ins.at(0)), MemorySpace::DDR, valid_bytes(call.in_tile(0)));
+  if (def->name == "TMOV")
+    return isa::transfer_cost_cycles(memory_of(instr.ins.at(0)), memory_of(instr.outs.at(0)), valid_bytes(call.out_tile()));
+  if (def->family == isa::InstrFamily::kMatmul) {
+    const bool acc_in = def->name == "TMATMUL_ACC" || def->name == "TGEMV_ACC";
+    const TileRef& left = call.in_tile(acc_in ? 1 : 0);
+    const TileRef& acc = call.out_tile();
+    return isa::instr_cost_cycles(*def, left.dtype, acc.valid_rows, acc.valid_cols, left.valid_cols);
+  }
+  // Vector work: over the larger of the destination's and the first source's valid region.
+  const TileRef* t = nullptr;
+  for (const auto& o : call.outs)
+    if (o.kind == isa::Operand::kTile) { t = &o.tile; break; }
+  for (const auto& o : call.ins)
+    if (o.kind == isa::Operand::kTile && (t == nullptr || valid_bytes(o.tile) > valid_bytes(*t))) { t = &o.tile; break; }
+  if (t == nullptr) return isa::instr_cost_cycles(*def, DataType::FP32, 0, 0);
+  return isa::instr_cost_cycles(*def, t->dtype, t->valid_rows, t->valid_cols);
+}
+
+void CycleModel::sync(const isa::Instr& in) {
+  const int64_t event = attr_int(in, "event");
+  if (in.mnemonic == "SET_FLAG") {
+    const isa::Pipe src = attr_pipe(in, "src"), dst = attr_pipe(in, "dst");
+    const int s = static_cast<int>(src);
+    flags_[{s, static_cast<int>(dst), event}].push_back({std::max(pipe_free_[s], now_), clock_[s]});
+  } else if (in.mnemonic == "WAIT_FLAG") {
+    const isa::Pipe src = attr_pipe(in, "src"), dst = attr_pipe(in, "dst");
+    const int d = static_cast<int>(dst);
+    auto& q = flags_[{static_cast<int>(src), d, event}];
+    if (q.empty())
+      fail(ErrorKind::kRuntime, in.span,
+           "wait_flag(" + std::string(isa::pipe_name(src)) + ", " + isa::pipe_name(dst) + ", event " +
+               std::to_string(event) + ") in kernel '" + kernel_.name + "' has no earlier matching set_flag: the " +
+               isa::pipe_name(dst) + " pipe would wait forever",
+           "issue set_flag(PIPE_" + std::string(isa::pipe_name(src)) + ", PIPE_" + isa::pipe_name(dst) +
+               ", EVENT_ID" + std::to_string(event) + ") on the producer side first");
+    const Flag f = q.front();
+    q.pop_front();
+    pipe_free_[d] = std::max({pipe_free_[d], f.time, now_});
+    for (int p = 0; p < 7; ++p) clock_[d][p] = std::max(clock_[d][p], f.clock[p]);
+  } else {  // PIPE_BARRIER: "ALL" joins every pipe; a single pipe is already in order
+    const std::string which = attr_str(in, "pipe");
+    if (which == "ALL" || which == "PIPE_ALL" || which.empty()) {
+      double t = now_;
+      Clock joined{};
+      for (int p = 0; p < 7; ++p) {
+        t = std::max(t, pipe_free_[p]);
+        for (int k = 0; k < 7; ++k) joined[k] = std::max(joined[k], clock_[p][k]);
+      }
+      pipe_free_.fill(t);
+      now_ = t;
+      clock_.fill(joined);
+    } else {
+      attr_pipe(in, "pipe");  // validates the name
+    }
+  }
+  now_ += 1;
+}
+
+void CycleModel::check_and_record(const isa::Instr& instr, int pc, isa::Pipe pipe, const TileRef& tile, bool write,
+                                  uint64_t seq) {
+  const uint8_t* lo = tile.data;
+  const uint8_t* hi = tile.data + tile.bytes();
+  const int q = static_cast<int>(pipe);
+  for (const Access& a : accesses_) {
+    if (a.pipe == pipe || a.hi <= lo || hi <= a.lo || !(a.write || write)) continue;
+    if (clock_[q][static_cast<int>(a.pipe)] >= a.seq) continue;  // ordered by a flag chain or barrier
+    const std::string P = isa::pipe_name(a.pipe), Q = isa::pipe_name(pipe);
+    const char* kind = a.write ? (write ? "writes" : "reads") : "writes";
+    fail(ErrorKind::kRuntime, instr.span,
+         "race in kernel '" + kernel_.name + "': " + instr.mnemonic + " (" + where(instr.span, pc) + ") on pipe " + Q +
+             " " + kind + " tile '" + tile.name + "' while " + a.instr + " (" + where(a.span, a.pc) + ") on pipe " + P +
+             " may still be " + (a.write ? "writing" : "reading") + " '" + a.tile + "'; no flag orders " + P +
+             " before " + Q,
+         "insert set_flag(PIPE_" + P + ", PIPE_" + Q + ", EVENT_ID0) after the " + a.instr + " and wait_flag(PIPE_" + P +
+             ", PIPE_" + Q + ", EVENT_ID0) before the " + instr.mnemonic +
+             ", or let the compiler insert sync (compiled kernels get it from the InsertSync step)");
+  }
+  // Drop what this access supersedes: same pipe, covered range, and not a write hidden by a read.
+  std::erase_if(accesses_, [&](const Access& a) {
+    return a.pipe == pipe && a.lo >= lo && a.hi <= hi && (write || !a.write);
+  });
+  accesses_.push_back({lo, hi, pipe, seq, write, tile.name, instr.mnemonic, instr.span, pc});
+}
+
+void CycleModel::issue(int pc, const isa::Instr& instr, const TileCall& call) {
+  const isa::InstrDef* def = isa::find_instr(instr.mnemonic);
+  if (def != nullptr && def->family == isa::InstrFamily::kSync) {
+    sync(instr);
+    return;
+  }
+  const isa::Pipe pipe = isa::pipe_of(instr, kernel_);
+  const int q = static_cast<int>(pipe);
+  const uint64_t seq = ++seq_[q];
+  for (const auto& o : call.ins)
+    if (o.kind == isa::Operand::kTile) check_and_record(instr, pc, pipe, o.tile, false, seq);
+  for (const auto& o : call.outs)
+    if (o.kind == isa::Operand::kTile) check_and_record(instr, pc, pipe, o.tile, true, seq);
+  clock_[q][q] = seq;
+
+  const double cost = cost_of(instr, call);
+  double start, end;
+  if (pipe == isa::Pipe::S) {
+    start = now_;
+    end = now_ = start + cost;
+    pipe_free_[q] = std::max(pipe_free_[q], end);
+  } else {
+    start = std::max(pipe_free_[q], now_);
+    end = pipe_free_[q] = start + cost;
+    now_ += 1;  // dispatch
+  }
+  timeline_.busy[q] += end - start;
+  timeline_.end_cycles = std::max(timeline_.end_cycles, end);
+  if (record_) timeline_.events.push_back({instr.mnemonic, pipe, start, end, pc, instr.span.line});
+}
+
+Timeline CycleModel::finish() {
+  for (double t : pipe_free_) timeline_.end_cycles = std::max(timeline_.end_cycles, t);
+  timeline_.end_cycles = std::max(timeline_.end_cycles, now_);
+  return std::move(timeline_);
+}
+
+}  // namespace pypto::runtime
