@@ -11,6 +11,14 @@ const std::vector<Pass>& default_pipeline() {
        "tensors written inside become Out (or InOut when also read) parameters; values defined inside and "
        "used after the scope become the function's results. The scope is replaced by a call, which the "
        "runtime later runs as one task."},
+      {"LowerTensorOps", lower_tensor_ops,
+       "Rewrites tensor-level compute inside InCore functions into tiles. A value built from tensor ops "
+       "(`out[:] = pl.exp(pl.add(x, y))`, row/column reductions, row/column broadcasts, `pl.matmul` on "
+       "Tensors) is written into its target block by block: loops over output blocks load the operand "
+       "blocks, run the tile ops and store. Block sizes keep every tile of one block inside UB together, "
+       "rows a multiple of 32 bytes, and prefer sizes that divide the extent; otherwise the edge block gets "
+       "a run-time valid shape. Reductions walk the reduced axis in blocks and combine partial results; a "
+       "matmul block walks K through Mat -> Left/Right with matmul then matmul_acc into Acc."},
       {"FlattenCalls", flatten_calls,
        "Gives every op call that is nested inside another expression (`pl.store(pl.add(a, b), ...)`) its own "
        "assignment to a fresh value just before the statement, so that every tile the program computes has a "
