@@ -19,6 +19,15 @@ const std::vector<Pass>& default_pipeline() {
        "rows a multiple of 32 bytes, and prefer sizes that divide the extent; otherwise the edge block gets "
        "a run-time valid shape. Reductions walk the reduced axis in blocks and combine partial results; a "
        "matmul block walks K through Mat -> Left/Right with matmul then matmul_acc into Acc."},
+      {"Unroll", unroll,
+       "Replaces every `for i in pl.unroll(n)` loop (bounds known at compile time, at most 1024 iterations) by "
+       "one copy of its body per iteration: the loop variable becomes the iteration's constant, every value the "
+       "body defines is a fresh value of its copy, and loop-carried values flow from one copy's yield into the "
+       "next copy; the loop's results are the last copy's yields."},
+      {"Simplify", simplify,
+       "Folds scalar arithmetic and comparisons on constants (`0 * 64 + 16` becomes 16), drops `x + 0` and "
+       "`x * 1` on integers, and removes assignments of pure values that nothing uses (including uses in "
+       "valid shapes), repeating until none is left. Stores, assembles and kernel calls always stay."},
       {"FlattenCalls", flatten_calls,
        "Gives every op call that is nested inside another expression (`pl.store(pl.add(a, b), ...)`) its own "
        "assignment to a fresh value just before the statement, so that every tile the program computes has a "
