@@ -9,7 +9,6 @@ Run: python examples/intermediate/10_tensor_quickstart.py   (prints OK)
 import sys
 
 import numpy as np
-
 import pypto.language as pl
 from pypto.runtime import RunConfig
 

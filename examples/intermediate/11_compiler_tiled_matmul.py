@@ -9,7 +9,6 @@ Run: python examples/intermediate/11_compiler_tiled_matmul.py   (prints OK)
 import sys
 
 import numpy as np
-
 import pypto.language as pl
 from pypto.runtime import RunConfig
 

@@ -3,11 +3,10 @@ to end against numpy on shapes that need several blocks, ragged edges, reduction
 blocks, broadcasts and matmuls walked along K; plus the IR shape and the user errors."""
 
 import numpy as np
-import pytest
-
 import pypto.language as pl
-from pypto import _core, ir
+import pytest
 from pass_text import check_pass
+from pypto import _core, ir
 
 RNG = np.random.default_rng(5)
 

@@ -2,11 +2,10 @@
 against numpy and the errors for loops that cannot be unrolled."""
 
 import numpy as np
-import pytest
-
 import pypto.language as pl
-from pypto import _core
+import pytest
 from pass_text import check_pass, run_pass
+from pypto import _core
 
 
 def test_unroll_copies_the_body_and_threads_the_carried_tile():
