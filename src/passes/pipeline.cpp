@@ -11,6 +11,23 @@ const std::vector<Pass>& default_pipeline() {
        "tensors written inside become Out (or InOut when also read) parameters; values defined inside and "
        "used after the scope become the function's results. The scope is replaced by a call, which the "
        "runtime later runs as one task."},
+      {"LowerTensorOps", lower_tensor_ops,
+       "Rewrites tensor-level compute inside InCore functions into tiles. A value built from tensor ops "
+       "(`out[:] = pl.exp(pl.add(x, y))`, row/column reductions, row/column broadcasts, `pl.matmul` on "
+       "Tensors) is written into its target block by block: loops over output blocks load the operand "
+       "blocks, run the tile ops and store. Block sizes keep every tile of one block inside UB together, "
+       "rows a multiple of 32 bytes, and prefer sizes that divide the extent; otherwise the edge block gets "
+       "a run-time valid shape. Reductions walk the reduced axis in blocks and combine partial results; a "
+       "matmul block walks K through Mat -> Left/Right with matmul then matmul_acc into Acc."},
+      {"Unroll", unroll,
+       "Replaces every `for i in pl.unroll(n)` loop (bounds known at compile time, at most 1024 iterations) by "
+       "one copy of its body per iteration: the loop variable becomes the iteration's constant, every value the "
+       "body defines is a fresh value of its copy, and loop-carried values flow from one copy's yield into the "
+       "next copy; the loop's results are the last copy's yields."},
+      {"Simplify", simplify,
+       "Folds scalar arithmetic and comparisons on constants (`0 * 64 + 16` becomes 16), drops `x + 0` and "
+       "`x * 1` on integers, and removes assignments of pure values that nothing uses (including uses in "
+       "valid shapes), repeating until none is left. Stores, assembles and kernel calls always stay."},
       {"FlattenCalls", flatten_calls,
        "Gives every op call that is nested inside another expression (`pl.store(pl.add(a, b), ...)`) its own "
        "assignment to a fresh value just before the statement, so that every tile the program computes has a "

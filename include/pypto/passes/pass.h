@@ -28,6 +28,19 @@ struct Pass {
 // replaces the scope by a call of it. (outline_incore.cpp)
 ir::ProgramPtr outline_incore(const ir::ProgramPtr& program, const PassContext& ctx);
 
+// Rewrites tensor-level compute inside InCore functions (`out[:] = pl.exp(x)`, reductions,
+// broadcasts, `pl.matmul` on Tensors) into loops over blocks that fit the on-chip buffers:
+// tile loads, tile ops and stores. (lower_tensor_ops.cpp)
+ir::ProgramPtr lower_tensor_ops(const ir::ProgramPtr& program, const PassContext& ctx);
+
+// Replaces each `pl.unroll` loop with compile-time bounds by copies of its body, one per
+// iteration, threading loop-carried values from copy to copy. (unroll.cpp)
+ir::ProgramPtr unroll(const ir::ProgramPtr& program, const PassContext& ctx);
+
+// Folds scalar expressions on constants and removes assignments of unused pure values.
+// (simplify.cpp)
+ir::ProgramPtr simplify(const ir::ProgramPtr& program, const PassContext& ctx);
+
 // Gives every op call nested inside another expression its own assignment to a fresh Var,
 // so every computed tile is a named value. (flatten_calls.cpp)
 ir::ProgramPtr flatten_calls(const ir::ProgramPtr& program, const PassContext& ctx);

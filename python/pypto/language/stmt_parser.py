@@ -157,16 +157,35 @@ class StmtParser:
         raise self.error(node, f"cannot assign to '{self.text(target)}'", "assign to a plain name")
 
     def parse_write(self, target, node):
-        """`out[:] = value`: writes the whole of `value` into `out` (pl.assemble at offset 0)."""
-        if not isinstance(target.value, ast.Name) or not (isinstance(target.slice, ast.Slice) and
-                                                          target.slice.lower is None and target.slice.upper is None):
-            raise self.error(node, f"subscript assignment '{self.text(target)} = ...' is not supported yet; only "
-                                   "`out[:] = value` is", "use pl.assemble(out, value, offsets)")
+        """`out[:] = value` and `out[r0:r1, c0:c1] = value`: write `value` into `out` at the
+        slices' lower bounds (pl.assemble); a static upper bound must match value's extent."""
+        if not isinstance(target.value, ast.Name):
+            raise self.error(node, f"cannot write into '{self.text(target)}'", "write into a tensor name: out[...] = value")
         dst = self.eval(target.value)
         if not self.is_array(dst) or not isinstance(dst.type, ir.TensorType):
-            raise self.error(node, f"'{target.value.id}[:] = ...' needs a tensor on the left")
+            raise self.error(node, f"'{target.value.id}[...] = ...' needs a tensor on the left")
+        slices = list(target.slice.elts) if isinstance(target.slice, ast.Tuple) else [target.slice]
+        whole = len(slices) == 1 and isinstance(slices[0], ast.Slice) and slices[0].lower is None and \
+            slices[0].upper is None and slices[0].step is None
+        rank = len(dst.type.shape)
+        if not whole and (len(slices) != rank or not all(isinstance(s, ast.Slice) and s.step is None for s in slices)):
+            raise self.error(node, f"'{self.text(target)} = ...' must slice every one of the {rank} dimensions "
+                                   "with start:stop", "write out[:] = value or out[r0:r1, c0:c1] = value")
         value = self.eval(node.value)
-        offsets = [0] * len(dst.type.shape)
+        offsets = [0] * rank
+        if not whole:
+            vshape = list(value.type.shape) if is_ir(value) and hasattr(value.type, "shape") else None
+            for d, s in enumerate(slices):
+                lo = self.eval(s.lower) if s.lower is not None else 0
+                offsets[d] = lo
+                if s.upper is None or vshape is None:
+                    continue
+                hi = self.eval(s.upper)
+                ext = vshape[d] if d < len(vshape) else None
+                if isinstance(hi, int) and isinstance(lo, int) and isinstance(ext, ir.ConstInt) and \
+                        hi - lo != ext.value:
+                    raise self.error(node, f"'{self.text(target)}' spans {hi - lo} elements of dimension {d} but "
+                                           f"the value has {ext.value}", "make the slice as long as the value")
         self.bind(target.value.id, self.op_call("assemble", [dst, value, offsets], {}, node), node)
 
     # -- binding and the Out-parameter rule ----------------------------------------------

@@ -19,6 +19,7 @@ void register_matmul_ops(OpRegistry& r);
 void register_shape_ops(OpRegistry& r);
 void register_compare_ops(OpRegistry& r);
 void register_tensor_ops(OpRegistry& r);
+void register_tensor_compute_ops(OpRegistry& r);  // after the tile families it mirrors
 
 // Parameter specs.
 ParamSpec expr_param(const std::string& name, bool optional = false);

@@ -1,0 +1,27 @@
+// Tensor-level compute ops (tensor.add, tensor.exp, tensor.row_sum, tensor.matmul, ...): the
+// whole-tensor forms of tile ops, written inside InCore scopes and rewritten into tile loops
+// by the LowerTensorOps pass. This header lets the pass find each op's tile form.
+#pragma once
+#include "pypto/ir/op_registry.h"
+
+namespace pypto::ir {
+
+// How a tensor compute op maps onto tiles.
+enum class TensorOpShape : uint8_t {
+  kElementwise,  // result block (r, c) needs each operand's block (r, c)
+  kRowReduce,    // [M, N] -> [M, 1]
+  kColReduce,    // [M, N] -> [1, N]
+  kRowExpand,    // (a [M, N], v [M, 1]) -> [M, N]
+  kColExpand,    // (a [M, N], v [1, N]) -> [M, N]
+  kMatmul,       // [M, K] @ [K, N] -> [M, N]
+};
+
+struct TensorOpInfo {
+  const OpDef* tile_op;  // the tile op that computes one block
+  TensorOpShape shape;
+};
+
+// The tile form of a tensor compute op, or nullopt for any other op (tensor.assemble, ...).
+std::optional<TensorOpInfo> tensor_op_info(const OpDef& op);
+
+}  // namespace pypto::ir

@@ -1,0 +1,144 @@
+// Tensor-level compute ops: every vector/cube tile op that computes a value (add, exp,
+// row_sum, row_expand_sub, matmul, ...) also exists as tensor.<name> on 2-D Tensors. Types are
+// inferred by running the tile op's own rules on stand-in Vec (or Left/Right) tiles, so one
+// rule serves both levels; LowerTensorOps later rewrites these calls into tile loops.
+#include <unordered_map>
+
+#include "op_rules.h"
+#include "pypto/ir/structural_equal.h"
+#include "pypto/ir/tensor_ops.h"
+
+namespace pypto::ir::ops {
+
+namespace {
+
+std::unordered_map<const OpDef*, TensorOpInfo>& infos() {
+  static std::unordered_map<const OpDef*, TensorOpInfo> table;
+  return table;
+}
+
+bool same_dim(const ExprPtr& a, const ExprPtr& b) {
+  auto ca = as_const_int(a), cb = as_const_int(b);
+  if (ca || cb) return ca && cb && *ca == *cb;
+  return a.get() == b.get() || structural_equal(a, b);
+}
+
+// Stand-in extents for the tile rules: static dims keep their value; each distinct run-time
+// dim gets its own large placeholder, mapped back to the dim's expression afterwards.
+struct DimProxy {
+  std::vector<ExprPtr> symbols;
+  int64_t extent(const ExprPtr& d) {
+    if (auto c = as_const_int(d)) return *c;
+    for (size_t i = 0; i < symbols.size(); ++i)
+      if (same_dim(symbols[i], d)) return kBase + static_cast<int64_t>(i);
+    symbols.push_back(d);
+    return kBase + static_cast<int64_t>(symbols.size() - 1);
+  }
+  ExprPtr dim(const ExprPtr& e) const {
+    auto c = as_const_int(e);
+    if (c && *c >= kBase && *c < kBase + static_cast<int64_t>(symbols.size())) return symbols[*c - kBase];
+    return e;
+  }
+  static constexpr int64_t kBase = int64_t{1} << 40;
+};
+
+const TensorType& tensor2d(const CallSite& s, const std::string& name) {
+  const TensorType& t = tensor_arg(s, name);
+  if (t.shape.size() != 2)
+    op_fail(s, ErrorKind::kType,
+            "argument '" + name + "' has rank " + std::to_string(t.shape.size()) + "; tensor-level ops take 2-D tensors",
+            "load tiles explicitly with pl.load for tensors of other ranks");
+  return t;
+}
+
+// Runs the tile op's inference on stand-in tiles and turns the tile result back into a tensor.
+TypePtr infer_through_tile(const CallSite& s, const OpDef& tile_op, MemorySpace lhs_mem = MemorySpace::Vec,
+                           MemorySpace rhs_mem = MemorySpace::Vec) {
+  DimProxy proxy;
+  std::vector<ExprPtr> args;
+  size_t k = 0;
+  for (auto& p : s.op.params) {
+    if (p.kind == ParamKind::kAttr) continue;
+    ExprPtr a = k < s.args.size() ? s.args[k] : nullptr;
+    ++k;
+    if (a && a->type && a->type->as<TensorType>()) {
+      const TensorType& t = tensor2d(s, p.name);
+      MemorySpace mem = args.empty() ? lhs_mem : rhs_mem;
+      std::vector<ExprPtr> shape = {ConstInt::make(proxy.extent(t.shape[0])), ConstInt::make(proxy.extent(t.shape[1]))};
+      a = Var::make(p.name, TileType::make(shape, t.dtype, mem), a->span);
+    } else if (a && a->type && a->type->as<TileType>()) {
+      op_fail(s, ErrorKind::kType, "argument '" + p.name + "' is a tile; the tensor form takes tensors",
+              "use pl.tile." + tile_op.name.substr(5) + " for tiles, or pass a tensor");
+    }
+    args.push_back(a);
+  }
+  TypePtr r = tile_op.infer_type(CallSite{s.op, args, s.attrs, s.span});
+  auto* tile = r->as<TileType>();
+  PYPTO_CHECK(tile, "tile op " + tile_op.name + " did not give a tile");
+  return TensorType::make({proxy.dim(tile->shape[0]), proxy.dim(tile->shape[1])}, tile->dtype);
+}
+
+TypePtr infer_matmul(const CallSite& s, const OpDef& tile_op) {
+  const TensorType& a = tensor2d(s, "lhs");
+  const TensorType& b = tensor2d(s, "rhs");
+  if (!same_dim(a.shape[1], b.shape[0]))
+    op_fail(s, ErrorKind::kType, "inner dimensions differ: 'lhs' has K = " + type_str(s.arg("lhs")->type) +
+                                     " and 'rhs' is " + type_str(s.arg("rhs")->type),
+            "lhs must be [M, K] and rhs [K, N]");
+  // The cube's extent limits apply to tiles, not to whole tensors: check dtypes on small stand-ins.
+  std::vector<ExprPtr> args;
+  for (auto [t, mem] : {std::pair{&a, MemorySpace::Left}, {&b, MemorySpace::Right}})
+    args.push_back(Var::make("x", TileType::make(const_shape({16, 16}), t->dtype, mem)));
+  TypePtr r = tile_op.infer_type(CallSite{s.op, args, s.attrs, s.span});
+  return TensorType::make({a.shape[0], b.shape[1]}, r->as<TileType>()->dtype);
+}
+
+void lower_unlowered(const Call& c, const VarPtr&, codegen::KernelBuilder&) {
+  fail(ErrorKind::kType, c.span, "pl." + c.op->name + " on whole tensors is only compiled inside an InCore scope",
+       "put it inside `with pl.at(level=pl.Level.CORE_GROUP):` and write the result with out[:] = ...");
+}
+
+void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape) {
+  const OpDef* tile_op = r.find("tile." + name);
+  PYPTO_CHECK(tile_op, "no tile op for tensor." + name);
+  InferTypeFn infer = shape == TensorOpShape::kMatmul
+                          ? InferTypeFn([tile_op](const CallSite& s) { return infer_matmul(s, *tile_op); })
+                          : InferTypeFn([tile_op](const CallSite& s) { return infer_through_tile(s, *tile_op); });
+  std::string variant = tile_op->scalar_variant.empty() ? "" : "tensor." + tile_op->scalar_variant.substr(5);
+  const OpDef& def = r.add({.name = "tensor." + name,
+                            .params = tile_op->params,
+                            .infer_type = infer,
+                            .pto = "",
+                            .lower = lower_unlowered,
+                            .doc = "Whole-tensor form of pl.tile." + name + ", tiled by LowerTensorOps: " + tile_op->doc,
+                            .aliases = {},
+                            .scalar_variant = variant});
+  infos()[&def] = {tile_op, shape};
+}
+
+}  // namespace
+
+void register_tensor_compute_ops(OpRegistry& r) {
+  using S = TensorOpShape;
+  for (const char* n : {"adds", "subs", "muls", "divs", "maxs", "mins", "add", "sub", "mul", "div", "maximum", "minimum",
+                        "neg", "abs", "relu", "recip", "exp", "log", "sqrt", "rsqrt", "cast"})
+    add_form(r, n, S::kElementwise);
+  for (const char* n : {"row_sum", "row_max", "row_min", "row_prod"}) add_form(r, n, S::kRowReduce);
+  for (const char* n : {"col_sum", "col_max", "col_min", "col_prod"}) add_form(r, n, S::kColReduce);
+  for (const char* f : {"add", "sub", "mul", "div", "max", "min", "expdif"}) {
+    add_form(r, std::string("row_expand_") + f, S::kRowExpand);
+    add_form(r, std::string("col_expand_") + f, S::kColExpand);
+  }
+  add_form(r, "matmul", S::kMatmul);
+}
+
+}  // namespace pypto::ir::ops
+
+namespace pypto::ir {
+std::optional<TensorOpInfo> tensor_op_info(const OpDef& op) {
+  auto& t = ops::infos();
+  auto it = t.find(&op);
+  if (it == t.end()) return std::nullopt;
+  return it->second;
+}
+}  // namespace pypto::ir

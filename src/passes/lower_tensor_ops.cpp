@@ -1,0 +1,464 @@
+// LowerTensorOps: tensor-level compute (`out[:] = pl.exp(pl.add(x, y))`, row reductions,
+// broadcasts, `pl.matmul` on Tensors) inside InCore functions becomes loops over output
+// blocks that load tiles, run the tile ops and store, with block sizes fitted to UB/L1/L0.
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/tensor_ops.h"
+#include "pypto/ir/visitor.h"
+#include "pypto/passes/pass.h"
+
+namespace pypto::passes {
+namespace {
+using namespace ir;
+
+ExprPtr idx(int64_t v) { return ConstInt::make(v); }
+
+ExprPtr add(const ExprPtr& a, const ExprPtr& b) {
+  auto ca = as_const_int(a), cb = as_const_int(b);
+  if (ca && cb) return idx(*ca + *cb);
+  if (ca && *ca == 0) return b;
+  if (cb && *cb == 0) return a;
+  return BinaryExpr::make(BinaryOp::Add, a, b);
+}
+
+ExprPtr mul(const ExprPtr& a, int64_t b) {
+  auto ca = as_const_int(a);
+  if (ca) return idx(*ca * b);
+  return b == 1 ? a : BinaryExpr::make(BinaryOp::Mul, a, idx(b));
+}
+
+// A window of a 2-D value: rows r0.. and columns c0.., `rows` x `cols` allocated; vrows/vcols
+// are the run-time valid extents of a ragged edge block (null when the whole block is valid).
+struct Block {
+  ExprPtr r0, c0;
+  int64_t rows, cols;
+  ExprPtr vrows, vcols;
+};
+
+// One tiled extent: blocks of `size` covering `extent`; ragged when the last block is partial.
+struct Tiling {
+  int64_t size;
+  ExprPtr extent;
+  int64_t count_static = -1;  // number of blocks when the extent is static
+  bool ragged() const {
+    auto e = as_const_int(extent);
+    return !e || *e % size != 0;
+  }
+  ExprPtr count() const {
+    if (auto e = as_const_int(extent)) return idx((*e + size - 1) / size);
+    return BinaryExpr::make(BinaryOp::FloorDiv, add(extent, idx(size - 1)), idx(size));
+  }
+  bool single() const {
+    auto e = as_const_int(extent);
+    return e && *e <= size;
+  }
+  // Valid extent of the block starting at `start`, or null when every block is whole.
+  ExprPtr valid(const ExprPtr& start) const {
+    if (!ragged()) return nullptr;
+    if (single()) return extent;
+    return BinaryExpr::make(BinaryOp::Min, idx(size), BinaryExpr::make(BinaryOp::Sub, extent, start));
+  }
+};
+
+int64_t floor_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+// The block size for one extent: the whole extent when it fits under `cap`, else the largest
+// power of two <= cap that divides it (no ragged edge), else cap (ragged edge). `unit` keeps
+// Vec rows a multiple of 32 bytes.
+int64_t pick_size(const ExprPtr& extent, int64_t cap, int64_t unit) {
+  cap = std::max<int64_t>(unit, cap / unit * unit);
+  auto e = as_const_int(extent);
+  if (e && *e <= cap) return (*e + unit - 1) / unit * unit;
+  for (int64_t p = floor_pow2(cap); e && p >= std::max<int64_t>({unit, 8, cap / 4}); p /= 2)
+    if (*e % p == 0) return p;
+  return std::max(unit, floor_pow2(cap));
+}
+
+int64_t dtype_size(const TypePtr& t) { return dtype_bytes(*element_dtype(t)); }
+const TensorType& tensor_of(const ExprPtr& e) { return *e->type->as<TensorType>(); }
+
+class Lowerer : public IRMutator {
+ public:
+  explicit Lowerer(const isa::ChipSpec& chip) : chip_(chip) {}
+
+  std::unordered_map<const Var*, ExprPtr> defs_;  // tensor-level values, by their Var
+
+ protected:
+  StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
+    std::vector<StmtPtr> out;
+    bool changed = false;
+    for (auto& st : s->stmts) {
+      std::vector<StmtPtr>* saved = out_;
+      out_ = &out;
+      bool handled = lower_stmt(st);
+      out_ = saved;
+      if (handled) {
+        changed = true;
+        continue;
+      }
+      out.push_back(mutate(st));
+      changed |= out.back() != st;
+    }
+    return changed ? SeqStmts::make(out, s->span) : s;
+  }
+
+ private:
+  // Values defined by tensor compute ops are recorded and dropped; writes of them (and
+  // tensor-to-tensor copies) into a tensor become tile loops. True when `st` was consumed.
+  bool lower_stmt(const StmtPtr& st) {
+    ExprPtr value;
+    VarPtr var;
+    if (auto* a = st->as<AssignStmt>()) value = a->value, var = a->var;
+    else if (auto* e = st->as<EvalStmt>()) value = e->expr;
+    else return false;
+    auto* call = value->as<Call>();
+    if (!call) return false;
+    if (tensor_op_info(*call->op)) {
+      if (!var) return true;  // an unused pure value
+      defs_[var.get()] = mutate(value);
+      return true;
+    }
+    if (call->op->name != "tensor.assemble" || !call->args[1]->type->as<TensorType>()) return false;
+    ExprPtr target = mutate(call->args[0]);
+    ExprPtr src = mutate(call->args[1]);
+    auto* offsets = call->args[2]->as<ListExpr>();
+    PYPTO_CHECK(offsets && offsets->elems.size() == 2, "tensor.assemble offsets");
+    if (std::get<std::string>(call->attrs.at("atomic")) != "none")
+      fail(ErrorKind::kType, call->span, "pl.assemble: atomic writes of a tensor-level value are not supported",
+           "compute into a tile and pl.store it, or assemble without atomic");
+    std::vector<ExprPtr> offs = {mutate(offsets->elems[0]), mutate(offsets->elems[1])};
+    VarPtr result = write_tensor(target, src, offs, call->span);
+    if (var) replaced_[var.get()] = result;
+    return true;
+  }
+
+  ExprPtr resolve(const ExprPtr& e) const {
+    if (auto* v = e->as<Var>()) {
+      auto it = defs_.find(v);
+      if (it != defs_.end()) return it->second;
+    }
+    return e;
+  }
+
+  // --- Block sizes -----------------------------------------------------------------------
+
+  struct TreeStats {
+    int nodes = 0;
+    int64_t widest_bytes = 4;
+    bool matmul = false;
+  };
+  void stats(const ExprPtr& e0, TreeStats& st) const {
+    ExprPtr e = resolve(e0);
+    if (!e->type || !e->type->as<TensorType>()) return;
+    ++st.nodes;
+    st.widest_bytes = std::max<int64_t>(st.widest_bytes, dtype_size(e->type));
+    if (auto* c = e->as<Call>()) {
+      auto info = tensor_op_info(*c->op);
+      if (info && info->shape == TensorOpShape::kMatmul) st.matmul = true;
+      if (info && info->shape != TensorOpShape::kMatmul)
+        for (auto& a : c->args)
+          if (a) stats(a, st);
+    }
+  }
+
+  // Largest Vec block, in bytes, so that every tile of one block fits UB together.
+  int64_t vec_block_bytes(const TreeStats& st) const { return chip_.capacity(MemorySpace::Vec) / (st.nodes + 2); }
+
+  // Columns per block: whole rows up to 2 KiB, else a divisor; rows: what the budget leaves.
+  std::pair<Tiling, Tiling> pick_blocks(const std::vector<ExprPtr>& shape, const TreeStats& st) const {
+    int64_t bytes = st.widest_bytes;
+    int64_t unit = std::max<int64_t>(1, 32 / bytes);
+    auto one = as_const_int(shape[1]);
+    int64_t cols = one && *one == 1 ? 1 : pick_size(shape[1], 2048 / bytes, unit);
+    if (st.matmul) cols = std::min<int64_t>(cols, 128);
+    int64_t row_cap = std::max<int64_t>(1, vec_block_bytes(st) / (std::max<int64_t>(cols, 64) * bytes));
+    if (st.matmul) row_cap = std::min<int64_t>(row_cap, 128);
+    auto r1 = as_const_int(shape[0]);
+    int64_t rows = r1 && *r1 == 1 ? 1 : pick_size(shape[0], row_cap, 1);
+    return {Tiling{rows, shape[0]}, Tiling{cols, shape[1]}};
+  }
+
+  // --- Emission --------------------------------------------------------------------------
+
+  VarPtr assign(const std::string& name, const ExprPtr& value) {
+    auto v = Var::make(name, value->type, value->span);
+    out_->push_back(AssignStmt::make(v, value, value->span));
+    return v;
+  }
+
+  ExprPtr call(const std::string& op, const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) {
+    return make_op_call(op, args, {}, attrs, span);
+  }
+
+  static std::string short_name(const OpDef& op) { return op.name.substr(op.name.find('.') + 1); }
+
+  ExprPtr load(const ExprPtr& tensor, const Block& b, MemorySpace mem, const Span& span) {
+    std::vector<ExprPtr> valid;
+    if (b.vrows || b.vcols) valid = {b.vrows ? b.vrows : idx(b.rows), b.vcols ? b.vcols : idx(b.cols)};
+    std::vector<std::pair<std::string, ExprPtr>> kwargs;
+    if (!valid.empty()) kwargs.push_back({"valid_shape", ListExpr::make(valid)});
+    Attrs attrs = {{"shape", std::vector<int64_t>{b.rows, b.cols}}, {"target_memory", mem}};
+    std::string name = tensor->as<Var>() ? tensor->as<Var>()->name + "_tile" : "tile";
+    return assign(name, make_op_call("tile.load", {tensor, ListExpr::make({b.r0, b.c0})}, kwargs, attrs, span));
+  }
+
+  ExprPtr as_vec(const ExprPtr& tile, const Span& span) {
+    if (tile->type->as<TileType>()->memory == MemorySpace::Vec) return tile;
+    return assign("acc_vec", call("tile.move", {tile}, {{"target_memory", MemorySpace::Vec}}, span));
+  }
+
+  // The tile holding block `b` of the tensor-level value `e`.
+  ExprPtr tile_of(const ExprPtr& e0, const Block& b, std::map<const Expr*, ExprPtr>& memo) {
+    ExprPtr e = resolve(e0);
+    if (auto it = memo.find(e.get()); it != memo.end()) return it->second;
+    ExprPtr t;
+    auto* c = e->as<Call>();
+    auto info = c ? tensor_op_info(*c->op) : std::nullopt;
+    if (!info) {
+      if (!e->as<Var>())
+        fail(ErrorKind::kType, e->span, "this tensor value cannot be tiled: it is neither a tensor nor a tensor-level op",
+             "write it into a tensor first");
+      t = load(e, b, MemorySpace::Vec, e->span);
+    } else {
+      switch (info->shape) {
+        case TensorOpShape::kElementwise: {
+          std::vector<ExprPtr> args;
+          for (auto& a : c->args)
+            if (a) args.push_back(a->type->as<TensorType>() ? as_vec(tile_of(a, b, memo), c->span) : a);
+          t = assign(short_name(*info->tile_op), call(info->tile_op->name, args, c->attrs, c->span));
+          break;
+        }
+        case TensorOpShape::kRowExpand:
+        case TensorOpShape::kColExpand: {
+          bool rows = info->shape == TensorOpShape::kRowExpand;
+          Block vb = rows ? Block{b.r0, idx(0), b.rows, 1, b.vrows, nullptr} : Block{idx(0), b.c0, 1, b.cols, nullptr, b.vcols};
+          ExprPtr a = as_vec(tile_of(c->args[0], b, memo), c->span);
+          ExprPtr v = as_vec(tile_of(c->args[1], vb, memo), c->span);
+          t = assign(short_name(*info->tile_op), call(info->tile_op->name, {a, v}, c->attrs, c->span));
+          break;
+        }
+        case TensorOpShape::kRowReduce:
+        case TensorOpShape::kColReduce: t = reduce(*c, *info, b); break;
+        case TensorOpShape::kMatmul: t = matmul(*c, *info, b); break;
+      }
+    }
+    memo[e.get()] = t;
+    return t;
+  }
+
+  // Combines two partial reductions of the same rows (or columns).
+  static std::string combine_op(const std::string& reduce_name) {
+    std::string kind = reduce_name.substr(reduce_name.find('_') + 1);
+    if (kind == "sum") return "tile.add";
+    if (kind == "max") return "tile.maximum";
+    if (kind == "min") return "tile.minimum";
+    return "tile.mul";
+  }
+
+  // A row (column) reduction of block b: the operand's columns (rows) are walked in blocks,
+  // reducing each and combining into a loop-carried partial result.
+  ExprPtr reduce(const Call& c, const TensorOpInfo& info, const Block& b) {
+    bool rows = info.shape == TensorOpShape::kRowReduce;
+    ExprPtr x = c.args[0];
+    const auto& shape = tensor_of(resolve(x)).shape;
+    TreeStats st;
+    stats(x, st);
+    int64_t bytes = st.widest_bytes, unit = std::max<int64_t>(1, 32 / bytes);
+    Tiling walk;
+    if (rows) {
+      int64_t cap = std::min<int64_t>(2048 / bytes, vec_block_bytes(st) / (b.rows * bytes));
+      walk = Tiling{pick_size(shape[1], std::max(cap, unit), unit), shape[1]};
+    } else {
+      int64_t cap = std::max<int64_t>(1, vec_block_bytes(st) / (b.cols * bytes));
+      walk = Tiling{pick_size(shape[0], cap, 1), shape[0]};
+    }
+    auto block_at = [&](const ExprPtr& start) {
+      return rows ? Block{b.r0, start, b.rows, walk.size, b.vrows, walk.valid(start)}
+                  : Block{start, b.c0, walk.size, b.cols, walk.valid(start), b.vcols};
+    };
+    auto reduce_block = [&](const ExprPtr& start) {
+      std::map<const Expr*, ExprPtr> memo;
+      ExprPtr tile = as_vec(tile_of(x, block_at(start), memo), c.span);
+      return assign(short_name(*info.tile_op), call(info.tile_op->name, {tile}, c.attrs, c.span));
+    };
+    ExprPtr first = reduce_block(idx(0));
+    if (walk.single()) return first;
+    auto loop_var = Var::make(rows ? "rj" : "ri", ScalarType::make(DataType::INDEX));
+    auto carried = Var::make("partial", first->type);
+    std::vector<StmtPtr> body;
+    std::vector<StmtPtr>* saved = out_;
+    out_ = &body;
+    ExprPtr part = reduce_block(mul(loop_var, walk.size));
+    ExprPtr next = assign("partial_next", call(combine_op(info.tile_op->name), {carried, part}, {}, c.span));
+    body.push_back(YieldStmt::make({next}));
+    out_ = saved;
+    auto result = Var::make("reduced", first->type);
+    out_->push_back(ForStmt::make(loop_var, idx(1), walk.count(), idx(1), {carried}, {first}, SeqStmts::make(body), {result},
+                                  ForKind::Range, 0, c.span));
+    return result;
+  }
+
+  // Block b of a @ bm: K is walked in blocks, the first with matmul, the rest with matmul_acc
+  // into the loop-carried Acc tile.
+  ExprPtr matmul(const Call& c, const TensorOpInfo& info, const Block& b) {
+    ExprPtr a = resolve(c.args[0]), bm = resolve(c.args[1]);
+    for (auto& operand : {a, bm})
+      if (!operand->as<Var>())
+        fail(ErrorKind::kType, c.span, "pl.matmul on tensors: each operand must be a tensor, not a computed value",
+             "write the operand into a tensor first (out[:] = ...) and multiply that tensor");
+    int64_t bytes = dtype_size(a->type);
+    ExprPtr k_extent = tensor_of(a).shape[1];
+    int64_t k_cap = std::max<int64_t>(
+        16, std::min({chip_.capacity(MemorySpace::Left) / (2 * b.rows * bytes),
+                      chip_.capacity(MemorySpace::Right) / (2 * b.cols * bytes),
+                      chip_.capacity(MemorySpace::Mat) / (4 * (b.rows + b.cols) * bytes), int64_t{256}}));
+    Tiling k{pick_size(k_extent, k_cap, 1), k_extent};
+    if (auto kv = as_const_int(k_extent); kv && k.ragged() && !k.single())
+      for (int64_t d = std::min(k_cap, *kv); d >= 1; --d)
+        if (*kv % d == 0) {
+          k.size = d;  // any divisor: a K edge block would add partial products of padding
+          break;
+        }
+    if (k.ragged() && !k.single())
+      fail(ErrorKind::kValue, c.span,
+           "pl.matmul on tensors: K must be a multiple of a block size the cube buffers hold (<= " + std::to_string(k_cap) +
+               ")",
+           "pad K with zeros to a multiple of 16");
+    auto operands = [&](const ExprPtr& k0) {
+      Block ab{b.r0, k0, b.rows, k.size, b.vrows, nullptr};
+      Block bb{k0, b.c0, k.size, b.cols, nullptr, b.vcols};
+      ExprPtr la = load(a, ab, MemorySpace::Mat, c.span), lb = load(bm, bb, MemorySpace::Mat, c.span);
+      ExprPtr left = assign("lhs", call("tile.move", {la}, {{"target_memory", MemorySpace::Left}}, c.span));
+      ExprPtr right = assign("rhs", call("tile.move", {lb}, {{"target_memory", MemorySpace::Right}}, c.span));
+      return std::pair{left, right};
+    };
+    auto [l0, r0] = operands(idx(0));
+    ExprPtr first = assign("acc", call("tile.matmul", {l0, r0}, c.attrs, c.span));
+    if (k.single()) return first;
+    auto loop_var = Var::make("kk", ScalarType::make(DataType::INDEX));
+    auto carried = Var::make("acc", first->type);
+    std::vector<StmtPtr> body;
+    std::vector<StmtPtr>* saved = out_;
+    out_ = &body;
+    auto [l1, r1] = operands(mul(loop_var, k.size));
+    ExprPtr next = assign("acc_next", call("tile.matmul_acc", {carried, l1, r1}, {}, c.span));
+    body.push_back(YieldStmt::make({next}));
+    out_ = saved;
+    auto result = Var::make("acc_k", first->type);
+    out_->push_back(ForStmt::make(loop_var, idx(1), k.count(), idx(1), {carried}, {first}, SeqStmts::make(body), {result},
+                                  ForKind::Range, 0, c.span));
+    (void)info;
+    return result;
+  }
+
+  // Writes the tensor-level value `src` into `target` at `offs`, block by block; returns the
+  // updated target (the loops carry it, as `out = pl.store(...)` in a loop does).
+  VarPtr write_tensor(const ExprPtr& target, const ExprPtr& src, const std::vector<ExprPtr>& offs, const Span& span) {
+    const auto& shape = tensor_of(resolve(src)).shape;
+    TreeStats st;
+    stats(src, st);
+    auto [rt, ct] = pick_blocks(shape, st);
+    auto tgt_name = target->as<Var>() ? target->as<Var>()->name : std::string("out");
+    auto ri = Var::make("bi", ScalarType::make(DataType::INDEX)), cj = Var::make("bj", ScalarType::make(DataType::INDEX));
+    ExprPtr r0 = rt.single() ? idx(0) : mul(ri, rt.size);
+    ExprPtr c0 = ct.single() ? idx(0) : mul(cj, ct.size);
+    Block blk{r0, c0, rt.size, ct.size, rt.valid(r0), ct.valid(c0)};
+
+    // Innermost: the block's statements and the store, inside 0, 1 or 2 loops.
+    std::vector<StmtPtr> inner;
+    std::vector<StmtPtr>* saved = out_;
+    out_ = &inner;
+    std::map<const Expr*, ExprPtr> memo;
+    ExprPtr tile = tile_of(src, blk, memo);
+    out_ = saved;
+
+    auto tensor_type = target->type;
+    auto wrap = [&](bool single, const VarPtr& loop_var, const Tiling& t, ExprPtr carried_in,
+                    const std::function<ExprPtr(const ExprPtr&, std::vector<StmtPtr>&)>& body_fn,
+                    std::vector<StmtPtr>& into) -> ExprPtr {
+      if (single) return body_fn(carried_in, into);
+      auto carried = Var::make(tgt_name, tensor_type);
+      std::vector<StmtPtr> body;
+      ExprPtr next = body_fn(carried, body);
+      body.push_back(YieldStmt::make({next}));
+      auto result = Var::make(tgt_name, tensor_type);
+      into.push_back(ForStmt::make(loop_var, idx(0), t.count(), idx(1), {carried}, {carried_in}, SeqStmts::make(body),
+                                   {result}, ForKind::Range, 0, span));
+      return result;
+    };
+    auto store_block = [&](const ExprPtr& tensor, std::vector<StmtPtr>& into) -> ExprPtr {
+      for (auto& s : inner) into.push_back(s);
+      auto v = Var::make(tgt_name, tensor_type);
+      into.push_back(AssignStmt::make(
+          v, call("tile.store", {tile, ListExpr::make({add(r0, offs[0]), add(c0, offs[1])}), tensor}, {}, span), span));
+      return v;
+    };
+    auto col_loop = [&](const ExprPtr& tensor, std::vector<StmtPtr>& into) {
+      return wrap(ct.single(), cj, ct, tensor, store_block, into);
+    };
+    ExprPtr result = wrap(rt.single(), ri, rt, target, col_loop, *out_);
+    auto* rv = result->as<Var>();
+    PYPTO_CHECK(rv, "tensor write result");
+    return std::static_pointer_cast<const Var>(result);
+  }
+
+  const isa::ChipSpec& chip_;
+  std::vector<StmtPtr>* out_ = nullptr;
+};
+
+// Any tensor-level value still used after lowering was used by something other than a write.
+class LeftoverCheck : public IRVisitor {
+ public:
+  explicit LeftoverCheck(const std::unordered_map<const Var*, ExprPtr>& defs) : defs_(defs) {}
+
+ protected:
+  void visit_var(const VarPtr& v) override {
+    if (defs_.count(v.get()))
+      fail(ErrorKind::kType, v->span,
+           "the tensor-level value '" + v->name + "' is used other than by writing it into a tensor",
+           "write it into a tensor with out[:] = " + v->name + " (or out[r0:r1, c0:c1] = ...) and use that tensor");
+  }
+  void visit_call(const Call& c) override {
+    if (tensor_op_info(*c.op))
+      fail(ErrorKind::kType, c.span, "pl." + c.op->name + " on whole tensors can only be written into a tensor here",
+           "assign it with out[:] = ... inside the InCore scope");
+    IRVisitor::visit_call(c);
+  }
+
+ private:
+  const std::unordered_map<const Var*, ExprPtr>& defs_;
+};
+
+}  // namespace
+
+ProgramPtr lower_tensor_ops(const ProgramPtr& program, const PassContext& ctx) {
+  std::vector<FunctionPtr> functions;
+  bool changed = false;
+  for (auto& f : program->functions) {
+    bool kernel = f->func_type == FunctionType::InCore || f->func_type == FunctionType::AIC ||
+                  f->func_type == FunctionType::AIV;
+    if (!kernel) {
+      functions.push_back(f);
+      continue;
+    }
+    Lowerer lowerer(ctx.chip);
+    FunctionPtr g = f;
+    if (!g->body->as<SeqStmts>())
+      g = Function::make(g->name, g->params, g->directions, g->return_types, SeqStmts::make({g->body}, g->body->span),
+                         g->func_type, g->span);
+    FunctionPtr out = lowerer.mutate_function(g);
+    LeftoverCheck(lowerer.defs_).visit_function(*out);
+    functions.push_back(lowerer.defs_.empty() && out == g ? f : out);
+    changed |= functions.back() != f;
+  }
+  return changed ? Program::make(program->name, functions) : program;
+}
+
+}  // namespace pypto::passes

@@ -1,0 +1,184 @@
+// Simplify: folds scalar arithmetic on constants (`0 * 64 + 16` -> 16, `4 < 8` -> True), drops
+// `x + 0` and `x * 1`, and removes assignments of pure values nobody uses (repeatedly, so
+// chains of dead values go too). Writes and kernel calls are never removed.
+#include <cmath>
+#include <unordered_set>
+
+#include "pypto/ir/op_registry.h"
+
+#include "pypto/ir/visitor.h"
+#include "pypto/passes/pass.h"
+
+namespace pypto::passes {
+namespace {
+using namespace ir;
+
+std::optional<double> as_const_float(const ExprPtr& e) {
+  if (auto* f = e->as<ConstFloat>()) return f->value;
+  return std::nullopt;
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+ExprPtr fold_int(BinaryOp op, int64_t a, int64_t b, DataType dt, const Span& sp) {
+  switch (op) {
+    case BinaryOp::Add: return ConstInt::make(a + b, dt, sp);
+    case BinaryOp::Sub: return ConstInt::make(a - b, dt, sp);
+    case BinaryOp::Mul: return ConstInt::make(a * b, dt, sp);
+    case BinaryOp::FloorDiv: return b ? ConstInt::make(floor_div(a, b), dt, sp) : nullptr;
+    case BinaryOp::Mod: return b ? ConstInt::make(a - floor_div(a, b) * b, dt, sp) : nullptr;
+    case BinaryOp::Min: return ConstInt::make(std::min(a, b), dt, sp);
+    case BinaryOp::Max: return ConstInt::make(std::max(a, b), dt, sp);
+    case BinaryOp::Eq: return ConstBool::make(a == b, sp);
+    case BinaryOp::Ne: return ConstBool::make(a != b, sp);
+    case BinaryOp::Lt: return ConstBool::make(a < b, sp);
+    case BinaryOp::Le: return ConstBool::make(a <= b, sp);
+    case BinaryOp::Gt: return ConstBool::make(a > b, sp);
+    case BinaryOp::Ge: return ConstBool::make(a >= b, sp);
+    default: return nullptr;  // Div gives a float; And/Or take bools
+  }
+}
+
+ExprPtr fold_float(BinaryOp op, double a, double b, DataType dt, const Span& sp) {
+  switch (op) {
+    case BinaryOp::Add: return ConstFloat::make(a + b, dt, sp);
+    case BinaryOp::Sub: return ConstFloat::make(a - b, dt, sp);
+    case BinaryOp::Mul: return ConstFloat::make(a * b, dt, sp);
+    case BinaryOp::Div: return b != 0 ? ConstFloat::make(a / b, dt, sp) : nullptr;
+    case BinaryOp::Min: return ConstFloat::make(std::min(a, b), dt, sp);
+    case BinaryOp::Max: return ConstFloat::make(std::max(a, b), dt, sp);
+    case BinaryOp::Lt: return ConstBool::make(a < b, sp);
+    case BinaryOp::Le: return ConstBool::make(a <= b, sp);
+    case BinaryOp::Gt: return ConstBool::make(a > b, sp);
+    case BinaryOp::Ge: return ConstBool::make(a >= b, sp);
+    default: return nullptr;
+  }
+}
+
+class Folder : public IRMutator {
+ public:
+  ExprPtr mutate(const ExprPtr& e) override {
+    ExprPtr r = IRMutator::mutate(e);
+    if (!r) return r;
+    if (auto* b = r->as<BinaryExpr>()) return fold(*b, r);
+    if (auto* u = r->as<UnaryExpr>()) {
+      if (u->op == UnaryOp::Not)
+        if (auto* c = u->a->as<ConstBool>()) return ConstBool::make(!c->value, u->span);
+      if (u->op == UnaryOp::Neg) {
+        if (auto* c = u->a->as<ConstInt>()) return ConstInt::make(-c->value, c->type->as<ScalarType>()->dtype, u->span);
+        if (auto* c = u->a->as<ConstFloat>()) return ConstFloat::make(-c->value, c->type->as<ScalarType>()->dtype, u->span);
+      }
+    }
+    return r;
+  }
+  using IRMutator::mutate;
+
+ private:
+  static ExprPtr fold(const BinaryExpr& b, const ExprPtr& self) {
+    DataType dt = self->type->as<ScalarType>()->dtype;
+    auto ia = as_const_int(b.a), ib = as_const_int(b.b);
+    if (ia && ib && !dtype_is_float(dt) && dt != DataType::BOOL)
+      if (auto f = fold_int(b.op, *ia, *ib, dt, b.span)) return f;
+    auto fa = as_const_float(b.a), fb = as_const_float(b.b);
+    if (dtype_is_float(dt) && (fa || ia) && (fb || ib)) {
+      double x = fa ? *fa : static_cast<double>(*ia), y = fb ? *fb : static_cast<double>(*ib);
+      if (auto f = fold_float(b.op, x, y, dt, b.span)) return f;
+    }
+    if (auto* ca = b.a->as<ConstBool>(); ca && b.b->as<ConstBool>()) {
+      bool y = b.b->as<ConstBool>()->value;
+      if (b.op == BinaryOp::And) return ConstBool::make(ca->value && y, b.span);
+      if (b.op == BinaryOp::Or) return ConstBool::make(ca->value || y, b.span);
+    }
+    // Identities on integers, where the other operand already has the result's type.
+    auto same_type = [&](const ExprPtr& x) {
+      auto* st = x->type->as<ScalarType>();
+      return st && st->dtype == dt && !dtype_is_float(dt);
+    };
+    if ((b.op == BinaryOp::Add || b.op == BinaryOp::Sub) && ib && *ib == 0 && same_type(b.a)) return b.a;
+    if (b.op == BinaryOp::Add && ia && *ia == 0 && same_type(b.b)) return b.b;
+    if ((b.op == BinaryOp::Mul || b.op == BinaryOp::FloorDiv) && ib && *ib == 1 && same_type(b.a)) return b.a;
+    if (b.op == BinaryOp::Mul && ia && *ia == 1 && same_type(b.b)) return b.b;
+    return self;
+  }
+};
+
+// Every Var used anywhere, including in the types of defined values (valid shapes, dims).
+class UseCounter : public IRVisitor {
+ public:
+  std::unordered_set<const Var*> used;
+
+ protected:
+  void visit_var(const VarPtr& v) override { used.insert(v.get()); }
+  void visit_def(const VarPtr& v) override {
+    auto exprs = [&](const std::vector<ExprPtr>& es) {
+      for (auto& e : es)
+        if (e) visit(e);
+    };
+    if (auto* t = v->type->as<TileType>()) exprs(t->valid_shape), exprs(t->shape);
+    if (auto* t = v->type->as<TensorType>()) exprs(t->shape);
+  }
+};
+
+bool pure(const ExprPtr& e) {
+  if (auto* c = e->as<Call>()) {
+    if (!c->op->writes.empty()) return false;
+    for (auto& a : c->args)
+      if (a && !pure(a)) return false;
+    return true;
+  }
+  if (e->as<FuncCall>()) return false;
+  if (auto* b = e->as<BinaryExpr>()) return pure(b->a) && pure(b->b);
+  if (auto* u = e->as<UnaryExpr>()) return pure(u->a);
+  return true;
+}
+
+class DeadAssignments : public IRMutator {
+ public:
+  explicit DeadAssignments(const std::unordered_set<const Var*>& used) : used_(used) {}
+  bool removed = false;
+
+ protected:
+  StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
+    std::vector<StmtPtr> out;
+    bool changed = false;
+    for (auto& st : s->stmts) {
+      if (auto* a = st->as<AssignStmt>(); a && !used_.count(a->var.get()) && pure(a->value)) {
+        changed = removed = true;
+        continue;
+      }
+      out.push_back(mutate(st));
+      changed |= out.back() != st;
+    }
+    return changed ? SeqStmts::make(out, s->span) : s;
+  }
+
+ private:
+  const std::unordered_set<const Var*>& used_;
+};
+
+}  // namespace
+
+ProgramPtr simplify(const ProgramPtr& program, const PassContext&) {
+  std::vector<FunctionPtr> functions;
+  bool changed = false;
+  for (auto& f : program->functions) {
+    FunctionPtr g = Folder().mutate_function(f);
+    for (;;) {
+      UseCounter uses;
+      uses.visit_function(*g);
+      for (auto& p : g->params) uses.used.insert(p.get());
+      DeadAssignments dead(uses.used);
+      FunctionPtr h = dead.mutate_function(g);
+      if (!dead.removed) break;
+      g = h;
+    }
+    functions.push_back(g);
+    changed |= g != f;
+  }
+  return changed ? Program::make(program->name, functions) : program;
+}
+
+}  // namespace pypto::passes
