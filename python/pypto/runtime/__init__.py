@@ -37,6 +37,8 @@ class CompiledProgram:
         self.param_names = list(compiled.param_names)
         self.name = compiled.entry
         self.output_dir = config.output_dir or os.path.join("build_output", self.name)
+        self.last_run_stats = None  # the task runtime's statistics of the latest call
+        self.swimlane_path = None  # where the latest call wrote its swimlane, if it did
         self._write_artifacts()
 
     @property
@@ -106,7 +108,14 @@ class CompiledProgram:
         if cfg.codegen_only:
             return None
         host = self._compiled.host
-        _core.run_host_program(host, bound, cfg.platform, cfg.engine, cfg.num_workers)
+        swimlane = ""
+        if cfg.enable_chip_swimlane:
+            swimlane = cfg.trace_path or os.path.join(cfg.output_dir or self.output_dir, "swimlane.json")
+            os.makedirs(os.path.dirname(os.path.abspath(swimlane)), exist_ok=True)
+        self.last_run_stats = _core.run_host_program(
+            host, bound, cfg.platform, cfg.engine, cfg.num_workers, cfg.ring_size, swimlane
+        )
+        self.swimlane_path = swimlane or None
         rets = [args[i] if i < len(args) else None for i in host.returns]
         if not rets:
             return None
