@@ -141,10 +141,14 @@ size_t TaskPool::submit(TaskSpec spec) {
   std::unique_lock<std::mutex> lk(mu_);
   // Back-pressure: wait for a slot of the ring.
   if (ring_size_ > 0 && tasks_.size() - finished_ >= ring_size_) {
+    // Resume once a quarter of the ring is free, so that the host and the workers do not
+    // hand the lock back and forth for every task.
     ++stats_.ring_waits;
+    ring_resume_ = ring_size_ - std::max<size_t>(1, ring_size_ / 4);
     work_cv_.notify_all();
-    done_cv_.wait(lk, [&] { return tasks_.size() - finished_ < ring_size_ || stalled(); });
+    done_cv_.wait(lk, [&] { return tasks_.size() - finished_ <= ring_resume_ || stalled(); });
     if (tasks_.size() - finished_ >= ring_size_) report_deadlock(lk, "the submission ring is full");
+    ring_resume_ = SIZE_MAX;
   }
   const size_t id = tasks_.size();
   Task task;
@@ -174,11 +178,12 @@ size_t TaskPool::submit(TaskSpec spec) {
       }
       for (size_t n = b.entries.size(); n-- > 0;) {
         const auto& [tid, y] = b.entries[n];
-        if (!(x.write || y.write) || tasks_[tid].done) continue;
+        if (!(x.write || y.write)) continue;
         if (!(x.blo < y.bhi && y.blo < x.bhi)) continue;
         const bool exact = x.exact && y.exact && x.base == y.base && x.elem == y.elem && same_space(x.box, x.strides, y.box, y.strides);
         if (exact && !boxes_overlap(x.box, y.box)) continue;
-        deps.push_back(tid);
+        if (!tasks_[tid].done) deps.push_back(tid);
+        // A covering write: every older conflict is ordered before it (finished, if it has).
         if (exact && y.write && box_contains(y.box, x.box)) break;
       }
     }
@@ -366,7 +371,7 @@ void TaskPool::worker_loop(int worker) {
         ++woke;
       }
     if (woke > 1) work_cv_.notify_all();  // this worker takes one itself
-    if (finished_ == tasks_.size() || running_ == 0 || ring_size_ > 0) done_cv_.notify_all();
+    if (finished_ == tasks_.size() || running_ == 0 || tasks_.size() - finished_ == ring_resume_) done_cv_.notify_all();
   }
 }
 

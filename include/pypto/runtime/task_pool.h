@@ -141,6 +141,7 @@ class TaskPool {
   std::vector<uint8_t> aic_busy_, aiv_busy_;
   static constexpr size_t kWakeBatch = 16;
   size_t finished_ = 0;
+  size_t ring_resume_ = SIZE_MAX;  // the host waits on a full ring until this many are in flight
   int running_ = 0;                // workers executing a task now
   bool stop_ = false;
   std::exception_ptr error_;
