@@ -75,3 +75,32 @@ def tiny_graph(x: pl.Tensor, y: pl.Out[pl.Tensor]):
     for i in pl.range(10000):
         y = tiny(x, y)
     return y
+
+
+# Batched GEMM: BATCH independent 128x128x128 fp32 GEMM tasks, each followed by an add task
+# that reads its result (2 * BATCH tasks; RAW edges only within a batch element).
+BATCH, BT = 1000, 128
+
+
+@pl.jit.incore
+def batch_gemm_tile(a: pl.Tensor, w: pl.Tensor, c: pl.Out[pl.Tensor], b: pl.Scalar[pl.INDEX]):
+    ta = pl.load(a, [b * BT, 0], [BT, BT], target_memory=pl.MemorySpace.Mat)
+    tw = pl.load(w, [b * BT, 0], [BT, BT], target_memory=pl.MemorySpace.Mat)
+    acc = pl.matmul(pl.move(ta, target_memory=pl.MemorySpace.Left), pl.move(tw, target_memory=pl.MemorySpace.Right))
+    c = pl.store(acc, [b * BT, 0], c)
+    return c
+
+
+@pl.jit.incore
+def batch_add_tile(c: pl.Tensor, bias: pl.Tensor, d: pl.Out[pl.Tensor], b: pl.Scalar[pl.INDEX]):
+    t = pl.add(pl.load(c, [b * BT, 0], [BT, BT]), pl.load(bias, [0, 0], [BT, BT]))
+    d = pl.store(t, [b * BT, 0], d)
+    return d
+
+
+@pl.jit
+def batched_gemm(a: pl.Tensor, w: pl.Tensor, bias: pl.Tensor, c: pl.Out[pl.Tensor], d: pl.Out[pl.Tensor]):
+    for b in pl.range(BATCH):
+        c = batch_gemm_tile(a, w, c, b)
+        d = batch_add_tile(c, bias, d, b)
+    return d

@@ -79,6 +79,20 @@ def case_add(rng):
     return ours, best(lambda: np.add(a, b)), best(lambda: torch.add(ta, tb))
 
 
+def case_batched_gemm(rng):
+    """1000 x (128x128x128 fp32 GEMM task + add task) = 2000 tasks per round."""
+    B = P.BATCH
+    a = rng.standard_normal((B * 128, 128), dtype=np.float32)
+    w = rng.standard_normal((B * 128, 128), dtype=np.float32)
+    bias = rng.standard_normal((128, 128), dtype=np.float32)
+    c, d = np.zeros_like(a), np.zeros_like(a)
+    a3, w3 = a.reshape(B, 128, 128), w.reshape(B, 128, 128)
+    ta, tw, tb = torch.from_numpy(a3), torch.from_numpy(w3), torch.from_numpy(bias)
+    ours = best(lambda: P.batched_gemm(a, w, bias, c, d), repeat=3)
+    np.testing.assert_allclose(d.reshape(B, 128, 128), np.matmul(a3, w3) + bias, rtol=1e-3, atol=1e-3)
+    return ours, best(lambda: np.matmul(a3, w3) + bias, repeat=3), best(lambda: torch.bmm(ta, tw) + tb, repeat=3)
+
+
 def case_dispatch(rng):
     """10,000 tiny tasks: seconds per task (no numpy/torch equivalent)."""
     x = np.zeros((1, 8), np.float32)
@@ -134,6 +148,7 @@ CASES = [
     ("softmax_4096x4096", case_softmax),
     ("rmsnorm_4096x4096", case_rmsnorm),
     ("add_16M_fp32", case_add),
+    ("batched_gemm_2000_tasks", case_batched_gemm),
     ("dispatch_per_task", case_dispatch),
     ("first_call_cold_cache", case_compile_cold),
     ("first_call_warm_cache", case_compile_warm),

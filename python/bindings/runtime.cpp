@@ -370,17 +370,36 @@ void bind_runtime(nb::module_& m) {
   m.def(
       "run_host_program",
       [](const isa::HostProgram& program, const nb::list& args, const std::string& platform, const std::string& engine,
-         int num_workers, const std::optional<std::string>& trace_path) {
+         int num_workers, const std::optional<std::string>& trace_path, size_t ring_size,
+         const std::string& swimlane_path) {
         std::vector<HostArg> host_args = to_host_args(args);
-        runtime::RunStats stats;
-        nb::gil_scoped_release release;
-        runtime::run_host_program(program, host_args, {platform, engine, num_workers, trace_path.value_or(""), &stats});
-        return stats.modelled_cycles;
+        runtime::RuntimeStats stats;
+        runtime::RunStats model;
+        {
+          nb::gil_scoped_release release;
+          runtime::RunOptions options{platform, engine, num_workers};
+          options.trace_path = trace_path.value_or("");
+          options.stats = &model;
+          options.ring_size = ring_size;
+          options.swimlane_path = swimlane_path;
+          options.runtime_stats = &stats;
+          runtime::run_host_program(program, host_args, options);
+        }
+        nb::dict d;
+        d["modelled_cycles"] = model.modelled_cycles;
+        d["tasks"] = stats.tasks;
+        d["max_in_flight"] = stats.max_in_flight;
+        d["ring_waits"] = stats.ring_waits;
+        d["peak_tensor_bytes"] = stats.peak_tensor_bytes;
+        d["tensors_created"] = stats.tensors_created;
+        d["tensors_freed_early"] = stats.tensors_freed_early;
+        return d;
       },
       "program"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = "sim", "num_workers"_a = 0,
-      "trace_path"_a = nb::none(),
-      "Runs an orchestration; tensors are (data_ptr, dtype, shape, strides_in_elements, name) tuples. Returns the "
-      "modelled cycles (cycle model); trace_path writes the modelled timeline as Chrome-trace JSON.");
+      "trace_path"_a = nb::none(), "ring_size"_a = 1024, "swimlane_path"_a = "",
+      "Runs an orchestration; tensors are (data_ptr, dtype, shape, strides_in_elements, name) tuples. trace_path "
+      "writes the modelled timeline (sim engine); ring_size bounds the tasks in flight (0 = unbounded); "
+      "swimlane_path writes the chip swimlane. Returns the run's statistics, modelled cycles included.");
   m.def(
       "run_kernel",
       [](const isa::Kernel& kernel, const nb::list& args, const std::string& platform, const std::string& engine,

@@ -1,9 +1,36 @@
 """pypto: a tile-based compiler and MPMD runtime in the PyPTO family that runs anywhere."""
 
+import importlib
+
 from pypto import _core  # noqa: F401  (loads the extension first)
 from pypto._core import PyptoError
-from pypto.kernel import *  # noqa: F401,F403  (the instruction-level `pto` API)
-from pypto.kernel import __all__ as _kernel_names
 
-__all__ = ["PyptoError", "__version__", *_kernel_names]
 __version__ = "0.1.0"
+
+# The instruction-level `pto` API (pypto.kernel) is re-exported lazily: importing it costs
+# a few milliseconds that `import pypto.language` should not pay.
+_KERNEL_NAMES = None
+
+
+def _kernel_names():
+    global _KERNEL_NAMES
+    if _KERNEL_NAMES is None:
+        module = importlib.import_module("pypto.kernel")
+        _KERNEL_NAMES = list(module.__all__)
+        # as `from pypto.kernel import *` did: `pto.kernel` is the decorator, not the module
+        globals().update({n: getattr(module, n) for n in _KERNEL_NAMES})
+    return _KERNEL_NAMES
+
+
+def __getattr__(name):
+    if name == "__all__":
+        return ["PyptoError", "__version__", *_kernel_names()]
+    if name.startswith("__"):
+        raise AttributeError(f"module 'pypto' has no attribute {name!r}")
+    if name in _kernel_names():
+        return globals()[name]
+    raise AttributeError(f"module 'pypto' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_kernel_names()))

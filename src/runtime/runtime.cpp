@@ -3,12 +3,17 @@
 #include "pypto/runtime/runtime.h"
 #include "pypto/isa/validate.h"
 
+#include <atomic>
+#include <cstdlib>
 #include <deque>
+#include <map>
+#include <memory>
 #include <variant>
 
 #include "pypto/runtime/native_engine.h"
 #include "pypto/runtime/scalar_machine.h"
 #include "pypto/runtime/sim_engine.h"
+#include "pypto/runtime/swimlane.h"
 #include "pypto/runtime/task_pool.h"
 #include "pypto/runtime/trace.h"
 
@@ -22,10 +27,15 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// Bound tensor slots of a run; slots created by kAllocTensor own their zeroed memory.
+// Bound tensor slots of a run. Slots created by kAllocTensor own their zeroed memory through
+// a shared pointer that the slot and every task using the tensor hold: the memory is freed
+// when the host is past the slot's last use and the last task using it has finished.
 struct TensorSlots {
   std::vector<TensorView> views;
-  std::deque<std::vector<uint8_t>> owned;
+  std::vector<std::shared_ptr<void>> owners;  // per slot; null for parameters
+  std::shared_ptr<std::atomic<int64_t>> live_bytes = std::make_shared<std::atomic<int64_t>>(0);
+  std::shared_ptr<std::atomic<int64_t>> peak_bytes = std::make_shared<std::atomic<int64_t>>(0);
+  size_t created = 0;
 };
 
 DataType alloc_dtype(const isa::Instr& in, const isa::ParamDesc* declared) {
@@ -63,8 +73,21 @@ void allocate(TensorSlots& slots, const isa::HostProgram& program, const isa::In
   v.shape = alloc_shape(in, declared);
   v.strides = row_major_strides(v.shape);
   v.name = declared ? declared->name : "tensor" + std::to_string(slot);
-  slots.owned.emplace_back(static_cast<size_t>(v.numel() * dtype_bytes(v.dtype)), 0);
-  v.data = slots.owned.back().data();
+  const int64_t bytes = v.numel() * dtype_bytes(v.dtype);
+  auto live = slots.live_bytes, peak = slots.peak_bytes;
+  const int64_t now = (*live += bytes);
+  int64_t p = peak->load();
+  while (now > p && !peak->compare_exchange_weak(p, now)) {}
+  std::shared_ptr<uint8_t> mem(static_cast<uint8_t*>(std::calloc(std::max<int64_t>(bytes, 1), 1)), [live, bytes](uint8_t* q) {
+    *live -= bytes;
+    std::free(q);
+  });
+  if (!mem) fail(ErrorKind::kCapacity, in.span, "cannot allocate " + std::to_string(bytes) + " bytes for tensor '" + v.name + "'",
+                 "make the tensor smaller");
+  v.data = mem.get();
+  if (static_cast<size_t>(slot) >= slots.owners.size()) slots.owners.resize(slot + 1);
+  slots.owners[slot] = std::move(mem);
+  ++slots.created;
   slots.views[slot] = std::move(v);
 }
 
@@ -75,17 +98,29 @@ const TensorView& slot_tensor(const TensorSlots& slots, int slot, const isa::Ins
   return slots.views[slot];
 }
 
-// The arguments of a kCall, in the callee's parameter order.
+bool is_block_param(const isa::ParamDesc& p) { return !p.is_tensor && (p.name == "__block_idx" || p.name == "__block_num"); }
+
+// The arguments of a kCall, in the callee's parameter order. SPMD parameters (__block_idx,
+// __block_num) may be left out of the call; the runtime fills them per block.
 std::vector<HostArg> call_args(const isa::Kernel& kernel, const isa::Instr& in, const TensorSlots& slots,
                                const ScalarMachine& regs) {
-  if (in.ins.size() != kernel.params.size())
+  size_t hidden = 0;
+  for (const isa::ParamDesc& p : kernel.params) hidden += is_block_param(p);
+  const bool omitted = hidden > 0 && in.ins.size() + hidden == kernel.params.size();
+  if (in.ins.size() != kernel.params.size() && !omitted)
     fail(ErrorKind::kRuntime, in.span,
          "call of kernel '" + kernel.name + "' passes " + std::to_string(in.ins.size()) + " operands for " +
              std::to_string(kernel.params.size()) + " parameters",
          "pass one argument per parameter");
   std::vector<HostArg> args;
-  for (size_t i = 0; i < in.ins.size(); ++i) {
-    const isa::Operand& op = in.ins[i];
+  args.reserve(kernel.params.size());
+  size_t next = 0;
+  for (size_t i = 0; i < kernel.params.size(); ++i) {
+    if (omitted && is_block_param(kernel.params[i])) {
+      args.push_back(HostArg::of_int(0));
+      continue;
+    }
+    const isa::Operand& op = in.ins[next++];
     if (op.kind == isa::Operand::kTensor) {
       args.push_back(HostArg::of_tensor(slot_tensor(slots, op.index, in)));
     } else if (op.kind == isa::Operand::kScalar) {
@@ -97,6 +132,108 @@ std::vector<HostArg> call_args(const isa::Kernel& kernel, const isa::Instr& in, 
     }
   }
   return args;
+}
+
+std::vector<int64_t> int_list_attr(const isa::Instr& in, const char* key) {
+  auto it = in.attrs.find(key);
+  if (it == in.attrs.end()) return {};
+  if (auto* v = std::get_if<std::vector<int64_t>>(&it->second)) return *v;
+  if (auto* v = std::get_if<int64_t>(&it->second)) return {*v};
+  fail(ErrorKind::kRuntime, in.span, std::string("call attribute '") + key + "' must be a list of integers", "report this bug");
+}
+
+// For each pc, the created-tensor slots whose last use (by the host code) is that pc: a use
+// inside a loop that does not create the tensor first keeps it alive to the loop's end.
+std::vector<std::vector<int>> release_points(const isa::HostProgram& program) {
+  const auto& code = program.code;
+  const int n = static_cast<int>(code.size());
+  std::vector<std::pair<int, int>> loops;  // (begin pc, end pc)
+  for (int pc = 0; pc < n; ++pc)
+    if (code[pc].kind == isa::InstrKind::kLoopBegin && code[pc].jump >= 1 && code[pc].jump <= n) loops.push_back({pc, code[pc].jump - 1});
+  std::map<int, std::vector<int>> allocs, uses;
+  std::vector<bool> returned;
+  for (int pc = 0; pc < n; ++pc) {
+    const isa::Instr& in = code[pc];
+    if (in.kind == isa::InstrKind::kAllocTensor && !in.outs.empty()) allocs[in.outs[0].index].push_back(pc);
+    if (in.kind == isa::InstrKind::kCall || in.kind == isa::InstrKind::kScalarRead)
+      for (const isa::Operand& op : in.ins)
+        if (op.kind == isa::Operand::kTensor) uses[op.index].push_back(pc);
+  }
+  std::vector<std::vector<int>> at(n);
+  for (const auto& [slot, alloc_pcs] : allocs) {
+    if (std::find(program.returns.begin(), program.returns.end(), slot) != program.returns.end()) continue;
+    int last = *std::max_element(alloc_pcs.begin(), alloc_pcs.end());
+    for (int u : uses[slot]) {
+      int extended = u;
+      for (const auto& [b, e] : loops) {
+        if (!(b < u && u < e)) continue;
+        const bool fresh = std::any_of(alloc_pcs.begin(), alloc_pcs.end(), [&](int a) { return b < a && a < u; });
+        if (!fresh) extended = std::max(extended, e);
+      }
+      last = std::max(last, extended);
+    }
+    at[last].push_back(slot);
+  }
+  return at;
+}
+
+// The kCall instruction index (0, 1, ... in code order) of each pc; -1 for other kinds.
+std::vector<int> call_ordinals(const isa::HostProgram& program) {
+  std::vector<int> ord(program.code.size(), -1);
+  int k = 0;
+  for (size_t pc = 0; pc < program.code.size(); ++pc)
+    if (program.code[pc].kind == isa::InstrKind::kCall) ord[pc] = k++;
+  return ord;
+}
+
+std::string call_name(const isa::HostProgram& program, const std::vector<int>& ordinals, int call) {
+  for (size_t pc = 0; pc < program.code.size(); ++pc)
+    if (ordinals[pc] == call) {
+      const isa::Instr& in = program.code[pc];
+      std::string k = in.callee >= 0 && static_cast<size_t>(in.callee) < program.kernels.size() ? program.kernels[in.callee].name : "?";
+      return "call #" + std::to_string(call) + " (" + k + (in.span.line > 0 ? " at " + in.span.str() : "") + ")";
+    }
+  return "call #" + std::to_string(call) + " (no such call)";
+}
+
+// An explicit dependency that can never be satisfied: the message names the calls involved
+// and the cycle they form, if any.
+[[noreturn]] void unsatisfiable_dependency(const isa::HostProgram& program, const std::vector<int>& ordinals, int from,
+                                           int to, const Span& span) {
+  std::map<int, std::vector<int64_t>> deps;
+  for (size_t pc = 0; pc < program.code.size(); ++pc)
+    if (ordinals[pc] >= 0) deps[ordinals[pc]] = int_list_attr(program.code[pc], "deps");
+  // Follow explicit dependencies from `to` looking for `from`.
+  std::vector<int> path{from, to};
+  std::vector<int> stack{to};
+  std::map<int, int> parent;
+  parent[to] = from;
+  bool cycle = false;
+  while (!stack.empty() && !cycle) {
+    const int c = stack.back();
+    stack.pop_back();
+    for (int64_t d : deps[c]) {
+      if (d == from) {
+        cycle = true;
+        path.clear();
+        for (int x = c; x != from; x = parent[x]) path.insert(path.begin(), x);
+        path.insert(path.begin(), from);
+        path.push_back(from);
+        break;
+      }
+      if (!parent.count(static_cast<int>(d))) {
+        parent[static_cast<int>(d)] = c;
+        stack.push_back(static_cast<int>(d));
+      }
+    }
+  }
+  std::string msg = "deadlock: " + call_name(program, ordinals, from) + " depends on " + call_name(program, ordinals, to) +
+                    ", which has not run before it";
+  if (cycle) {
+    msg += "; the explicit dependencies form a cycle: ";
+    for (size_t i = 0; i < path.size(); ++i) msg += (i ? " -> " : "") + call_name(program, ordinals, path[i]);
+  }
+  fail(ErrorKind::kRuntime, span, msg, "a task can only depend on tasks submitted before it: reorder the calls or drop the dependency");
 }
 
 }  // namespace
@@ -147,6 +284,13 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
     if (args[i].kind == HostArg::kTensor) slots.views[i] = args[i].tensor;
     else regs.set(next_reg++, args[i].scalar());
   }
+  std::vector<KernelFootprint> footprints;
+  footprints.reserve(program.kernels.size());
+  for (const isa::Kernel& k : program.kernels) footprints.push_back(analyse_footprint(k));
+  const std::vector<std::vector<int>> releases = release_points(program);
+  const std::vector<int> ordinals = call_ordinals(program);
+  std::vector<std::vector<size_t>> call_tasks(program.code.size());  // by call ordinal: its latest tasks
+  size_t freed_early = 0;
 
   CoreFactory factory;
   // The modelled timeline comes from the sim engine: a trace request runs there.
@@ -157,43 +301,88 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
     factory = [chip, module, kernels] { return std::make_unique<NativeCore>(chip, module, kernels); };
   }
   TraceRecorder trace;  // declared before the pool: workers record into it until it joins
-  TaskPool pool(chip, options.num_workers, factory);
+  TaskPool pool(chip, options.num_workers, factory, options.ring_size, !options.swimlane_path.empty());
   pool.set_trace(&trace, !options.trace_path.empty());
   const int n = static_cast<int>(program.code.size());
   for (int pc = 0; pc < n;) {
     const isa::Instr& in = program.code[pc];
-    const int next = regs.step(program.code, pc);
-    if (next >= 0) {
-      pc = next;
-      continue;
-    }
-    switch (in.kind) {
-      case isa::InstrKind::kAllocTensor: allocate(slots, program, in); break;
-      case isa::InstrKind::kCall: {
-        if (in.callee < 0 || static_cast<size_t>(in.callee) >= program.kernels.size())
-          fail(ErrorKind::kRuntime, in.span, "call of kernel #" + std::to_string(in.callee) + ", which does not exist",
-               "report this bug");
-        if (pool.failed()) break;  // stop submitting; wait_all rethrows the error
-        const isa::Kernel& kernel = program.kernels[in.callee];
-        pool.submit(kernel, call_args(kernel, in, slots, regs));
-        break;
+    int next = regs.step(program.code, pc);
+    if (next < 0) {
+      switch (in.kind) {
+        case isa::InstrKind::kAllocTensor: allocate(slots, program, in); break;
+        case isa::InstrKind::kCall: {
+          if (in.callee < 0 || static_cast<size_t>(in.callee) >= program.kernels.size())
+            fail(ErrorKind::kRuntime, in.span, "call of kernel #" + std::to_string(in.callee) + ", which does not exist",
+                 "report this bug");
+          if (pool.failed()) break;  // stop submitting; wait_all rethrows the error
+          const isa::Kernel& kernel = program.kernels[in.callee];
+          TaskSpec spec;
+          spec.kernel = &kernel;
+          spec.footprint = &footprints[in.callee];
+          spec.span = &in.span;
+          spec.args = call_args(kernel, in, slots, regs);
+          for (int64_t d : int_list_attr(in, "deps")) {
+            if (d < 0 || static_cast<size_t>(d) >= call_tasks.size() || call_tasks[d].empty())
+              unsatisfiable_dependency(program, ordinals, ordinals[pc], static_cast<int>(d), in.span);
+            spec.deps.insert(spec.deps.end(), call_tasks[d].begin(), call_tasks[d].end());
+          }
+          for (const isa::Operand& op : in.ins)
+            if (op.kind == isa::Operand::kTensor && static_cast<size_t>(op.index) < slots.owners.size() && slots.owners[op.index])
+              spec.keep_alive.push_back(slots.owners[op.index]);
+          const std::vector<int64_t> bn = int_list_attr(in, "block_num");
+          const int64_t blocks = bn.empty() ? 1 : bn[0];
+          if (blocks < 1)
+            fail(ErrorKind::kValue, in.span, "SPMD launch over " + std::to_string(blocks) + " blocks", "use pl.spmd(n) with n >= 1");
+          std::vector<size_t>& ids = call_tasks[ordinals[pc]];
+          ids.clear();
+          for (int64_t b = 0; b < blocks; ++b) {
+            TaskSpec block = b + 1 < blocks ? spec : std::move(spec);
+            block.block_idx = static_cast<int>(b);
+            block.block_num = static_cast<int>(blocks);
+            for (size_t i = 0; i < kernel.params.size(); ++i)
+              if (is_block_param(kernel.params[i])) block.args[i] = HostArg::of_int(kernel.params[i].name == "__block_idx" ? b : blocks);
+            ids.push_back(pool.submit(std::move(block)));
+          }
+          break;
+        }
+        case isa::InstrKind::kScalarRead: {
+          pool.wait_all();  // the host reads memory that tasks may still be writing
+          std::vector<int64_t> index;
+          for (const isa::Scalar& s : in.ins.at(1).list) index.push_back(regs.get(s).as_int());
+          regs.set(in.dst_reg, read_tensor_element(slot_tensor(slots, in.ins.at(0).index, in), index, in.span));
+          break;
+        }
+        default:
+          fail(ErrorKind::kRuntime, in.span, "tile instruction '" + in.mnemonic + "' in host program '" + program.name + "'",
+               "tile instructions belong in InCore kernels");
       }
-      case isa::InstrKind::kScalarRead: {
-        pool.wait_all();  // the host reads memory that tasks may still be writing
-        std::vector<int64_t> index;
-        for (const isa::Scalar& s : in.ins.at(1).list) index.push_back(regs.get(s).as_int());
-        regs.set(in.dst_reg, read_tensor_element(slot_tensor(slots, in.ins.at(0).index, in), index, in.span));
-        break;
-      }
-      default:
-        fail(ErrorKind::kRuntime, in.span, "tile instruction '" + in.mnemonic + "' in host program '" + program.name + "'",
-             "tile instructions belong in InCore kernels");
+      next = pc + 1;
     }
-    ++pc;
+    // Past the last use of created tensors: drop the host's reference (the tasks that use
+    // them hold theirs until they finish).
+    for (int q = pc; q < next && q < n; ++q)
+      for (int slot : releases[q])
+        if (static_cast<size_t>(slot) < slots.owners.size() && slots.owners[slot]) {
+          slots.owners[slot].reset();
+          slots.views[slot].data = nullptr;
+          ++freed_early;
+        }
+    pc = next;
   }
   pool.wait_all();
   if (!options.trace_path.empty()) trace.write_chrome_json(options.trace_path);
   if (options.stats) options.stats->modelled_cycles = trace.makespan();
+  if (!options.swimlane_path.empty()) write_swimlane(options.swimlane_path, pool.records(), chip);
+  if (options.runtime_stats) {
+    const PoolStats ps = pool.stats();
+    RuntimeStats& st = *options.runtime_stats;
+    st.tasks = ps.tasks;
+    st.max_in_flight = ps.max_in_flight;
+    st.ring_waits = ps.ring_waits;
+    st.peak_tensor_bytes = slots.peak_bytes->load();
+    st.tensors_created = slots.created;
+    st.tensors_freed_early = freed_early;
+  }
 }
 
 }  // namespace pypto::runtime

@@ -1,16 +1,59 @@
-// Dependency tracking and the worker pool. Conflicts are found by overlapping byte ranges
-// of the tensors two tasks touch, so aliasing views of one array are ordered too. Workers
-// block on condition variables; nothing spins.
+// Dependency tracking and the worker pool. A task's regions are index boxes of the tensors it
+// touches (from the kernel's footprint); two regions conflict when one writes and their
+// boxes (same index space) or byte hulls (aliasing views) overlap. Workers block on
+// condition variables; nothing spins. Virtual cores are handed out lowest-free-first.
 #include "pypto/runtime/task_pool.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "pypto/runtime/sim_engine.h"
 
 namespace pypto::runtime {
 
-TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory factory)
-    : chip_(chip), factory_(std::move(factory)) {
+const char* core_kind_name(CoreKind k) {
+  switch (k) {
+    case CoreKind::AIC: return "AIC";
+    case CoreKind::AIV: return "AIV";
+    case CoreKind::Mixed: return "MIX";
+  }
+  return "?";
+}
+
+CoreKind core_kind_of(const isa::Kernel& kernel) {
+  if (kernel.core == FunctionType::AIC) return CoreKind::AIC;
+  if (kernel.core == FunctionType::Group) return CoreKind::Mixed;
+  return CoreKind::AIV;
+}
+
+namespace {
+
+bool same_space(const IndexBox& a, const int64_t* sa, const IndexBox& b, const int64_t* sb) {
+  if (a.ndim != b.ndim) return false;
+  for (int d = 0; d < a.ndim; ++d)
+    if (sa[d] != sb[d]) return false;
+  return true;
+}
+
+bool boxes_overlap(const IndexBox& a, const IndexBox& b) {
+  for (int d = 0; d < a.ndim; ++d)
+    if (!(a.lo[d] < b.hi[d] && b.lo[d] < a.hi[d])) return false;
+  return true;
+}
+
+bool box_contains(const IndexBox& outer, const IndexBox& inner) {
+  for (int d = 0; d < outer.ndim; ++d)
+    if (inner.lo[d] < outer.lo[d] || inner.hi[d] > outer.hi[d]) return false;
+  return true;
+}
+
+}  // namespace
+
+TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory factory, size_t ring_size, bool record)
+    : chip_(chip), factory_(std::move(factory)), ring_size_(ring_size), record_(record) {
+  aic_busy_.assign(std::max(chip.aic_cores, 1), 0);
+  aiv_busy_.assign(std::max(chip.aiv_cores, 1), 0);
+  t0_ = std::chrono::steady_clock::now();
   int n = num_workers > 0 ? num_workers : static_cast<int>(std::thread::hardware_concurrency());
   n = std::max(n, 1);
   for (int i = 0; i < n; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
@@ -26,74 +69,261 @@ TaskPool::~TaskPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-void TaskPool::submit(const isa::Kernel& kernel, std::vector<HostArg> args) {
-  Task task{&kernel, std::move(args), {}, 0, {}, false};
-  for (size_t i = 0; i < task.args.size() && i < kernel.params.size(); ++i) {
-    if (task.args[i].kind != HostArg::kTensor) continue;
-    auto [lo, hi] = task.args[i].tensor.byte_range();
-    const ParamDirection dir = kernel.params[i].dir;
-    if (dir != ParamDirection::Out) task.accesses.push_back({lo, hi, false});
-    if (dir != ParamDirection::In) task.accesses.push_back({lo, hi, true});
+double TaskPool::now_us() const {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+void TaskPool::regions_of(const TaskSpec& spec, std::vector<Region>& out) const {
+  out.clear();
+  thread_local std::vector<ParamFootprint> fps;
+  const isa::Kernel& kernel = *spec.kernel;
+  if (spec.footprint) {
+    evaluate_footprint(*spec.footprint, spec.args, fps);
+  } else {  // whole tensors, by parameter direction
+    fps.assign(spec.args.size(), ParamFootprint{});
+    for (size_t i = 0; i < spec.args.size() && i < kernel.params.size(); ++i) {
+      const ParamDirection dir = kernel.params[i].dir;
+      fps[i].reads = dir != ParamDirection::Out;
+      fps[i].writes = dir != ParamDirection::In;
+      fps[i].read.whole = fps[i].write.whole = true;
+    }
   }
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    const size_t id = tasks_.size();
-    if (active_.size() > 64 && active_.size() > 2 * (tasks_.size() - finished_))  // amortised pruning
-      std::erase_if(active_, [&](size_t t) { return tasks_[t].done; });
-    // For each access, depend on the conflicting earlier tasks, newest first; a conflicting
-    // task whose write covers the access orders every older conflict already (they
-    // conflict with it too), so the scan for that access stops there. This keeps chains of
-    // tasks on one tensor linear rather than quadratic.
-    std::vector<size_t> deps;
-    for (const Access& x : task.accesses) {
-      if (!x.write) {  // a read conflicts only with writers: skip the scan when none overlaps
-        bool any = false;
-        for (const auto& [range, count] : write_ranges_) any = any || (x.lo < range.second && range.first < x.hi);
-        if (!any) continue;
+  for (size_t i = 0; i < spec.args.size() && i < fps.size(); ++i) {
+    const HostArg& a = spec.args[i];
+    if (a.kind != HostArg::kTensor) continue;
+    const TensorView& t = a.tensor;
+    const int nd = static_cast<int>(t.shape.size());
+    for (int w = 0; w < 2; ++w) {
+      const bool present = w ? fps[i].writes : fps[i].reads;
+      if (!present) continue;
+      IndexBox box = w ? fps[i].write : fps[i].read;
+      Region r{};
+      r.write = w == 1;
+      r.base = t.data;
+      r.elem = dtype_bytes(t.dtype);
+      r.exact = nd <= kMaxBoxDims && t.strides.size() == t.shape.size();
+      if (box.whole && r.exact) {  // the whole tensor as a box of its index space
+        box.whole = false;
+        box.ndim = nd;
+        for (int d = 0; d < nd; ++d) box.lo[d] = 0, box.hi[d] = t.shape[d];
       }
-      for (size_t n = active_.size(); n-- > 0;) {
-        const Task& earlier = tasks_[active_[n]];
-        if (earlier.done) continue;
-        bool conflict = false, covered = false;
-        for (const Access& y : earlier.accesses)
-          if ((x.write || y.write) && x.lo < y.hi && y.lo < x.hi) {
-            conflict = true;
-            covered = covered || (y.write && y.lo <= x.lo && x.hi <= y.hi);
-          }
-        if (conflict) deps.push_back(active_[n]);
-        if (covered) break;
+      if (!box.whole && box.empty()) continue;
+      if (r.exact && !box.whole) {
+        r.box = box;
+        const uint8_t* base = static_cast<const uint8_t*>(t.data);
+        int64_t lo = 0, hi = 0;
+        for (int d = 0; d < nd; ++d) {
+          r.strides[d] = t.strides[d];
+          const int64_t a0 = box.lo[d] * t.strides[d], a1 = (box.hi[d] - 1) * t.strides[d];
+          lo += std::min(a0, a1);
+          hi += std::max(a0, a1);
+        }
+        r.blo = base + lo * r.elem;
+        r.bhi = base + (hi + 1) * r.elem;
+      } else {
+        r.exact = false;
+        std::tie(r.blo, r.bhi) = t.byte_range();
+        if (r.blo == r.bhi) continue;
+      }
+      out.push_back(r);
+    }
+  }
+}
+
+size_t TaskPool::submit(TaskSpec spec) {
+  thread_local std::vector<Region> regions;
+  regions_of(spec, regions);
+  thread_local std::vector<std::pair<const uint8_t*, const uint8_t*>> views;
+  views.clear();
+  for (const HostArg& a : spec.args)
+    if (a.kind == HostArg::kTensor) views.push_back(a.tensor.byte_range());
+
+  std::unique_lock<std::mutex> lk(mu_);
+  // Back-pressure: wait for a slot of the ring.
+  if (ring_size_ > 0 && tasks_.size() - finished_ >= ring_size_) {
+    // Resume once a quarter of the ring is free, so that the host and the workers do not
+    // hand the lock back and forth for every task.
+    ++stats_.ring_waits;
+    ring_resume_ = ring_size_ - std::max<size_t>(1, ring_size_ / 4);
+    work_cv_.notify_all();
+    done_cv_.wait(lk, [&] { return tasks_.size() - finished_ <= ring_resume_ || stalled(); });
+    if (tasks_.size() - finished_ >= ring_size_) report_deadlock(lk, "the submission ring is full");
+    ring_resume_ = SIZE_MAX;
+  }
+  const size_t id = tasks_.size();
+  Task task;
+  task.kernel = spec.kernel;
+  task.args = std::move(spec.args);
+  task.keep_alive = std::move(spec.keep_alive);
+  task.span = spec.span;
+  task.kind = core_kind_of(*spec.kernel);
+  task.block_idx = spec.block_idx;
+  task.block_num = spec.block_num;
+  std::vector<size_t>& deps = task.deps;
+  for (size_t d : spec.deps)
+    if (d < id && !tasks_[d].done) deps.push_back(d);
+
+  // Data dependencies: for each region, the conflicting unfinished regions of overlapping
+  // views, newest first. A write that covers the region orders every older conflict
+  // already (they conflict with it too), so that bucket's scan stops there.
+  for (const Region& x : regions) {
+    for (Bucket& b : buckets_) {
+      if (!(x.blo < b.hi && b.lo < x.bhi)) continue;
+      if (!x.write && b.writers == 0) continue;
+      if (b.entries.size() >= b.prune_at) {
+        std::erase_if(b.entries, [&](const auto& e) { return tasks_[e.first].done; });
+        b.writers = 0;
+        for (const auto& e : b.entries) b.writers += e.second.write;
+        b.prune_at = std::max<size_t>(64, 2 * b.entries.size());
+      }
+      for (size_t n = b.entries.size(); n-- > 0;) {
+        const auto& [tid, y] = b.entries[n];
+        if (!(x.write || y.write)) continue;
+        if (!(x.blo < y.bhi && y.blo < x.bhi)) continue;
+        const bool exact = x.exact && y.exact && x.base == y.base && x.elem == y.elem && same_space(x.box, x.strides, y.box, y.strides);
+        if (exact && !boxes_overlap(x.box, y.box)) continue;
+        if (!tasks_[tid].done) deps.push_back(tid);
+        // A covering write: every older conflict is ordered before it (finished, if it has).
+        if (exact && y.write && box_contains(y.box, x.box)) break;
       }
     }
-    std::sort(deps.begin(), deps.end());
-    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    for (size_t earlier : deps) {
-      ++task.pending;
-      tasks_[earlier].dependents.push_back(id);
-    }
-    for (const Access& x : task.accesses)
-      if (x.write) ++write_ranges_[{x.lo, x.hi}];
-    const bool ready = task.pending == 0;
-    tasks_.push_back(std::move(task));
-    active_.push_back(id);
-    if (!ready) return;  // a finishing dependency hands it to a worker
-    ready_.push_back(id);
-    // Wake workers in batches: a wake-up costs more than a tiny task, so ready tasks are
-    // handed over once a batch is queued, or when the host waits (wait_all).
-    if (ready_.size() < kWakeBatch && running_ > 0) return;
   }
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  for (size_t earlier : deps) {
+    ++task.pending;
+    tasks_[earlier].dependents.push_back(id);
+  }
+  // Enter this task's regions in the bucket of their view.
+  for (size_t r = 0; r < regions.size(); ++r) {
+    const Region& x = regions[r];
+    std::pair<const uint8_t*, const uint8_t*> view{x.blo, x.bhi};
+    for (const auto& v : views)
+      if (v.first <= x.blo && x.bhi <= v.second) {
+        view = v;
+        break;
+      }
+    Bucket* bucket = nullptr;
+    for (Bucket& b : buckets_)
+      if (b.lo == view.first && b.hi == view.second) {
+        bucket = &b;
+        break;
+      }
+    if (!bucket) {
+      if (buckets_.size() >= 32) {  // drop buckets whose tasks have all finished
+        std::erase_if(buckets_, [&](const Bucket& b) {
+          return std::all_of(b.entries.begin(), b.entries.end(), [&](const auto& e) { return tasks_[e.first].done; });
+        });
+      }
+      buckets_.push_back(Bucket{view.first, view.second, {}, 0, 64});
+      bucket = &buckets_.back();
+    }
+    bucket->entries.emplace_back(id, x);
+    bucket->writers += x.write;
+  }
+  const bool ready = task.pending == 0;
+  tasks_.push_back(std::move(task));
+  stats_.tasks = tasks_.size();
+  stats_.max_in_flight = std::max(stats_.max_in_flight, tasks_.size() - finished_);
+  if (!ready) return id;  // a finishing dependency hands it to a worker
+  ready_.push_back(id);
+  // Wake workers in batches: a wake-up costs more than a tiny task, so ready tasks are
+  // handed over once a batch is queued, or when the host waits (wait_all, a full ring).
+  if (ready_.size() < kWakeBatch && running_ > 0) return id;
+  lk.unlock();
   work_cv_.notify_all();
+  return id;
+}
+
+bool TaskPool::stalled() const { return running_ == 0 && ready_.empty() && finished_ < tasks_.size() && !stop_; }
+
+std::string TaskPool::describe(size_t id) const {
+  const Task& t = tasks_[id];
+  std::string s = "task #" + std::to_string(id) + " (" + t.kernel->name;
+  if (t.block_num > 1) s += " block " + std::to_string(t.block_idx) + "/" + std::to_string(t.block_num);
+  if (t.span && !t.span->file.empty()) s += " at " + t.span->file + ":" + std::to_string(t.span->line);
+  return s + ")";
+}
+
+void TaskPool::report_deadlock(std::unique_lock<std::mutex>& lk, const std::string& where) {
+  std::string msg = "deadlock: " + where + " and no task can run; waiting tasks:";
+  int shown = 0;
+  for (size_t id = 0; id < tasks_.size() && shown < 8; ++id) {
+    const Task& t = tasks_[id];
+    if (t.done || t.pending == 0) continue;
+    msg += "\n  " + describe(id) + " waits for";
+    for (size_t d : t.deps)
+      if (!tasks_[d].done) msg += " " + describe(d);
+    ++shown;
+  }
+  stop_ = true;
+  if (!error_) error_ = std::make_exception_ptr(std::runtime_error("run cancelled"));
+  lk.unlock();
+  work_cv_.notify_all();
+  fail(ErrorKind::kRuntime, {}, msg, "make every task depend only on tasks submitted before it");
 }
 
 void TaskPool::wait_all() {
   work_cv_.notify_all();  // hand over a partly filled batch
   std::unique_lock<std::mutex> lk(mu_);
-  done_cv_.wait(lk, [&] { return finished_ == tasks_.size(); });
+  done_cv_.wait(lk, [&] { return finished_ == tasks_.size() || stalled(); });
+  if (finished_ != tasks_.size()) report_deadlock(lk, "the program waits for its tasks");
   if (error_) std::rethrow_exception(error_);
 }
 
 bool TaskPool::failed() {
   std::lock_guard<std::mutex> lk(mu_);
   return error_ != nullptr;
+}
+
+size_t TaskPool::num_tasks() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return tasks_.size();
+}
+
+PoolStats TaskPool::stats() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return stats_;
+}
+
+std::vector<TaskRecord> TaskPool::records() {
+  std::lock_guard<std::mutex> lk(mu_);
+  std::vector<TaskRecord> out;
+  if (!record_) return out;
+  out.reserve(tasks_.size());
+  for (const Task& t : tasks_)
+    out.push_back({t.kernel->name, t.kind, t.vcore, t.worker, t.block_idx, t.block_num, t.start_us, t.end_us, t.deps});
+  return out;
+}
+
+int TaskPool::acquire_vcore(CoreKind kind) {
+  auto take = [](std::vector<uint8_t>& busy, size_t stride, size_t count) -> int {
+    for (size_t i = 0; i + count <= busy.size(); i += stride) {
+      bool free = true;
+      for (size_t j = 0; j < count; ++j) free = free && !busy[i + j];
+      if (free) {
+        for (size_t j = 0; j < count; ++j) busy[i + j] = 1;
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  };
+  if (kind == CoreKind::AIC) return take(aic_busy_, 1, 1);
+  if (kind == CoreKind::AIV) return take(aiv_busy_, 1, 1);
+  // A mixed task takes a cluster: AIC c and AIV 2c, 2c+1.
+  for (size_t c = 0; c < aic_busy_.size() && 2 * c + 1 < aiv_busy_.size(); ++c)
+    if (!aic_busy_[c] && !aiv_busy_[2 * c] && !aiv_busy_[2 * c + 1]) {
+      aic_busy_[c] = aiv_busy_[2 * c] = aiv_busy_[2 * c + 1] = 1;
+      return static_cast<int>(c);
+    }
+  return -1;
+}
+
+void TaskPool::release_vcore(CoreKind kind, int id) {
+  if (id < 0) return;
+  if (kind == CoreKind::AIC) aic_busy_[id] = 0;
+  else if (kind == CoreKind::AIV) aiv_busy_[id] = 0;
+  else aic_busy_[id] = aiv_busy_[2 * id] = aiv_busy_[2 * id + 1] = 0;
 }
 
 void TaskPool::worker_loop(int worker) {
@@ -109,8 +339,12 @@ void TaskPool::worker_loop(int worker) {
     Task& task = tasks_[id];
     const bool skip = error_ != nullptr;
     ++running_;
+    task.started = true;
+    task.worker = worker;
+    task.vcore = acquire_vcore(task.kind);
     lk.unlock();
     std::exception_ptr err;
+    const double start = record_ ? now_us() : 0;
     if (!skip) {
       try {
         if (runner) {
@@ -124,16 +358,17 @@ void TaskPool::worker_loop(int worker) {
         err = std::current_exception();
       }
     }
+    const double end = record_ ? now_us() : 0;
+    std::vector<std::shared_ptr<void>> release = std::move(task.keep_alive);
+    release.clear();  // intermediate tensors no later task uses are freed here
     lk.lock();
     if (err && !error_) error_ = err;
+    task.start_us = start;
+    task.end_us = end;
     task.done = true;
+    release_vcore(task.kind, task.vcore);
     --running_;
     ++finished_;
-    for (const Access& x : task.accesses)
-      if (x.write) {
-        auto it = write_ranges_.find({x.lo, x.hi});
-        if (it != write_ranges_.end() && --it->second == 0) write_ranges_.erase(it);
-      }
     size_t woke = 0;
     for (size_t d : task.dependents)
       if (--tasks_[d].pending == 0) {
@@ -141,7 +376,7 @@ void TaskPool::worker_loop(int worker) {
         ++woke;
       }
     if (woke > 1) work_cv_.notify_all();  // this worker takes one itself
-    if (finished_ == tasks_.size()) done_cv_.notify_all();
+    if (finished_ == tasks_.size() || running_ == 0 || tasks_.size() - finished_ == ring_resume_) done_cv_.notify_all();
   }
 }
 

@@ -15,12 +15,24 @@ struct RunStats {
   double modelled_cycles = 0;  // cycle model: until the last virtual core finishes
 };
 
+// What the task runtime did during a run (for tests, benchmarks and reports).
+struct RuntimeStats {
+  size_t tasks = 0;
+  size_t max_in_flight = 0;          // most tasks submitted but unfinished at once
+  size_t ring_waits = 0;             // times submission blocked on the full ring
+  int64_t peak_tensor_bytes = 0;     // most bytes of pl.create_tensor tensors alive at once
+  size_t tensors_created = 0, tensors_freed_early = 0;  // freed before the run ended
+};
+
 struct RunOptions {
   std::string platform = "a2a3sim";
   std::string engine = "sim";
   int num_workers = 0;  // 0 = one worker per host CPU
   std::string trace_path;     // non-empty: write the modelled timeline as Chrome-trace JSON
   RunStats* stats = nullptr;  // non-null: filled in when the run finishes
+  size_t ring_size = 1024;           // tasks in flight at most; submission blocks when full (0 = unbounded)
+  std::string swimlane_path;         // non-empty: write the chip swimlane (Chrome-trace JSON) here
+  RuntimeStats* runtime_stats = nullptr;  // non-null: filled in when the run finishes
 };
 
 // Interprets the host code of `program`: scalar control flow, tensor allocation and kernel

@@ -1,19 +1,23 @@
-// The task scheduler: kernel calls become tasks that run on a pool of worker threads (one
-// virtual-core state each). A task waits for earlier tasks it conflicts with on global
-// memory (read-after-write, write-after-write, write-after-read); others run concurrently.
+// The task scheduler: kernel calls become tasks that run on a pool of host worker threads.
+// A task waits for earlier tasks whose tensor regions overlap its own (read-after-write,
+// write-after-write, write-after-read) and for its explicit dependencies; each task runs on
+// a virtual core of its type (AIC, AIV, or a whole cluster for mixed tasks) of the chip.
 #pragma once
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <exception>
-#include <map>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "pypto/isa/chip.h"
 #include "pypto/isa/program.h"
+#include "pypto/runtime/footprint.h"
 #include "pypto/runtime/tensor.h"
 #include "pypto/runtime/trace.h"
 
@@ -27,20 +31,55 @@ class CoreRunner {
 };
 using CoreFactory = std::function<std::unique_ptr<CoreRunner>()>;
 
+enum class CoreKind : uint8_t { AIC, AIV, Mixed };
+const char* core_kind_name(CoreKind k);
+CoreKind core_kind_of(const isa::Kernel& kernel);
+
+// One kernel call to run.
+struct TaskSpec {
+  const isa::Kernel* kernel = nullptr;           // must outlive the pool
+  const KernelFootprint* footprint = nullptr;    // null: whole tensors by parameter direction
+  std::vector<HostArg> args;
+  std::vector<size_t> deps;                      // explicit: ids of earlier tasks
+  std::vector<std::shared_ptr<void>> keep_alive; // released when the task finishes
+  const Span* span = nullptr;                    // the call in the user's program
+  int block_idx = 0, block_num = 1;              // SPMD block
+};
+
+// A finished task as the swimlane shows it.
+struct TaskRecord {
+  std::string kernel;
+  CoreKind kind = CoreKind::AIV;
+  int vcore = -1;              // AIC/AIV index, or the cluster of a mixed task
+  int worker = -1;             // host thread
+  int block_idx = 0, block_num = 1;
+  double start_us = 0, end_us = 0;
+  std::vector<size_t> deps;    // every task it waited for (data and explicit)
+};
+
+struct PoolStats {
+  size_t tasks = 0;
+  size_t max_in_flight = 0;    // most submitted-but-unfinished tasks at once (<= ring size)
+  size_t ring_waits = 0;       // times submission blocked on a full ring
+};
+
 class TaskPool {
  public:
   // Starts `num_workers` workers (0 = one per host CPU), each with its own core of `chip`
-  // made by `factory` (default: a sim core).
-  TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory factory = {});
+  // made by `factory` (default: a sim core). At most `ring_size` tasks are in flight
+  // (0 = unbounded); submit blocks while the ring is full.
+  TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory factory = {}, size_t ring_size = 0,
+           bool record = false);
   // Cancels tasks not yet started and joins the workers.
   ~TaskPool();
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
 
-  // Queues a call of `kernel` (which must outlive the pool). The tensors it reads and writes
-  // follow from the kernel's parameter directions.
-  void submit(const isa::Kernel& kernel, std::vector<HostArg> args);
-  // Blocks until every submitted task has finished; rethrows the first task error.
+  // Queues a task; returns its id (0, 1, ... in submission order). Blocks while the ring is
+  // full; a deadlock found while blocked is a runtime error naming the tasks involved.
+  size_t submit(TaskSpec spec);
+  // Blocks until every submitted task has finished; rethrows the first task error; reports
+  // a deadlock (tasks that can never run) instead of hanging.
   void wait_all();
   // True once a task has failed (later tasks are skipped).
   bool failed();
@@ -52,36 +91,71 @@ class TaskPool {
     trace_ = trace;
     record_events_ = record_events;
   }
+  size_t num_tasks();
+  // Records of finished tasks (record = true), in id order; call after wait_all.
+  std::vector<TaskRecord> records();
+  PoolStats stats();
 
  private:
-  struct Access {
-    const uint8_t* lo;
-    const uint8_t* hi;
+  struct Region {
+    const uint8_t *blo, *bhi;  // byte hull
+    const void* base;          // identity of the index space: base, element size, strides
+    int64_t elem;
+    int64_t strides[kMaxBoxDims];
+    IndexBox box;
     bool write;
+    bool exact;                // box and strides are valid (else only the hull)
   };
   struct Task {
     const isa::Kernel* kernel;
     std::vector<HostArg> args;
-    std::vector<Access> accesses;
-    int pending = 0;               // unfinished tasks this one waits for
+    std::vector<std::shared_ptr<void>> keep_alive;
     std::vector<size_t> dependents;
+    std::vector<size_t> deps;  // kept for records and deadlock reports
+    const Span* span;
+    int pending = 0;
     bool done = false;
+    bool started = false;
+    CoreKind kind;
+    int vcore = -1, worker = -1;
+    int block_idx = 0, block_num = 1;
+    double start_us = 0, end_us = 0;
   };
+  // Regions of one tensor view's byte range, with the unfinished tasks touching them.
+  struct Bucket {
+    const uint8_t *lo, *hi;
+    std::vector<std::pair<size_t, Region>> entries;  // (task, region), oldest first
+    size_t writers = 0;                               // unfinished writing entries
+    size_t prune_at = 64;
+  };
+  void regions_of(const TaskSpec& spec, std::vector<Region>& out) const;
   void worker_loop(int worker);
+  int acquire_vcore(CoreKind kind);
+  void release_vcore(CoreKind kind, int id);
+  [[noreturn]] void report_deadlock(std::unique_lock<std::mutex>& lk, const std::string& where);
+  bool stalled() const;
+  std::string describe(size_t id) const;
+  double now_us() const;
 
   isa::ChipSpec chip_;
   CoreFactory factory_;
+  size_t ring_size_;
+  bool record_;
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
   std::deque<Task> tasks_;         // every task of the run; references stay valid
-  std::vector<size_t> active_;     // tasks not known to be finished
+  std::vector<Bucket> buckets_;
   std::deque<size_t> ready_;
-  std::map<std::pair<const uint8_t*, const uint8_t*>, int> write_ranges_;  // of unfinished tasks
+  std::vector<uint8_t> aic_busy_, aiv_busy_;
   static constexpr size_t kWakeBatch = 16;
   size_t finished_ = 0;
+  size_t ring_resume_ = SIZE_MAX;  // the host waits on a full ring until this many are in flight
   int running_ = 0;                // workers executing a task now
   bool stop_ = false;
   std::exception_ptr error_;
+  PoolStats stats_;
+  std::vector<Region> scratch_regions_;
+  std::chrono::steady_clock::time_point t0_;
   std::vector<std::thread> workers_;
   TraceRecorder* trace_ = nullptr;
   bool record_events_ = false;

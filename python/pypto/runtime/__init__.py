@@ -38,6 +38,8 @@ class CompiledProgram:
         self.name = compiled.entry
         self.output_dir = config.output_dir or os.path.join("build_output", self.name)
         self.modelled_cycles = None  # set by each run: cycles of the modelled timeline
+        self.last_run_stats = None  # the task runtime's statistics of the latest call
+        self.swimlane_path = None  # where the latest call wrote its swimlane, if it did
         self._write_artifacts()
 
     @property
@@ -107,10 +109,18 @@ class CompiledProgram:
         if cfg.codegen_only:
             return None
         host = self._compiled.host
+        # enable_chip_swimlane writes the task swimlane (to trace_path if given); otherwise
         # trace_path records the modelled timeline (on the sim engine's cycle model).
-        self.modelled_cycles = _core.run_host_program(
-            host, bound, cfg.platform, cfg.engine, cfg.num_workers, cfg.trace_path
+        swimlane, trace = "", cfg.trace_path
+        if cfg.enable_chip_swimlane:
+            swimlane = cfg.trace_path or os.path.join(cfg.output_dir or self.output_dir, "swimlane.json")
+            os.makedirs(os.path.dirname(os.path.abspath(swimlane)), exist_ok=True)
+            trace = None
+        self.last_run_stats = _core.run_host_program(
+            host, bound, cfg.platform, cfg.engine, cfg.num_workers, trace, cfg.ring_size, swimlane
         )
+        self.modelled_cycles = self.last_run_stats["modelled_cycles"]
+        self.swimlane_path = swimlane or None
         rets = [args[i] if i < len(args) else None for i in host.returns]
         if not rets:
             return None

@@ -19,8 +19,10 @@ def default_engine() -> str:
 class RunConfig:
     """Options of one compile-and-run.
 
-    PyPTO's fields are accepted as they are; `engine`, `trace_path`, `num_workers` and
-    `output_dir` and `verify` are ours. `verify` is the check run between passes: "off",
+    PyPTO's fields are accepted as they are; `engine`, `trace_path`, `num_workers`,
+    `ring_size`, `output_dir` and `verify` are ours. `enable_chip_swimlane=1` writes the
+    task swimlane (Chrome-trace JSON) to `trace_path`, else <output_dir>/swimlane.json;
+    `ring_size` bounds the tasks in flight (submission blocks when the ring is full). `verify` is the check run between passes: "off",
     "basic" (structural invariants) or "roundtrip" (also print -> parse -> equal). Real-hardware platforms ("a2a3", "a5") fail with a clear
     message because no NPU is present; "a2a3sim" (default) and "a5sim" run here.
     """
@@ -39,6 +41,7 @@ class RunConfig:
     engine: str = field(default_factory=default_engine)
     trace_path: str | None = None
     num_workers: int = 0
+    ring_size: int = 1024
     output_dir: str | None = None
     verify: str = "basic"
 
@@ -55,6 +58,11 @@ class RunConfig:
             raise ValueError(
                 f"RunConfig(num_workers={self.num_workers!r}): must be an int >= 0 "
                 "(0 = one worker per host CPU)"
+            )
+        if not isinstance(self.ring_size, int) or self.ring_size < 0:
+            raise ValueError(
+                f"RunConfig(ring_size={self.ring_size!r}): must be an int >= 0 (tasks in flight at "
+                "most; 0 = unbounded)"
             )
         if self.verify not in VERIFY_LEVELS:
             raise ValueError(

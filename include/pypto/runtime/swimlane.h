@@ -1,0 +1,16 @@
+// The chip swimlane of a run: each task's wall-clock span on the host, placed on the lane of
+// the virtual core it was dispatched to, with dependency edges as flow arrows; written as
+// Chrome-trace JSON (Perfetto, chrome://tracing, `pypto report`).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "pypto/isa/chip.h"
+#include "pypto/runtime/task_pool.h"
+
+namespace pypto::runtime {
+
+// Writes `records` (task id = index) to `path`; a file that cannot be written is a user error.
+void write_swimlane(const std::string& path, const std::vector<TaskRecord>& records, const isa::ChipSpec& chip);
+
+}  // namespace pypto::runtime
