@@ -3,6 +3,7 @@
 // callee's parameter order, and whose result is the tensor passed for the Out parameter.
 #include "pypto/codegen/lower_program.h"
 
+#include <algorithm>
 #include <map>
 
 #include "pypto/codegen/kernel_builder.h"
@@ -21,6 +22,7 @@ struct ProgramLowering {
   KernelBuilder& kb;
   std::map<std::string, int> kernel_index;
   std::vector<std::vector<int>> returned_params;  // per kernel
+  std::map<int64_t, int64_t> task_ordinal;        // task id -> ordinal of its (latest) kCall
 
   int kernel_of(const ir::FuncCall& call) {
     auto it = kernel_index.find(call.callee);
@@ -68,6 +70,25 @@ struct ProgramLowering {
       }
     }
     in.span = call.span;
+    // Explicit edges: deps name earlier launches by task id; the runtime wants the ordinal
+    // of their kCall among the host program's kCalls.
+    if (!call.task.deps.empty()) {
+      std::vector<int64_t> ordinals;
+      for (int64_t t : call.task.deps) {
+        auto it = task_ordinal.find(t);
+        if (it == task_ordinal.end())
+          fail(ErrorKind::kValue, call.span, "kernel launch '" + k.name + "' depends on task id " + std::to_string(t) +
+                                                 ", which no earlier launch binds",
+               "bind the id with `with pl.at(...) as tid:` before the launch that lists it in deps=[...]");
+        ordinals.push_back(it->second);
+      }
+      in.attrs["deps"] = ordinals;
+    }
+    if (call.task.block_num > 0) in.attrs["block_num"] = std::vector<int64_t>{call.task.block_num};
+    if (call.task.task_id >= 0)
+      task_ordinal[call.task.task_id] = std::count_if(host.code.begin(), host.code.end(), [](const isa::Instr& i) {
+        return i.kind == isa::InstrKind::kCall;
+      });
     kb.emit(in);
     if (!dst) return;
     // The call's result is the tensor passed for the parameter the kernel returns.
@@ -120,7 +141,7 @@ isa::HostProgram lower_program(const ir::Program& program, const std::string& en
   for (auto& p : fn->params)
     if (p->type->as<ir::ScalarType>()) kb.define_scalar(p);
 
-  ProgramLowering pl{program, host, kb, {}, {}};
+  ProgramLowering pl{program, host, kb, {}, {}, {}};
   kb.on_func_call = [&pl](const ir::FuncCall& c, const ir::VarPtr& dst) { pl.call(c, dst); };
   StmtLowering body(kb);
   body.lower(fn->body);

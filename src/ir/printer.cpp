@@ -26,6 +26,14 @@ std::string format_float(double v) {
   return s;
 }
 
+// `, deps=[task_0, task_3]` for a launch with explicit task edges, else "".
+std::string task_deps(const std::vector<int64_t>& deps) {
+  if (deps.empty()) return "";
+  std::string out = ", deps=[";
+  for (size_t i = 0; i < deps.size(); ++i) out += (i ? ", task_" : "task_") + std::to_string(deps[i]);
+  return out + "]";
+}
+
 std::string quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
@@ -138,6 +146,7 @@ class Printer {
         auto* f = e->as<FuncCall>();
         std::string out = "self." + f->callee + "(";
         for (size_t i = 0; i < f->args.size(); ++i) out += (i ? ", " : "") + expr(f->args[i]);
+        if (!f->task.deps.empty()) out += f->args.empty() ? task_deps(f->task.deps).substr(2) : task_deps(f->task.deps);
         return out + ")";
       }
       case ExprKind::List: return list(e->as<ListExpr>()->elems);
@@ -236,7 +245,11 @@ class Printer {
       case StmtKind::Seq: block(s, indent); break;
       case StmtKind::Scope: {
         auto* sc = s->as<ScopeStmt>();
-        line(indent, std::string("with pl.at(level=pl.Level.") + level_name(sc->level) + "):");
+        std::string head = sc->task.block_num > 0 ? "with pl.spmd(" + std::to_string(sc->task.block_num) + ", level=pl.Level."
+                                                  : std::string("with pl.at(level=pl.Level.");
+        head += level_name(sc->level) + task_deps(sc->task.deps) + ")";
+        if (sc->task.task_id >= 0) head += " as task_" + std::to_string(sc->task.task_id);
+        line(indent, head + ":");
         yield_targets.push_back(nullptr);
         block(sc->body, indent + 1);
         yield_targets.pop_back();

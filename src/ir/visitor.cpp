@@ -156,7 +156,9 @@ ExprPtr IRMutator::mutate_func_call(const std::shared_ptr<const FuncCall>& c) {
   bool changed = false;
   auto args = mutate_all(c->args, &changed);
   if (!changed) return c;
-  return FuncCall::make(c->callee, std::move(args), c->type, c->span);
+  auto out = std::make_shared<FuncCall>(c->callee, std::move(args), c->type, c->span);
+  out->task = c->task;
+  return out;
 }
 
 StmtPtr IRMutator::mutate(const StmtPtr& s) {
@@ -246,7 +248,11 @@ StmtPtr IRMutator::mutate_seq(const std::shared_ptr<const SeqStmts>& s) {
 
 StmtPtr IRMutator::mutate_scope(const std::shared_ptr<const ScopeStmt>& s) {
   auto body = mutate(s->body);
-  return body == s->body ? s : ScopeStmt::make(s->level, body, s->span);
+  if (body == s->body) return s;
+  auto out = std::make_shared<ScopeStmt>(s->level, body, s->span);
+  out->task = s->task;
+  out->block_vars = s->block_vars;
+  return out;
 }
 
 FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {

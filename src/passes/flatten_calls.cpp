@@ -95,7 +95,10 @@ class Flattener : public IRMutator {
         args.push_back(hoist(a));
         changed |= args.back() != a;
       }
-      return changed ? FuncCall::make(f->callee, args, f->type, f->span) : e;
+      if (!changed) return e;
+      auto out = std::make_shared<FuncCall>(f->callee, args, f->type, f->span);
+      out->task = f->task;
+      return out;
     }
     return e;
   }

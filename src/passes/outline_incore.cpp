@@ -122,11 +122,19 @@ class Outliner : public IRMutator {
     out_->push_back(Function::make(name, params, dirs, ret_types, SeqStmts::make(body_stmts, s->span),
                                    function_type_for(s->level), s->span));
 
-    std::vector<ExprPtr> args(params.begin(), params.end());
+    // SPMD block index/count parameters get placeholder arguments; the runtime fills them per block.
+    std::vector<ExprPtr> args;
+    for (auto& p : params) {
+      bool block_var = false;
+      for (auto& b : s->block_vars) block_var |= b.get() == p.get();
+      args.push_back(block_var ? ConstInt::make(0, p->type->as<ScalarType>()->dtype, s->span) : ExprPtr(p));
+    }
     TypePtr call_type = ret_types.empty()      ? NoneType::make()
                         : ret_types.size() == 1 ? ret_types[0]
                                                 : TupleType::make(ret_types);
-    ExprPtr call = FuncCall::make(name, args, call_type, s->span);
+    auto launch = std::make_shared<FuncCall>(name, args, call_type, s->span);
+    launch->task = s->task;
+    ExprPtr call = launch;
     if (results.empty()) return EvalStmt::make(call, s->span);
     if (results.size() == 1) return AssignStmt::make(results[0], call, s->span);
     auto tuple = Var::make(name + "_results", call_type, s->span);

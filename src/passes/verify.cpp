@@ -29,6 +29,7 @@ class DefBeforeUse : public IRVisitor {
   }
   void visit_scope(const ScopeStmt& s) override {
     if (outlined_) broken("a pl.at scope is left after OutlineIncore");
+    for (auto& b : s.block_vars) defined_.insert(b.get());  // filled per block by the runtime
     IRVisitor::visit_scope(s);
   }
 

@@ -102,10 +102,20 @@ struct Call : Expr {
 };
 
 // A call of another function of the same program (a kernel call from the orchestration).
+// Explicit task-graph information of a kernel launch: `with pl.at(...) as tid`,
+// `deps=[tid, ...]` and `pl.spmd(n)`. Task ids are numbered per function by the parser.
+struct TaskInfo {
+  int64_t task_id = -1;       // -1: the launch binds no task id
+  std::vector<int64_t> deps;  // task ids of earlier launches this one runs after
+  int64_t block_num = 0;      // > 0: SPMD launch over block_num blocks
+  bool empty() const { return task_id < 0 && deps.empty() && block_num == 0; }
+};
+
 struct FuncCall : Expr {
   static constexpr ExprKind kKind = ExprKind::FuncCall;
   std::string callee;
   std::vector<ExprPtr> args;
+  TaskInfo task;  // set by OutlineIncore / the parser for kernel launches
   FuncCall(std::string c, std::vector<ExprPtr> a, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), args(std::move(a)) {}
   static ExprPtr make(std::string c, std::vector<ExprPtr> a, TypePtr t, Span s = {}) {

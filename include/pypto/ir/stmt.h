@@ -96,6 +96,8 @@ struct ScopeStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Scope;
   Level level;
   StmtPtr body;
+  TaskInfo task;                 // `as tid`, deps=[...], pl.spmd(n)
+  std::vector<VarPtr> block_vars;  // the __block_idx / __block_num Vars the body reads (pl.spmd)
   ScopeStmt(Level l, StmtPtr b, Span s) : Stmt(kKind, std::move(s)), level(l), body(std::move(b)) {}
   static StmtPtr make(Level l, StmtPtr b, Span s = {}) { return std::make_shared<ScopeStmt>(l, std::move(b), std::move(s)); }
 };

@@ -2,6 +2,7 @@
 and `with pl.at(level=...)`, with loop-carried and branch-merged values in SSA form."""
 
 import ast
+import itertools
 
 from pypto._core import ir
 
@@ -21,7 +22,11 @@ class ControlFlowParser:
         for name in self.symbols:
             if name not in before:
                 self.out_of_scope[name] = f"{what} at line {self.span(node).line}"
-        self.symbols = dict(before)
+        # Task ids outlive the block: `deps=[tid]` after it means "after tid's latest launch".
+        kept = {n: v for n, v in self.symbols.items() if isinstance(v, TaskId)}
+        self.symbols = {**before, **kept}
+        for name in kept:
+            self.out_of_scope.pop(name, None)
 
     def carried_value(self, value, ty, name, node, where):
         expr = self.to_expr(value, node, ty.dtype if isinstance(ty, ir.ScalarType) else None)
@@ -200,29 +205,87 @@ class ControlFlowParser:
         else_body = self.seq(else_stmts, node.orelse) if (else_stmts or return_vars) else None
         self.emit(ir.IfStmt(cond, self.seq(then_stmts, node.body), else_body, return_vars, span))
 
-    # -- with pl.at --------------------------------------------------------------------------
+    # -- with pl.at / pl.spmd -----------------------------------------------------------------
     def stmt_With(self, node):
         if len(node.items) != 1:
             raise self.error(node, "a with statement takes one pl.at(...)", "nest the with statements")
         item = node.items[0]
         call = item.context_expr
         func = self.eval(call.func) if isinstance(call, ast.Call) else None
-        if not isinstance(func, ops.Construct) or func.name != "at":
+        if not isinstance(func, ops.Construct) or func.name not in ("at", "spmd"):
             raise self.error(node, f"with '{self.text(call)}' is not supported", "use `with pl.at(level=pl.Level.CORE_GROUP):`")
+        tid_name = None
         if item.optional_vars is not None:
-            raise self.error(node, "`with pl.at(...) as tid` (explicit task ids) is not supported yet",
-                             "drop `as ...`; dependencies are derived from the tensors each task reads and writes")
+            if not isinstance(item.optional_vars, ast.Name):
+                raise self.error(node, "`with pl.at(...) as tid` binds one name", "write `with pl.at(level=...) as tid:`")
+            tid_name = item.optional_vars.id
         args, kwargs = self.call_args(call)
-        level = kwargs.pop("level", args[0] if args else None)
-        if kwargs or len(args) > 1:
-            raise self.error(node, f"pl.at takes only level=, got '{self.text(call)}'",
-                             "write pl.at(level=pl.Level.CORE_GROUP)")
+        deps = self.task_deps(kwargs.pop("deps", []), node)
+        block_num = 0
+        if func.name == "spmd":
+            n = kwargs.pop("n", args[0] if args else None)
+            level = kwargs.pop("level", ir.Level.CORE_GROUP)
+            if kwargs or len(args) > 1 or not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                raise self.error(node, f"pl.spmd takes a positive block count known at parse time, got '{self.text(call)}'",
+                                 "write `with pl.spmd(4):` (optionally level=..., deps=[...])")
+            block_num = n
+        else:
+            level = kwargs.pop("level", args[0] if args else None)
+            if kwargs or len(args) > 1:
+                raise self.error(node, f"pl.at takes only level= and deps=, got '{self.text(call)}'",
+                                 "write pl.at(level=pl.Level.CORE_GROUP)")
         if not isinstance(level, ir.Level):
-            raise self.error(node, "pl.at needs level=pl.Level.<AIV|AIC|CORE_GROUP|CHIP|HOST>",
+            raise self.error(node, f"pl.{func.name} needs level=pl.Level.<AIV|AIC|CORE_GROUP|CHIP|HOST>",
                              "write pl.at(level=pl.Level.CORE_GROUP)")
+        outer_spmd = getattr(self, "spmd_frame", None)
+        if block_num:
+            if outer_spmd is not None:
+                raise self.error(node, "pl.spmd blocks cannot nest", "launch one SPMD block at a time")
+            self.spmd_frame = SpmdFrame()
         self.yield_frames.append(YieldFrame("scope", False))
         try:
             body = self.parse_stmts(node.body)
         finally:
             self.yield_frames.pop()
-        self.emit(ir.ScopeStmt(level, self.seq(body, node.body), self.span(node)))
+            frame, self.spmd_frame = getattr(self, "spmd_frame", None), outer_spmd
+        task_id = next(_task_ids) if tid_name is not None else -1
+        block_vars = list(frame.vars.values()) if block_num and frame is not None else []
+        self.emit(ir.ScopeStmt(level, self.seq(body, node.body), self.span(node), task_id=task_id, deps=deps,
+                               block_num=block_num, block_vars=block_vars))
+        if tid_name is not None:
+            self.symbols[tid_name] = TaskId(task_id, tid_name)
+
+    def task_deps(self, deps, node):
+        """The task ids listed in deps=[...]: names bound by `with pl.at(...) as tid`."""
+        if isinstance(deps, TaskId):
+            deps = [deps]
+        if not isinstance(deps, (list, tuple)) or not all(isinstance(d, TaskId) for d in deps):
+            raise self.error(node, f"deps= must be a list of task ids, got {self.describe(deps)}",
+                             "bind ids with `with pl.at(level=...) as tid:` and pass deps=[tid]")
+        return [d.id for d in deps]
+
+
+class TaskId:
+    """A task id bound by `with pl.at(...) as tid`: a parse-time handle, not a run-time value."""
+
+    def __init__(self, id, name):
+        self.id, self.name = id, name
+
+    def __repr__(self):
+        return f"task id '{self.name}'"
+
+
+class SpmdFrame:
+    """The `with pl.spmd(n)` block being parsed: the Vars pl.get_block_idx/num() read."""
+
+    def __init__(self):
+        self.vars = {}
+
+    def var(self, name, span):
+        key = "__block_idx" if name == "get_block_idx" else "__block_num"
+        if key not in self.vars:
+            self.vars[key] = ir.Var(key, ir.ScalarType(ir.DataType.INDEX), span)
+        return self.vars[key]
+
+
+_task_ids = itertools.count()

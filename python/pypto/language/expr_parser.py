@@ -266,14 +266,16 @@ class ExprParser:
             return self.construct_call(func.name, node)
         if isinstance(func, FunctionRef):
             args, kwargs = self.call_args(node)
+            deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else []
             if kwargs:
-                raise self.error(node, f"self.{func.name}(...) takes positional arguments only")
-            return self.program.call_method(self, func.name, args, node)
+                raise self.error(node, f"self.{func.name}(...) takes positional arguments (and deps=[...]) only")
+            return self.with_deps(self.program.call_method(self, func.name, args, node), deps)
         if getattr(func, "_pl_jit_kind", None) is not None:
             args, kwargs = self.call_args(node)
+            deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else []
             if kwargs:
-                raise self.error(node, f"{func.__name__}(...) takes positional arguments only")
-            return self.program.call_jit(self, func, args, node)
+                raise self.error(node, f"{func.__name__}(...) takes positional arguments (and deps=[...]) only")
+            return self.with_deps(self.program.call_jit(self, func, args, node), deps)
         if callable(func):
             args, kwargs = self.call_args(node)
             runtime = [a for a in list(args) + list(kwargs.values()) if is_ir(a)]
@@ -286,6 +288,13 @@ class ExprParser:
             except Exception as e:  # noqa: BLE001 - report the user's parse-time call failure
                 raise self.error(node, f"evaluating '{self.text(node)}' at parse time failed: {e}") from None
         raise self.error(node, f"'{self.text(node.func)}' is not callable")
+
+    @staticmethod
+    def with_deps(call, deps):
+        """A kernel call that runs after the tasks `deps` (explicit task edges)."""
+        if not deps or not isinstance(call, ir.FuncCall):
+            return call
+        return ir.FuncCall(call.callee, list(call.args), call.type, call.span, deps=deps)
 
     def call_args(self, node):
         args = []
@@ -364,7 +373,7 @@ class ExprParser:
             raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
 
     def construct_call(self, name, node):
-        if name in ("const", "min", "max", "static_assert", "static_print"):
+        if name in ("const", "min", "max", "static_assert", "static_print", "get_block_idx", "get_block_num"):
             args, kwargs = self.call_args(node)
         if name == "const":
             if len(args) != 2 or kwargs:
@@ -396,8 +405,17 @@ class ExprParser:
         if name == "static_print":
             print(f"{self.span(node)}:", *args)
             return None
+        if name in ("get_block_idx", "get_block_num"):
+            if args or kwargs:
+                raise self.error(node, f"pl.{name}() takes no arguments", f"write pl.{name}()")
+            frame = getattr(self, "spmd_frame", None)
+            if frame is None:
+                raise self.error(node, f"pl.{name}() is used outside a `with pl.spmd(n):` block",
+                                 "read the block index inside the SPMD block: with pl.spmd(4): i = pl.get_block_idx()")
+            return frame.var(name, self.span(node))
         where = {"range": "the iterable of a for loop", "parallel": "the iterable of a for loop",
                  "unroll": "the iterable of a for loop", "pipeline": "the iterable of a for loop",
                  "at": "a with statement: with pl.at(level=...):",
+                 "spmd": "a with statement: with pl.spmd(n):",
                  "yield_": "the last statement of a for/if body: x = pl.yield_(v)"}[name]
         raise self.error(node, f"pl.{name} can only be used as {where}")
