@@ -421,3 +421,58 @@ def test_dynamic_valid_shape_names_its_register():
         }}
         """,
     )
+
+
+def test_compiled_program_loop_and_branch():
+    """A DSL program through the whole compiler: the text's structure and types. Addresses
+    (memory planning) and flags (InsertSync) are left out so the golden text states only
+    what the program fixes."""
+    import re
+
+    import numpy as np
+    import pypto.language as pl
+
+    @pl.jit
+    def k_loop(a: pl.Tensor, flag: pl.Scalar[pl.INDEX], c: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            acc = pl.full([16, 32], dtype=pl.FP32, value=0.0)
+            for i in pl.range(2):
+                t = pl.load(a, [0, i * 32], [16, 32])
+                if flag > 0:
+                    acc2 = pl.yield_(pl.add(acc, t))
+                else:
+                    acc2 = pl.yield_(pl.sub(acc, t))
+                acc = acc2
+            pl.store(acc, [0, 0], c)
+        return c
+
+    a = np.ones((16, 64), np.float32)
+    out = np.zeros((16, 32), np.float32)
+    texts = k_loop.compile(a, 1, out).pto()
+    assert list(texts) == ["k_loop_incore_0"]
+    lines = [
+        re.sub(r"addr=0x[0-9a-f]+", "addr=*", s)
+        for s in texts["k_loop_incore_0"].splitlines()
+        if "_flag[" not in s and not s.lstrip().startswith("//")
+    ]
+    t = "!pto.tile<vec, f32, 16x32, blayout=row_major, slayout=none_box, valid=[16, 32], pad=null, addr=*>"
+    a_ty, c_ty = "!pto.tensor<f32, 16x64, in>", "!pto.tensor<f32, 16x32, out>"
+    want = f"""
+func.func @k_loop_incore_0(%a: {a_ty}, %r0: index, %c: {c_ty}) attributes {{pto.core = "aiv"}} {{
+  pto.texpands ins(0.0 : f32) outs(%acc.0 : {t})  // pipe V
+  scf.for %r1 = 0 to 2 step 1 {{
+    %r2 = arith.mul %r1, 32 : index
+    pto.tload ins(%a[0, %r2] : {a_ty}) outs(%t : {t})  // pipe MTE2
+    %r3 = arith.cmp.gt %r0, 0 : index
+    scf.if %r3 {{
+      pto.tadd ins(%acc.1, %t : {t}, {t}) outs(%add : {t})  // pipe V
+    }} else {{
+      pto.tsub ins(%acc.1, %t : {t}, {t}) outs(%sub : {t})  // pipe V
+    }}
+    pto.tmov ins(%acc2 : {t}) outs(%acc2_carry : {t}) {{target_memory = vec}}  // pipe V
+  }}
+  pto.tstore ins(%acc.7[0, 0] : {t}) outs(%c : {c_ty})  // pipe MTE3
+  return
+}}
+"""
+    assert lines == want.strip("\n").splitlines()
