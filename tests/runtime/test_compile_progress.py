@@ -94,3 +94,13 @@ def test_no_progress_when_stderr_is_not_a_terminal(tmp_path):
     assert "RESULT OK" in r.stdout
     assert "pypto" not in r.stderr and "\x1b" not in r.stderr
 
+
+
+def test_no_progress_before_the_delay(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    env = env_for(tmp_path)
+    env["PYPTO_PROGRESS_AFTER"] = "600"  # the cold compile ends long before
+    code, text = run_on_a_terminal(script, env)
+    assert code == 0 and "RESULT OK" in text, text
+    assert "pypto: compiling" not in text and "\x1b" not in text, text
