@@ -9,6 +9,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include <atomic>
+#include <condition_variable>
+#include <thread>
+#include <mutex>
+#include <chrono>
 #include "bindings.h"
 #include "pypto/codegen/insert_sync.h"
 #include "pypto/codegen/pto_text.h"
@@ -364,6 +369,47 @@ const isa::InstrDef& instr_or_fail(const std::string& name) {
 
 }  // namespace
 
+// Runs `run` on a helper thread while this thread, holding the GIL between short waits,
+// watches for signals: Ctrl-C sets options.interrupt, the run stops starting tasks and
+// ends, and the KeyboardInterrupt is raised here. Never leaves the helper running.
+template <typename Run>
+void run_interruptibly(runtime::RunOptions& options, Run run) {
+  std::atomic<bool> interrupt{false};
+  options.interrupt = &interrupt;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::exception_ptr error;
+  std::thread worker([&] {
+    try {
+      run();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lk(mu);
+    done = true;
+    cv.notify_all();
+  });
+  bool signalled = false;
+  while (true) {
+    {
+      nb::gil_scoped_release release;
+      std::unique_lock<std::mutex> lk(mu);
+      if (cv.wait_for(lk, std::chrono::milliseconds(20), [&] { return done; })) break;
+    }
+    if (!signalled && PyErr_CheckSignals() != 0) {
+      signalled = true;  // the Python exception stays set; wait for the run to wind down
+      interrupt = true;
+    }
+  }
+  {
+    nb::gil_scoped_release release;
+    worker.join();
+  }
+  if (signalled) throw nb::python_error();
+  if (error) std::rethrow_exception(error);
+}
+
 void bind_runtime(nb::module_& m) {
   bind_isa_structs(m);
 
@@ -375,16 +421,13 @@ void bind_runtime(nb::module_& m) {
         std::vector<HostArg> host_args = to_host_args(args);
         runtime::RuntimeStats stats;
         runtime::RunStats model;
-        {
-          nb::gil_scoped_release release;
-          runtime::RunOptions options{platform, engine, num_workers};
-          options.trace_path = trace_path.value_or("");
-          options.stats = &model;
-          options.ring_size = ring_size;
-          options.swimlane_path = swimlane_path;
-          options.runtime_stats = &stats;
-          runtime::run_host_program(program, host_args, options);
-        }
+        runtime::RunOptions options{platform, engine, num_workers};
+        options.trace_path = trace_path.value_or("");
+        options.stats = &model;
+        options.ring_size = ring_size;
+        options.swimlane_path = swimlane_path;
+        options.runtime_stats = &stats;
+        run_interruptibly(options, [&] { runtime::run_host_program(program, host_args, options); });
         nb::dict d;
         d["modelled_cycles"] = model.modelled_cycles;
         d["tasks"] = stats.tasks;

@@ -303,6 +303,12 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
   TraceRecorder trace;  // declared before the pool: workers record into it until it joins
   TaskPool pool(chip, options.num_workers, factory, options.ring_size, !options.swimlane_path.empty());
   pool.set_trace(&trace, !options.trace_path.empty());
+  pool.set_interrupt(options.interrupt);
+  auto check_interrupt = [&](const Span& span) {
+    if (options.interrupt && options.interrupt->load())
+      fail(ErrorKind::kRuntime, span, "the run of '" + program.name + "' was interrupted",
+           "outputs may be partly written; run the program again");
+  };
   const int n = static_cast<int>(program.code.size());
   for (int pc = 0; pc < n;) {
     const isa::Instr& in = program.code[pc];
@@ -314,6 +320,7 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
           if (in.callee < 0 || static_cast<size_t>(in.callee) >= program.kernels.size())
             fail(ErrorKind::kRuntime, in.span, "call of kernel #" + std::to_string(in.callee) + ", which does not exist",
                  "report this bug");
+          check_interrupt(in.span);
           if (pool.failed()) break;  // stop submitting; wait_all rethrows the error
           const isa::Kernel& kernel = program.kernels[in.callee];
           TaskSpec spec;
@@ -370,6 +377,7 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
     pc = next;
   }
   pool.wait_all();
+  check_interrupt({});
   if (!options.trace_path.empty()) trace.write_chrome_json(options.trace_path);
   if (options.stats) options.stats->modelled_cycles = trace.makespan();
   if (!options.swimlane_path.empty()) write_swimlane(options.swimlane_path, pool.records(), chip);

@@ -337,7 +337,7 @@ void TaskPool::worker_loop(int worker) {
     const size_t id = ready_.front();
     ready_.pop_front();
     Task& task = tasks_[id];
-    const bool skip = error_ != nullptr;
+    const bool skip = error_ != nullptr || (interrupt_ != nullptr && interrupt_->load());
     ++running_;
     task.started = true;
     task.worker = worker;

@@ -1,6 +1,7 @@
 // Running compiled programs: an orchestration (HostProgram) as tasks on a worker pool, or a
 // single kernel on one virtual core, on a chosen platform and engine.
 #pragma once
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct RunOptions {
   size_t ring_size = 1024;           // tasks in flight at most; submission blocks when full (0 = unbounded)
   std::string swimlane_path;         // non-empty: write the chip swimlane (Chrome-trace JSON) here
   RuntimeStats* runtime_stats = nullptr;  // non-null: filled in when the run finishes
+  // Set by the caller (Ctrl-C) to stop the run: no new tasks start, the run raises "interrupted".
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 // Interprets the host code of `program`: scalar control flow, tensor allocation and kernel

@@ -3,6 +3,7 @@
 // write-after-write, write-after-read) and for its explicit dependencies; each task runs on
 // a virtual core of its type (AIC, AIV, or a whole cluster for mixed tasks) of the chip.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -91,6 +92,8 @@ class TaskPool {
     trace_ = trace;
     record_events_ = record_events;
   }
+  // Tasks not yet started are skipped once `*flag` is set (the run was interrupted).
+  void set_interrupt(const std::atomic<bool>* flag) { interrupt_ = flag; }
   size_t num_tasks();
   // Records of finished tasks (record = true), in id order; call after wait_all.
   std::vector<TaskRecord> records();
@@ -158,6 +161,7 @@ class TaskPool {
   std::chrono::steady_clock::time_point t0_;
   std::vector<std::thread> workers_;
   TraceRecorder* trace_ = nullptr;
+  const std::atomic<bool>* interrupt_ = nullptr;
   bool record_events_ = false;
 };
 
