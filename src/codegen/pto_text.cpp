@@ -1,7 +1,8 @@
 // The `.pto` text of a kernel: one PTO instruction per line in destination-passing form,
 // `pto.tadd ins(%a, %b : !pto.tile<...>, !pto.tile<...>) outs(%c : !pto.tile<...>)`, with
-// scf.for / scf.if for structure. Tile types carry location, dtype, shape, valid shape,
-// pad and address, so the text alone shows the memory plan.
+// scf.for / scf.if for structure. Tile types carry location, dtype, shape, block and box
+// layout, valid shape, pad and address, so the text alone shows the memory plan
+// (docs/pto-format.md describes the format).
 #include "pypto/codegen/pto_text.h"
 
 #include <cctype>
@@ -113,15 +114,14 @@ class PtoWriter {
     return os.str();
   }
 
+  // !pto.tile<loc, dtype, RxC, blayout=row_major, slayout=none_box, valid=[vr, vc], pad=p, addr=0x..>.
+  // Every tile of the instruction stream is stored row-major without inner boxes (that is
+  // how the engines hold it); a matmul operand's ND/DN/NZ reading is an instruction attr.
   std::string tile_type(const isa::TileDesc& t) {
     std::ostringstream os;
     os << "!pto.tile<" << lower(memory_space_name(t.memory)) << ", " << dtype_text(t.dtype) << ", " << t.rows << "x"
-       << t.cols;
-    bool full = t.valid_rows.kind == isa::Scalar::kImm && t.valid_rows.i == t.rows &&
-                t.valid_cols.kind == isa::Scalar::kImm && t.valid_cols.i == t.cols;
-    if (!full) os << ", valid=[" << scalar_text(t.valid_rows) << ", " << scalar_text(t.valid_cols) << "]";
-    if (t.pad != PadValue::null) os << ", pad=" << pad_value_name(t.pad);
-    os << ", addr=0x" << std::hex << t.addr << ">";
+       << t.cols << ", blayout=row_major, slayout=none_box, valid=[" << scalar_text(t.valid_rows) << ", "
+       << scalar_text(t.valid_cols) << "], pad=" << pad_value_name(t.pad) << ", addr=0x" << std::hex << t.addr << ">";
     return os.str();
   }
 

@@ -25,6 +25,7 @@ struct NativeModule {
   void* handle = nullptr;
   std::vector<pto_kernel_fn> entries;
   std::string library_path;
+  std::vector<std::shared_ptr<NativeModule>> parts;  // per-kernel modules whose entries these are
 };
 
 // Compiles (or finds in the disk cache) the C++ `source` and loads it; `count` entry points
@@ -32,7 +33,8 @@ struct NativeModule {
 // naming the generated file and quoting the compiler.
 std::shared_ptr<NativeModule> load_native_module(const std::string& source, const std::vector<bool>& natives);
 
-// The compiled form of all kernels of a program for one chip (cached in the process).
+// The compiled form of all kernels of a program for one chip (cached in the process): one
+// shared object per kernel, compiled in parallel, with progress on a terminal.
 std::shared_ptr<NativeModule> native_module_for(const std::vector<const isa::Kernel*>& kernels, const isa::ChipSpec& chip);
 
 // Where the generated code finds the library headers (a directory holding pypto/isa/...).

@@ -2,18 +2,23 @@
 // keyed by a hash of the code, the library headers, the compiler and the flags
 // (~/.cache/pypto, PYPTO_CACHE_DIR; PYPTO_CACHE=0 disables it), atomic publication
 // (temp file + rename) so concurrent processes can compile the same kernel, and dlopen.
+// One translation unit per kernel, compiled in parallel with progress on a terminal.
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <exception>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
+#include "compile_progress.h"
 #include "pypto/runtime/native_engine.h"
 
 #ifndef PYPTO_SOURCE_INCLUDE_DIR
@@ -196,19 +201,70 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
   return mod;
 }
 
+// Each kernel is its own translation unit (entry point pto_kernel_0), so kernels compile in
+// parallel, are cached one by one and report progress by name (compile_progress.h).
 std::shared_ptr<NativeModule> native_module_for(const std::vector<const isa::Kernel*>& kernels, const isa::ChipSpec& chip) {
-  std::vector<bool> natives;
-  const std::string source = generate_native_source(kernels, chip, natives);
-  std::string key = source;
-  for (bool b : natives) key += b ? '1' : '0';
+  struct Part {
+    std::string source, key;
+    std::vector<bool> natives;
+  };
+  std::vector<Part> parts(kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    parts[i].source = generate_native_source({kernels[i]}, chip, parts[i].natives);
+    parts[i].key = parts[i].source + (parts[i].natives[0] ? '1' : '0');
+  }
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<NativeModule>> loaded;  // modules stay loaded
-  const bool use_cache = !native_cache_dir().empty();
+  const std::string dir = native_cache_dir();
+  const bool use_cache = !dir.empty();
   std::lock_guard<std::mutex> lk(mu);
-  if (use_cache)
-    if (auto it = loaded.find(key); it != loaded.end()) return it->second;
-  auto mod = load_native_module(source, natives);
-  if (use_cache) loaded[key] = mod;
+
+  auto mod = std::make_shared<NativeModule>();
+  mod->entries.assign(kernels.size(), nullptr);
+  mod->parts.assign(kernels.size(), nullptr);
+  std::vector<size_t> todo;
+  int to_compile = 0;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (!parts[i].natives[0]) continue;  // runs on the reference library: nothing to compile
+    if (use_cache)
+      if (auto it = loaded.find(parts[i].key); it != loaded.end()) {
+        mod->parts[i] = it->second;
+        continue;
+      }
+    todo.push_back(i);
+    if (!use_cache || !exists(dir + "/" + hex(fnv1a(parts[i].source, toolchain_hash())) + ".so")) ++to_compile;
+  }
+
+  CompileProgress progress(to_compile);
+  std::vector<std::exception_ptr> errors(kernels.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t n; (n = next++) < todo.size();) {
+      const size_t i = todo[n];
+      const std::string& name = kernels[i]->name;
+      progress.started(name);
+      try {
+        mod->parts[i] = load_native_module(parts[i].source, parts[i].natives);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      progress.finished(name);
+    }
+  };
+  const size_t workers = std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (!mod->parts[i]) continue;
+    if (use_cache) loaded[parts[i].key] = mod->parts[i];
+    mod->entries[i] = mod->parts[i]->entries[0];
+    if (mod->library_path.empty()) mod->library_path = mod->parts[i]->library_path;
+  }
   return mod;
 }
 
