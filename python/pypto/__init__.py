@@ -7,17 +7,17 @@ from pypto._core import PyptoError
 
 __version__ = "0.1.0"
 
-# The instruction-level `pto` API (pypto.kernel) is re-exported lazily: importing it costs
-# a few milliseconds that `import pypto.language` should not pay.
+# The instruction-level `pto` API (package pypto.lanes; `pto.kernel` is its decorator) is
+# re-exported lazily: importing it costs a few milliseconds that `import pypto.language`
+# should not pay.
 _KERNEL_NAMES = None
 
 
 def _kernel_names():
     global _KERNEL_NAMES
     if _KERNEL_NAMES is None:
-        module = importlib.import_module("pypto.kernel")
+        module = importlib.import_module("pypto.lanes")
         _KERNEL_NAMES = list(module.__all__)
-        # as `from pypto.kernel import *` did: `pto.kernel` is the decorator, not the module
         globals().update({n: getattr(module, n) for n in _KERNEL_NAMES})
     return _KERNEL_NAMES
 

@@ -18,7 +18,8 @@ sys.path.insert(0, HERE)
 
 
 def test_vector_add_seed_script_passes_its_assert():
-    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+    # The child imports the same pypto as this process (installed, or a development tree).
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(pto.__file__)))
     r = subprocess.run([sys.executable, os.path.join(HERE, "seed_vector_add.py")], capture_output=True, text=True,
                        env=env, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pypto
+
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 PROGRAM = textwrap.dedent(
@@ -46,7 +48,8 @@ PROGRAM = textwrap.dedent(
 
 def env_for(tmp_path):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    # The child imports the same pypto as this process (installed, or a development tree).
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(pypto.__file__)) + os.pathsep + env.get("PYTHONPATH", "")
     env["PYPTO_CACHE_DIR"] = str(tmp_path / "cache")
     env["PYPTO_PROGRESS_AFTER"] = "0"
     env.pop("PYPTO_CACHE", None)

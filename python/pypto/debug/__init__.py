@@ -2,6 +2,6 @@
 programs (step, inspect_l1, breakpoints, instruction timeline). A package, so that other
 tools can live next to it."""
 
-from pypto.kernel.debugger import DebugContext, TimelineEntry, debug_kernel
+from pypto.lanes.debugger import DebugContext, TimelineEntry, debug_kernel
 
 __all__ = ["DebugContext", "TimelineEntry", "debug_kernel"]
