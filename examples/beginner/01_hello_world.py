@@ -4,6 +4,7 @@ Run: python examples/beginner/01_hello_world.py   (prints OK)
 """
 
 import sys
+from importlib.util import find_spec
 
 import numpy as np
 import pypto.language as pl
@@ -38,4 +39,4 @@ def main(backend: str = "torch", config: RunConfig | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "torch")
+    main(sys.argv[1] if len(sys.argv) > 1 else ("torch" if find_spec("torch") else "numpy"))

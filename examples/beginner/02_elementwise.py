@@ -5,6 +5,7 @@ Run: python examples/beginner/02_elementwise.py   (prints OK)
 """
 
 import sys
+from importlib.util import find_spec
 
 import numpy as np
 import pypto.language as pl
@@ -70,4 +71,4 @@ def main(backend: str = "torch", config: RunConfig | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "torch")
+    main(sys.argv[1] if len(sys.argv) > 1 else ("torch" if find_spec("torch") else "numpy"))

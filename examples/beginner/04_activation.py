@@ -10,6 +10,7 @@ Run: python examples/beginner/04_activation.py   (prints OK)
 
 import math
 import sys
+from importlib.util import find_spec
 
 import numpy as np
 import pypto.language as pl
@@ -102,4 +103,4 @@ def main(backend: str = "torch", config: RunConfig | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "torch")
+    main(sys.argv[1] if len(sys.argv) > 1 else ("torch" if find_spec("torch") else "numpy"))

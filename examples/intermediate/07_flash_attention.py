@@ -10,9 +10,9 @@ Run: python examples/intermediate/07_flash_attention.py   (prints OK)
 
 import math
 import sys
+from importlib.util import find_spec
 
 import numpy as np
-
 import pypto.language as pl
 from pypto.runtime import RunConfig
 
@@ -74,4 +74,4 @@ def main(backend: str = "torch", config: RunConfig | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "torch")
+    main(sys.argv[1] if len(sys.argv) > 1 else ("torch" if find_spec("torch") else "numpy"))

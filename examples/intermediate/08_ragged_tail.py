@@ -7,9 +7,9 @@ Run: python examples/intermediate/08_ragged_tail.py   (prints OK)
 """
 
 import sys
+from importlib.util import find_spec
 
 import numpy as np
-
 import pypto.language as pl
 from pypto.runtime import RunConfig
 
@@ -45,4 +45,4 @@ def main(backend: str = "torch", config: RunConfig | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "torch")
+    main(sys.argv[1] if len(sys.argv) > 1 else ("torch" if find_spec("torch") else "numpy"))

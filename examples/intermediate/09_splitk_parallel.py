@@ -7,9 +7,9 @@ Run: python examples/intermediate/09_splitk_parallel.py   (prints OK)
 """
 
 import sys
+from importlib.util import find_spec
 
 import numpy as np
-
 import pypto.language as pl
 from pypto.runtime import RunConfig
 
@@ -59,4 +59,4 @@ def main(backend: str = "torch", config: RunConfig | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "torch")
+    main(sys.argv[1] if len(sys.argv) > 1 else ("torch" if find_spec("torch") else "numpy"))

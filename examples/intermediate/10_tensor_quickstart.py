@@ -7,6 +7,7 @@ Run: python examples/intermediate/10_tensor_quickstart.py   (prints OK)
 """
 
 import sys
+from importlib.util import find_spec
 
 import numpy as np
 import pypto.language as pl
@@ -53,4 +54,4 @@ def main(backend: str = "torch", config: RunConfig | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "torch")
+    main(sys.argv[1] if len(sys.argv) > 1 else ("torch" if find_spec("torch") else "numpy"))
