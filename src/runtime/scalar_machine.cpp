@@ -39,9 +39,10 @@ ScalarValue eval_binary(ir::BinaryOp op, ScalarValue a, ScalarValue b, const Spa
            "guard the divisor");
   };
   switch (op) {
-    case BinaryOp::Add: return fl ? ScalarValue::of_float(x + y) : ScalarValue::of_int(i + j);
-    case BinaryOp::Sub: return fl ? ScalarValue::of_float(x - y) : ScalarValue::of_int(i - j);
-    case BinaryOp::Mul: return fl ? ScalarValue::of_float(x * y) : ScalarValue::of_int(i * j);
+    // Integer scalars wrap on overflow (computed modulo 2^64: defined behaviour).
+    case BinaryOp::Add: return fl ? ScalarValue::of_float(x + y) : ScalarValue::of_int(static_cast<int64_t>(uint64_t(i) + uint64_t(j)));
+    case BinaryOp::Sub: return fl ? ScalarValue::of_float(x - y) : ScalarValue::of_int(static_cast<int64_t>(uint64_t(i) - uint64_t(j)));
+    case BinaryOp::Mul: return fl ? ScalarValue::of_float(x * y) : ScalarValue::of_int(static_cast<int64_t>(uint64_t(i) * uint64_t(j)));
     case BinaryOp::Div:
       if (!fl && j == 0) int_zero_check();
       return ScalarValue::of_float(x / y);

@@ -16,9 +16,19 @@ namespace pypto::runtime::element_ops {
 template <typename T>
 constexpr bool is_int = std::is_integral_v<T>;
 
-struct Add { template <typename T> T operator()(T a, T b) const { return a + b; } };
-struct Sub { template <typename T> T operator()(T a, T b) const { return a - b; } };
-struct Mul { template <typename T> T operator()(T a, T b) const { return a * b; } };
+// Integer arithmetic wraps (two's complement, like numpy): computed on the unsigned type so
+// that overflow is defined behaviour.
+template <typename T, typename Op>
+T wrapping(T a, T b, Op op) {
+  if constexpr (is_int<T> && !std::is_same_v<T, bool>) {
+    return static_cast<T>(op(static_cast<uint64_t>(a), static_cast<uint64_t>(b)));  // modular in C++20
+  } else {
+    return op(a, b);
+  }
+}
+struct Add { template <typename T> T operator()(T a, T b) const { return wrapping(a, b, [](auto x, auto y) { return static_cast<decltype(x)>(x + y); }); } };
+struct Sub { template <typename T> T operator()(T a, T b) const { return wrapping(a, b, [](auto x, auto y) { return static_cast<decltype(x)>(x - y); }); } };
+struct Mul { template <typename T> T operator()(T a, T b) const { return wrapping(a, b, [](auto x, auto y) { return static_cast<decltype(x)>(x * y); }); } };
 
 // Maximum / minimum; a NaN operand gives NaN (numpy.maximum / numpy.minimum).
 struct Max {
