@@ -161,10 +161,11 @@ def test_task_error_surfaces_as_pypto_error():
     p.tensors = p.params
     p.kernels = [k]
     p.code = [call(0, 0, 1, 2), call(0, 0, 1, 2)]
+    b, out = a.copy(), a.copy()  # the runtime holds raw pointers: keep the arrays alive
     with pytest.raises(c.PyptoError) as e:
         c.run_host_program(
             p,
-            [tensor_arg(a, "a"), tensor_arg(a.copy(), "b"), tensor_arg(a.copy(), "out")],
+            [tensor_arg(a, "a"), tensor_arg(b, "b"), tensor_arg(out, "out")],
             "a2a3sim",
             "sim",
             2,
@@ -181,11 +182,10 @@ def test_tile_outside_its_buffer_is_an_error():
     k = binary_kernel("add", "TADD", 16, 64)
     k.tiles[2].addr = 192 * 1024 - 1024  # UB of a2a3sim is 192 KiB; the tile needs 4 KiB
     x = np.zeros((16, 64), np.float32)
+    out = x.copy()  # the runtime holds raw pointers: keep the arrays alive
     with pytest.raises(c.PyptoError, match=r"tile #2 'tc' .* lies outside Vec \(196608 B on a2a3sim\)"):
-        c.run_kernel(k, [tensor_arg(x, "a"), tensor_arg(x, "b"), tensor_arg(x.copy(), "out")])
-    c.run_kernel(
-        k, [tensor_arg(x, "a"), tensor_arg(x, "b"), tensor_arg(x.copy(), "out")], "a5sim"
-    )  # 256 KiB UB
+        c.run_kernel(k, [tensor_arg(x, "a"), tensor_arg(x, "b"), tensor_arg(out, "out")])
+    c.run_kernel(k, [tensor_arg(x, "a"), tensor_arg(x, "b"), tensor_arg(out, "out")], "a5sim")  # 256 KiB UB
 
 
 def test_argument_mismatches_are_user_errors():
@@ -193,13 +193,14 @@ def test_argument_mismatches_are_user_errors():
     x = np.zeros((16, 64), np.float32)
     with pytest.raises(c.PyptoError, match="'add' takes 3 arguments, got 2"):
         c.run_kernel(k, [tensor_arg(x, "a"), tensor_arg(x, "b")])
+    small = np.zeros((8, 64), np.float32)  # kept alive while the kernel holds its pointer
     with pytest.raises(c.PyptoError, match="expected shape \\[16, 64\\]"):
         c.run_kernel(
             k,
             [
                 tensor_arg(x, "a"),
                 tensor_arg(x, "b"),
-                tensor_arg(np.zeros((8, 64), np.float32), "o"),
+                tensor_arg(small, "o"),
             ],
         )
 
