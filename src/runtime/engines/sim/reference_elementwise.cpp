@@ -9,31 +9,28 @@ namespace pypto::runtime {
 namespace {
 using namespace element_ops;
 
-// dst = op(a, b) for tiles a, b.
-template <typename Op>
-ReferenceFn tile_tile(Op op) {
+// dst = op(a, b) for tiles a, b; IntOnly ops (bitwise, shifts) see integer values.
+template <bool IntOnly, typename Op>
+ReferenceFn tile_tile_with(Op op) {
   return [op](const TileCall& call) {
     const TileRef& dst = call.out_tile();
     call.require_covers(call.in_tile(0), dst.valid_rows, dst.valid_cols);
     call.require_covers(call.in_tile(1), dst.valid_rows, dst.valid_cols);
-    map_pairs(dst, Elem{call.in_tile(0)}, Elem{call.in_tile(1)}, op);
+    if constexpr (IntOnly)
+      map_int_pairs(dst, Elem{call.in_tile(0)}, Elem{call.in_tile(1)}, op);
+    else
+      map_pairs(dst, Elem{call.in_tile(0)}, Elem{call.in_tile(1)}, op);
   };
 }
+template <typename Op>
+ReferenceFn tile_tile(Op op) { return tile_tile_with<false>(op); }
+template <typename Op>
+ReferenceFn tile_tile_int(Op op) { return tile_tile_with<true>(op); }
 
 // Division-like ops need the call to report a zero integer divisor.
 template <typename Op>
 ReferenceFn tile_tile_checked() {
   return [](const TileCall& call) { tile_tile(Op{call})(call); };
-}
-
-template <typename Op>
-ReferenceFn tile_tile_int(Op op) {
-  return [op](const TileCall& call) {
-    const TileRef& dst = call.out_tile();
-    call.require_covers(call.in_tile(0), dst.valid_rows, dst.valid_cols);
-    call.require_covers(call.in_tile(1), dst.valid_rows, dst.valid_cols);
-    map_int_pairs(dst, Elem{call.in_tile(0)}, Elem{call.in_tile(1)}, op);
-  };
 }
 
 // dst = op(a, s) for a tile a and a scalar s.
