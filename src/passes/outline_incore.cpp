@@ -72,9 +72,7 @@ class WriteTracker : public IRVisitor {
 
 class Outliner : public IRMutator {
  public:
-  Outliner(const Function& orchestration, std::vector<FunctionPtr>* out) : orch_(orchestration), out_(out) {
-    all_uses_ = collect_var_uses(orchestration.body);
-  }
+  Outliner(const Function& orchestration, std::vector<FunctionPtr>* out) : orch_(orchestration), out_(out) {}
 
  protected:
   StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s) override {
@@ -168,7 +166,6 @@ class Outliner : public IRMutator {
 
   const Function& orch_;
   std::vector<FunctionPtr>* out_;
-  VarUses all_uses_;
 };
 
 }  // namespace
