@@ -1,5 +1,7 @@
 """Row softmax of a 256x128 fp32 matrix, 64 rows per iteration:
-max per row, subtract it, exp, sum per row, divide.
+max per row, subtract it, exp, sum per row, divide. The loop is software-pipelined
+(`pl.pipeline(..., stage=2)`: ping-pong buffers), so on the chip the next block's load
+overlaps this block's vector work and the previous block's store.
 
 Run: python examples/intermediate/02_softmax.py   (prints OK)
 """
@@ -17,7 +19,7 @@ ROWS, COLS, BLOCK = 256, 128, 64
 @pl.jit
 def softmax(x: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        for i in pl.range(ROWS // BLOCK):
+        for i in pl.pipeline(ROWS // BLOCK, stage=2):
             t = pl.load(x, [i * BLOCK, 0], [BLOCK, COLS])
             row_max = pl.row_max(t)
             shifted = pl.row_expand_sub(t, row_max)

@@ -1,6 +1,7 @@
 """K-split matmul C[128x128] = A[128x256] @ B[256x128] in 64x64 output tiles: for each output
 tile the K dimension is walked in 64-wide chunks, the first chunk with pl.matmul and the rest
-with pl.matmul_acc into the loop-carried Acc (L0C) tile.
+with pl.matmul_acc into the loop-carried Acc (L0C) tile. Both loops are software-pipelined
+(`pl.pipeline(..., stage=2)`), so the next chunk's loads overlap the cube's work.
 
 Run: python examples/intermediate/03_matmul_ksplit.py   (prints OK)
 """
@@ -19,12 +20,12 @@ M, K, N, T = 128, 256, 128, 64
 def matmul_ksplit(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         for mi in pl.range(M // T):
-            for ni in pl.range(N // T):
+            for ni in pl.pipeline(N // T, stage=2):
                 ta = pl.load(a, [mi * T, 0], [T, T], target_memory=pl.MemorySpace.Mat)
                 tb = pl.load(b, [0, ni * T], [T, T], target_memory=pl.MemorySpace.Mat)
                 acc = pl.matmul(pl.move(ta, target_memory=pl.MemorySpace.Left),
                                 pl.move(tb, target_memory=pl.MemorySpace.Right))
-                for ki in pl.range(1, K // T):
+                for ki in pl.pipeline(1, K // T, stage=2):
                     ta = pl.load(a, [mi * T, ki * T], [T, T], target_memory=pl.MemorySpace.Mat)
                     tb = pl.load(b, [ki * T, ni * T], [T, T], target_memory=pl.MemorySpace.Mat)
                     acc = pl.matmul_acc(acc, pl.move(ta, target_memory=pl.MemorySpace.Left),

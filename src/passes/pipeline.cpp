@@ -42,6 +42,16 @@ const std::vector<Pass>& default_pipeline() {
        "(Vec=UB, Mat=L1, Left=L0A, Right=L0B, Acc=L0C, Bias). Loop-carried tiles, branch results and views "
        "share their source's address. A function whose tiles exceed a buffer of the platform's chip fails "
        "with an error naming the buffer, the capacity and the largest tiles."},
+      {"PipelineLoops", pipeline_loops,
+       "Software-pipelines every `for i in pl.pipeline(n, stage=k)` loop of an InCore function: it becomes a "
+       "plain loop stepping k iterations at a time whose body holds k copies of the original body (copy j "
+       "computes iteration i + j*step), followed by the iterations left over (unrolled when the trip count is "
+       "known, else a plain loop). Copy 0 keeps PlanMemory's addresses; copy j gets its own copy of the body's "
+       "tiles in a region above every other tile of the buffer (k buffer sets, ping-pong for k=2), so one copy's "
+       "loads (MTE2) overlap the previous copy's compute (V/M) and stores (MTE3) once InsertSync orders only true "
+       "dependencies. Tiles sharing storage with values outside the body (loop-carried values, views of outer "
+       "tiles) keep one address. Fails with the bytes needed when k buffer sets do not fit; k=1 or a trip count "
+       "below 2 leaves a plain loop."},
   };
   return pipeline;
 }

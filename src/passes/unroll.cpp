@@ -3,76 +3,13 @@
 // from one copy's yield to the next copy's uses.
 #include "pypto/passes/pass.h"
 #include "pypto/ir/visitor.h"
+#include "body_copy.h"
 
 namespace pypto::passes {
 namespace {
 using namespace ir;
 
 constexpr int64_t kMaxUnrolledIterations = 1024;
-
-// One copy of a loop body: given values replace the loop variable and iter args; every Var
-// the body defines is a fresh Var (so each copy defines its own SSA values).
-class BodyCopy : public IRMutator {
- public:
-  std::unordered_map<const Var*, ExprPtr> values;
-
-  // Integer arithmetic on the substituted constant folds at once (`0 * 32` -> 0), as the
-  // parser folds constants, so the printed copy parses back to the same program.
-  ExprPtr mutate(const ExprPtr& e) override {
-    ExprPtr r = IRMutator::mutate(e);
-    auto* b = r && r != e ? r->as<BinaryExpr>() : nullptr;
-    if (!b) return r;
-    auto x = as_const_int(b->a), y = as_const_int(b->b);
-    auto* st = r->type->as<ScalarType>();
-    if (!x || !y || !st || dtype_is_float(st->dtype) || st->dtype == DataType::BOOL) return r;
-    switch (b->op) {
-      case BinaryOp::Add: return ConstInt::make(*x + *y, st->dtype, b->span);
-      case BinaryOp::Sub: return ConstInt::make(*x - *y, st->dtype, b->span);
-      case BinaryOp::Mul: return ConstInt::make(*x * *y, st->dtype, b->span);
-      case BinaryOp::Min: return ConstInt::make(std::min(*x, *y), st->dtype, b->span);
-      case BinaryOp::Max: return ConstInt::make(std::max(*x, *y), st->dtype, b->span);
-      default: return r;
-    }
-  }
-  using IRMutator::mutate;
-
- protected:
-  ExprPtr mutate_var(const VarPtr& v) override {
-    auto it = values.find(v.get());
-    return it != values.end() ? it->second : IRMutator::mutate_var(v);
-  }
-  VarPtr mutate_def(const VarPtr& v) override { return Var::make(v->name, copy_type(v->type), v->span); }
-
- private:
-  // Valid shapes and dynamic dims may name the loop variable or values of the body.
-  TypePtr copy_type(const TypePtr& t) {
-    auto exprs = [&](const std::vector<ExprPtr>& es, bool* changed) {
-      std::vector<ExprPtr> out;
-      for (auto& e : es) {
-        out.push_back(mutate(e));
-        *changed |= out.back() != e;
-      }
-      return out;
-    };
-    bool changed = false;
-    if (auto* tile = t->as<TileType>()) {
-      auto valid = exprs(tile->valid_shape, &changed);
-      return changed ? TileType::make(tile->shape, tile->dtype, tile->memory, valid, tile->pad, tile->addr) : t;
-    }
-    if (auto* tensor = t->as<TensorType>()) {
-      auto shape = exprs(tensor->shape, &changed);
-      return changed ? TensorType::make(shape, tensor->dtype) : t;
-    }
-    return t;
-  }
-};
-
-void splice(const StmtPtr& s, std::vector<StmtPtr>& out) {
-  if (auto* seq = s->as<SeqStmts>())
-    for (auto& x : seq->stmts) splice(x, out);
-  else
-    out.push_back(s);
-}
 
 class Unroller : public IRMutator {
  protected:

@@ -178,5 +178,8 @@ def test_softmax_example_trace_through_run_config(tmp_path):
     np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
     ev = [e for e in json.load(open(path))["traceEvents"] if e["ph"] == "X"]
     serial = sum(e["args"]["end_cycle"] - e["args"]["start_cycle"] for e in ev)
-    assert compiled.modelled_cycles < serial  # the next block's load overlaps the last store
-    assert any(overlaps(a, b) for a in ev if a["tid"] == 3 for b in ev if b["tid"] == 4)
+    assert compiled.modelled_cycles < serial
+    # pl.pipeline(stage=2): a block's load (MTE2, tid 3) runs while V (tid 1) works on the
+    # previous block, and V works while MTE3 (tid 4) stores
+    assert any(overlaps(a, b) for a in ev if a["tid"] == 3 for b in ev if b["tid"] == 1)
+    assert any(overlaps(a, b) for a in ev if a["tid"] == 1 for b in ev if b["tid"] == 4)

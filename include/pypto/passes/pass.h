@@ -53,6 +53,11 @@ ir::ProgramPtr insert_carry_copies(const ir::ProgramPtr& program, const PassCont
 // (UB/L1/L0A/L0B/L0C/Bias) and fails clearly when a function does not fit. (plan_memory.cpp)
 ir::ProgramPtr plan_memory(const ir::ProgramPtr& program, const PassContext& ctx);
 
+// After PlanMemory: turns each `pl.pipeline(n, stage=k)` loop of an InCore function into a loop
+// over groups of k iterations whose body holds k copies, each copy with its own buffer set.
+// (pipeline_loops.cpp)
+ir::ProgramPtr pipeline_loops(const ir::ProgramPtr& program, const PassContext& ctx);
+
 // Checks structural invariants between passes: every used Var is defined before its use,
 // tiles stay inside kernels. A failure names the pass that broke it. (verify.cpp)
 void verify_program(const ir::ProgramPtr& program, const std::string& after_pass);
