@@ -1,7 +1,9 @@
 // Dependency tracking and the worker pool. A task's regions are index boxes of the tensors it
 // touches (from the kernel's footprint); two regions conflict when one writes and their
 // boxes (same index space) or byte hulls (aliasing views) overlap. Workers block on
-// condition variables; nothing spins. Virtual cores are handed out lowest-free-first.
+// condition variables; a worker that runs out of work first polls an atomic for a few
+// microseconds (one worker at a time, yielding the CPU), so a chain of tiny tasks is handed
+// over without a futex wake-up per task. Virtual cores are handed out lowest-free-first.
 #include "pypto/runtime/task_pool.h"
 
 #include <algorithm>
@@ -227,6 +229,7 @@ size_t TaskPool::submit(TaskSpec spec) {
   stats_.max_in_flight = std::max(stats_.max_in_flight, tasks_.size() - finished_);
   if (!ready) return id;  // a finishing dependency hands it to a worker
   ready_.push_back(id);
+  ready_hint_.store(ready_.size(), std::memory_order_release);
   // Wake workers in batches: a wake-up costs more than a tiny task, so ready tasks are
   // handed over once a batch is queued, or when the host waits (wait_all, a full ring).
   if (ready_.size() < kWakeBatch && running_ > 0) return id;
@@ -332,10 +335,19 @@ void TaskPool::worker_loop(int worker) {
   std::unique_ptr<SimEngine> sim = runner ? nullptr : std::make_unique<SimEngine>(chip_);
   std::unique_lock<std::mutex> lk(mu_);
   while (true) {
+    if (ready_.empty() && !stop_ && !polling_.exchange(true)) {
+      // Poll briefly without the lock (bounded; then block on the condition variable).
+      lk.unlock();
+      for (int round = 0; round < kPollRounds && ready_hint_.load(std::memory_order_acquire) == 0; ++round)
+        if (round % 64 == 63) std::this_thread::yield();
+      polling_.store(false);
+      lk.lock();
+    }
     work_cv_.wait(lk, [&] { return stop_ || !ready_.empty(); });
     if (ready_.empty()) return;  // stopping and nothing left to drain
     const size_t id = ready_.front();
     ready_.pop_front();
+    ready_hint_.store(ready_.size(), std::memory_order_release);
     Task& task = tasks_[id];
     const bool skip = error_ != nullptr || (interrupt_ != nullptr && interrupt_->load());
     ++running_;
@@ -375,6 +387,7 @@ void TaskPool::worker_loop(int worker) {
         ready_.push_back(d);
         ++woke;
       }
+    ready_hint_.store(ready_.size(), std::memory_order_release);
     if (woke > 1) work_cv_.notify_all();  // this worker takes one itself
     if (finished_ == tasks_.size() || running_ == 0 || tasks_.size() - finished_ == ring_resume_) done_cv_.notify_all();
   }

@@ -154,6 +154,11 @@ class TaskPool {
   size_t finished_ = 0;
   size_t ring_resume_ = SIZE_MAX;  // the host waits on a full ring until this many are in flight
   int running_ = 0;                // workers executing a task now
+  // Ready tasks, readable without the lock: an idle worker polls it for a few microseconds
+  // before it sleeps (a futex wake-up costs more than a tiny task). One worker polls at a time.
+  std::atomic<size_t> ready_hint_{0};
+  std::atomic<bool> polling_{false};
+  static constexpr int kPollRounds = 4000;
   bool stop_ = false;
   std::exception_ptr error_;
   PoolStats stats_;
