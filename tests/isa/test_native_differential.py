@@ -32,6 +32,15 @@ def scalar_for(rng, dtype):
     return float(rng.integers(4, 17)) / 8 if dtype in ("FP32", "FP16", "BF16") else int(rng.integers(1, 5))
 
 
+def mask_bytes(cols):
+    """Bytes of a packed mask row: one bit per element (include/pypto/isa/instructions.h)."""
+    return (cols + 7) // 8
+
+
+def random_mask(rng, rows, cols):
+    return rng.integers(0, 256, size=(rows, mask_bytes(cols))).astype(np.uint8)
+
+
 def build_case(name, rng):
     """(outs, ins, attrs, kw) for one random case of instruction `name`."""
     outs_sig, ins_sig, dtypes, _ = _core.instruction_signature(name)
@@ -80,9 +89,9 @@ def build_case(name, rng):
             dt = "FP32"
         attrs["cmp"] = str(rng.choice(["EQ", "NE", "LT", "LE", "GT", "GE"]))
         b = t((R, C), dt) if name == "TCMP" else scalar_for(rng, dt)
-        return [z((R, C), "BOOL")], [t((R, C), dt), b], attrs, {"valid_shape": valid}
+        return [z((R, mask_bytes(C)), "UINT8")], [t((R, C), dt), b], attrs, {"valid_shape": valid}
     if name == "TSEL":
-        return [z((R, C))], [t((R, C), "BOOL"), t((R, C)), t((R, C))], attrs, {"valid_shape": valid}
+        return [z((R, C))], [random_mask(rng, R, C), t((R, C)), t((R, C))], attrs, {"valid_shape": valid}
     if name == "TEXPANDS":
         return [z((R, C))], [scalar_for(rng, dt)], attrs, {"valid_shape": valid}
     if name.startswith("TROW") and "EXPAND" not in name:
@@ -121,7 +130,7 @@ def build_case(name, rng):
             ins, mem = ins + [t((1, N), "FP32")], mem + ["Bias"]
         return [z((1, N), "FP32")], ins, attrs, {"memories": mem}
     if name == "TSELS":
-        return [z((R, C))], [t((R, C), "BOOL"), t((R, C)), scalar_for(rng, dt)], attrs, {"valid_shape": valid}
+        return [z((R, C))], [random_mask(rng, R, C), t((R, C)), scalar_for(rng, dt)], attrs, {"valid_shape": valid}
     if name in ("TCI", "TASSIGN"):
         return [z((R, C))], [int(rng.integers(0, 9))], attrs, {"valid_shape": valid}
     if name == "TTRI":
@@ -202,3 +211,4 @@ def test_native_exp_log_accuracy_over_the_float_range():
     y = np.ldexp(rng.uniform(0.5, 1, size=(32, 64)), rng.integers(-140, 120, size=(32, 64))).astype(np.float32)
     _core.isa_execute("TLOG", [out], [y], engine="native")
     assert ulp_distance(out, np.log(y)).max() <= 2
+
