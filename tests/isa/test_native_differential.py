@@ -212,3 +212,46 @@ def test_native_exp_log_accuracy_over_the_float_range():
     _core.isa_execute("TLOG", [out], [y], engine="native")
     assert ulp_distance(out, np.log(y)).max() <= 2
 
+
+# Packed masks over dtypes and shapes (a partly valid tile, non-square tiles, columns not a
+# multiple of 8): the native engine's compare / select fast paths against the reference,
+# bit for bit, and both against numpy (np.packbits per row, np.where).
+MASK_CASES = [((8, 8), None), ((5, 37), None), ((16, 64), (11, 29)), ((3, 130), (3, 9))]
+MASK_DTYPES = ["FP32", "FP16", "INT32", "INT16", "INT8", "UINT8"]
+
+
+@pytest.mark.parametrize("shape,valid", MASK_CASES)
+@pytest.mark.parametrize("dtype", MASK_DTYPES)
+def test_native_packed_masks_match_reference(shape, valid, dtype):
+    rng = np.random.default_rng(sum(map(ord, dtype)) + shape[1])
+    R, C = shape
+    r, c = valid or shape
+    modes = ["EQ", "NE", "LT", "LE", "GT", "GE"]
+    cmp, cmps = modes[(R + C) % 6], modes[(R + C + 3) % 6]
+    a, b = rand(rng, shape, dtype), rand(rng, shape, dtype)
+    b[::2] = a[::2]  # equal elements
+    s = scalar_for(rng, dtype)
+    sentinel = np.full((R, mask_bytes(C)), 0x5A, np.uint8)
+    kw = {"valid_shape": valid}
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    ops = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal, "GT": np.greater, "GE": np.greater_equal}
+    for name, ins, bools, attrs in [("TCMP", [a, b], ops[cmp](x, y), {"cmp": cmp}),
+                                    ("TCMPS", [a, s], ops[cmps](x, s), {"cmp": cmps})]:
+        ref, ref_err = run(name, [sentinel], ins, attrs, kw, "sim")
+        nat, nat_err = run(name, [sentinel], ins, attrs, kw, "native")
+        assert ref_err is None and nat_err is None, (ref_err, nat_err)
+        np.testing.assert_array_equal(nat[0], ref[0], err_msg=name)
+        want = sentinel.copy()
+        want[:r, : mask_bytes(c)] = np.packbits(bools[:r, :c], axis=1, bitorder="little")
+        np.testing.assert_array_equal(ref[0], want, err_msg=name)
+    mask = random_mask(rng, R, C)
+    bits = np.unpackbits(mask, axis=1, count=C, bitorder="little").astype(bool)
+    dst = np.full(shape, 3, NP[dtype])
+    for name, ins, other in [("TSEL", [mask, a, b], b), ("TSELS", [mask, a, s], np.array(s, NP[dtype]))]:
+        ref, ref_err = run(name, [dst], ins, {}, kw, "sim")
+        nat, nat_err = run(name, [dst], ins, {}, kw, "native")
+        assert ref_err is None and nat_err is None, (ref_err, nat_err)
+        np.testing.assert_array_equal(nat[0], ref[0], err_msg=name)
+        want = dst.copy()
+        want[:r, :c] = np.where(bits, a, other)[:r, :c]
+        np.testing.assert_array_equal(ref[0], want, err_msg=name)
