@@ -89,7 +89,7 @@ ir::Attrs dict_to_attrs(const nb::dict& d) {
     const std::string k = nb::cast<std::string>(key);
     if (nb::isinstance<bool>(value)) attrs[k] = nb::cast<bool>(value);
     else if (nb::isinstance<int>(value)) attrs[k] = nb::cast<int64_t>(value);
-    else if (nb::isinstance<float>(value)) attrs[k] = nb::cast<double>(value);
+    else if (nb::isinstance<nb::float_>(value)) attrs[k] = nb::cast<double>(value);
     else if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) attrs[k] = nb::cast<std::vector<int64_t>>(value);
     else {
       const std::string s = nb::cast<std::string>(nb::str(value));
@@ -262,7 +262,7 @@ HostArg to_host_arg(const nb::handle& h) {
                                       std::to_string(v.strides.size()) + " strides");
     return HostArg::of_tensor(std::move(v));
   }
-  if (nb::isinstance<float>(h)) return HostArg::of_float(nb::cast<double>(h));
+  if (nb::isinstance<nb::float_>(h)) return HostArg::of_float(nb::cast<double>(h));
   if (nb::isinstance<int>(h) || nb::isinstance<bool>(h)) return HostArg::of_int(nb::cast<int64_t>(h));
   fail(ErrorKind::kType, {}, "a run argument must be an int, a float or a tensor tuple, got " +
                                  nb::cast<std::string>(nb::str(h.type())));
@@ -318,7 +318,7 @@ runtime::LooseOperand to_loose(const nb::handle& h, const std::string& name, con
   } else if (nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) {
     op.kind = runtime::LooseOperand::kList;
     op.list = nb::cast<std::vector<int64_t>>(h);
-  } else if (nb::isinstance<float>(h)) {
+  } else if (nb::isinstance<nb::float_>(h)) {
     op.kind = runtime::LooseOperand::kScalar;
     op.scalar = runtime::ScalarValue::of_float(nb::cast<double>(h));
   } else {
