@@ -176,6 +176,9 @@ void bind_isa_structs(nb::module_& m) {
       .value("If", isa::InstrKind::kIf)
       .value("Else", isa::InstrKind::kElse)
       .value("EndIf", isa::InstrKind::kEndIf)
+      .value("WhileBegin", isa::InstrKind::kWhileBegin)
+      .value("WhileCond", isa::InstrKind::kWhileCond)
+      .value("WhileEnd", isa::InstrKind::kWhileEnd)
       .value("Call", isa::InstrKind::kCall)
       .value("AllocTensor", isa::InstrKind::kAllocTensor);
   auto instr = nb::class_<isa::Instr>(m, "Instr")

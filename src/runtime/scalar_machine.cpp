@@ -1,5 +1,5 @@
 // Scalar registers, Python-semantics scalar arithmetic and structured control flow
-// (loops, if/else) of instruction streams; kernels and host programs both run on it.
+// (loops, while loops, if/else) of instruction streams; kernels and host programs both run on it.
 #include "pypto/runtime/scalar_machine.h"
 
 #include <cmath>
@@ -123,6 +123,12 @@ int ScalarMachine::step(const std::vector<isa::Instr>& code, int pc) {
     }
     case K::kElse: return in.jump;
     case K::kEndIf: return pc + 1;
+    case K::kWhileBegin: return pc + 1;
+    case K::kWhileCond: {
+      const ScalarValue c = get(in.a);
+      return (c.is_float ? c.f != 0 : c.i != 0) ? pc + 1 : in.jump;
+    }
+    case K::kWhileEnd: return in.jump;
     default: return -1;
   }
 }

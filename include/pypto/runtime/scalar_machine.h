@@ -1,5 +1,5 @@
 // The scalar half of an instruction stream, shared by kernels (the S pipe) and the host
-// program: a register file plus scalar arithmetic, loops and if/else.
+// program: a register file plus scalar arithmetic, loops, while loops and if/else.
 #pragma once
 #include <vector>
 
@@ -20,7 +20,7 @@ class ScalarMachine {
   // Stores `v` into `reg`, converting to the register's kind (int registers truncate).
   void set(int reg, ScalarValue v);
   // Executes code[pc] if it is a scalar or control-flow instruction (kScalarBin, kScalarMov,
-  // kLoopBegin/End, kIf/kElse/kEndIf) and returns the next pc; returns -1 for other kinds.
+  // kLoopBegin/End, kWhileBegin/Cond/End, kIf/kElse/kEndIf) and returns the next pc; returns -1 for other kinds.
   int step(const std::vector<isa::Instr>& code, int pc);
 
  private:

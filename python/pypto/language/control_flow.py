@@ -1,5 +1,6 @@
-"""Loops, branches and scopes: `for ... in pl.range/parallel/unroll/pipeline(...)`, if/else
-and `with pl.at(level=...)`, with loop-carried and branch-merged values in SSA form."""
+"""Loops, branches and scopes: `for ... in pl.range/parallel/unroll/pipeline(...)`, `while`
+(and its printed form `for (...) in pl.while_(...)`), if/else and `with pl.at(level=...)`,
+with loop-carried and branch-merged values in SSA form; break/continue via loop_exits."""
 
 import ast
 import itertools
@@ -8,6 +9,7 @@ from pypto._core import ir
 
 from . import ops
 from .expr_parser import is_ir
+from .loop_exits import LoopExits
 from .stmt_parser import YieldFrame, assigned_names
 
 
@@ -42,6 +44,8 @@ class ControlFlowParser:
             raise self.error(node, "for/else is not supported", "move the else part after the loop")
         it = node.iter
         func = self.eval(it.func) if isinstance(it, ast.Call) else None
+        if isinstance(func, ops.Construct) and func.name == "while_":
+            return self.explicit_while(node, it)
         if not isinstance(func, ops.Construct) or func.name not in ops.LOOP_KINDS:
             raise self.error(node, f"a for loop must iterate over pl.range/pl.parallel/pl.unroll/pl.pipeline, "
                                    f"not '{self.text(it)}'", "write `for i in pl.range(n):`")
@@ -78,6 +82,20 @@ class ControlFlowParser:
             raise self.error(node, "loop-carried names and init_values go together",
                              "write `for i, (acc,) in pl.range(n, init_values=(x,)):`")
         explicit = iter_names is not None
+        exits = LoopExits.of(self, node)
+        if exits is not None:
+            if explicit:
+                raise self.error(node, "break/continue in a loop with init_values is not supported",
+                                 "carry the values by rebinding their names (drop init_values and pl.yield_)")
+            if exits.has_break and func.name in ("parallel", "pipeline"):
+                raise self.error(node, f"break in a pl.{func.name} loop: its iterations do not run one after another",
+                                 "use pl.range for a loop that may stop early")
+            if exits.has_break and func.name == "range":
+                return self.range_with_break(node, loop_name, start, stop, step, exits)
+            if exits.has_break:
+                self.bind(exits.brk, False, node)
+            node = ast.copy_location(ast.For(target=node.target, iter=node.iter, body=exits.break_guarded_body(),
+                                             orelse=[], type_comment=None), node)
         span = self.span(node)
         before = dict(self.symbols)
         if explicit:
@@ -89,24 +107,71 @@ class ControlFlowParser:
         else:
             names = [n for n in assigned_names(node.body) if n in self.symbols and n != loop_name]
             inits = [self.to_expr(self.symbols[n], node) for n in names]
-        iter_args = [ir.Var(n, e.type, span) for n, e in zip(names, inits)]
         loop_var = ir.Var(loop_name, ir.ScalarType(ir.DataType.INDEX), span)
         self.symbols[loop_name] = loop_var
+        iter_args = self.enter_loop(names, inits, span)
+        frame = YieldFrame("for", explicit)
+        body = self.loop_body(node.body, frame)
+        return_vars = self.leave_loop(node, before, names, iter_args, inits, body, frame, {loop_name})
+        self.emit(ir.ForStmt(loop_var, bounds[0], bounds[1], bounds[2], iter_args, inits, self.seq(body, node.body),
+                             return_vars, ops.LOOP_KINDS[func.name], stages, span))
+
+    def range_with_break(self, node, loop_name, start, stop, step, exits):
+        """`for i in pl.range(a, b, s):` whose body may break is parsed as the while loop
+        `while not broken and idx < b: i = idx; idx = idx + s; <body>` (idx > b for s < 0),
+        so it stops at the break instead of running empty iterations to the end."""
+        n = exits.brk[len("__break"):]
+        idx, stop_name, step_name = f"__index{n}", f"__stop{n}", f"__step{n}"
+        self.bind(idx, self.to_expr(start, node, ir.DataType.INDEX), node)
+        self.bind(stop_name, stop, node)
+        self.bind(step_name, step, node)
+        self.bind(exits.brk, False, node)
+
+        def name(n_, store=False):
+            return ast.copy_location(ast.Name(id=n_, ctx=ast.Store() if store else ast.Load()), node)
+
+        def compare(op):
+            return ast.copy_location(ast.Compare(left=name(idx), ops=[op], comparators=[name(stop_name)]), node)
+
+        if is_ir(step):
+            def signed(op, cmp):
+                sign = ast.Compare(left=name(step_name), ops=[op], comparators=[ast.Constant(0)])
+                return ast.BoolOp(op=ast.And(), values=[sign, compare(cmp)])
+            test = ast.BoolOp(op=ast.Or(), values=[signed(ast.Gt(), ast.Lt()), signed(ast.Lt(), ast.Gt())])
+        else:
+            test = compare(ast.Lt() if step > 0 else ast.Gt())
+        head = [ast.Assign(targets=[name(loop_name, True)], value=name(idx)),
+                ast.Assign(targets=[name(idx, True)],
+                           value=ast.BinOp(left=name(idx), op=ast.Add(), right=name(step_name)))]
+        loop = ast.While(test=exits.condition(ast.fix_missing_locations(ast.copy_location(test, node))),
+                         body=[ast.fix_missing_locations(ast.copy_location(h, node)) for h in head] + exits.body(),
+                         orelse=[])
+        self.parse_while(ast.fix_missing_locations(ast.copy_location(loop, node)))
+
+    # -- loop bodies shared by for and while ----------------------------------------------
+    def enter_loop(self, names, inits, span):
+        """The iter_args of a loop carrying `names` (initial values `inits`), bound in scope."""
+        iter_args = [ir.Var(n, e.type, span) for n, e in zip(names, inits)]
         for n, v, e in zip(names, iter_args, inits):
             self.symbols[n] = v
             if self.in_lineage(e):
                 self.lineage.add(v.node_id)
+        return iter_args
 
-        frame = YieldFrame("for", explicit)
+    def loop_body(self, stmts, frame):
         self.yield_frames.append(frame)
         try:
-            body = self.parse_stmts(node.body)
+            return self.parse_stmts(stmts)
         finally:
             self.yield_frames.pop()
 
-        if explicit:
+    def leave_loop(self, node, before, names, iter_args, inits, body, frame, own_names=()):
+        """Checks the loop's yields (explicit form) or appends the yield of the rebound names
+        (implicit form); returns the return_vars, bound in scope after the loop."""
+        span = self.span(node)
+        if frame.explicit:
             for n, old in before.items():
-                if n not in names and n != loop_name and self.symbols.get(n) is not old:
+                if n not in names and n not in own_names and self.symbols.get(n) is not old:
                     raise self.error(node, f"'{n}' is rebound inside a loop with explicit init_values",
                                      f"carry it explicitly: add '{n}' to the loop's names and init_values "
                                      "and to pl.yield_")
@@ -137,8 +202,88 @@ class ControlFlowParser:
                 self.lineage.add(v.node_id)
         for n, v in zip(out_names, return_vars):
             self.symbols[n] = v
-        self.emit(ir.ForStmt(loop_var, bounds[0], bounds[1], bounds[2], iter_args, inits, self.seq(body, node.body),
-                             return_vars, ops.LOOP_KINDS[func.name], stages, span))
+        return return_vars
+
+    # -- while -----------------------------------------------------------------------------
+    def stmt_While(self, node):
+        """`while cond:` — names rebound in the body are carried from one iteration to the next
+        and the condition is tested on them before every iteration."""
+        if node.orelse:
+            raise self.error(node, "while/else is not supported", "move the else part after the loop")
+        exits = LoopExits.of(self, node)
+        if exits is not None:
+            if exits.has_break:
+                self.bind(exits.brk, False, node)
+            node = ast.copy_location(ast.While(test=exits.condition(node.test), body=exits.body(), orelse=[]), node)
+        self.parse_while(node)
+
+    def parse_while(self, node):
+        assigned = assigned_names(node.body)
+        read = [n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)]
+        for n in read:
+            if n in assigned and n not in self.symbols:
+                raise self.error(node, f"'{n}' is read by the while condition but first assigned in the loop body",
+                                 f"give '{n}' its first value before the loop")
+        names = [n for n in assigned if n in self.symbols]
+        if not set(read) & set(names):
+            value = self.eval(node.test)
+            if not is_ir(value) and not value:
+                return  # `while False:` (a compile-time condition): the body never runs
+            raise self.error(node, f"the condition '{self.text(node.test)}' of this while loop never changes: "
+                                   "nothing it reads is rebound in the loop body, so the loop would never end",
+                             "rebind a name the condition reads in the body (e.g. `i = i + 1`), add a break, "
+                             "or use `for i in pl.range(n):`")
+        span = self.span(node)
+        before = dict(self.symbols)
+        inits = [self.to_expr(self.symbols[n], node) for n in names]
+        iter_args = self.enter_loop(names, inits, span)
+        cond = self.while_condition(node.test, node)
+        frame = YieldFrame("while", False)
+        body = self.loop_body(node.body, frame)
+        return_vars = self.leave_loop(node, before, names, iter_args, inits, body, frame)
+        self.emit(ir.WhileStmt(iter_args, inits, cond, self.seq(body, node.body), return_vars, span))
+
+    def while_condition(self, test, node):
+        cond = self.eval(test)
+        if not is_ir(cond):
+            raise self.error(node, f"the condition '{self.text(test)}' of this while loop is the constant {cond!r}",
+                             "test a value the loop body changes, e.g. `while i < n:`")
+        if not isinstance(cond.type, ir.ScalarType):
+            raise self.error(node, f"the condition '{self.text(test)}' is not a scalar",
+                             "compare scalars, e.g. `while i < n:`")
+        return cond
+
+    def explicit_while(self, node, call):
+        """The printed form: `for (x, n) in pl.while_(init_values=(x0, n0)):` whose body starts
+        with `pl.cond(<condition on x, n>)` and ends with `x2, n2 = pl.yield_(...)`."""
+        args, kwargs = self.call_args(call)
+        init_values = kwargs.pop("init_values", None)
+        target = node.target
+        if args or kwargs or not isinstance(init_values, (tuple, list)):
+            raise self.error(node, f"pl.while_ takes only init_values=(...), got '{self.text(call)}'",
+                             "write `for (x,) in pl.while_(init_values=(x0,)):` then `pl.cond(x < n)`")
+        if not isinstance(target, (ast.Tuple, ast.List)) or not all(isinstance(e, ast.Name) for e in target.elts):
+            raise self.error(node, f"the target of a pl.while_ loop is a tuple of names, not '{self.text(target)}'",
+                             "write `for (x, n) in pl.while_(init_values=(x0, n0)):`")
+        names = [e.id for e in target.elts]
+        if len(names) != len(init_values):
+            raise self.error(node, f"init_values must be a tuple of {len(names)} values, one per loop-carried name",
+                             "write init_values=(x,) for one value")
+        first = node.body[0]
+        if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Call) and
+                self.is_construct(first.value.func, "cond") and len(first.value.args) == 1 and
+                not first.value.keywords):
+            raise self.error(first, "a pl.while_ body must start with `pl.cond(<condition>)`",
+                             "write `pl.cond(x < n)` as the first statement of the loop body")
+        span = self.span(node)
+        before = dict(self.symbols)
+        inits = [self.to_expr(v, node) for v in init_values]
+        iter_args = self.enter_loop(names, inits, span)
+        cond = self.while_condition(first.value.args[0], first)
+        frame = YieldFrame("while", True)
+        body = self.loop_body(node.body[1:], frame)
+        return_vars = self.leave_loop(node, before, names, iter_args, inits, body, frame)
+        self.emit(ir.WhileStmt(iter_args, inits, cond, self.seq(body, node.body), return_vars, span))
 
     # -- if --------------------------------------------------------------------------------
     def stmt_If(self, node):

@@ -1,5 +1,5 @@
 // Kernel -> C++ for the native engine. Scalar code becomes C++ statements on register
-// arrays (Python semantics), control flow becomes structured loops and ifs, and each tile
+// arrays (Python semantics), control flow becomes structured loops, while loops and ifs, and each tile
 // instruction calls the optimised library when its dtypes and shapes have a fast path;
 // otherwise (or when a runtime check fails) it calls back into the reference library.
 #include <cmath>
@@ -54,7 +54,7 @@ class KernelWriter {
       if (r >= k_.num_regs) return false;
       body_ << "  " << reg(r) << " = f->" << (is_float_reg(r) ? "float_args" : "int_args") << "[" << r << "];\n";
     }
-    std::vector<int> open;  // kLoopBegin pcs / -1 for ifs
+    std::vector<int> open;  // kLoopBegin pcs / -1 for ifs / -2 for while loops
     for (int pc = 0; pc < static_cast<int>(k_.code.size()); ++pc) {
       const Instr& in = k_.code[pc];
       using K = isa::InstrKind;
@@ -92,6 +92,20 @@ class KernelWriter {
           break;
         case K::kEndIf:
           if (open.empty() || open.back() != -1) return false;
+          open.pop_back();
+          body_ << "  }\n";
+          break;
+        // A while loop: its condition's code runs at the top of every iteration of `for (;;)`.
+        case K::kWhileBegin:
+          body_ << "  for (;;) {\n";
+          open.push_back(-2);
+          break;
+        case K::kWhileCond:
+          if (open.empty() || open.back() != -2) return false;
+          body_ << "  if (!" << truth(get(in.a)) << ") break;\n";
+          break;
+        case K::kWhileEnd:
+          if (open.empty() || open.back() != -2) return false;
           open.pop_back();
           body_ << "  }\n";
           break;
