@@ -118,35 +118,47 @@ class ControlFlowParser:
 
     def range_with_break(self, node, loop_name, start, stop, step, exits):
         """`for i in pl.range(a, b, s):` whose body may break is parsed as the while loop
-        `while not broken and idx < b: i = idx; idx = idx + s; <body>` (idx > b for s < 0),
-        so it stops at the break instead of running empty iterations to the end."""
+        `i = a; while not broken and i < b: <body>; i = i + s` (i > b for s < 0), so it stops
+        at the break instead of running empty iterations to the end. When the body rebinds
+        `i` itself, a hidden index is carried instead and `i` is set from it first."""
         n = exits.brk[len("__break"):]
-        idx, stop_name, step_name = f"__index{n}", f"__stop{n}", f"__step{n}"
-        self.bind(idx, self.to_expr(start, node, ir.DataType.INDEX), node)
+        rebound = loop_name in assigned_names(node.body)
+        idx, stop_name, step_name = (f"__index{n}" if rebound else loop_name), f"__stop{n}", f"__step{n}"
+        outer = self.symbols.get(loop_name)
+        self.bind(idx, start, node)
         self.bind(stop_name, stop, node)
         self.bind(step_name, step, node)
         self.bind(exits.brk, False, node)
 
+        def located(new):
+            return ast.fix_missing_locations(ast.copy_location(new, node))
+
         def name(n_, store=False):
-            return ast.copy_location(ast.Name(id=n_, ctx=ast.Store() if store else ast.Load()), node)
+            return located(ast.Name(id=n_, ctx=ast.Store() if store else ast.Load()))
 
         def compare(op):
-            return ast.copy_location(ast.Compare(left=name(idx), ops=[op], comparators=[name(stop_name)]), node)
+            return located(ast.Compare(left=name(idx), ops=[op], comparators=[name(stop_name)]))
 
         if is_ir(step):
             def signed(op, cmp):
-                sign = ast.Compare(left=name(step_name), ops=[op], comparators=[ast.Constant(0)])
-                return ast.BoolOp(op=ast.And(), values=[sign, compare(cmp)])
-            test = ast.BoolOp(op=ast.Or(), values=[signed(ast.Gt(), ast.Lt()), signed(ast.Lt(), ast.Gt())])
+                sign = located(ast.Compare(left=name(step_name), ops=[op], comparators=[ast.Constant(0)]))
+                return located(ast.BoolOp(op=ast.And(), values=[sign, compare(cmp)]))
+            test = located(ast.BoolOp(op=ast.Or(), values=[signed(ast.Gt(), ast.Lt()), signed(ast.Lt(), ast.Gt())]))
         else:
             test = compare(ast.Lt() if step > 0 else ast.Gt())
-        head = [ast.Assign(targets=[name(loop_name, True)], value=name(idx)),
-                ast.Assign(targets=[name(idx, True)],
-                           value=ast.BinOp(left=name(idx), op=ast.Add(), right=name(step_name)))]
-        loop = ast.While(test=exits.condition(ast.fix_missing_locations(ast.copy_location(test, node))),
-                         body=[ast.fix_missing_locations(ast.copy_location(h, node)) for h in head] + exits.body(),
-                         orelse=[])
-        self.parse_while(ast.fix_missing_locations(ast.copy_location(loop, node)))
+        advance = located(ast.Assign(targets=[name(idx, True)],
+                                     value=located(ast.BinOp(left=name(idx), op=ast.Add(), right=name(step_name)))))
+        if rebound:
+            body = [located(ast.Assign(targets=[name(loop_name, True)], value=name(idx))), advance] + exits.body()
+        else:
+            body = exits.body() + [advance]
+        self.parse_while(located(ast.While(test=exits.condition(test), body=body, orelse=[])))
+        # The loop variable is not visible after the loop, as with any pl.range loop.
+        if outer is None:
+            self.symbols.pop(loop_name, None)
+            self.out_of_scope[loop_name] = f"a loop body at line {self.span(node).line}"
+        else:
+            self.symbols[loop_name] = outer
 
     # -- loop bodies shared by for and while ----------------------------------------------
     def enter_loop(self, names, inits, span):

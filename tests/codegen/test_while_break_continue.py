@@ -1,0 +1,197 @@
+"""while loops, break and continue compiled and run (on each engine, see conftest.py) against
+numpy: kernels looping over row blocks until a run-time count, stopping at a run-time limit,
+skipping blocks, and orchestration loops that submit tasks until a run-time condition."""
+
+import numpy as np
+import pypto.language as pl
+from pypto.runtime import RunConfig
+
+rng = np.random.default_rng(29)
+ROWS, COLS, BLOCK = 128, 32, 16
+
+
+@pl.jit
+def rows_until_count(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
+    """out block i = 2 * x block i for i < n; out's last block = sum of those blocks."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.full([BLOCK, COLS], dtype=pl.FP32, value=0.0)
+        i = 0
+        while i < n:
+            t = pl.load(x, [i * BLOCK, 0], [BLOCK, COLS])
+            out = pl.store(pl.add(t, t), [i * BLOCK, 0], out)
+            acc = pl.add(acc, t)
+            i = i + 1
+        out = pl.store(acc, [ROWS - BLOCK, 0], out)
+    return out
+
+
+def test_kernel_while_over_row_blocks_until_a_run_time_count():
+    x = rng.standard_normal((ROWS, COLS)).astype(np.float32)
+    for n in (0, 3, 7):
+        out = np.zeros_like(x)
+        rows_until_count(x, n, out, config=RunConfig())
+        want = np.zeros_like(x)
+        want[:n * BLOCK] = 2 * x[:n * BLOCK]
+        want[ROWS - BLOCK:] = x[:n * BLOCK].reshape(n, BLOCK, COLS).sum(axis=0) if n else 0
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+@pl.jit
+def blocks_until_limit(x: pl.Tensor, w: pl.Tensor, limit: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
+    """Copies block i scaled by w[i] while the running sum of w stays within `limit`."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = 0.0
+        for i in pl.range(ROWS // BLOCK):
+            s = s + pl.tensor.read(w, [i])
+            if s > limit:
+                break
+            t = pl.load(x, [i * BLOCK, 0], [BLOCK, COLS])
+            out = pl.store(pl.muls(t, pl.tensor.read(w, [i])), [i * BLOCK, 0], out)
+    return out
+
+
+def test_break_when_a_scalar_reaches_a_run_time_limit():
+    x = rng.standard_normal((ROWS, COLS)).astype(np.float32)
+    w = np.array([1.0, 2.0, 0.5, 3.0, 1.0, 4.0, 1.0, 1.0], np.float32)
+    for limit in (0.5, 3.5, 7.0, 100.0):
+        out = np.zeros_like(x)
+        blocks_until_limit(x, w, limit, out, config=RunConfig())
+        want = np.zeros_like(x)
+        total = 0.0
+        for i in range(ROWS // BLOCK):  # the loop, written in plain Python
+            total += float(w[i])
+            if total > limit:
+                break
+            want[i * BLOCK:(i + 1) * BLOCK] = x[i * BLOCK:(i + 1) * BLOCK] * w[i]
+        np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+@pl.jit
+def even_blocks(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """Negates the even blocks and sums them into the last block; odd blocks are skipped."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.full([BLOCK, COLS], dtype=pl.FP32, value=0.0)
+        for i in pl.range(ROWS // BLOCK - 1):
+            if i % 2 == 1:
+                continue
+            t = pl.load(x, [i * BLOCK, 0], [BLOCK, COLS])
+            acc = pl.add(acc, t)
+            out = pl.store(pl.neg(t), [i * BLOCK, 0], out)
+        out = pl.store(acc, [ROWS - BLOCK, 0], out)
+    return out
+
+
+def test_continue_skips_odd_blocks():
+    x = rng.standard_normal((ROWS, COLS)).astype(np.float32)
+    out = np.zeros_like(x)
+    even_blocks(x, out, config=RunConfig())
+    blocks = x.reshape(ROWS // BLOCK, BLOCK, COLS)
+    want = np.zeros_like(blocks)
+    want[0:7:2] = -blocks[0:7:2]
+    want[7] = blocks[0:7:2].sum(axis=0)
+    np.testing.assert_allclose(out, want.reshape(ROWS, COLS), rtol=1e-5, atol=1e-6)
+
+
+@pl.jit
+def halve_until_small(x: pl.Tensor, eps: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
+    """Halves a tile until its first element is at most eps, capped at 40 rounds; stores the
+    tile and, as the second block, the number of rounds."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [BLOCK, COLS])
+        v = pl.tensor.read(x, [0, 0])
+        rounds = 0
+        while True:
+            if v <= eps:
+                break
+            if rounds == 40:
+                break
+            t = pl.muls(t, 0.5)
+            v = v * 0.5
+            rounds = rounds + 1
+        out = pl.store(t, [0, 0], out)
+        marks = pl.full([BLOCK, COLS], dtype=pl.FP32, value=0.0)
+        out = pl.store(pl.adds(marks, rounds * 1.0), [BLOCK, 0], out)
+    return out
+
+
+def test_while_true_with_break_at_a_run_time_limit():
+    x = np.abs(rng.standard_normal((2 * BLOCK, COLS))).astype(np.float32) + 1.0
+    for eps, x00 in ((0.01, None), (1e-9, 3e5)):
+        if x00 is not None:
+            x[0, 0] = x00  # needs more than 40 halvings: the cap ends the loop
+        out = np.zeros_like(x)
+        halve_until_small(x, eps, out, config=RunConfig())
+        v, rounds = float(x[0, 0]), 0
+        while v > eps and rounds < 40:
+            v, rounds = v * 0.5, rounds + 1
+        np.testing.assert_allclose(out[:BLOCK], x[:BLOCK] * 0.5 ** rounds, rtol=1e-6)
+        np.testing.assert_array_equal(out[BLOCK:], np.full((BLOCK, COLS), rounds, np.float32))
+    assert rounds == 40
+
+
+@pl.jit.incore
+def double_block(x: pl.Tensor, i: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
+    t = pl.load(x, [i * BLOCK, 0], [BLOCK, COLS])
+    out = pl.store(pl.muls(t, 2.0), [i * BLOCK, 0], out)
+    return out
+
+
+@pl.jit
+def submit_while(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
+    i = 0
+    while i < n:
+        out = double_block(x, i, out)
+        i = i + 1
+    return out
+
+
+def test_orchestration_while_submits_one_task_per_iteration():
+    x = rng.standard_normal((ROWS, COLS)).astype(np.float32)
+    for n in (0, 5, 8):
+        out = np.zeros_like(x)
+        compiled = submit_while(x, n, out, config=RunConfig())
+        want = np.zeros_like(x)
+        want[:n * BLOCK] = 2 * x[:n * BLOCK]
+        np.testing.assert_array_equal(out, want)
+    assert compiled is not None
+
+
+@pl.jit.incore
+def halve(src: pl.Tensor, dst: pl.Out[pl.Tensor]):
+    t = pl.load(src, [0, 0], [BLOCK, COLS])
+    dst = pl.store(pl.muls(t, 0.5), [0, 0], dst)
+    return dst
+
+
+@pl.jit
+def halve_until(x: pl.Tensor, eps: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
+    """Orchestration loop whose condition reads what the last task wrote: the host waits
+    for the tasks before each test, as it does for any pl.tensor.read."""
+    tmp = pl.create_tensor([BLOCK, COLS], dtype=pl.FP32)
+    out = halve(x, out)
+    steps = 1
+    while pl.tensor.read(out, [0, 0]) > eps:
+        tmp = halve(out, tmp)
+        out = halve(tmp, out)
+        steps = steps + 2
+        if steps > 60:
+            break
+    return out
+
+
+def test_orchestration_while_on_a_value_the_tasks_compute():
+    x = np.full((BLOCK, COLS), 5.0, np.float32) + rng.uniform(0, 1, (BLOCK, COLS)).astype(np.float32)
+    out = np.zeros_like(x)
+    halve_until(x, 0.1, out, config=RunConfig())
+    v, steps = float(x[0, 0]) * 0.5, 1
+    while v > 0.1 and steps <= 60:
+        v, steps = v * 0.25, steps + 2
+    np.testing.assert_allclose(out, x * 0.5 ** steps, rtol=1e-6)
+
+
+def test_pto_text_has_scf_while(tmp_path):
+    x = rng.standard_normal((ROWS, COLS)).astype(np.float32)
+    out = np.zeros_like(x)
+    rows_until_count(x, 2, out, config=RunConfig(save_kernels=True, save_kernels_dir=str(tmp_path)))
+    text = "\n".join(p.read_text() for p in tmp_path.rglob("*.pto"))
+    assert "scf.while {" in text and "scf.condition %r" in text and "} do {" in text
