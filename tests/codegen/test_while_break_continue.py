@@ -195,3 +195,24 @@ def test_pto_text_has_scf_while(tmp_path):
     rows_until_count(x, 2, out, config=RunConfig(save_kernels=True, save_kernels_dir=str(tmp_path)))
     text = "\n".join(p.read_text() for p in tmp_path.rglob("*.pto"))
     assert "scf.while {" in text and "scf.condition %r" in text and "} do {" in text
+
+
+@pl.jit
+def endless(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        i = 0
+        while i != n:
+            i = i + 2
+        out = pl.store(pl.load(x, [0, 0], [BLOCK, COLS]), [0, 0], out)
+    return out
+
+
+def test_a_while_loop_that_never_ends_is_an_error_at_its_line():
+    import pytest
+    from pypto import PyptoError
+    x = rng.standard_normal((BLOCK, COLS)).astype(np.float32)
+    out = np.zeros_like(x)
+    endless(x, 6, out, config=RunConfig())  # even: ends after 3 iterations
+    np.testing.assert_array_equal(out, x)
+    with pytest.raises(PyptoError, match=r"test_while_break_continue.py:\d+: while loop ran 16777216 iterations"):
+        endless(x, 7, out, config=RunConfig())

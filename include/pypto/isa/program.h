@@ -66,6 +66,10 @@ enum class InstrKind : uint8_t {
   kAllocTensor, // HostProgram only: tensor slot outs[0] = new tensor (dtype, shape attrs)
 };
 
+// One run of a while loop may take at most this many iterations; the engines report a loop
+// that runs longer as an error at the loop's line (a program never hangs).
+constexpr int64_t kMaxWhileIterations = int64_t{1} << 24;
+
 struct Instr {
   InstrKind kind = InstrKind::kTile;
   std::string mnemonic;           // kTile: "TADD", "TLOAD", ...

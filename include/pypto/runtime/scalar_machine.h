@@ -1,6 +1,7 @@
 // The scalar half of an instruction stream, shared by kernels (the S pipe) and the host
 // program: a register file plus scalar arithmetic, loops, while loops and if/else.
 #pragma once
+#include <unordered_map>
 #include <vector>
 
 #include "pypto/isa/program.h"
@@ -11,6 +12,9 @@ namespace pypto::runtime {
 // a <op> b with Python semantics: / is true division, // floors, % takes the divisor's sign;
 // comparisons and and/or give 0 or 1. Integer division by zero is a runtime error at `span`.
 ScalarValue eval_binary(ir::BinaryOp op, ScalarValue a, ScalarValue b, const Span& span);
+
+// The error of a while loop (its kWhileEnd) that ran isa::kMaxWhileIterations iterations.
+[[noreturn]] void fail_endless_while(const isa::Instr& end);
 
 class ScalarMachine {
  public:
@@ -26,6 +30,7 @@ class ScalarMachine {
  private:
   std::vector<ScalarValue> regs_;
   std::vector<bool> is_float_;
+  std::unordered_map<int, int64_t> while_iterations_;  // by kWhileEnd pc, for the current run of the loop
 };
 
 }  // namespace pypto::runtime

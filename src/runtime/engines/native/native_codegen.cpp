@@ -97,17 +97,23 @@ class KernelWriter {
           break;
         // A while loop: its condition's code runs at the top of every iteration of `for (;;)`.
         case K::kWhileBegin:
-          body_ << "  for (;;) {\n";
+          // The iteration count of this run of the loop; past the limit the reference path
+          // (FB at the kWhileEnd) reports the endless loop.
+          if (in.jump < 1 || in.jump > static_cast<int>(k_.code.size())) return false;
+          body_ << "  { long long w_" << pc << " = 0; for (;;) {\n";
           open.push_back(-2);
+          whiles_.push_back(pc);
           break;
         case K::kWhileCond:
           if (open.empty() || open.back() != -2) return false;
           body_ << "  if (!" << truth(get(in.a)) << ") break;\n";
           break;
         case K::kWhileEnd:
-          if (open.empty() || open.back() != -2) return false;
+          if (open.empty() || open.back() != -2 || whiles_.empty()) return false;
           open.pop_back();
-          body_ << "  }\n";
+          body_ << "  if (++w_" << whiles_.back() << " >= " << isa::kMaxWhileIterations << "LL) FB(" << pc << ");\n";
+          body_ << "  } }\n";
+          whiles_.pop_back();
           break;
         default: return false;
       }
@@ -121,6 +127,7 @@ class KernelWriter {
   bool uses_matmul() const { return uses_matmul_; }
 
  private:
+  std::vector<int> whiles_;  // kWhileBegin pcs of the open while loops
   bool is_float_reg(int r) const { return r >= 0 && static_cast<size_t>(r) < k_.reg_is_float.size() && k_.reg_is_float[r]; }
   std::string reg(int r) const { return (is_float_reg(r) ? "rf[" : "ri[") + std::to_string(r) + "]"; }
 
