@@ -214,5 +214,5 @@ def test_a_while_loop_that_never_ends_is_an_error_at_its_line():
     out = np.zeros_like(x)
     endless(x, 6, out, config=RunConfig())  # even: ends after 3 iterations
     np.testing.assert_array_equal(out, x)
-    with pytest.raises(PyptoError, match=r"test_while_break_continue.py:\d+: while loop ran 16777216 iterations"):
+    with pytest.raises(PyptoError, match=r"test_while_programs.py:\d+: while loop ran 16777216 iterations"):
         endless(x, 7, out, config=RunConfig())
