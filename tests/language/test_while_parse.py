@@ -255,7 +255,7 @@ def test_nested_loops_keep_their_own_exits():
 
 
 def test_while_false_is_dropped_and_structural_equality_sees_the_condition():
-    src = textwrap.dedent(f"""\
+    src = textwrap.dedent("""\
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
@@ -312,7 +312,7 @@ def while_true(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
 
 @pl.jit
 def first_assigned_in_body(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
-    while k < n:
+    while k < n:  # noqa: F821
         k = 1
     return out
 
@@ -322,7 +322,7 @@ def while_else(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
     i = 0
     while i < n:
         i = i + 1
-    else:
+    else:  # noqa: PLW0120 - the mistake under test
         i = 0
     return out
 

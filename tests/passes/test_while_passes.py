@@ -121,7 +121,7 @@ def test_insert_carry_copies_in_a_while_body():
                 c_1: {T} = pl.tile.store(m_1, [0, 0], c)
                 return c_1
         """
-    fill = dict(T=T128, V=VEC64, N=N)
+    fill = {"T": T128, "V": VEC64, "N": N}
     copy = f"\n                    m_new_carry: {VEC64} = pl.tile.move(m_new, pl.Mem.Vec)"
     check_pass("InsertCarryCopies", body.format(Y="m_new", **fill).replace("@COPY@", ""),
                body.format(Y="m_new_carry", **fill).replace("@COPY@", copy))

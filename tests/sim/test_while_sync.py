@@ -8,11 +8,10 @@ import sys
 
 import numpy as np
 import pytest
-
 from pypto import _core as c
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "runtime"))
-from hand_built_programs import call, imm, offsets, tensor_arg, tile_instr  # noqa: E402
+from hand_built_programs import call, imm, offsets, tensor_arg, tile_instr
 
 BLOCK, COLS, BLOCKS = 16, 64, 6
 
