@@ -216,3 +216,76 @@ def test_a_while_loop_that_never_ends_is_an_error_at_its_line():
     np.testing.assert_array_equal(out, x)
     with pytest.raises(PyptoError, match=r"test_while_programs.py:\d+: while loop ran 16777216 iterations"):
         endless(x, 7, out, config=RunConfig())
+
+
+@pl.jit
+def scalar_loops(out: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX], m: pl.Scalar[pl.INDEX],
+                 step: pl.Scalar[pl.INDEX]):
+    """Scalar-only loops with break/continue in every position; `reference_scalar_loops`
+    is the same code in plain Python."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = 0
+        for i in pl.range(0, n, step):          # a run-time step of either sign
+            if i > 40:
+                break
+            s = s + i
+        for i in pl.range(n, -3, -2):
+            i = i * 2                           # the loop variable is rebound in the body
+            if i % 3 == 0:
+                continue
+            s = s + i
+            if s > 200:
+                break
+        j = 0
+        while j < m:
+            j = j + 1
+            k = 0
+            while True:
+                k = k + 1
+                if k % 2 == 0:
+                    continue
+                if k > j:
+                    break
+                s = s + k * j
+            if s % 7 == 3:
+                continue
+            s = s + 1
+        out = pl.store(pl.adds(pl.full([1, 8], dtype=pl.FP32, value=0.0), s * 1.0), [0, 0], out)
+    return out
+
+
+def reference_scalar_loops(n, m, step):
+    s = 0
+    for i in range(0, n, step):
+        if i > 40:
+            break
+        s = s + i
+    for i in range(n, -3, -2):
+        i = i * 2
+        if i % 3 == 0:
+            continue
+        s = s + i
+        if s > 200:
+            break
+    j = 0
+    while j < m:
+        j = j + 1
+        k = 0
+        while True:
+            k = k + 1
+            if k % 2 == 0:
+                continue
+            if k > j:
+                break
+            s = s + k * j
+        if s % 7 == 3:
+            continue
+        s = s + 1
+    return s
+
+
+def test_scalar_loops_match_python():
+    for n, m, step in ((0, 0, 1), (10, 3, 3), (60, 6, 7), (-9, 5, -4), (25, 9, 1)):
+        out = np.zeros((1, 8), np.float32)
+        scalar_loops(out, n, m, step, config=RunConfig())
+        assert out[0, 0] == reference_scalar_loops(n, m, step), (n, m, step)
