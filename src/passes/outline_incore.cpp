@@ -1,6 +1,7 @@
 // OutlineIncore: each `with pl.at(level=...)` scope becomes an InCore function and the scope
 // becomes a call of it, so that the runtime can run it as one task on a core.
 #include <unordered_map>
+#include <unordered_set>
 
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/var_uses.h"
@@ -78,6 +79,17 @@ class WriteTracker : public IRVisitor {
   }
 };
 
+// The Vars an extent expression reads (a symbolic dimension, or arithmetic on them).
+void collect_size_vars(const ExprPtr& e, std::unordered_set<const Var*>& have, std::vector<VarPtr>& out) {
+  if (!e) return;
+  if (auto* v = e->as<Var>()) {
+    if (have.insert(v).second) out.push_back(std::static_pointer_cast<const Var>(e));
+  } else if (auto* b = e->as<BinaryExpr>()) {
+    collect_size_vars(b->a, have, out);
+    collect_size_vars(b->b, have, out);
+  }
+}
+
 class Outliner : public IRMutator {
  public:
   Outliner(const Function& orchestration, std::vector<FunctionPtr>* out) : orch_(orchestration), out_(out) {}
@@ -93,6 +105,14 @@ class Outliner : public IRMutator {
              "load or create the tile inside the `with pl.at(...)` block");
       params.push_back(v);
     }
+    // Symbolic sizes in the parameters' tensor types (pl.dynamic dimensions) are passed too,
+    // so that the kernel can compute with them (pl.tensor.dim, loop bounds, valid shapes).
+    std::unordered_set<const Var*> have;
+    for (auto& p : params) have.insert(p.get());
+    const size_t explicit_params = params.size();
+    for (size_t i = 0; i < explicit_params; ++i)
+      if (auto* t = params[i]->type->as<TensorType>())
+        for (auto& d : t->shape) collect_size_vars(d, have, params);
     // Values defined inside and used after the scope become results.
     VarUses outside_uses = uses_outside(s);
     std::vector<VarPtr> results;

@@ -196,14 +196,17 @@ func.func @k_un(%a: {A_IN}) attributes {{pto.core = "aiv"}} {{
 
 
 def test_compare_select_convert_family():
-    tiles = VEC3 + [("mask", "BOOL", "Vec", 16, 64, 0x3000), ("h", "FP16", "Vec", 16, 64, 0x3400)]
+    # The packed mask of a 16x64 tile as pl.cmp makes it: UINT8, 16 rows of 32 bytes (one
+    # 32-byte Vec row) of which ceil(64 / 8) = 8 hold the bits (the valid shape).
+    mask_tile = ("mask", "UINT8", "Vec", 16, 32, 0x3000, c.Scalar.imm(16), c.Scalar.imm(8))
+    tiles = VEC3 + [mask_tile, ("h", "FP16", "Vec", 16, 64, 0x3400)]
     code = [
         tile("TCMP", [T(3)], [T(0), T(1)], cmp="LT"),
         tile("TCMPS", [T(3)], [T(0), S(0.0)], cmp="GE"),
         tile("TSEL", [T(2)], [T(3), T(0), T(1)]),
         tile("TCVT", [T(4)], [T(2)], mode="round"),
     ]
-    mask = "!pto.tile<vec, i1, 16x64, blayout=row_major, slayout=none_box, valid=[16, 64], pad=null, addr=0x3000>"
+    mask = "!pto.tile<vec, u8, 16x32, blayout=row_major, slayout=none_box, valid=[16, 8], pad=null, addr=0x3000>"
     h = "!pto.tile<vec, f16, 16x64, blayout=row_major, slayout=none_box, valid=[16, 64], pad=null, addr=0x3400>"
     check(
         kernel("k_cmp", ABO[:2], tiles, code),

@@ -59,10 +59,10 @@ def load_into_left(a: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 
 @pl.jit
-def matmul_of_vec_tiles(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+def vector_op_on_left_tile(a: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [32, 64])
-        c = pl.store(pl.matmul(t, t), [0, 0], c)  # E:matmul_of_vec_tiles
+        t = pl.move(pl.load(a, [0, 0], [32, 64], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left)
+        c = pl.store(pl.exp(t), [0, 0], c)  # E:vector_op_on_left_tile
     return c
 
 
@@ -333,7 +333,7 @@ CASES = [
     ("vec_to_left", lambda: vec_to_left(A, A.copy()), PyptoError, r"cannot move a Vec tile to Left", r"Vec.*Mat"),
     ("load_into_acc", lambda: load_into_acc(A, A.copy()), PyptoError, r"a load lands only in Vec or Mat, not Acc", r"pl\.matmul"),
     ("load_into_left", lambda: load_into_left(A, A.copy()), PyptoError, r"not Left", r"load into Mat, then pl\.move"),
-    ("matmul_of_vec_tiles", lambda: matmul_of_vec_tiles(A, A.copy()), PyptoError, r"is a Vec tile; the cube reads it from Left", r"pl\.move"),
+    ("vector_op_on_left_tile", lambda: vector_op_on_left_tile(A, A.copy()), PyptoError, r"is a Left tile; vector ops work on Vec tiles and no move brings", r"matmul result"),
     ("too_big_for_ub", lambda: too_big_for_ub(np.zeros((256, 256), np.float32), np.zeros((256, 256), np.float32)), PyptoError, r"Vec \(UB\) but the a2a3sim chip has 196608 bytes", r"smaller tiles"),
     ("too_big_for_l0a", lambda: too_big_for_l0a(np.zeros((256, 128), np.float32), np.zeros((256, 128), np.float32)), PyptoError, r"Left \(L0A\)", r"smaller tiles"),
     ("misaligned_row", lambda: misaligned_row(A, A.copy()), PyptoError, r"row must be a multiple of 32 bytes", r"valid_shape"),

@@ -32,6 +32,15 @@ def scalar_for(rng, dtype):
     return float(rng.integers(4, 17)) / 8 if dtype in ("FP32", "FP16", "BF16") else int(rng.integers(1, 5))
 
 
+def mask_bytes(cols):
+    """Bytes of a packed mask row: one bit per element (include/pypto/isa/instructions.h)."""
+    return (cols + 7) // 8
+
+
+def random_mask(rng, rows, cols):
+    return rng.integers(0, 256, size=(rows, mask_bytes(cols))).astype(np.uint8)
+
+
 def build_case(name, rng):
     """(outs, ins, attrs, kw) for one random case of instruction `name`."""
     outs_sig, ins_sig, dtypes, _ = _core.instruction_signature(name)
@@ -80,9 +89,9 @@ def build_case(name, rng):
             dt = "FP32"
         attrs["cmp"] = str(rng.choice(["EQ", "NE", "LT", "LE", "GT", "GE"]))
         b = t((R, C), dt) if name == "TCMP" else scalar_for(rng, dt)
-        return [z((R, C), "BOOL")], [t((R, C), dt), b], attrs, {"valid_shape": valid}
+        return [z((R, mask_bytes(C)), "UINT8")], [t((R, C), dt), b], attrs, {"valid_shape": valid}
     if name == "TSEL":
-        return [z((R, C))], [t((R, C), "BOOL"), t((R, C)), t((R, C))], attrs, {"valid_shape": valid}
+        return [z((R, C))], [random_mask(rng, R, C), t((R, C)), t((R, C))], attrs, {"valid_shape": valid}
     if name == "TEXPANDS":
         return [z((R, C))], [scalar_for(rng, dt)], attrs, {"valid_shape": valid}
     if name.startswith("TROW") and "EXPAND" not in name:
@@ -121,7 +130,7 @@ def build_case(name, rng):
             ins, mem = ins + [t((1, N), "FP32")], mem + ["Bias"]
         return [z((1, N), "FP32")], ins, attrs, {"memories": mem}
     if name == "TSELS":
-        return [z((R, C))], [t((R, C), "BOOL"), t((R, C)), scalar_for(rng, dt)], attrs, {"valid_shape": valid}
+        return [z((R, C))], [random_mask(rng, R, C), t((R, C)), scalar_for(rng, dt)], attrs, {"valid_shape": valid}
     if name in ("TCI", "TASSIGN"):
         return [z((R, C))], [int(rng.integers(0, 9))], attrs, {"valid_shape": valid}
     if name == "TTRI":
@@ -202,3 +211,47 @@ def test_native_exp_log_accuracy_over_the_float_range():
     y = np.ldexp(rng.uniform(0.5, 1, size=(32, 64)), rng.integers(-140, 120, size=(32, 64))).astype(np.float32)
     _core.isa_execute("TLOG", [out], [y], engine="native")
     assert ulp_distance(out, np.log(y)).max() <= 2
+
+
+# Packed masks over dtypes and shapes (a partly valid tile, non-square tiles, columns not a
+# multiple of 8): the native engine's compare / select fast paths against the reference,
+# bit for bit, and both against numpy (np.packbits per row, np.where).
+MASK_CASES = [((8, 8), None), ((5, 37), None), ((16, 64), (11, 29)), ((3, 130), (3, 9))]
+MASK_DTYPES = ["FP32", "FP16", "INT32", "INT16", "INT8", "UINT8"]
+
+
+@pytest.mark.parametrize("shape,valid", MASK_CASES)
+@pytest.mark.parametrize("dtype", MASK_DTYPES)
+def test_native_packed_masks_match_reference(shape, valid, dtype):
+    rng = np.random.default_rng(sum(map(ord, dtype)) + shape[1])
+    R, C = shape
+    r, c = valid or shape
+    modes = ["EQ", "NE", "LT", "LE", "GT", "GE"]
+    cmp, cmps = modes[(R + C) % 6], modes[(R + C + 3) % 6]
+    a, b = rand(rng, shape, dtype), rand(rng, shape, dtype)
+    b[::2] = a[::2]  # equal elements
+    s = scalar_for(rng, dtype)
+    sentinel = np.full((R, mask_bytes(C)), 0x5A, np.uint8)
+    kw = {"valid_shape": valid}
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    ops = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal, "GT": np.greater, "GE": np.greater_equal}
+    for name, ins, bools, attrs in [("TCMP", [a, b], ops[cmp](x, y), {"cmp": cmp}),
+                                    ("TCMPS", [a, s], ops[cmps](x, s), {"cmp": cmps})]:
+        ref, ref_err = run(name, [sentinel], ins, attrs, kw, "sim")
+        nat, nat_err = run(name, [sentinel], ins, attrs, kw, "native")
+        assert ref_err is None and nat_err is None, (ref_err, nat_err)
+        np.testing.assert_array_equal(nat[0], ref[0], err_msg=name)
+        want = sentinel.copy()
+        want[:r, : mask_bytes(c)] = np.packbits(bools[:r, :c], axis=1, bitorder="little")
+        np.testing.assert_array_equal(ref[0], want, err_msg=name)
+    mask = random_mask(rng, R, C)
+    bits = np.unpackbits(mask, axis=1, count=C, bitorder="little").astype(bool)
+    dst = np.full(shape, 3, NP[dtype])
+    for name, ins, other in [("TSEL", [mask, a, b], b), ("TSELS", [mask, a, s], np.array(s, NP[dtype]))]:
+        ref, ref_err = run(name, [dst], ins, {}, kw, "sim")
+        nat, nat_err = run(name, [dst], ins, {}, kw, "native")
+        assert ref_err is None and nat_err is None, (ref_err, nat_err)
+        np.testing.assert_array_equal(nat[0], ref[0], err_msg=name)
+        want = dst.copy()
+        want[:r, :c] = np.where(bits, a, other)[:r, :c]
+        np.testing.assert_array_equal(ref[0], want, err_msg=name)

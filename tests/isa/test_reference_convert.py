@@ -1,5 +1,5 @@
-"""TCVT round modes against numpy (float -> int, float -> fp16/bf16), and TCMP / TCMPS /
-TSEL against numpy comparisons."""
+"""TCVT round modes against numpy (float -> int, float -> fp16/bf16). TCMP / TCMPS / TSEL /
+TSELS and their packed masks are tested in test_packed_mask.py."""
 
 import numpy as np
 import pytest
@@ -141,32 +141,3 @@ def test_widening_and_int_to_float_are_exact(rng):
     run("TCVT", [out], [i])
     np.testing.assert_array_equal(out, i.astype(np.float32))
 
-
-CMP = {
-    "EQ": np.equal,
-    "NE": np.not_equal,
-    "LT": np.less,
-    "LE": np.less_equal,
-    "GT": np.greater,
-    "GE": np.greater_equal,
-}
-
-
-@pytest.mark.parametrize("dtype", ["FP32", "FP16", "INT32"])
-@pytest.mark.parametrize("cmp", list(CMP))
-def test_tcmp_and_tcmps(rng, cmp, dtype):
-    a = random_tile(rng, (8, 24), dtype, -2, 2)
-    b = random_tile(rng, (8, 24), dtype, -2, 2)
-    b[::2] = a[::2]  # some equal elements
-    mask = np.zeros((8, 24), np.bool_)
-    np.testing.assert_array_equal(run("TCMP", [mask], [a, b], attrs={"cmp": cmp}), CMP[cmp](a, b))
-    s = 1 if dtype == "INT32" else 0.5
-    np.testing.assert_array_equal(run("TCMPS", [mask], [a, s], attrs={"cmp": cmp}), CMP[cmp](a, s))
-
-
-@pytest.mark.parametrize("dtype", ["FP32", "FP16", "INT32"])
-def test_tsel(rng, dtype):
-    mask = random_tile(rng, (16, 8), "BOOL")
-    a, b = random_tile(rng, (16, 8), dtype), random_tile(rng, (16, 8), dtype)
-    out = np.zeros((16, 8), NP[dtype])
-    np.testing.assert_array_equal(run("TSEL", [out], [mask, a, b]), np.where(mask, a, b))
