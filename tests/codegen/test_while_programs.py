@@ -289,3 +289,27 @@ def test_scalar_loops_match_python():
         out = np.zeros((1, 8), np.float32)
         scalar_loops(out, n, m, step, config=RunConfig())
         assert out[0, 0] == reference_scalar_loops(n, m, step), (n, m, step)
+
+
+M = pl.dynamic("M")
+
+
+@pl.jit
+def double_dynamic_rows(x: pl.Tensor[[M, 64], pl.FP32], y: pl.Out[pl.Tensor[[M, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        n = pl.tensor.dim(x, 0)
+        i = 0
+        while i * 32 < n:  # one compiled kernel for every M
+            rows = pl.min(n - i * 32, 32)
+            t = pl.load(x, [i * 32, 0], [32, 64], valid_shape=[rows, 64])
+            y = pl.store(pl.muls(t, 2.0), [i * 32, 0], y)
+            i = i + 1
+    return y
+
+
+def test_while_over_a_dynamic_extent():
+    for m in (100, 7, 64):
+        x = rng.standard_normal((m, 64)).astype(np.float32)
+        y = np.zeros_like(x)
+        double_dynamic_rows(x, y, config=RunConfig())
+        np.testing.assert_allclose(y, 2 * x, rtol=1e-6)
