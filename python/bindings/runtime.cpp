@@ -176,6 +176,9 @@ void bind_isa_structs(nb::module_& m) {
       .value("If", isa::InstrKind::kIf)
       .value("Else", isa::InstrKind::kElse)
       .value("EndIf", isa::InstrKind::kEndIf)
+      .value("WhileBegin", isa::InstrKind::kWhileBegin)
+      .value("WhileCond", isa::InstrKind::kWhileCond)
+      .value("WhileEnd", isa::InstrKind::kWhileEnd)
       .value("Call", isa::InstrKind::kCall)
       .value("AllocTensor", isa::InstrKind::kAllocTensor);
   auto instr = nb::class_<isa::Instr>(m, "Instr")
@@ -262,8 +265,10 @@ HostArg to_host_arg(const nb::handle& h) {
                                       std::to_string(v.strides.size()) + " strides");
     return HostArg::of_tensor(std::move(v));
   }
+  // Python's float and int types (isinstance<float> / <int> would test for values that fit a
+  // C float / int and reject 0.1 or 2**40).
   if (nb::isinstance<nb::float_>(h)) return HostArg::of_float(nb::cast<double>(h));
-  if (nb::isinstance<int>(h) || nb::isinstance<bool>(h)) return HostArg::of_int(nb::cast<int64_t>(h));
+  if (nb::isinstance<nb::int_>(h) || nb::isinstance<nb::bool_>(h)) return HostArg::of_int(nb::cast<int64_t>(h));
   fail(ErrorKind::kType, {}, "a run argument must be an int, a float or a tensor tuple, got " +
                                  nb::cast<std::string>(nb::str(h.type())));
 }
