@@ -475,6 +475,8 @@ void bind_runtime(nb::module_& m) {
     return out;
   });
   m.def("engine_names", &runtime::engine_names);
+  m.def("tensor_self_overlap", &runtime::self_overlap, "shape"_a, "strides"_a,
+        "Why two elements of a view with this shape and these strides (in elements) share memory; \"\" when none do.");
   m.def("set_native_include_dir", &runtime::set_native_include_dir, "dir"_a,
         "Where the native engine's generated C++ finds pypto/isa/optimized/ (the package's include/).");
   m.def("native_include_dir", &runtime::native_include_dir);

@@ -238,6 +238,18 @@ std::string call_name(const isa::HostProgram& program, const std::vector<int>& o
   fail(ErrorKind::kRuntime, span, msg, "a task can only depend on tasks submitted before it: reorder the calls or drop the dependency");
 }
 
+// Outputs are written in place element by element: a view whose elements share memory (a
+// broadcast or expanded array) cannot hold a result.
+void check_outputs(const std::string& callee, const std::vector<isa::ParamDesc>& params, const std::vector<HostArg>& args) {
+  for (size_t i = 0; i < params.size() && i < args.size(); ++i) {
+    if (!params[i].is_tensor || params[i].dir == ParamDirection::In || args[i].kind != HostArg::kTensor) continue;
+    const std::string why = self_overlap(args[i].tensor.shape, args[i].tensor.strides);
+    if (!why.empty())
+      fail(ErrorKind::kValue, {}, "output '" + params[i].name + "' of '" + callee + "' has elements that share memory: " + why,
+           "pass an array with its own memory for every element, e.g. np.empty(shape) or torch.empty(shape)");
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> engine_names() { return {"native", "sim"}; }
@@ -257,6 +269,8 @@ isa::ChipSpec resolve_run_target(const RunOptions& options) {
 void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, const RunOptions& options) {
   const isa::ChipSpec chip = resolve_run_target(options);
   isa::validate_kernel(kernel, chip);
+  check_args(kernel.name, kernel.params, args);
+  check_outputs(kernel.name, kernel.params, args);
   // The modelled timeline comes from the sim engine: a trace request runs there.
   if (options.engine == "native" && options.trace_path.empty()) {
     std::vector<const isa::Kernel*> kernels{&kernel};
@@ -277,6 +291,7 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
   const isa::ChipSpec chip = resolve_run_target(options);
   isa::validate_host_program(program, chip);
   check_args(program.name, program.params, args);
+  check_outputs(program.name, program.params, args);
 
   TensorSlots slots;  // declared before the pool: tasks may use owned tensors until it joins
   slots.views.resize(std::max(program.tensors.size(), program.params.size()));

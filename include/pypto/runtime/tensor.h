@@ -27,6 +27,12 @@ struct TensorView {
   std::string describe() const;
 };
 
+// Why two elements of a view with this shape and these strides (in elements) would share
+// memory, e.g. "dimension 0 has stride 0" or "elements [0, 1] and [1, 0] are at the same
+// address"; empty when every element has its own memory. Outputs must not overlap
+// themselves: tasks write them in place, element by element.
+std::string self_overlap(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
+
 // Contiguous row-major strides of `shape`.
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape);
 

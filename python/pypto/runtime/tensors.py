@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pypto import _core
+
 _NUMPY_DTYPES = {
     np.dtype(np.float32): "FP32",
     np.dtype(np.float16): "FP16",
@@ -101,4 +103,13 @@ def bind_tensor(x, name: str, writable: bool):
             )
         ptr = x.data_ptr()
         strides = list(x.stride())
-    return (int(ptr), dtype, list(shape), [int(s) for s in strides], name)
+    strides = [int(s) for s in strides]
+    if writable:
+        why = _core.tensor_self_overlap(list(shape), strides)
+        if why:
+            raise ValueError(
+                f"output '{name}' has elements that share memory: {why}; pypto writes outputs in "
+                "place, one result per element; fix: pass an array with its own memory for every "
+                "element, e.g. np.empty(shape) or torch.empty(shape)"
+            )
+    return (int(ptr), dtype, list(shape), strides, name)
