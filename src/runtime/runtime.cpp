@@ -235,7 +235,10 @@ std::string call_name(const isa::HostProgram& program, const std::vector<int>& o
     msg += "; the explicit dependencies form a cycle: ";
     for (size_t i = 0; i < path.size(); ++i) msg += (i ? " -> " : "") + call_name(program, ordinals, path[i]);
   }
-  fail(ErrorKind::kRuntime, span, msg, "a task can only depend on tasks submitted before it: reorder the calls or drop the dependency");
+  fail(ErrorKind::kRuntime, span, msg,
+       "a task can only depend on tasks submitted before it: reorder the calls, make sure the loop or branch that "
+       "launches the task it depends on runs (a loop of zero trips or an arm not taken launches nothing), or drop the "
+       "dependency");
 }
 
 // Outputs are written in place element by element: a view whose elements share memory (a

@@ -434,3 +434,281 @@ MALFORMED_TEXT = [
 def test_malformed_text_given_to_the_parser(name, text, message):
     with pytest.raises(PyptoError, match=message):
         pl.parse(text)
+
+
+# ------------------------------------------------- more mistakes, each at a marked line
+# Calls, launches and texts whose mistake is reported at the marked line of this file.
+
+pto = pytest.importorskip("pypto")  # the instruction-level API (`import pypto as pto`)
+
+
+@pto.kernel
+def lane_copy(a, o, n):
+    i = pto.get_global_id()
+    if i < n:
+        pto.store(o + i, pto.load(a + i))
+
+
+@pto.kernel
+def warp_barrier_only(src, smem, out):
+    i = pto.get_global_id()
+    data = pto.load(src + i)
+    if i < 128:
+        pto.store(smem + i, data)
+    pto.barrier()
+    v = pto.load(smem + i % 128)  # E:warp_barrier_only
+    pto.store(out + i, v)
+
+
+@pto.kernel
+def neighbour_without_block_barrier(src, smem, out):
+    i = pto.get_global_id()
+    pto.store(smem + i, pto.load(src + i))  # E:neighbour_without_block_barrier
+    pto.barrier()
+    v = pto.load(smem + (i + 1) % 256)  # E:neighbour_read
+    pto.store(out + i, v)
+
+
+def use_after_free_launch():
+    d, o = pto.alloc_tensor(256 * 4), pto.alloc_tensor(256 * 4)
+    d.free()
+    pto.launch(lane_copy, grid=1, block=256, args=(d, o, 256))  # E:use_after_free_launch
+
+
+def use_after_free_copy_back():
+    d = pto.alloc_tensor(256 * 4)
+    pto.sync()
+    d.free()
+    pto.memcpy_d2h(np.zeros(256, np.float32), d)  # E:use_after_free_copy_back
+
+
+def use_after_with_block():
+    with pto.Tensor(256 * 4) as d:
+        pto.memcpy_h2d(d, np.ones(256, np.float32))
+    pto.memcpy_h2d(d, np.ones(256, np.float32))  # E:use_after_with_block
+
+
+def race(kernel):
+    a, b, c = (pto.alloc_tensor(256 * 4) for _ in range(3))
+    pto.memcpy_h2d(a, np.arange(256, dtype=np.float32))
+    pto.launch(kernel, grid=1, block=256, args=(a, b, c), engine="sim")
+    pto.sync()
+
+
+R2, C2 = 32, 64
+
+
+@pl.jit
+def dep_in_zero_trip_loop(x: pl.Tensor, a: pl.Out[pl.Tensor], b: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    for k in pl.range(n):
+        with pl.at(level=pl.Level.AIV) as step:
+            a = pl.store(pl.add(pl.load(x, [0, 0], [R2, C2]), 1.0), [0, 0], a)
+    with pl.at(level=pl.Level.AIV, deps=[step]):  # E:dep_in_zero_trip_loop
+        b = pl.store(pl.mul(pl.load(x, [0, 0], [R2, C2]), 3.0), [0, 0], b)
+    return a, b
+
+
+@pl.jit
+def dep_on_untaken_branch(x: pl.Tensor, a: pl.Out[pl.Tensor], b: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    if n > 0:
+        with pl.at(level=pl.Level.AIV) as first:
+            a = pl.store(pl.add(pl.load(x, [0, 0], [R2, C2]), 1.0), [0, 0], a)
+    with pl.at(level=pl.Level.AIV, deps=[first]):  # E:dep_on_untaken_branch
+        b = pl.store(pl.add(pl.load(x, [0, 0], [R2, C2]), 2.0), [0, 0], b)
+    return a, b
+
+
+@pl.jit
+def dep_before_definition(x: pl.Tensor, a: pl.Out[pl.Tensor], b: pl.Out[pl.Tensor]):
+    for k in pl.range(2):
+        with pl.at(level=pl.Level.AIV, deps=[later]):  # noqa: F821  # E:dep_before_definition
+            a = pl.store(pl.add(pl.load(x, [0, 0], [R2, C2]), 1.0), [0, 0], a)
+        with pl.at(level=pl.Level.AIV) as later:
+            b = pl.store(pl.add(pl.load(x, [0, 0], [R2, C2]), 1.0), [0, 0], b)
+    return a, b
+
+
+def broadcast_output_numpy():
+    c = np.lib.stride_tricks.as_strided(np.zeros(64, np.float32), (32, 64), (0, 4), writeable=True)
+    add(A, A, c)  # E:broadcast_output_numpy
+
+
+def expanded_output_torch():
+    torch = pytest.importorskip("torch")
+    a = torch.zeros(32, 64)
+    add(a, a, torch.zeros(1, 64).expand(32, 64))  # E:expanded_output_torch
+
+
+def interleaved_output():
+    buf = np.zeros(32 * 64, np.float32)
+    c = np.lib.stride_tricks.as_strided(buf, (32, 64), (8, 4), writeable=True)  # rows overlap
+    add(A, A, c)  # E:interleaved_output
+
+
+def readonly_flag_output():
+    c = np.zeros((32, 64), np.float32)
+    c.setflags(write=False)
+    add(A, A, c)  # E:readonly_flag_output
+
+
+def compiled_wrong_dtype():
+    compiled = add.compile(A, A, A.copy())
+    compiled(A.astype(np.float16), A, A.copy())  # E:compiled_wrong_dtype
+
+
+def compiled_wrong_rank():
+    compiled = add.compile(A, A, A.copy())
+    compiled(A.reshape(32, 64, 1), A, A.copy())  # E:compiled_wrong_rank
+
+
+def compiled_wrong_count():
+    compiled = add.compile(A, A, A.copy())
+    compiled(A, A)  # E:compiled_wrong_count
+
+
+def compiled_scalar_for_tensor():
+    compiled = add.compile(A, A, A.copy())
+    compiled(A, 1.0, A.copy())  # E:compiled_scalar_for_tensor
+
+
+def torch_wrong_dtype_after_compile():
+    torch = pytest.importorskip("torch")
+    a = torch.zeros(32, 64)
+    compiled = add.compile(a, a, a.clone())
+    compiled(a.to(torch.bfloat16), a, a.clone())  # E:torch_wrong_dtype_after_compile
+
+
+def text(lines):
+    return "\n".join(lines) + "\n"
+
+
+GOOD_PROGRAM = [
+    "import pypto.language as pl",
+    "",
+    "@pl.program",
+    "class P:",
+    "    @pl.function(type=pl.FunctionType.InCore)",
+    "    def f(self, a: pl.Tensor[[32, 64], pl.FP32], c: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):",
+    "        t: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [32, 64])",
+    "        c = pl.tile.store(t, [0, 0], c)",
+    "        return c",
+]
+
+
+def edited(line, new):
+    """GOOD_PROGRAM with its 1-based `line` replaced by `new`."""
+    lines = list(GOOD_PROGRAM)
+    lines[line - 1] = new
+    return text(lines)
+
+
+def parse_text(source, filename="model_ir.py"):
+    pl.parse(source, filename=filename)
+
+
+MARKED = [
+    # (name, call, exception, message pattern, fix pattern)
+    ("use_after_free_launch", use_after_free_launch, PyptoError,
+     r"kernel 'lane_copy' uses tensor '\w+' after it was freed at .*test_catalogue\.py:\d+", r"keep the tensor alive"),
+    ("use_after_free_copy_back", use_after_free_copy_back, PyptoError,
+     r"pto\.memcpy_d2h uses tensor '\w+' after it was freed", r"keep the tensor alive"),
+    ("use_after_with_block", use_after_with_block, PyptoError,
+     r"pto\.memcpy_h2d uses tensor '\w+' after it was freed", r"with pto\.Tensor"),
+    ("warp_barrier_only", lambda: race(warp_barrier_only), PyptoError,
+     r"data race in kernel 'warp_barrier_only'.*different warps.*pto\.barrier\(\) only orders the 32 lanes",
+     r"pto\.barrier_block\(\)"),
+    ("neighbour_without_block_barrier", lambda: race(neighbour_without_block_barrier), PyptoError,
+     r"data race in kernel 'neighbour_without_block_barrier'.*no barrier covering both lanes", r"pto\.barrier_block\(\)"),
+    ("dep_in_zero_trip_loop", lambda: dep_in_zero_trip_loop(A, A.copy(), A.copy(), 0), PyptoError,
+     r"deadlock: call #1 .* depends on call #0 .*, which has not run before it", r"loop of zero trips"),
+    ("dep_on_untaken_branch", lambda: dep_on_untaken_branch(A, A.copy(), A.copy(), 0), PyptoError,
+     r"deadlock: call #1 .* depends on call #0", r"arm not taken"),
+    ("dep_before_definition", lambda: dep_before_definition(A, A.copy(), A.copy()), PyptoError,
+     r"name 'later' is not defined", r"define it before use"),
+    ("broadcast_output_numpy", broadcast_output_numpy, ValueError,
+     r"output 'c' has elements that share memory: dimension 0 has stride 0", r"its own memory for every element"),
+    ("expanded_output_torch", expanded_output_torch, ValueError,
+     r"output 'c' has elements that share memory: dimension 0 has stride 0", r"torch\.empty"),
+    ("interleaved_output", interleaved_output, ValueError,
+     r"output 'c' has elements that share memory: elements \[0, \d+\] and \[\d+, 0\] are at the same address", r"np\.empty"),
+    ("readonly_flag_output", readonly_flag_output, ValueError, r"output 'c' is a read-only numpy array", r"\.copy\(\)"),
+    ("compiled_wrong_dtype", compiled_wrong_dtype, TypeError,
+     r"argument 'a' has shape \[32, 64\] and dtype FP16, but the program was compiled for \[32, 64\] FP32", r"matching array"),
+    ("compiled_wrong_rank", compiled_wrong_rank, TypeError,
+     r"argument 'a' has shape \[32, 64, 1\].*compiled for \[32, 64\]", r"recompile"),
+    ("compiled_wrong_count", compiled_wrong_count, TypeError, r"add\(\) takes 3 arguments \(a, b, c\), got 2", r"one array"),
+    ("compiled_scalar_for_tensor", compiled_scalar_for_tensor, TypeError,
+     r"argument 'b' must be a numpy array or torch tensor, got float", r"numpy array"),
+    ("torch_wrong_dtype_after_compile", torch_wrong_dtype_after_compile, TypeError,
+     r"argument 'a' has shape \[32, 64\] and dtype BF16, but the program was compiled for \[32, 64\] FP32", r"matching"),
+]
+
+
+@pytest.mark.parametrize("name,call,exc,message,fix", MARKED, ids=[c[0] for c in MARKED])
+def test_mistake_at_a_marked_line(name, call, exc, message, fix):
+    with pytest.raises(exc) as err:
+        call()
+    text_ = str(err.value)
+    assert f"{HERE.name}:{line_of(name)}:" in text_, text_
+    assert re.search(message, text_, re.S), text_
+    assert "fix: " in text_ and re.search(fix, text_.split("fix: ", 1)[1], re.S), text_
+
+
+def test_a_race_names_both_lines():
+    with pytest.raises(PyptoError) as err:
+        race(neighbour_without_block_barrier)
+    text_ = str(err.value)
+    assert f"{HERE.name}:{line_of('neighbour_without_block_barrier')}:" in text_, text_
+    assert f"(line {line_of('neighbour_read')})" in text_, text_
+
+
+# Malformed IR text given to pl.parse: the message names the text's file (the filename
+# passed to pl.parse) and the offending line of the text.
+TEXT_CASES = [
+    # (name, text, line in the text, message pattern, fix pattern)
+    ("syntax_error_line", edited(7, "        t = pl.tile.load(a, [0, 0], [32, 64]"), 7, r"not valid Python", r""),
+    ("bad_indentation", edited(8, "     c = pl.tile.store(t, [0, 0], c)"), 8, r"not valid Python", r""),
+    ("unknown_function_type", edited(5, "    @pl.function(type=pl.FunctionType.Kernel)"), 5,
+     r"FunctionType\.Kernel", r""),
+    ("unknown_dtype", edited(6, "    def f(self, a: pl.Tensor[[32, 64], pl.FP33], c: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):"), 6,
+     r"unknown name 'pl\.FP33'", r"did you mean"),
+    ("unknown_tile_op", edited(7, "        t: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.lod(a, [0, 0], [32, 64])"), 7,
+     r"pl\.tile\.lod", r"pl\.tile\.load"),
+    ("annotation_disagrees", edited(7, "        t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [32, 64])"), 7,
+     r"annotated", r"annotation"),
+    ("shape_not_a_list", edited(6, "    def f(self, a: pl.Tensor[32, pl.FP32], c: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):"), 6,
+     r"", r""),
+    ("undefined_name_in_text", edited(8, "        c = pl.tile.store(u, [0, 0], c)"), 8, r"name 'u' is not defined", r""),
+    ("method_without_self", edited(6, "    def f(a: pl.Tensor[[32, 64], pl.FP32], c: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):"), 6,
+     r"self", r""),
+    ("statement_at_class_level", edited(5, "    x = 1"), 5, r"", r""),
+]
+
+
+@pytest.mark.parametrize("name,source,line,message,fix", TEXT_CASES, ids=[c[0] for c in TEXT_CASES])
+def test_malformed_program_text_names_its_line(name, source, line, message, fix):
+    with pytest.raises(PyptoError) as err:
+        parse_text(source)
+    text_ = str(err.value)
+    assert f"model_ir.py:{line}:" in text_, text_
+    assert re.search(message, text_, re.S), text_
+    assert "fix: " in text_ and re.search(fix, text_.split("fix: ", 1)[1], re.S), text_
+
+
+def test_good_program_text_parses():
+    assert pl.parse(text(GOOD_PROGRAM), filename="model_ir.py") is not None
+
+
+def test_non_contiguous_outputs_are_written_in_place():
+    """Strided, reversed and transposed outputs whose elements do not share memory are
+    fine: the result lands in the caller's memory, element by element."""
+    want = A + A
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((32, 64), dtype=np.float32)
+    want = a + a
+    for make in (lambda: np.zeros((64, 128), np.float32)[::2, ::2],
+                 lambda: np.zeros((32, 64), np.float32)[::-1],
+                 lambda: np.zeros((64, 32), np.float32).T):
+        c = make()
+        add(a, a, c)
+        np.testing.assert_array_equal(c, want)

@@ -55,6 +55,9 @@ def kernel_args(k, args):
     if len(args) != len(k.params):
         raise PyptoError(f"kernel '{k.name}' takes {len(k.params)} arguments ({', '.join(k.params)}), got {len(args)}\n"
                          "  fix: pass args=(...) with one entry per parameter")
+    for a in args:
+        if isinstance(a, Tensor):
+            a._check_alive(f"kernel '{k.name}'")
     return [a._buf if isinstance(a, Tensor) else a for a in args]
 
 

@@ -12,12 +12,20 @@ from pypto._core import kernel as _k
 _ids = itertools.count()
 
 
+def _call_site():
+    """`file:line` of the user's code that called into pypto."""
+    from pypto.runtime import _call_site as site
+
+    return site()
+
+
 class Tensor:
     """`nbytes` of device memory, zero-filled. `with pto.Tensor(n) as t:` waits for the
     kernels using `t` when the block ends, then frees it."""
 
     def __init__(self, nbytes, name=None):
         self._buf = _k.DeviceBuffer(int(nbytes), name or f"tensor{next(_ids)}")
+        self._freed_at = None  # file:line of the user's free (or the end of its with block)
 
     @property
     def nbytes(self):
@@ -33,7 +41,19 @@ class Tensor:
 
     def free(self):
         """Waits for the launches using this tensor, then releases its memory."""
+        if self._freed_at is None:
+            self._freed_at = _call_site()
         self._buf.free()
+
+    def _check_alive(self, use):
+        """A freed tensor is a user error at the line that uses it, naming where it was freed."""
+        if self._buf.freed:
+            where = f" at {self._freed_at}" if self._freed_at else ""
+            raise PyptoError(
+                f"{_call_site()}: {use} uses tensor '{self.name}' after it was freed{where}\n"
+                "  fix: keep the tensor alive until its last use (move the .free() or the end of its "
+                "`with pto.Tensor(...)` block after it), or allocate a new one"
+            )
 
     def __enter__(self):
         return self
@@ -56,6 +76,7 @@ def _buffer(t, what):
     if not isinstance(t, Tensor):
         raise PyptoError(f"{what} expects a pto.Tensor, got {type(t).__name__}\n"
                          "  fix: allocate device memory with pto.alloc_tensor(nbytes)")
+    t._check_alive(what)
     return t._buf
 
 

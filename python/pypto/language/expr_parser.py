@@ -136,8 +136,14 @@ class ExprParser:
             if owner == "pl" or (isinstance(base, ops.OpNamespace)):
                 names = names + sorted(ops.dsl_op_names())
             near = difflib.get_close_matches(node.attr, names, n=1)
-            raise self.error(node, f"unknown name '{owner}.{node.attr}'",
-                             f"did you mean '{owner}.{near[0]}'?" if near else "see docs/ops.md for the names of pl") from None
+            if near:
+                fix = f"did you mean '{owner}.{near[0]}'?"
+            elif owner != "pl" and not isinstance(base, ops.OpNamespace):
+                public = [x for x in names if not x.startswith("_")]
+                fix = "use one of: " + ", ".join(f"{owner}.{x}" for x in public[:12]) + (", ..." if len(public) > 12 else "")
+            else:
+                fix = "see docs/ops.md for the names of pl"
+            raise self.error(node, f"unknown name '{owner}.{node.attr}'", fix) from None
 
     def eval_List(self, node):
         return [self.eval(e) for e in node.elts]
@@ -163,7 +169,9 @@ class ExprParser:
         try:
             return base[index]
         except (TypeError, KeyError, IndexError) as e:
-            raise self.error(node, f"cannot evaluate '{self.text(node)}': {e}") from None
+            raise self.error(node, f"cannot evaluate '{self.text(node)}': {e}",
+                             "write types as pypto.ir.print_program prints them, e.g. "
+                             "pl.Tensor[[64, 64], pl.FP32] or pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec]") from None
 
     def eval_BinOp(self, node):
         a, b = self.eval(node.left), self.eval(node.right)

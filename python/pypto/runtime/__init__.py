@@ -159,7 +159,10 @@ class CompiledProgram:
         if given is not None:
             seen.append((name, None, int(given)))
         if not seen:
-            raise TypeError(f"{self.name}(): no tensor argument gives the dynamic dimension '{name}'")
+            raise TypeError(
+                f"{self.name}(): no tensor argument gives the dynamic dimension '{name}'; "
+                f"fix: pass '{name}' explicitly"
+            )
         first = seen[0]
         for other in seen[1:]:
             if other[2] != first[2]:
@@ -181,7 +184,8 @@ class CompiledProgram:
         if len(args) != len(params):
             names = ", ".join(self.param_names)
             raise TypeError(
-                f"{self.name}() takes {len(params)} arguments ({names}), got {len(args)}"
+                f"{self.name}() takes {len(params)} arguments ({names}), got {len(args)}; "
+                "fix: pass one array or number per parameter"
             )
         for j, where in self.dynamic_dims.items():  # an explicitly passed extent must agree too
             self._dimension_values(args, params, j, given=args[j])
@@ -191,7 +195,8 @@ class CompiledProgram:
                 if not is_tensor(arg):
                     raise TypeError(
                         f"{self.name}(): argument '{p.name}' must be a numpy array or torch "
-                        f"tensor, got {type(arg).__name__}"
+                        f"tensor, got {type(arg).__name__}; fix: pass a numpy array or torch tensor "
+                        "of the compiled shape and dtype"
                     )
                 shape, dtype = tensor_spec(arg, p.name)
                 want = tuple(p.shape)
@@ -206,7 +211,10 @@ class CompiledProgram:
                 bound.append(bind_tensor(arg, p.name, writable))
             else:
                 if is_tensor(arg):
-                    raise TypeError(f"{self.name}(): argument '{p.name}' is a scalar parameter")
+                    raise TypeError(
+                        f"{self.name}(): argument '{p.name}' is a scalar parameter, got an array; "
+                        "fix: pass an int or a float"
+                    )
                 bound.append(arg)
         return bound, cfg
 
@@ -299,7 +307,8 @@ def _arg_specs(jitfn, args):
         else:
             raise TypeError(
                 f"{getattr(jitfn, '__name__', 'jit function')}(): argument '{name}' is a "
-                f"{type(a).__name__}; pass numpy arrays, torch tensors, ints or floats"
+                f"{type(a).__name__}; fix: pass numpy arrays, torch tensors, ints or floats "
+                f"(e.g. np.asarray({name}, dtype=np.float32))"
             )
     return specs
 

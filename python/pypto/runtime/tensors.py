@@ -75,7 +75,8 @@ def tensor_spec(x, name: str):
             )
         return tuple(int(d) for d in x.shape), dtype
     raise TypeError(
-        f"argument '{name}' is a {type(x).__name__}, expected a numpy array or torch tensor"
+        f"argument '{name}' is a {type(x).__name__}, expected a numpy array or torch tensor; "
+        f"fix: pass np.asarray({name}, dtype=np.float32) or a torch tensor"
     )
 
 
