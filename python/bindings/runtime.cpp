@@ -411,6 +411,9 @@ void run_interruptibly(runtime::RunOptions& options, Run run) {
     nb::gil_scoped_release release;
     worker.join();
   }
+  // A Ctrl-C that ended the run before the loop saw it (it also stops a kernel compiler in
+  // the terminal's process group) is reported as the KeyboardInterrupt, not as that failure.
+  if (!signalled && PyErr_CheckSignals() != 0) signalled = true;
   if (signalled) throw nb::python_error();
   if (error) std::rethrow_exception(error);
 }
