@@ -26,7 +26,7 @@ AttrValue to_attr(nb::handle h) {
   if (nb::isinstance<DataType>(h)) return nb::cast<DataType>(h);
   if (nb::isinstance<MemorySpace>(h)) return nb::cast<MemorySpace>(h);
   if (nb::isinstance<PadValue>(h)) return nb::cast<PadValue>(h);
-  if (PyLong_Check(h.ptr())) return nb::cast<int64_t>(h);
+  if (PyLong_Check(h.ptr())) return to_int64(h);
   if (PyFloat_Check(h.ptr())) return nb::cast<double>(h);
   if (PyUnicode_Check(h.ptr())) return nb::cast<std::string>(h);
   if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
@@ -34,7 +34,7 @@ AttrValue to_attr(nb::handle h) {
     for (nb::handle item : h) {
       if (PyBool_Check(item.ptr()) || !PyLong_Check(item.ptr()))
         throw nb::type_error("an attribute list must hold ints only");
-      out.push_back(nb::cast<int64_t>(item));
+      out.push_back(to_int64(item));
     }
     return out;
   }

@@ -73,7 +73,7 @@ std::vector<LaunchArg> launch_args(const nb::list& args) {
   for (nb::handle h : args) {
     LaunchArg a;
     if (nb::isinstance<BufferRef>(h)) a.buffer = nb::cast<BufferRef&>(h).buf;
-    else if (nb::isinstance<nb::bool_>(h) || nb::isinstance<nb::int_>(h)) a.i = nb::cast<int64_t>(h), a.f = static_cast<double>(a.i);
+    else if (nb::isinstance<nb::bool_>(h) || nb::isinstance<nb::int_>(h)) a.i = to_int64(h), a.f = static_cast<double>(a.i);
     else if (nb::isinstance<nb::float_>(h)) a.is_float = true, a.f = nb::cast<double>(h), a.i = static_cast<int64_t>(a.f);
     else fail(ErrorKind::kType, {}, "a kernel argument must be a pto tensor, an int or a float, got " +
                   nb::cast<std::string>(nb::str(h.type())), "allocate device memory with pto.alloc_tensor");

@@ -88,9 +88,9 @@ ir::Attrs dict_to_attrs(const nb::dict& d) {
   for (auto [key, value] : d) {
     const std::string k = nb::cast<std::string>(key);
     if (nb::isinstance<bool>(value)) attrs[k] = nb::cast<bool>(value);
-    else if (nb::isinstance<int>(value)) attrs[k] = nb::cast<int64_t>(value);
+    else if (nb::isinstance<int>(value)) attrs[k] = to_int64(value);
     else if (nb::isinstance<nb::float_>(value)) attrs[k] = nb::cast<double>(value);
-    else if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) attrs[k] = nb::cast<std::vector<int64_t>>(value);
+    else if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) attrs[k] = to_int64_list(value);
     else {
       const std::string s = nb::cast<std::string>(nb::str(value));
       if (k == "dtype") attrs[k] = parse_dtype(s);
@@ -268,7 +268,7 @@ HostArg to_host_arg(const nb::handle& h) {
   // Python's float and int types (isinstance<float> / <int> would test for values that fit a
   // C float / int and reject 0.1 or 2**40).
   if (nb::isinstance<nb::float_>(h)) return HostArg::of_float(nb::cast<double>(h));
-  if (nb::isinstance<nb::int_>(h) || nb::isinstance<nb::bool_>(h)) return HostArg::of_int(nb::cast<int64_t>(h));
+  if (nb::isinstance<nb::int_>(h) || nb::isinstance<nb::bool_>(h)) return HostArg::of_int(to_int64(h));
   fail(ErrorKind::kType, {}, "a run argument must be an int, a float or a tensor tuple, got " +
                                  nb::cast<std::string>(nb::str(h.type())));
 }
@@ -322,13 +322,13 @@ runtime::LooseOperand to_loose(const nb::handle& h, const std::string& name, con
     if (memory) op.memory = parse_memory(*memory);
   } else if (nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) {
     op.kind = runtime::LooseOperand::kList;
-    op.list = nb::cast<std::vector<int64_t>>(h);
+    op.list = to_int64_list(h);
   } else if (nb::isinstance<nb::float_>(h)) {
     op.kind = runtime::LooseOperand::kScalar;
     op.scalar = runtime::ScalarValue::of_float(nb::cast<double>(h));
   } else {
     op.kind = runtime::LooseOperand::kScalar;
-    op.scalar = runtime::ScalarValue::of_int(nb::cast<int64_t>(h));
+    op.scalar = runtime::ScalarValue::of_int(to_int64(h));
   }
   return op;
 }

@@ -55,9 +55,14 @@ def kernel_args(k, args):
     if len(args) != len(k.params):
         raise PyptoError(f"kernel '{k.name}' takes {len(k.params)} arguments ({', '.join(k.params)}), got {len(args)}\n"
                          "  fix: pass args=(...) with one entry per parameter")
-    for a in args:
+    for name, a in zip(k.params, args):
         if isinstance(a, Tensor):
             a._check_alive(f"kernel '{k.name}'")
+        elif isinstance(a, int) and not -(2**63) <= a < 2**63:
+            from .memory import _call_site
+
+            raise PyptoError(f"{_call_site()}: argument '{name}' of kernel '{k.name}' = {a} does not fit in 64 bits\n"
+                             "  fix: pass a value between -2**63 and 2**63 - 1")
     return [a._buf if isinstance(a, Tensor) else a for a in args]
 
 

@@ -78,8 +78,9 @@ class ExprParser:
         if isinstance(value, bool):
             return ir.ConstBool(value, span)
         if isinstance(value, int):
+            self.check_int64(value, node)
             if dtype is not None and ir.dtype_is_float(dtype):
-                return ir.ConstFloat(float(value), dtype, span)
+                return ir.ConstFloat(float(value), dtype, span)  # fits: checked as an int64 above
             if dtype is not None and ir.dtype_is_int(dtype):
                 return ir.ConstInt(value, dtype, span)
             return ir.ConstInt(value, ir.DataType.INDEX, span)
@@ -89,6 +90,12 @@ class ExprParser:
             return ir.ListExpr([self.to_expr(v, node) for v in value], span)
         raise self.error(node, f"'{self.text(node)}' ({type(value).__name__}) cannot be used as a value here",
                          "use a tensor, tile, scalar or a Python number")
+
+    def check_int64(self, value, node):
+        """Integers of the IR are 64-bit: a larger Python int is an error at its line."""
+        if not -(2**63) <= value < 2**63:
+            raise self.error(node, f"the integer {value} does not fit in 64 bits",
+                             "use a value between -2**63 and 2**63 - 1")
 
     def constant(self, value, node, what):
         """`value` as a compile-time constant, or a clear error naming `what`."""
@@ -368,6 +375,7 @@ class ExprParser:
                 if isinstance(v, tuple):
                     v = list(v)
                 if isinstance(p.default, float) and isinstance(v, int) and not isinstance(v, bool):
+                    self.check_int64(v, node)
                     v = float(v)
                 attrs[p.name] = v
             elif p.kind == ir.ParamKind.ExprList:
@@ -380,7 +388,7 @@ class ExprParser:
             return ir.make_op_call(op.name, [], exprs, attrs, self.span(node))
         except PyptoError as e:
             raise ParseError(str(e)) from None
-        except TypeError as e:
+        except (TypeError, OverflowError) as e:  # e.g. an attribute that does not fit in 64 bits
             raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
 
     def construct_call(self, name, node):
@@ -395,9 +403,14 @@ class ExprParser:
             if dtype == ir.DataType.BOOL:
                 return ir.ConstBool(bool(value), self.span(node))
             if ir.dtype_is_float(dtype):
-                return ir.ConstFloat(float(value), dtype, self.span(node))
+                try:
+                    return ir.ConstFloat(float(value), dtype, self.span(node))
+                except OverflowError:
+                    raise self.error(node, f"pl.const: {value} is too large for a float",
+                                     "use a value of at most about 1.8e308") from None
             if isinstance(value, float) and not value.is_integer():
                 raise self.error(node, f"pl.const({value}, pl.{dtype.name}): an integer dtype needs an integer value")
+            self.check_int64(int(value), node)
             return ir.ConstInt(int(value), dtype, self.span(node))
         if name in ("min", "max"):
             if len(args) != 2 or kwargs:

@@ -107,7 +107,9 @@ class Addr:
     _pl_marker = True
 
     def __init__(self, offset):
-        self.offset = int(offset)
+        if isinstance(offset, bool) or not isinstance(offset, int) or not -1 <= offset < 2**63:
+            raise ValueError(f"pl.Addr takes a byte offset between 0 and 2**63 - 1 (or -1: unplanned), got {offset!r}")
+        self.offset = offset
 
 
 def _items(key):

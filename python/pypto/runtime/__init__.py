@@ -301,6 +301,11 @@ def _arg_specs(jitfn, args):
         elif isinstance(a, bool):
             specs.append(("scalar", _core.DataType.BOOL, a))
         elif isinstance(a, int):
+            if not -(2**63) <= a < 2**63:
+                raise TypeError(
+                    f"{getattr(jitfn, '__name__', 'jit function')}(): argument '{name}' = {a} does not "
+                    "fit in a 64-bit integer scalar; fix: pass a value between -2**63 and 2**63 - 1"
+                )
             specs.append(("scalar", _core.DataType.INDEX, a))
         elif isinstance(a, float):
             specs.append(("scalar", _core.DataType.FP32, a))

@@ -1,0 +1,109 @@
+"""Every finding of the fuzzers (fuzz/) as a regression test, and a replay of the parser's
+corpus. A finding was an input that ended in something other than a PyptoError (a crash, a
+bare std::bad_cast, a nanobind TypeError); each now ends in an error naming its line."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import pypto as pto
+import pypto.language as pl
+from pypto import PyptoError
+from pypto import ir as pir
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "fuzz" / "corpus" / "parse"
+
+PROGRAM = """import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def f(self, a: pl.Tensor[[128, 128], pl.FP32], c: pl.Out[pl.Tensor[[128, 128], pl.FP32]]):
+        t: pl.Tile[[128, 128], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [128, 128], target_memory=pl.Mem.Vec)
+        c = pl.tile.store(t, [0, 0], c)
+        return c
+"""
+
+
+def with_line(line, new):
+    lines = PROGRAM.split("\n")
+    lines[line - 1] = new
+    return "\n".join(lines)
+
+
+PARSE_FINDINGS = [
+    # (name, text, line, message) -- found by fuzz/fuzz_parse.py
+    ("attr_list_int_over_64_bits",  # was RuntimeError: std::bad_cast from the attribute conversion
+     with_line(8, "        t: pl.Tile[[128, 128], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [128, 18446744073709551616])"),
+     8, r"the integer 18446744073709551616 does not fit in 64 bits"),
+    ("shape_int_over_64_bits",  # was TypeError: __new__(): incompatible function arguments (ConstInt)
+     with_line(7, "    def f(self, a: pl.Tensor[[128, 1" + "5" * 40 + "], pl.FP32], c: pl.Out[pl.Tensor[[128, 128], pl.FP32]]):"),
+     7, r"does not fit in 64 bits"),
+    ("tile_addr_over_64_bits",  # was TypeError: __new__(): incompatible function arguments (TileType)
+     with_line(8, "        t: pl.Tile[[128, 128], pl.FP32, pl.Mem.Vec, pl.Addr(18446744073709551616)] = "
+                  "pl.tile.load(a, [0, 0], [128, 128])"),
+     8, r"pl\.Addr takes a byte offset between 0 and 2\*\*63 - 1"),
+]
+
+
+@pytest.mark.parametrize("name,text,line,message", PARSE_FINDINGS, ids=[f[0] for f in PARSE_FINDINGS])
+def test_parser_finding(name, text, line, message):
+    with pytest.raises(PyptoError, match=message) as err:
+        pl.parse(text, filename="finding.py")
+    assert f"finding.py:{line}:" in str(err.value)
+
+
+def test_the_unmodified_program_parses():
+    assert pl.parse(PROGRAM, filename="finding.py") is not None
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.iterdir()), ids=lambda p: p.name)
+def test_parse_corpus_replays(path):
+    """What the fuzz target checks, for each input of its corpus: parse or PyptoError; a
+    parsed program prints back to an equal program."""
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    try:
+        program = pl.parse(text, filename=path.name)
+    except PyptoError:
+        return
+    again = pl.parse(pir.print_program(program), filename="<printed>")
+    assert pir.structural_equal(program, again)
+
+
+@pl.jit
+def offset_by(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        c = pl.store(pl.load(a, [n, 0], [32, 64]), [0, 0], c)
+    return c
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 2**100])
+def test_scalar_argument_over_64_bits(value):
+    """Was RuntimeError: std::bad_cast from the run-argument conversion."""
+    a = np.zeros((64, 64), np.float32)
+    with pytest.raises(TypeError, match=r"test_fuzz_regressions\.py:\d+: offset_by\(\): argument 'n' = -?\d+ does not fit"):
+        offset_by(a, np.zeros((32, 64), np.float32), value)
+
+
+def test_lane_kernel_argument_over_64_bits():
+    """Was RuntimeError: std::bad_cast from the launch-argument conversion."""
+    @pto.kernel
+    def fill(a, n):
+        i = pto.get_global_id()
+        if i < n:
+            pto.store(a + i, 1.0)
+
+    d = pto.alloc_tensor(1024)
+    with pytest.raises(PyptoError, match=r"test_fuzz_regressions\.py:\d+: argument 'n' of kernel 'fill' = \d+ does not fit"):
+        pto.launch(fill, grid=1, block=256, args=(d, 2**64))
+
+
+def test_binding_conversions_reject_ints_over_64_bits():
+    """The bindings themselves (used by hand-built programs) raise TypeError, not bad_cast."""
+    from pypto import _core
+
+    with pytest.raises(TypeError, match="does not fit in 64 bits"):
+        _core.ir.make_op_call("tile.load", [], {}, {"shape": [2**64]}, _core.ir.Span("x.py", 1, 0))
