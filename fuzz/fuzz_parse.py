@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz target (atheris, libFuzzer for Python) for the IR text parser `pl.parse` and the
 compiler behind it: any text must parse or raise pypto.PyptoError; a program that parses
 must print back to text that parses to an equal program, and must compile or raise

@@ -364,7 +364,10 @@ class Lowerer : public IRMutator {
     const auto& shape = tensor_of(resolve(src)).shape;
     TreeStats st;
     stats(src, st);
-    auto [rt, ct] = pick_blocks(shape, st);
+    // Named members, not a structured binding: the lambdas below capture them, which
+    // clang accepts only from version 16 (the fuzz build uses Debian 12's clang 14).
+    const std::pair<Tiling, Tiling> blocks = pick_blocks(shape, st);
+    const Tiling &rt = blocks.first, &ct = blocks.second;
     auto tgt_name = target->as<Var>() ? target->as<Var>()->name : std::string("out");
     auto ri = Var::make("bi", ScalarType::make(DataType::INDEX)), cj = Var::make("bj", ScalarType::make(DataType::INDEX));
     ExprPtr r0 = rt.single() ? idx(0) : mul(ri, rt.size);

@@ -169,7 +169,8 @@ std::vector<std::vector<int>> release_points(const isa::HostProgram& program) {
       int extended = u;
       for (const auto& [b, e] : loops) {
         if (!(b < u && u < e)) continue;
-        const bool fresh = std::any_of(alloc_pcs.begin(), alloc_pcs.end(), [&](int a) { return b < a && a < u; });
+        const int begin = b;  // lambdas capture structured bindings only from clang 16
+        const bool fresh = std::any_of(alloc_pcs.begin(), alloc_pcs.end(), [&](int a) { return begin < a && a < u; });
         if (!fresh) extended = std::max(extended, e);
       }
       last = std::max(last, extended);

@@ -107,3 +107,49 @@ def test_binding_conversions_reject_ints_over_64_bits():
 
     with pytest.raises(TypeError, match="does not fit in 64 bits"):
         _core.ir.make_op_call("tile.load", [], {}, {"shape": [2**64]}, _core.ir.Span("x.py", 1, 0))
+
+
+def float_to_int_kernel():
+    """out = x[16 * (int(f) == want) : ..., :]: moves the float parameter f into an integer
+    register (the conversion fuzz_interpreter found undefined for NaN and huge values)."""
+    from pypto import _core as c
+
+    R, T, G, K = c.Scalar.r, c.Operand.tile, c.Operand.tensor, c.InstrKind
+    k = c.Kernel()
+    k.name = "float_to_int"
+    k.params = [c.ParamDesc("f", False, "FP32", [], "In"), c.ParamDesc("want", False, "INDEX", [], "In"),
+                c.ParamDesc("x", True, "FP32", [32, 64], "In"), c.ParamDesc("out", True, "FP32", [16, 64], "Out")]
+    k.tiles = [c.TileDesc("t", "FP32", "Vec", 16, 64, 0)]
+    k.num_regs, k.reg_is_float = 5, [True, False, False, False, False]  # r0 = f, r1 = want
+    mov = c.Instr()
+    mov.kind, mov.dst_reg, mov.a = K.ScalarMov, 2, R(0)
+
+    def scalar_bin(dst, sop, a, b):
+        i = c.Instr()
+        i.kind, i.dst_reg, i.sop, i.a, i.b = K.ScalarBin, dst, sop, a, b
+        return i
+
+    def tile(mnemonic, outs, ins):
+        i = c.Instr()
+        i.kind, i.mnemonic, i.outs, i.ins = K.Tile, mnemonic, outs, ins
+        return i
+
+    rows = c.Operand.list_of([R(4), c.Scalar.imm(0)])
+    k.code = [mov, scalar_bin(3, "==", R(2), R(1)), scalar_bin(4, "*", R(3), c.Scalar.imm(16)),
+              tile("TLOAD", [T(0)], [G(2), rows]), tile("TSTORE", [G(3)], [T(0), c.Operand.list_of([c.Scalar.imm(0)] * 2)])]
+    return c.insert_sync(k)
+
+
+@pytest.mark.parametrize("engine", ["sim", "native"])
+@pytest.mark.parametrize("f,want", [(float("nan"), 0), (1e30, 2**63 - 1), (-1e30, -(2**63)), (float("inf"), 2**63 - 1),
+                                    (3.75, 3), (-3.75, -3)])
+def test_float_register_to_int_saturates(engine, f, want):
+    """Was UBSan: '-nan is outside the range of representable values of type long'. A float
+    scalar becomes an integer truncated toward zero, saturated, NaN as 0, on both engines."""
+    from pypto import _core as c
+
+    x = np.arange(32 * 64, dtype=np.float32).reshape(32, 64)
+    out = np.zeros((16, 64), np.float32)
+    args = [f, want, (x.ctypes.data, "FP32", [32, 64], [64, 1], "x"), (out.ctypes.data, "FP32", [16, 64], [64, 1], "out")]
+    c.run_kernel(float_to_int_kernel(), args, engine=engine)
+    np.testing.assert_array_equal(out, x[16:])  # the comparison with `want` held

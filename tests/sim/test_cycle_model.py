@@ -55,7 +55,7 @@ def add_args():
 
 
 def test_missing_flag_is_a_race():
-    _, _, _, args = add_args()
+    a, b, out, args = add_args()  # the arrays stay alive: args holds only their addresses
     with pytest.raises(c.PyptoError) as e:
         c.run_kernel(unsynced_add_kernel(), args)
     msg = str(e.value)
@@ -67,7 +67,7 @@ def test_one_flag_missing_of_two_is_a_race():
     k = unsynced_add_kernel()
     sync = [tile_instr(m, [], [], 11, src="MTE2", dst="V", event=0) for m in ("SET_FLAG", "WAIT_FLAG")]
     k.code = k.code[:2] + sync + k.code[2:]  # orders the loads before TADD, but not TADD before TSTORE
-    _, _, _, args = add_args()
+    a, b, out, args = add_args()  # the arrays stay alive: args holds only their addresses
     with pytest.raises(c.PyptoError, match="TSTORE .* on pipe MTE3 reads tile 'tc'"):
         c.run_kernel(k, args)
 

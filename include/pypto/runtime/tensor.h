@@ -36,15 +36,25 @@ std::string self_overlap(const std::vector<int64_t>& shape, const std::vector<in
 // Contiguous row-major strides of `shape`.
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape);
 
+// A float scalar as an integer scalar: truncated toward zero, saturated at the int64 range,
+// NaN as 0 (a plain C++ cast is undefined there). The native engine's generated code uses
+// the same rule (pto_opt::to_int in isa/optimized/abi.h).
+inline int64_t float_to_int(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775808.0) return INT64_MAX;
+  if (v < -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
 // An integer or floating-point scalar (a register value or an immediate).
 struct ScalarValue {
   bool is_float = false;
   int64_t i = 0;
   double f = 0.0;
   static ScalarValue of_int(int64_t v) { return {false, v, static_cast<double>(v)}; }
-  static ScalarValue of_float(double v) { return {true, static_cast<int64_t>(v), v}; }
+  static ScalarValue of_float(double v) { return {true, float_to_int(v), v}; }
   double as_double() const { return is_float ? f : static_cast<double>(i); }
-  int64_t as_int() const { return is_float ? static_cast<int64_t>(f) : i; }
+  int64_t as_int() const { return is_float ? float_to_int(f) : i; }
 };
 
 // One argument of a kernel or orchestration call: a tensor or a scalar.
@@ -55,7 +65,7 @@ struct HostArg {
   double f = 0.0;
   static HostArg of_tensor(TensorView t) { HostArg a; a.kind = kTensor; a.tensor = std::move(t); return a; }
   static HostArg of_int(int64_t v) { HostArg a; a.kind = kInt; a.i = v; a.f = static_cast<double>(v); return a; }
-  static HostArg of_float(double v) { HostArg a; a.kind = kFloat; a.f = v; a.i = static_cast<int64_t>(v); return a; }
+  static HostArg of_float(double v) { HostArg a; a.kind = kFloat; a.f = v; a.i = float_to_int(v); return a; }
   ScalarValue scalar() const { return kind == kFloat ? ScalarValue::of_float(f) : ScalarValue::of_int(i); }
 };
 

@@ -47,5 +47,12 @@ inline double float_mod(double x, double y) {
   return r;
 }
 inline bool loop_continues(long long v, long long stop, long long step) { return step > 0 ? v < stop : v > stop; }
+// A float scalar as an integer one: truncated, saturated, NaN as 0 (runtime::float_to_int).
+inline long long to_int(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775808.0) return 9223372036854775807LL;
+  if (v < -9223372036854775808.0) return -9223372036854775807LL - 1;
+  return static_cast<long long>(v);
+}
 
 }  // namespace pto_opt

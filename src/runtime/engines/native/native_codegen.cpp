@@ -139,7 +139,7 @@ class KernelWriter {
     if (s.is_float) return {float_literal(s.f), true};
     return {"(" + std::to_string(s.i) + "LL)", false};
   }
-  static std::string as_int(const Expr& e) { return e.is_float ? "((long long)" + e.code + ")" : e.code; }
+  static std::string as_int(const Expr& e) { return e.is_float ? "pto_opt::to_int(" + e.code + ")" : e.code; }
   static std::string as_double(const Expr& e) { return e.is_float ? e.code : "((double)" + e.code + ")"; }
   static std::string truth(const Expr& e) { return "(" + e.code + " != 0)"; }
 
