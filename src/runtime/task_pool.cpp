@@ -216,8 +216,12 @@ size_t TaskPool::submit(TaskSpec spec) {
       }
     if (!bucket) {
       if (buckets_.size() >= 32) {  // drop buckets whose tasks have all finished
+        // Entries of this task (id, entered for its earlier regions) are not in tasks_ yet:
+        // not finished (reading tasks_[id] was out of bounds, and a bucket holding this
+        // task's write could be dropped, losing the ordering of later tasks after it).
         std::erase_if(buckets_, [&](const Bucket& b) {
-          return std::all_of(b.entries.begin(), b.entries.end(), [&](const auto& e) { return tasks_[e.first].done; });
+          return std::all_of(b.entries.begin(), b.entries.end(),
+                             [&](const auto& e) { return e.first < id && tasks_[e.first].done; });
         });
       }
       buckets_.push_back(Bucket{view.first, view.second, {}, 0, 64});
