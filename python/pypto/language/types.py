@@ -58,6 +58,9 @@ def dynamic(name):
 def _as_list(value, what):
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{what} must be a list such as [64, 64], got {value!r}")
+    for d in value:
+        if isinstance(d, (bool, float)):
+            raise TypeError(f"{what} must hold integers, got {d!r}")
     return list(value)
 
 
