@@ -143,6 +143,10 @@ def test_two_processes_compile_the_same_kernel_into_one_cache(tmp_path):
 
 LONG_RUN = textwrap.dedent("""
     import sys
+    import signal
+    # Ctrl-C raises KeyboardInterrupt even when this process was started with SIGINT ignored
+    # (as background jobs of a non-interactive shell are, e.g. a CI step).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     import pypto.language as pl
     from pypto.runtime import RunConfig
@@ -198,6 +202,10 @@ def test_ctrl_c_stops_a_long_run_cleanly(tmp_path, engine):
 
 COMPILE = textwrap.dedent("""
     import sys
+    import signal
+    # Ctrl-C raises KeyboardInterrupt even when this process was started with SIGINT ignored
+    # (as background jobs of a non-interactive shell are, e.g. a CI step).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     import pypto.language as pl
     from pypto.runtime import RunConfig
