@@ -410,6 +410,19 @@ void run_interruptibly(runtime::RunOptions& options, Run run) {
   if (error) std::rethrow_exception(error);
 }
 
+// A run's statistics as the dict CompiledProgram.last_run_stats holds.
+nb::dict stats_dict(const runtime::RunStats& model, const runtime::RuntimeStats& stats) {
+  nb::dict d;
+  d["modelled_cycles"] = model.modelled_cycles;
+  d["tasks"] = stats.tasks;
+  d["max_in_flight"] = stats.max_in_flight;
+  d["ring_waits"] = stats.ring_waits;
+  d["peak_tensor_bytes"] = stats.peak_tensor_bytes;
+  d["tensors_created"] = stats.tensors_created;
+  d["tensors_freed_early"] = stats.tensors_freed_early;
+  return d;
+}
+
 void bind_runtime(nb::module_& m) {
   bind_isa_structs(m);
 
@@ -428,21 +441,60 @@ void bind_runtime(nb::module_& m) {
         options.swimlane_path = swimlane_path;
         options.runtime_stats = &stats;
         run_interruptibly(options, [&] { runtime::run_host_program(program, host_args, options); });
-        nb::dict d;
-        d["modelled_cycles"] = model.modelled_cycles;
-        d["tasks"] = stats.tasks;
-        d["max_in_flight"] = stats.max_in_flight;
-        d["ring_waits"] = stats.ring_waits;
-        d["peak_tensor_bytes"] = stats.peak_tensor_bytes;
-        d["tensors_created"] = stats.tensors_created;
-        d["tensors_freed_early"] = stats.tensors_freed_early;
-        return d;
+        return stats_dict(model, stats);
       },
       "program"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = "sim", "num_workers"_a = 0,
       "trace_path"_a = nb::none(), "ring_size"_a = 1024, "swimlane_path"_a = "",
       "Runs an orchestration; tensors are (data_ptr, dtype, shape, strides_in_elements, name) tuples. trace_path "
       "writes the modelled timeline (sim engine); ring_size bounds the tasks in flight (0 = unbounded); "
       "swimlane_path writes the chip swimlane. Returns the run's statistics, modelled cycles included.");
+  nb::class_<runtime::ChipWorker>(m, "ChipWorker",
+                                  "A virtual chip whose worker pool stays up between runs (see pypto.runtime.ChipWorker).")
+      .def(
+          "__init__",
+          [](runtime::ChipWorker* w, const std::string& platform, const std::string& engine, int num_workers) {
+            runtime::RunOptions options{platform, engine, num_workers};
+            new (w) runtime::ChipWorker(options);
+          },
+          "platform"_a = "a2a3sim", "engine"_a = "sim", "num_workers"_a = 0)
+      .def(
+          "load",
+          [](runtime::ChipWorker& w, const isa::HostProgram& program) {
+            nb::gil_scoped_release release;  // loading may compile native kernels
+            return w.load(program);
+          },
+          "program"_a, nb::keep_alive<1, 2>(), "Prepares a host program for runs on this worker; returns its handle.")
+      .def(
+          "run",
+          [](runtime::ChipWorker& w, int handle, const nb::list& args, const std::optional<std::string>& trace_path,
+             size_t ring_size, const std::string& swimlane_path) {
+            std::vector<HostArg> host_args = to_host_args(args);
+            runtime::RuntimeStats stats;
+            runtime::RunStats model;
+            runtime::RunOptions options;
+            options.trace_path = trace_path.value_or("");
+            options.stats = &model;
+            options.ring_size = ring_size;
+            options.swimlane_path = swimlane_path;
+            options.runtime_stats = &stats;
+            run_interruptibly(options, [&] { w.run(handle, host_args, options); });
+            return stats_dict(model, stats);
+          },
+          "handle"_a, "args"_a, "trace_path"_a = nb::none(), "ring_size"_a = 1024, "swimlane_path"_a = "",
+          "Runs a loaded program on the worker's pool; arguments and result as run_host_program.")
+      .def(
+          "close",
+          [](runtime::ChipWorker& w) {
+            nb::gil_scoped_release release;
+            w.close();
+          },
+          "Stops the workers; later runs are errors.")
+      // These wait while another thread runs on the worker: without the GIL.
+      .def_prop_ro("closed", [](runtime::ChipWorker& w) { nb::gil_scoped_release r; return w.closed(); })
+      .def_prop_ro("runs", [](runtime::ChipWorker& w) { nb::gil_scoped_release r; return w.runs(); })
+      .def_prop_ro("num_workers", [](runtime::ChipWorker& w) { nb::gil_scoped_release r; return w.num_workers(); })
+      .def_prop_ro("platform", &runtime::ChipWorker::platform)
+      .def_prop_ro("engine", &runtime::ChipWorker::engine);
   m.def(
       "run_kernel",
       [](const isa::Kernel& kernel, const nb::list& args, const std::string& platform, const std::string& engine,

@@ -85,6 +85,7 @@ struct ProgramLowering {
       in.attrs["deps"] = ordinals;
     }
     if (call.task.block_num > 0) in.attrs["block_num"] = std::vector<int64_t>{call.task.block_num};
+    if (call.task.manual) in.attrs["manual"] = true;
     if (call.task.task_id >= 0)
       task_ordinal[call.task.task_id] = std::count_if(host.code.begin(), host.code.end(), [](const isa::Instr& i) {
         return i.kind == isa::InstrKind::kCall;

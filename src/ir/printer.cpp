@@ -146,7 +146,8 @@ class Printer {
         auto* f = e->as<FuncCall>();
         std::string out = "self." + f->callee + "(";
         for (size_t i = 0; i < f->args.size(); ++i) out += (i ? ", " : "") + expr(f->args[i]);
-        if (!f->task.deps.empty()) out += f->args.empty() ? task_deps(f->task.deps).substr(2) : task_deps(f->task.deps);
+        std::string kw = task_deps(f->task.deps) + (f->task.manual ? ", manual=True" : "");
+        if (!kw.empty()) out += f->args.empty() ? kw.substr(2) : kw;
         return out + ")";
       }
       case ExprKind::List: return list(e->as<ListExpr>()->elems);
@@ -247,7 +248,7 @@ class Printer {
         auto* sc = s->as<ScopeStmt>();
         std::string head = sc->task.block_num > 0 ? "with pl.spmd(" + std::to_string(sc->task.block_num) + ", level=pl.Level."
                                                   : std::string("with pl.at(level=pl.Level.");
-        head += level_name(sc->level) + task_deps(sc->task.deps) + ")";
+        head += level_name(sc->level) + task_deps(sc->task.deps) + (sc->task.manual ? ", manual=True" : "") + ")";
         if (sc->task.task_id >= 0) head += " as task_" + std::to_string(sc->task.task_id);
         line(indent, head + ":");
         yield_targets.push_back(nullptr);

@@ -61,6 +61,47 @@ TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory facto
   for (int i = 0; i < n; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
+void TaskPool::reset(CoreFactory factory, uint64_t runner_key, size_t ring_size, bool record) {
+  std::lock_guard<std::mutex> lk(mu_);
+  PYPTO_CHECK(finished_ == tasks_.size() && running_ == 0, "TaskPool::reset while tasks are in flight");
+  PYPTO_CHECK(!stop_, "TaskPool::reset after the workers stopped");
+  tasks_.clear();
+  buckets_.clear();
+  ready_.clear();
+  ready_hint_.store(0, std::memory_order_release);
+  std::fill(aic_busy_.begin(), aic_busy_.end(), 0);
+  std::fill(aiv_busy_.begin(), aiv_busy_.end(), 0);
+  finished_ = 0;
+  ring_resume_ = SIZE_MAX;
+  error_ = nullptr;
+  stats_ = PoolStats{};
+  ring_size_ = ring_size;
+  record_ = record;
+  trace_ = nullptr;
+  record_events_ = false;
+  interrupt_ = nullptr;
+  t0_ = std::chrono::steady_clock::now();
+  if (runner_key != runner_key_) {
+    factory_ = std::move(factory);
+    runner_key_ = runner_key;
+  }
+}
+
+void TaskPool::cancel() {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (!error_) error_ = std::make_exception_ptr(std::runtime_error("run cancelled"));  // skip queued tasks
+  lk.unlock();
+  work_cv_.notify_all();
+  lk.lock();
+  // Every unfinished task depends only on earlier ones, so the skipped tasks all finish.
+  done_cv_.wait(lk, [&] { return finished_ == tasks_.size() || stop_; });
+}
+
+bool TaskPool::stopped() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return stop_;
+}
+
 TaskPool::~TaskPool() {
   {
     std::lock_guard<std::mutex> lk(mu_);
@@ -161,13 +202,15 @@ size_t TaskPool::submit(TaskSpec spec) {
   task.kind = core_kind_of(*spec.kernel);
   task.block_idx = spec.block_idx;
   task.block_num = spec.block_num;
+  task.manual = spec.manual;
   std::vector<size_t>& deps = task.deps;
   for (size_t d : spec.deps)
     if (d < id && !tasks_[d].done) deps.push_back(d);
 
   // Data dependencies: for each region, the conflicting unfinished regions of overlapping
   // views, newest first. A write that covers the region orders every older conflict
-  // already (they conflict with it too), so that bucket's scan stops there.
+  // already (they conflict with it too), so that bucket's scan stops there. A manual task
+  // (pl.manual_scope) gets no edges to other manual tasks and orders nothing older than it.
   for (const Region& x : regions) {
     for (Bucket& b : buckets_) {
       if (!(x.blo < b.hi && b.lo < x.bhi)) continue;
@@ -184,9 +227,11 @@ size_t TaskPool::submit(TaskSpec spec) {
         if (!(x.blo < y.bhi && y.blo < x.bhi)) continue;
         const bool exact = x.exact && y.exact && x.base == y.base && x.elem == y.elem && same_space(x.box, x.strides, y.box, y.strides);
         if (exact && !boxes_overlap(x.box, y.box)) continue;
+        const bool manual_y = tasks_[tid].manual;
+        if (spec.manual && manual_y) continue;
         if (!tasks_[tid].done) deps.push_back(tid);
         // A covering write: every older conflict is ordered before it (finished, if it has).
-        if (exact && y.write && box_contains(y.box, x.box)) break;
+        if (exact && y.write && box_contains(y.box, x.box) && !manual_y) break;
       }
     }
   }
@@ -330,9 +375,11 @@ void TaskPool::release_vcore(CoreKind kind, int id) {
 }
 
 void TaskPool::worker_loop(int worker) {
-  // This worker's virtual-core state: the engine's core, or a sim core.
-  std::unique_ptr<CoreRunner> runner = factory_ ? factory_() : nullptr;
-  std::unique_ptr<SimEngine> sim = runner ? nullptr : std::make_unique<SimEngine>(chip_);
+  // This worker's virtual-core state: the engine's core made by the factory of `runner_key`
+  // (remade when a later run brings another factory), or a sim core when there is none.
+  std::unique_ptr<CoreRunner> runner;
+  std::unique_ptr<SimEngine> sim;
+  uint64_t runner_key = UINT64_MAX;
   std::unique_lock<std::mutex> lk(mu_);
   while (true) {
     if (ready_.empty() && !stop_ && !polling_.exchange(true)) {
@@ -354,10 +401,25 @@ void TaskPool::worker_loop(int worker) {
     task.started = true;
     task.worker = worker;
     task.vcore = acquire_vcore(task.kind);
+    CoreFactory remake;
+    const bool stale = runner_key != runner_key_;
+    if (stale) {
+      remake = factory_;
+      runner_key = runner_key_;
+    }
     lk.unlock();
     std::exception_ptr err;
+    if (stale) {
+      try {
+        runner = remake ? remake() : nullptr;
+      } catch (...) {
+        err = std::current_exception();
+        runner_key = UINT64_MAX;
+      }
+    }
+    if (!runner && !sim) sim = std::make_unique<SimEngine>(chip_);
     const double start = record_ ? now_us() : 0;
-    if (!skip) {
+    if (!skip && !err) {
       try {
         if (runner) {
           runner->run(*task.kernel, task.args);

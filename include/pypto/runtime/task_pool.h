@@ -45,6 +45,7 @@ struct TaskSpec {
   std::vector<std::shared_ptr<void>> keep_alive; // released when the task finishes
   const Span* span = nullptr;                    // the call in the user's program
   int block_idx = 0, block_num = 1;              // SPMD block
+  bool manual = false;  // pl.manual_scope: waits only for `deps`; later tasks still order after it
 };
 
 // A finished task as the swimlane shows it.
@@ -67,14 +68,25 @@ struct PoolStats {
 class TaskPool {
  public:
   // Starts `num_workers` workers (0 = one per host CPU), each with its own core of `chip`
-  // made by `factory` (default: a sim core). At most `ring_size` tasks are in flight
-  // (0 = unbounded); submit blocks while the ring is full.
+  // made by `factory` (default: a sim core) when it takes its first task. At most
+  // `ring_size` tasks are in flight (0 = unbounded); submit blocks while the ring is full.
   TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory factory = {}, size_t ring_size = 0,
            bool record = false);
   // Cancels tasks not yet started and joins the workers.
   ~TaskPool();
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
+
+  // Starts a new run on the same worker threads (a ChipWorker keeps one pool across runs):
+  // forgets the previous run's tasks, statistics, error and trace. Every task of the previous
+  // run must have finished. Workers keep their cores while `runner_key` stays the same and
+  // make new ones with `factory` when it changes (another program, another engine).
+  void reset(CoreFactory factory, uint64_t runner_key, size_t ring_size, bool record);
+  // After an error in the host code: skips the tasks not yet started and waits until every
+  // submitted task has finished, so the caller may release what the tasks use.
+  void cancel();
+  // True once a deadlock report stopped the workers; the pool cannot run again.
+  bool stopped();
 
   // Queues a task; returns its id (0, 1, ... in submission order). Blocks while the ring is
   // full; a deadlock found while blocked is a runtime error naming the tasks involved.
@@ -120,6 +132,7 @@ class TaskPool {
     bool done = false;
     bool started = false;
     CoreKind kind;
+    bool manual = false;
     int vcore = -1, worker = -1;
     int block_idx = 0, block_num = 1;
     double start_us = 0, end_us = 0;
@@ -142,6 +155,7 @@ class TaskPool {
 
   isa::ChipSpec chip_;
   CoreFactory factory_;
+  uint64_t runner_key_ = 0;        // identifies factory_: workers remake their core when it changes
   size_t ring_size_;
   bool record_;
   std::mutex mu_;

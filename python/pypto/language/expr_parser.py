@@ -267,15 +267,17 @@ class ExprParser:
         if isinstance(func, FunctionRef):
             args, kwargs = self.call_args(node)
             deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else []
+            manual = self.manual_flag(kwargs.pop("manual", False), node)
             if kwargs:
                 raise self.error(node, f"self.{func.name}(...) takes positional arguments (and deps=[...]) only")
-            return self.with_deps(self.program.call_method(self, func.name, args, node), deps)
+            return self.with_deps(self.program.call_method(self, func.name, args, node), deps, manual)
         if getattr(func, "_pl_jit_kind", None) is not None:
             args, kwargs = self.call_args(node)
             deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else []
+            manual = self.manual_flag(kwargs.pop("manual", False), node)
             if kwargs:
                 raise self.error(node, f"{func.__name__}(...) takes positional arguments (and deps=[...]) only")
-            return self.with_deps(self.program.call_jit(self, func, args, node), deps)
+            return self.with_deps(self.program.call_jit(self, func, args, node), deps, manual)
         if callable(func):
             args, kwargs = self.call_args(node)
             runtime = [a for a in list(args) + list(kwargs.values()) if is_ir(a)]
@@ -290,11 +292,18 @@ class ExprParser:
         raise self.error(node, f"'{self.text(node.func)}' is not callable")
 
     @staticmethod
-    def with_deps(call, deps):
-        """A kernel call that runs after the tasks `deps` (explicit task edges)."""
-        if not deps or not isinstance(call, ir.FuncCall):
+    def with_deps(call, deps, manual=False):
+        """A kernel call that runs after the tasks `deps` (explicit task edges); `manual`: a
+        launch of a pl.manual_scope (no automatic edges to other manual launches)."""
+        if not (deps or manual) or not isinstance(call, ir.FuncCall):
             return call
-        return ir.FuncCall(call.callee, list(call.args), call.type, call.span, deps=deps)
+        return ir.FuncCall(call.callee, list(call.args), call.type, call.span, deps=deps, manual=manual)
+
+    def manual_flag(self, value, node):
+        if not isinstance(value, bool):
+            raise self.error(node, f"manual= takes True or False, got {self.describe(value)}",
+                             "write manual=True, or call the kernel inside `with pl.manual_scope():`")
+        return value
 
     def call_args(self, node):
         args = []
@@ -417,5 +426,7 @@ class ExprParser:
                  "unroll": "the iterable of a for loop", "pipeline": "the iterable of a for loop",
                  "at": "a with statement: with pl.at(level=...):",
                  "spmd": "a with statement: with pl.spmd(n):",
+                 "scope": "a with statement: with pl.scope():",
+                 "manual_scope": "a with statement: with pl.manual_scope():",
                  "yield_": "the last statement of a for/if body: x = pl.yield_(v)"}[name]
         raise self.error(node, f"pl.{name} can only be used as {where}")

@@ -11,6 +11,7 @@ from pypto._core import ir
 
 from .control_flow import ControlFlowParser
 from .expr_parser import ExprParser, SelfRef
+from .scopes import ScopeParser
 from .stmt_parser import StmtParser
 from .types import DirectionSpec, TensorSpec, TupleSpec, annotation_spec
 
@@ -58,7 +59,7 @@ def returns_of(spec_value):
     return [spec_value]
 
 
-class FunctionParser(ExprParser, StmtParser, ControlFlowParser):
+class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser):
     """Parses one function body. `program` resolves calls of other functions."""
 
     def __init__(self, source, program, fdef=None):
