@@ -3,6 +3,7 @@
 // the IR appear as their DSL spellings ("FP32", "Vec", "In"), tensors as raw views.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -525,6 +526,22 @@ void bind_runtime(nb::module_& m) {
   m.def("set_native_include_dir", &runtime::set_native_include_dir, "dir"_a,
         "Where the native engine's generated C++ finds pypto/isa/optimized/ (the package's include/).");
   m.def("native_include_dir", &runtime::native_include_dir);
+  m.def(
+      "native_kernel_sources",
+      [](const isa::HostProgram& program, const std::string& platform) {
+        runtime::RunOptions options{platform, "native"};
+        const isa::ChipSpec chip = runtime::resolve_run_target(options);
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const isa::Kernel& k : program.kernels) {
+          std::vector<bool> natives;
+          std::string source = runtime::generate_native_source({&k}, chip, natives);
+          out.emplace_back(k.name, natives.empty() || !natives[0] ? std::string() : source);
+        }
+        return out;
+      },
+      "program"_a, "platform"_a = "a2a3sim",
+      "The C++ the native engine compiles for each kernel of a host program: (kernel name, source) pairs; the source "
+      "is empty for a kernel that runs on the reference library.");
   m.def("native_cache_dir", &runtime::native_cache_dir);
 
   m.def("isa_execute", &isa_execute, "mnemonic"_a, "outs"_a, "ins"_a, "attrs"_a = nb::dict(),
