@@ -303,7 +303,8 @@ void bind_registry(nb::module_& m) {
       .def_ro("pto", &OpDef::pto)
       .def_ro("doc", &OpDef::doc)
       .def_ro("aliases", &OpDef::aliases)
-      .def_ro("scalar_variant", &OpDef::scalar_variant);
+      .def_ro("scalar_variant", &OpDef::scalar_variant)
+      .def_ro("torch", &OpDef::torch);
   m.def(
       "make_op_call",
       [](const std::string& name, std::vector<ExprPtr> args, const nb::dict& kwargs, const nb::dict& attr_kwargs,

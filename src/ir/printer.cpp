@@ -13,9 +13,8 @@
 #include "pypto/ir/op_registry.h"
 
 namespace pypto::ir {
-namespace {
 
-std::string format_float(double v) {
+std::string python_float(double v) {
   if (v != v) return "float('nan')";
   if (v == std::numeric_limits<double>::infinity()) return "float('inf')";
   if (v == -std::numeric_limits<double>::infinity()) return "float('-inf')";
@@ -25,6 +24,8 @@ std::string format_float(double v) {
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   return s;
 }
+
+namespace {
 
 // `, deps=[task_0, task_3]` for a launch with explicit task edges, else "".
 std::string task_deps(const std::vector<int64_t>& deps) {
@@ -52,32 +53,28 @@ bool is_python_keyword(const std::string& s) {
                                            "break", "class", "continue", "def", "del", "elif", "else", "except",
                                            "finally", "for", "from", "global", "if", "import", "in", "is",
                                            "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-                                           "while", "with", "yield", "pl", "self"};
+                                           "while", "with", "yield", "pl", "self", "torch"};
   return kw.count(s) > 0;
 }
 
-// Gives each Var of a function a unique, valid Python name: `c`, `c_1`, `c_2`, ...
-class Namer {
- public:
-  std::string name(const Var* v) {
-    auto it = names_.find(v);
-    if (it != names_.end()) return it->second;
-    std::string base;
-    for (char c : v->name) base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-    if (base.empty()) base = "v";
-    if (std::isdigit(static_cast<unsigned char>(base[0]))) base = "v" + base;
-    if (is_python_keyword(base)) base += "_";
-    std::string cand = base;
-    for (int k = 1; used_.count(cand); ++k) cand = base + "_" + std::to_string(k);
-    used_.insert(cand);
-    names_[v] = cand;
-    return cand;
-  }
+}  // namespace
 
- private:
-  std::unordered_map<const Var*, std::string> names_;
-  std::set<std::string> used_;
-};
+std::string PythonNamer::name(const Var* v) {
+  auto it = names_.find(v);
+  if (it != names_.end()) return it->second;
+  std::string base;
+  for (char c : v->name) base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (base.empty()) base = "v";
+  if (std::isdigit(static_cast<unsigned char>(base[0]))) base = "v" + base;
+  if (is_python_keyword(base)) base += "_";
+  std::string cand = base;
+  for (int k = 1; used_.count(cand); ++k) cand = base + "_" + std::to_string(k);
+  used_.insert(cand);
+  names_[v] = cand;
+  return cand;
+}
+
+namespace {
 
 class Printer {
  public:
@@ -127,8 +124,8 @@ class Printer {
       case ExprKind::ConstFloat: {
         auto* c = e->as<ConstFloat>();
         DataType d = e->type->as<ScalarType>()->dtype;
-        if (d == DataType::FP32) return format_float(c->value);
-        return "pl.const(" + format_float(c->value) + ", pl." + dtype_name(d) + ")";
+        if (d == DataType::FP32) return python_float(c->value);
+        return "pl.const(" + python_float(c->value) + ", pl." + dtype_name(d) + ")";
       }
       case ExprKind::ConstBool: return e->as<ConstBool>()->value ? "True" : "False";
       case ExprKind::Binary: {
@@ -306,7 +303,7 @@ class Printer {
     block(f.body, indent + 1);
   }
 
-  Namer namer;
+  PythonNamer namer;
   std::ostringstream os;
   std::vector<const std::vector<VarPtr>*> yield_targets;
 };
@@ -318,7 +315,7 @@ std::string print_attr(const AttrValue& value) {
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, int64_t>) return std::to_string(v);
-        else if constexpr (std::is_same_v<T, double>) return format_float(v);
+        else if constexpr (std::is_same_v<T, double>) return python_float(v);
         else if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
         else if constexpr (std::is_same_v<T, std::string>) return quote(v);
         else if constexpr (std::is_same_v<T, DataType>) return std::string("pl.") + dtype_name(v);

@@ -56,6 +56,16 @@ struct OpDef {
   std::string scalar_variant;       // op used when argument 1 is a scalar: tile.add -> tile.adds
   std::string writes;               // param the op writes in place and returns (tile.store: "tensor")
   bool view = false;                // result aliases argument 0's buffer (reshape, set_validshape)
+  // The op as a PyTorch expression (pypto.debug.torch_codegen), a template over the call:
+  //   {p}     argument or attribute p as a Python value (a tile/tensor name, a scalar
+  //           expression, a list, a torch dtype, a string); {p=v}: v when p is absent
+  //   {p:r}   tile argument p cut to the result's valid region; {p:v}: to its own
+  //   {p:vr}  / {p:vc}: the valid rows / columns of tile argument p
+  //   {R} {C} the valid rows / columns of the result; {dtype}: the result's torch dtype
+  // Tile results are torch tensors of their valid region; codegen places them in the
+  // allocated shape (padding with the result's pad value). Helpers (_window, _store,
+  // _insert, _fit, _mm, _cast, _cmp, _div) come with the generated script.
+  std::string torch;
 };
 
 class OpRegistry {

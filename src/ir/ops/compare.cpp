@@ -68,7 +68,8 @@ void register_compare_ops(OpRegistry& r) {
          .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_cmp(c, d, kb, "TCMP"); },
          .doc = "Elementwise comparison lhs <cmp_type> rhs (EQ NE LT LE GT GE) as a BOOL mask tile.",
          .aliases = {},
-         .scalar_variant = "tile.cmps"});
+         .scalar_variant = "tile.cmps",
+         .torch = "_cmp({lhs:r}, {rhs:r}, {cmp_type})"});
   r.add({.name = "tile.cmps",
          .params = {expr_param("tile"), expr_param("scalar"), attr_param("cmp_type", std::string("EQ"))},
          .infer_type = infer_cmps,
@@ -76,7 +77,8 @@ void register_compare_ops(OpRegistry& r) {
          .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_cmp(c, d, kb, "TCMPS"); },
          .doc = "Elementwise comparison tile <cmp_type> scalar as a BOOL mask tile.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_cmp({tile:r}, {scalar}, {cmp_type})"});
   r.add({.name = "tile.sel",
          .params = {expr_param("mask"), expr_param("lhs"), expr_param("rhs")},
          .infer_type = infer_sel,
@@ -84,7 +86,8 @@ void register_compare_ops(OpRegistry& r) {
          .lower = {},
          .doc = "Elementwise mask ? lhs : rhs.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "torch.where({mask:r}.bool(), {lhs:r}, {rhs:r})"});
 }
 
 }  // namespace pypto::ir::ops

@@ -128,7 +128,8 @@ void register_matmul_ops(OpRegistry& r) {
          .lower = {},
          .doc = "Acc[M, N] = Left[M, K] @ Right[K, N] (a_trans/b_trans: operand stored transposed).",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_mm({lhs}[:{R}, :{lhs:vc}], {rhs}[:{lhs:vc}, :{C}], {dtype})"});
   r.add({.name = "tile.matmul_acc",
          .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs")},
          .infer_type = infer_matmul_acc,
@@ -136,7 +137,8 @@ void register_matmul_ops(OpRegistry& r) {
          .lower = {},
          .doc = "acc + Left @ Right, into an Acc tile.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "{acc:r} + _mm({lhs}[:{R}, :{lhs:vc}], {rhs}[:{lhs:vc}, :{C}], {dtype})"});
   r.add({.name = "tile.matmul_bias",
          .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias")},
          .infer_type = infer_matmul_bias,
@@ -144,7 +146,8 @@ void register_matmul_ops(OpRegistry& r) {
          .lower = {},
          .doc = "Left @ Right + bias (a [1, N] Bias tile added to every row), into an Acc tile.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_mm({lhs}[:{R}, :{lhs:vc}], {rhs}[:{lhs:vc}, :{C}], {dtype}) + {bias}[:1, :{C}]"});
 }
 
 }  // namespace pypto::ir::ops

@@ -112,7 +112,8 @@ void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape) {
                             .lower = lower_unlowered,
                             .doc = "Whole-tensor form of pl.tile." + name + ", tiled by LowerTensorOps: " + tile_op->doc,
                             .aliases = {},
-                            .scalar_variant = variant});
+                            .scalar_variant = variant,
+                            .torch = tile_op->torch});
   infos()[&def] = {tile_op, shape};
 }
 
