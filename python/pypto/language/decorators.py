@@ -177,7 +177,8 @@ def parse(text, filename="<string>"):
                           "pass text printed by pypto.ir.print_program, or a program in the @pl.program class form") from None
     # Printed programs need only `pl` and plain values: no other names (and so no callables
     # with effects) are reachable from parsed text.
-    env = {name: getattr(builtins, name) for name in ("True", "False", "None", "range", "len", "min", "max", "abs")}
+    env = {name: getattr(builtins, name) for name in ("True", "False", "None", "range", "len", "min", "max", "abs",
+                                                      "tuple")}
     env["pl"] = pl
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
