@@ -127,6 +127,8 @@ class ExprParser:
                              "use an op such as pl.tensor.dim(t, axis)")
         try:
             return getattr(base, node.attr)
+        except ops.NotSupported as e:
+            raise self.error(node, e.message, e.fix) from None
         except AttributeError:
             owner = self.text(node.value)
             names = dir(base)
