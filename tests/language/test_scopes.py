@@ -7,9 +7,8 @@ import json
 import re
 
 import numpy as np
-import pytest
-
 import pypto.language as pl
+import pytest
 from pypto.ir import print_program
 from pypto.runtime import RunConfig, jit_compile
 
@@ -169,4 +168,4 @@ def test_run_time_task_id_arrays_are_reported_as_unsupported():
     assert "test_scopes.py:" in msg and "pl.array.create(n, dtype) is not supported" in msg
     assert "task id is a parse-time handle" in msg and "fix: bind the launch with `with pl.at(level=...) as tid:`" in msg
     with pytest.raises(AttributeError, match=r"pl.TASK_ID \(arrays of task ids\) is not supported"):
-        pl.TASK_ID  # noqa: B018
+        pl.TASK_ID

@@ -6,10 +6,9 @@ import os
 import threading
 
 import numpy as np
-import pytest
-
 import pypto.ir
 import pypto.language as pl
+import pytest
 from pypto import PyptoError
 from pypto.backend import BackendType
 from pypto.ir.pass_manager import OptimizationStrategy
@@ -220,7 +219,7 @@ def test_chip_worker_serialises_runs_from_threads():
                     a, b, c = arrays(seed * 10 + k)
                     run(a, b, c, float(seed))
                     np.testing.assert_allclose(c, a + seed * b, rtol=1e-6)
-            except Exception as e:  # noqa: BLE001 - reported below
+            except Exception as e:
                 errors.append(e)
 
         threads = [threading.Thread(target=client, args=(s,)) for s in range(3)]

@@ -14,12 +14,12 @@ import pytest
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
-import pypto.debug as dbg  # noqa: E402
-import pypto.runtime as rt  # noqa: E402
-from pypto import _core  # noqa: E402
+import pypto.debug as dbg
+import pypto.runtime as rt
+from pypto import _core
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-import torch_codegen_programs as P  # noqa: E402
+import torch_codegen_programs as P
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 STAGES = ["parsed", "compiled"]
@@ -70,7 +70,7 @@ def _cases():
     lx, lw, lb = randn(128, 128, seed=10), randn(128, 128, seed=11) / 8, randn(1, 128, seed=12)
     q, k, v = randn(64, 64, seed=13), randn(256, 64, seed=14), randn(256, 64, seed=15)
     z = torch.zeros
-    gelu = lambda t: F.gelu(t, approximate="tanh")  # noqa: E731
+    gelu = lambda t: F.gelu(t, approximate="tanh")
     return [
         ("beginner/01_hello_world.py", "tile_add", [a, b, z(128, 128)], 2, lambda: a + b, 1e-6),
         ("beginner/02_elementwise.py", "tile_add", [a, b, z(128, 128)], 2, lambda: a + b, 1e-6),
@@ -253,7 +253,7 @@ def test_script_runs_standalone(tmp_path):
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     # softmax rows sum to one: the output's total is the row count
-    line = [ln for ln in done.stdout.splitlines() if ln.startswith("y:")][0]
+    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("y:"))
     assert line.startswith("y: shape [256, 128] torch.float32 sum")
     assert math.isclose(float(line.split()[-1]), 256.0, rel_tol=1e-5)
 

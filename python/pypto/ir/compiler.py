@@ -5,7 +5,7 @@ build directory and returns the compiled program (callable; os.PathLike to its o
 from __future__ import annotations
 
 
-def compile(  # noqa: A001 - PyPTO's name
+def compile(
     program,
     output_dir: str | None = None,
     strategy=None,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import json
 import os
 import sys
 import weakref
@@ -12,6 +11,7 @@ from pypto import _core
 from pypto.runtime import artifacts
 from pypto.runtime.config import RunConfig
 from pypto.runtime.tensors import bind_tensor, is_tensor, tensor_spec
+
 
 def _find_native_headers() -> None:
     """Points the native engine at the optimised library's headers: pypto/include in an
@@ -364,4 +364,4 @@ def jit_lower(jitfn, args, config: RunConfig | None = None):
     return jit_compile(jitfn, args, config).program
 
 
-from pypto.runtime.worker import ChipWorker, RegisteredProgram  # noqa: E402  (uses the names above)
+from pypto.runtime.worker import ChipWorker, RegisteredProgram
