@@ -9,10 +9,15 @@ namespace pypto::isa {
 
 namespace {
 
-std::string operand_text(const std::string& sig) {
+// `mask_first`: the first operand is a packed mask tile.
+std::string operand_text(const std::string& sig, bool mask_first = false) {
   if (sig.empty()) return "-";
   std::string s;
   for (char c : sig) {
+    if (mask_first && s.empty()) {
+      s = "mask tile (UINT8, packed)";
+      continue;
+    }
     const bool optional = c >= 'a' && c <= 'z';
     const char* kind = "scalar";
     switch (c) {
@@ -43,7 +48,18 @@ std::string instruction_table_markdown() {
   os << "# PTO instruction table\n\n"
      << "Generated from include/pypto/isa/instructions.h by `python tools/gen_isa_doc.py`; do not edit.\n"
      << "Cost: R = ceil(valid bytes / 256) vector repeats (+16 cycles when a row is not a whole number\n"
-     << "of repeats); transfers at 1.85 GHz. Memories: where the destination tile may live.\n\n";
+     << "of repeats); transfers at 1.85 GHz. Memories: where the destination tile may live. Dtypes: of the\n"
+     << "destination; of the first source for TSTORE, MSCATTER, TPREFETCH, the arg-reductions, TCMP and TCMPS\n"
+     << "(whose destination is a packed mask).\n\n"
+     << "Precision (the reference library in src/runtime/engines/sim/ is the spec): float operands are\n"
+     << "read as FP32 and every arithmetic step is one FP32 operation rounded to nearest even; the\n"
+     << "result is rounded once to the destination dtype. One +, -, *, /, max, min, abs or neg of\n"
+     << "FP16/BF16 operands is thereby correctly rounded (FP32 has more than twice their bits plus\n"
+     << "two). The scalar of a float instruction is first rounded to the instruction's dtype.\n"
+     << "sqrt, 1/x, exp, log, 1/sqrt, pow and EXPDIF's exp are computed in double and rounded once:\n"
+     << "sqrt and 1/x correctly rounded, the others within 1 ulp of it. TAXPY, TMULADDDST, TADDC\n"
+     << "and TSUBC are two FP32 steps (no fused multiply-add); reductions and matmul accumulate in\n"
+     << "FP32 in index order. Conversions (TCVT, TMOV, ...) round once, under TCVT's mode.\n\n";
   for (int f = 0; f <= static_cast<int>(InstrFamily::kSync); ++f) {
     const InstrFamily family = static_cast<InstrFamily>(f);
     os << "\n## " << instr_family_name(family) << "\n\n"
@@ -56,9 +72,11 @@ std::string instruction_table_markdown() {
       for (MemorySpace m : d->memories) mems += std::string(mems.empty() ? "" : " ") + memory_space_name(m);
       if (d->family == InstrFamily::kSync) dts = "-";
       os << "| " << d->name << " | `" << pto_mnemonic(*d) << "` | " << pipe_name(d->pipe) << " | "
-         << operand_text(d->outs_sig) << " | " << operand_text(d->ins_sig) << " | " << dts << " | "
+         << operand_text(d->outs_sig, d->mask == MaskUse::kWritesOut0) << " | "
+         << operand_text(d->ins_sig, d->mask == MaskUse::kReadsIn0) << " | " << dts << " | "
          << (mems.empty() ? "-" : mems) << " | " << cost_text(*d) << " | " << d->summary << " |\n";
     }
+    if (family == InstrFamily::kCompare) os << "\n" << packed_mask_layout_markdown();
   }
   return os.str();
 }

@@ -90,7 +90,8 @@ void add_more_instrs(std::vector<InstrDef>& t) {
   add("TADDC", F::kElementwise, Pipe::V, "T", "TTT", kNumeric, vec(2 * 2.11, 2 * 24), "dst = a + b + c");
   add("TSUBC", F::kElementwise, Pipe::V, "T", "TTT", kNumeric, vec(2 * 2.11, 2 * 24), "dst = a - b + c");
   add("TMULADDDST", F::kElementwise, Pipe::V, "T", "TT", kNumeric, vec(2.3 + 2.11, 25 + 24), "dst = a * b + dst");
-  add("TSELS", F::kCompare, Pipe::V, "T", "TTS", kAny, kBinaryDefault, "dst = mask ? a : s");
+  add("TSELS", F::kCompare, Pipe::V, "T", "TTS", kAny, kBinaryDefault,
+      "dst[r, c] = bit (r, c) of the packed mask ? a[r, c] : s, over dst's valid region");
   for (const char* n : {"TROWARGMAX", "TROWARGMIN"})
     add(n, F::kIndex, Pipe::V, "T", "Tt", kNumeric, kPassDefault, "dst[r, 0] = first column index of the max/min of row r (INT32)");
   for (const char* n : {"TCOLARGMAX", "TCOLARGMIN"})
@@ -176,9 +177,13 @@ std::vector<InstrDef> build_table() {
 
   // Conversion, comparison, selection.
   add("TCVT", F::kConvert, Pipe::V, "T", "T", kAny, kPassDefault, "dst = convert(src) with round mode none|rint|round|floor|ceil|trunc|odd");
-  add("TCMP", F::kCompare, Pipe::V, "T", "TT", kNumeric, kBinaryDefault, "mask = a <cmp> b (BOOL tile)");
-  add("TCMPS", F::kCompare, Pipe::V, "T", "TS", kNumeric, kScalarDefault, "mask = a <cmp> s (BOOL tile)");
-  add("TSEL", F::kCompare, Pipe::V, "T", "TTT", kAny, kBinaryDefault, "dst = mask ? a : b");
+  // Dtypes of TCMP / TCMPS are those of the compared source; the mask is a packed UINT8 tile.
+  add("TCMP", F::kCompare, Pipe::V, "T", "TT", kNumeric, kBinaryDefault,
+      "packed mask (UINT8, 1 bit per element) = a <cmp> b over a's valid region");
+  add("TCMPS", F::kCompare, Pipe::V, "T", "TS", kNumeric, kScalarDefault,
+      "packed mask (UINT8, 1 bit per element) = a <cmp> s over a's valid region");
+  add("TSEL", F::kCompare, Pipe::V, "T", "TTT", kAny, kBinaryDefault,
+      "dst[r, c] = bit (r, c) of the packed mask ? a[r, c] : b[r, c], over dst's valid region");
 
   // Reductions: rows -> rows x 1, columns -> 1 x cols, over the source's valid region.
   for (const char* n : {"TROWSUM", "TROWMAX", "TROWMIN", "TROWPROD"})
@@ -207,7 +212,11 @@ std::vector<InstrDef> build_table() {
   add("TGEMV_ACC", F::kMatmul, Pipe::M, "T", "TTT", kCube, cube(), "acc[1, N] = acc_in + left[1, K] @ right");
   add("TGEMV_BIAS", F::kMatmul, Pipe::M, "T", "TTT", kCube, cube(), "acc[1, N] = left[1, K] @ right + bias");
   add_more_instrs(t);
-  for (InstrDef& d : t) d.memories = default_memories(d);
+  for (InstrDef& d : t) {
+    d.memories = default_memories(d);
+    if (d.name == "TCMP" || d.name == "TCMPS") d.mask = MaskUse::kWritesOut0;
+    if (d.name == "TSEL" || d.name == "TSELS") d.mask = MaskUse::kReadsIn0;
+  }
   return t;
 }
 
@@ -223,6 +232,25 @@ double bytes_to_cycles(double bytes, double gib_s, double startup) {
 }
 
 }  // namespace
+
+const char* packed_mask_layout_markdown() {
+  return "**Packed masks.** TCMP and TCMPS write a mask tile and TSEL and TSELS read one: UINT8 bytes, one bit\n"
+         "per element.\n\n"
+         "- Element (r, c) is bit c % 8 (bit 0 = least significant) of byte (r, c / 8) of the mask tile: a mask\n"
+         "  row holds ceil(cols / 8) bytes, the row stride is the mask tile's own column count (any count of at\n"
+         "  least ceil(cols / 8)), and the tile starts 32-byte aligned like every tile. In numpy, the bytes of a\n"
+         "  boolean array m are `np.packbits(m, axis=1, bitorder=\"little\")`.\n"
+         "- TCMP / TCMPS compare over the valid region of their first source (vr x vc) and write rows 0 to vr-1,\n"
+         "  bytes 0 to ceil(vc / 8)-1 of the mask. Bits of columns at or past vc in a row's last byte are 0;\n"
+         "  other bytes of the mask tile are left unchanged.\n"
+         "- TSEL / TSELS select over the destination's valid region (vr x vc) and read the same bits.\n"
+         "- The mask tile needs at least vr rows and ceil(vc / 8) columns.\n"
+         "- `pl.cmp` / `pl.cmps` on a rows x cols tile make a rows x M UINT8 mask tile, M = ceil(cols / 8)\n"
+         "  rounded up to a multiple of 32 (whole 32-byte Vec rows, like every Vec tile), with valid shape\n"
+         "  [valid rows, ceil(valid cols / 8)]: a 16 x 64 FP32 tile gives a 16 x 32 mask whose first 8 bytes\n"
+         "  a row hold the bits. `pl.sel` takes such a mask, or any UINT8 tile of the same rows and at least\n"
+         "  ceil(cols / 8) columns (e.g. a loaded np.packbits array).\n";
+}
 
 int InstrDef::min_ins() const {
   int n = 0;

@@ -1,6 +1,7 @@
 // OutlineIncore: each `with pl.at(level=...)` scope becomes an InCore function and the scope
 // becomes a call of it, so that the runtime can run it as one task on a core.
 #include <unordered_map>
+#include <unordered_set>
 
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/var_uses.h"
@@ -51,24 +52,43 @@ class WriteTracker : public IRVisitor {
     }
   }
   void visit_for(const ForStmt& s) override {
-    // A loop-carried tensor threaded through writes aliases its initial value.
-    for (size_t i = 0; i < s.iter_args.size(); ++i) {
-      if (s.init_values[i]->as<Var>() && s.iter_args[i]->type->as<TensorType>()) {
-        VarPtr init = root_of(std::static_pointer_cast<const Var>(s.init_values[i]));
-        root[s.iter_args[i].get()] = init;
-        root[s.return_vars[i].get()] = init;
-      }
-    }
+    alias_carried(s.iter_args, s.init_values, s.return_vars);
     IRVisitor::visit_for(s);
+  }
+  void visit_while(const WhileStmt& s) override {
+    alias_carried(s.iter_args, s.init_values, s.return_vars);
+    IRVisitor::visit_while(s);
   }
 
  private:
+  // A loop-carried tensor threaded through writes aliases its initial value.
+  void alias_carried(const std::vector<VarPtr>& iter_args, const std::vector<ExprPtr>& init_values,
+                     const std::vector<VarPtr>& return_vars) {
+    for (size_t i = 0; i < iter_args.size(); ++i) {
+      if (init_values[i]->as<Var>() && iter_args[i]->type->as<TensorType>()) {
+        VarPtr init = root_of(std::static_pointer_cast<const Var>(init_values[i]));
+        root[iter_args[i].get()] = init;
+        root[return_vars[i].get()] = init;
+      }
+    }
+  }
   static VarPtr written_arg(const Call& c) {
     ExprPtr a = CallSite{*c.op, c.args, c.attrs, c.span}.arg(c.op->writes);
     if (a && a->as<Var>()) return std::static_pointer_cast<const Var>(a);
     return nullptr;
   }
 };
+
+// The Vars an extent expression reads (a symbolic dimension, or arithmetic on them).
+void collect_size_vars(const ExprPtr& e, std::unordered_set<const Var*>& have, std::vector<VarPtr>& out) {
+  if (!e) return;
+  if (auto* v = e->as<Var>()) {
+    if (have.insert(v).second) out.push_back(std::static_pointer_cast<const Var>(e));
+  } else if (auto* b = e->as<BinaryExpr>()) {
+    collect_size_vars(b->a, have, out);
+    collect_size_vars(b->b, have, out);
+  }
+}
 
 class Outliner : public IRMutator {
  public:
@@ -85,6 +105,14 @@ class Outliner : public IRMutator {
              "load or create the tile inside the `with pl.at(...)` block");
       params.push_back(v);
     }
+    // Symbolic sizes in the parameters' tensor types (pl.dynamic dimensions) are passed too,
+    // so that the kernel can compute with them (pl.tensor.dim, loop bounds, valid shapes).
+    std::unordered_set<const Var*> have;
+    for (auto& p : params) have.insert(p.get());
+    const size_t explicit_params = params.size();
+    for (size_t i = 0; i < explicit_params; ++i)
+      if (auto* t = params[i]->type->as<TensorType>())
+        for (auto& d : t->shape) collect_size_vars(d, have, params);
     // Values defined inside and used after the scope become results.
     VarUses outside_uses = uses_outside(s);
     std::vector<VarPtr> results;

@@ -19,6 +19,15 @@ const std::vector<Pass>& default_pipeline() {
        "rows a multiple of 32 bytes, and prefer sizes that divide the extent; otherwise the edge block gets "
        "a run-time valid shape. Reductions walk the reduced axis in blocks and combine partial results; a "
        "matmul block walks K through Mat -> Left/Right with matmul then matmul_acc into Acc."},
+      {"InferMemory", infer_memory,
+       "Puts every tile operand in the memory its consumer reads and inserts the moves, so kernels may omit "
+       "pl.move: the cube reads `lhs` from Left, `rhs` from Right and `bias` from Bias, pl.transpose_view reads "
+       "Mat, and every vector-pipe op reads Vec. A default (Vec) pl.load whose every use needs Mat, Left, "
+       "Right or Bias loads into Mat instead; any other operand in the wrong memory gets the shortest chain "
+       "of pl.tile.move over the chip's legal moves (Mat->Left/Right/Bias, Acc->Vec/Mat, Vec->Mat), e.g. a "
+       "matmul result read by a vector op is moved Acc->Vec, and a vector result multiplied on the cube goes "
+       "Vec->Mat->Left. Operands no chain reaches (a Left tile read by a vector op) are rejected when the op "
+       "is written."},
       {"Unroll", unroll,
        "Replaces every `for i in pl.unroll(n)` loop (bounds known at compile time, at most 1024 iterations) by "
        "one copy of its body per iteration: the loop variable becomes the iteration's constant, every value the "

@@ -204,8 +204,10 @@ size_t TaskPool::submit(TaskSpec spec) {
   task.block_num = spec.block_num;
   task.manual = spec.manual;
   std::vector<size_t>& deps = task.deps;
+  // Every dependency is recorded (records, swimlane arrows); only unfinished ones hold the
+  // task back.
   for (size_t d : spec.deps)
-    if (d < id && !tasks_[d].done) deps.push_back(d);
+    if (d < id) deps.push_back(d);
 
   // Data dependencies: for each region, the conflicting unfinished regions of overlapping
   // views, newest first. A write that covers the region orders every older conflict
@@ -229,7 +231,7 @@ size_t TaskPool::submit(TaskSpec spec) {
         if (exact && !boxes_overlap(x.box, y.box)) continue;
         const bool manual_y = tasks_[tid].manual;
         if (spec.manual && manual_y) continue;
-        if (!tasks_[tid].done) deps.push_back(tid);
+        deps.push_back(tid);
         // A covering write: every older conflict is ordered before it (finished, if it has).
         if (exact && y.write && box_contains(y.box, x.box) && !manual_y) break;
       }
@@ -238,6 +240,7 @@ size_t TaskPool::submit(TaskSpec spec) {
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   for (size_t earlier : deps) {
+    if (tasks_[earlier].done) continue;
     ++task.pending;
     tasks_[earlier].dependents.push_back(id);
   }

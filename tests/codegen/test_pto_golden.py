@@ -196,14 +196,17 @@ func.func @k_un(%a: {A_IN}) attributes {{pto.core = "aiv"}} {{
 
 
 def test_compare_select_convert_family():
-    tiles = VEC3 + [("mask", "BOOL", "Vec", 16, 64, 0x3000), ("h", "FP16", "Vec", 16, 64, 0x3400)]
+    # The packed mask of a 16x64 tile as pl.cmp makes it: UINT8, 16 rows of 32 bytes (one
+    # 32-byte Vec row) of which ceil(64 / 8) = 8 hold the bits (the valid shape).
+    mask_tile = ("mask", "UINT8", "Vec", 16, 32, 0x3000, c.Scalar.imm(16), c.Scalar.imm(8))
+    tiles = VEC3 + [mask_tile, ("h", "FP16", "Vec", 16, 64, 0x3400)]
     code = [
         tile("TCMP", [T(3)], [T(0), T(1)], cmp="LT"),
         tile("TCMPS", [T(3)], [T(0), S(0.0)], cmp="GE"),
         tile("TSEL", [T(2)], [T(3), T(0), T(1)]),
         tile("TCVT", [T(4)], [T(2)], mode="round"),
     ]
-    mask = "!pto.tile<vec, i1, 16x64, blayout=row_major, slayout=none_box, valid=[16, 64], pad=null, addr=0x3000>"
+    mask = "!pto.tile<vec, u8, 16x32, blayout=row_major, slayout=none_box, valid=[16, 8], pad=null, addr=0x3000>"
     h = "!pto.tile<vec, f16, 16x64, blayout=row_major, slayout=none_box, valid=[16, 64], pad=null, addr=0x3400>"
     check(
         kernel("k_cmp", ABO[:2], tiles, code),
@@ -395,6 +398,47 @@ def test_scf_for_and_scf_if_structure():
               pto.tmuls ins(%ta, 3.0 : {V0}, f32) outs(%tb : {V1})  // pipe V
             }}
             pto.tstore ins(%tb[0, %r1] : {V1}) outs(%out : {out})  // pipe MTE3
+          }}
+          return
+        }}
+        """,
+    )
+
+
+def test_scf_while_structure():
+    K = c.InstrKind
+    imm, reg = c.Scalar.imm, c.Scalar.r
+    code = [
+        scalar(K.ScalarMov, 1, imm(0)),
+        scalar(K.WhileBegin),
+        scalar(K.ScalarBin, 2, reg(1), reg(0), sop="<"),
+        scalar(K.WhileCond, a=reg(2)),
+        tile("TLOAD", [T(0)], [G(0), L(0, reg(1))]),
+        tile("TSTORE", [G(2)], [T(0), L(0, reg(1))]),
+        scalar(K.ScalarBin, 1, reg(1), imm(64), sop="+"),
+        scalar(K.WhileEnd),
+    ]
+    a = "!pto.tensor<f32, 16x?, in>"
+    out = "!pto.tensor<f32, 16x?, out>"
+    check(
+        kernel(
+            "k_while",
+            [("a", True, "FP32", [16, -1], "In"), ("n", False, "INDEX", [], "In"), ("out", True, "FP32", [16, -1], "Out")],
+            VEC3[:1],
+            code,
+            regs=(False, False, False),
+        ),
+        f"""
+        // pto kernel k_while: AIV (vector core), 1 tiles, 3 scalar registers
+        func.func @k_while(%a: {a}, %r0: index, %out: {out}) attributes {{pto.core = "aiv"}} {{
+          %r1 = arith.mov 0 : index
+          scf.while {{
+            %r2 = arith.cmp.lt %r1, %r0 : index
+            scf.condition %r2
+          }} do {{
+            pto.tload ins(%a[0, %r1] : {a}) outs(%ta : {V0})  // pipe MTE2
+            pto.tstore ins(%ta[0, %r1] : {V0}) outs(%out : {out})  // pipe MTE3
+            %r1 = arith.add %r1, 64 : index
           }}
           return
         }}

@@ -59,10 +59,10 @@ def load_into_left(a: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 
 @pl.jit
-def matmul_of_vec_tiles(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+def vector_op_on_left_tile(a: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [32, 64])
-        c = pl.store(pl.matmul(t, t), [0, 0], c)  # E:matmul_of_vec_tiles
+        t = pl.move(pl.load(a, [0, 0], [32, 64], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left)
+        c = pl.store(pl.exp(t), [0, 0], c)  # E:vector_op_on_left_tile
     return c
 
 
@@ -298,13 +298,42 @@ def integer_division_by_zero(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl
     return c
 
 
+@pl.jit
+def while_never_changes(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        i = 0
+        while i < n:  # E:while_never_changes
+            c = pl.store(pl.load(a, [0, 0], [32, 64]), [0, 0], c)
+    return c
+
+
+@pl.jit
+def break_in_parallel(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.parallel(4):  # E:break_in_parallel
+            if i == n:
+                break
+            c = pl.store(pl.load(a, [0, 0], [32, 64]), [0, 0], c)
+    return c
+
+
+@pl.jit
+def endless_while(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        i = 0
+        while i != n:  # E:endless_while
+            i = i + 2
+        c = pl.store(pl.load(a, [0, 0], [32, 64]), [0, 0], c)
+    return c
+
+
 CASES = [
     # (name, call, exception, message pattern, fix pattern)
     ("op_outside_kernel", lambda: op_outside_kernel(A, A.copy()), PyptoError, r"works on tiles, which exist only inside kernels", r"pl\.at"),
     ("vec_to_left", lambda: vec_to_left(A, A.copy()), PyptoError, r"cannot move a Vec tile to Left", r"Vec.*Mat"),
     ("load_into_acc", lambda: load_into_acc(A, A.copy()), PyptoError, r"a load lands only in Vec or Mat, not Acc", r"pl\.matmul"),
     ("load_into_left", lambda: load_into_left(A, A.copy()), PyptoError, r"not Left", r"load into Mat, then pl\.move"),
-    ("matmul_of_vec_tiles", lambda: matmul_of_vec_tiles(A, A.copy()), PyptoError, r"is a Vec tile; the cube reads it from Left", r"pl\.move"),
+    ("vector_op_on_left_tile", lambda: vector_op_on_left_tile(A, A.copy()), PyptoError, r"is a Left tile; vector ops work on Vec tiles and no move brings", r"matmul result"),
     ("too_big_for_ub", lambda: too_big_for_ub(np.zeros((256, 256), np.float32), np.zeros((256, 256), np.float32)), PyptoError, r"Vec \(UB\) but the a2a3sim chip has 196608 bytes", r"smaller tiles"),
     ("too_big_for_l0a", lambda: too_big_for_l0a(np.zeros((256, 128), np.float32), np.zeros((256, 128), np.float32)), PyptoError, r"Left \(L0A\)", r"smaller tiles"),
     ("misaligned_row", lambda: misaligned_row(A, A.copy()), PyptoError, r"row must be a multiple of 32 bytes", r"valid_shape"),
@@ -333,6 +362,9 @@ CASES = [
     ("bad_memory_name", lambda: bad_memory_name(A, A.copy()), PyptoError, r"MemorySpace\.UB", r""),
     ("private_attribute", lambda: private_attribute(A, A.copy()), PyptoError, r"'__dict__' is private", r"public names"),
     ("integer_division_by_zero", lambda: integer_division_by_zero(A, A.copy(), 0), PyptoError, r"integer division by zero", r"guard the divisor"),
+    ("while_never_changes", lambda: while_never_changes(A, A.copy(), 2), PyptoError, r"condition 'i < n' of this while loop never changes", r"rebind a name the condition reads"),
+    ("break_in_parallel", lambda: break_in_parallel(A, A.copy(), 2), PyptoError, r"break in a pl\.parallel loop", r"pl\.range"),
+    ("endless_while", lambda: endless_while(A, A.copy(), 3), PyptoError, r"while loop ran 16777216 iterations without its condition turning false", r"changes what the condition reads"),
 ]
 
 

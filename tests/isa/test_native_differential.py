@@ -28,8 +28,17 @@ def rand(rng, shape, dtype, positive=False):
 
 
 def scalar_for(rng, dtype):
-    # Multiples of 1/8: isa_execute's scalar binding rejects some other floats (e.g. 0.9).
+    # Multiples of 1/8: exact in every float dtype, so the native fp32 path and the reference agree.
     return float(rng.integers(4, 17)) / 8 if dtype in ("FP32", "FP16", "BF16") else int(rng.integers(1, 5))
+
+
+def mask_bytes(cols):
+    """Bytes of a packed mask row: one bit per element (include/pypto/isa/instructions.h)."""
+    return (cols + 7) // 8
+
+
+def random_mask(rng, rows, cols):
+    return rng.integers(0, 256, size=(rows, mask_bytes(cols))).astype(np.uint8)
 
 
 def build_case(name, rng):
@@ -80,9 +89,9 @@ def build_case(name, rng):
             dt = "FP32"
         attrs["cmp"] = str(rng.choice(["EQ", "NE", "LT", "LE", "GT", "GE"]))
         b = t((R, C), dt) if name == "TCMP" else scalar_for(rng, dt)
-        return [z((R, C), "BOOL")], [t((R, C), dt), b], attrs, {"valid_shape": valid}
+        return [z((R, mask_bytes(C)), "UINT8")], [t((R, C), dt), b], attrs, {"valid_shape": valid}
     if name == "TSEL":
-        return [z((R, C))], [t((R, C), "BOOL"), t((R, C)), t((R, C))], attrs, {"valid_shape": valid}
+        return [z((R, C))], [random_mask(rng, R, C), t((R, C)), t((R, C))], attrs, {"valid_shape": valid}
     if name == "TEXPANDS":
         return [z((R, C))], [scalar_for(rng, dt)], attrs, {"valid_shape": valid}
     if name.startswith("TROW") and "EXPAND" not in name:
@@ -121,7 +130,7 @@ def build_case(name, rng):
             ins, mem = ins + [t((1, N), "FP32")], mem + ["Bias"]
         return [z((1, N), "FP32")], ins, attrs, {"memories": mem}
     if name == "TSELS":
-        return [z((R, C))], [t((R, C), "BOOL"), t((R, C)), scalar_for(rng, dt)], attrs, {"valid_shape": valid}
+        return [z((R, C))], [random_mask(rng, R, C), t((R, C)), scalar_for(rng, dt)], attrs, {"valid_shape": valid}
     if name in ("TCI", "TASSIGN"):
         return [z((R, C))], [int(rng.integers(0, 9))], attrs, {"valid_shape": valid}
     if name == "TTRI":
@@ -202,3 +211,71 @@ def test_native_exp_log_accuracy_over_the_float_range():
     y = np.ldexp(rng.uniform(0.5, 1, size=(32, 64)), rng.integers(-140, 120, size=(32, 64))).astype(np.float32)
     _core.isa_execute("TLOG", [out], [y], engine="native")
     assert ulp_distance(out, np.log(y)).max() <= 2
+
+
+# Packed masks over dtypes and shapes (a partly valid tile, non-square tiles, columns not a
+# multiple of 8): the native engine's compare / select fast paths against the reference,
+# bit for bit, and both against numpy (np.packbits per row, np.where).
+MASK_CASES = [((8, 8), None), ((5, 37), None), ((16, 64), (11, 29)), ((3, 130), (3, 9))]
+MASK_DTYPES = ["FP32", "FP16", "INT32", "INT16", "INT8", "UINT8"]
+
+
+@pytest.mark.parametrize("shape,valid", MASK_CASES)
+@pytest.mark.parametrize("dtype", MASK_DTYPES)
+def test_native_packed_masks_match_reference(shape, valid, dtype):
+    rng = np.random.default_rng(sum(map(ord, dtype)) + shape[1])
+    R, C = shape
+    r, c = valid or shape
+    modes = ["EQ", "NE", "LT", "LE", "GT", "GE"]
+    cmp, cmps = modes[(R + C) % 6], modes[(R + C + 3) % 6]
+    a, b = rand(rng, shape, dtype), rand(rng, shape, dtype)
+    b[::2] = a[::2]  # equal elements
+    s = scalar_for(rng, dtype)
+    sentinel = np.full((R, mask_bytes(C)), 0x5A, np.uint8)
+    kw = {"valid_shape": valid}
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    ops = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal, "GT": np.greater, "GE": np.greater_equal}
+    for name, ins, bools, attrs in [("TCMP", [a, b], ops[cmp](x, y), {"cmp": cmp}),
+                                    ("TCMPS", [a, s], ops[cmps](x, s), {"cmp": cmps})]:
+        ref, ref_err = run(name, [sentinel], ins, attrs, kw, "sim")
+        nat, nat_err = run(name, [sentinel], ins, attrs, kw, "native")
+        assert ref_err is None and nat_err is None, (ref_err, nat_err)
+        np.testing.assert_array_equal(nat[0], ref[0], err_msg=name)
+        want = sentinel.copy()
+        want[:r, : mask_bytes(c)] = np.packbits(bools[:r, :c], axis=1, bitorder="little")
+        np.testing.assert_array_equal(ref[0], want, err_msg=name)
+    mask = random_mask(rng, R, C)
+    bits = np.unpackbits(mask, axis=1, count=C, bitorder="little").astype(bool)
+    dst = np.full(shape, 3, NP[dtype])
+    for name, ins, other in [("TSEL", [mask, a, b], b), ("TSELS", [mask, a, s], np.array(s, NP[dtype]))]:
+        ref, ref_err = run(name, [dst], ins, {}, kw, "sim")
+        nat, nat_err = run(name, [dst], ins, {}, kw, "native")
+        assert ref_err is None and nat_err is None, (ref_err, nat_err)
+        np.testing.assert_array_equal(nat[0], ref[0], err_msg=name)
+        want = dst.copy()
+        want[:r, :c] = np.where(bits, a, other)[:r, :c]
+        np.testing.assert_array_equal(ref[0], want, err_msg=name)
+
+
+SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.5, -3.75, 1e-40, -1e-40, 3e38], np.float32)
+
+
+@pytest.mark.parametrize("name", ["TABS", "TNEG", "TRELU", "TSQRT", "TRSQRT", "TRECIP", "TEXP", "TLOG",
+                                  "TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN"])
+def test_native_matches_reference_on_special_values(name):
+    """Signed zeros, infinities, NaN and subnormals through the fp32 fast paths (|-0| = +0,
+    relu(NaN) = NaN, ...): the same answers as the reference, NaN for NaN."""
+    a = np.resize(SPECIALS, (12, 12))
+    b = np.resize(SPECIALS, (12, 12)).T.copy()  # every pair of specials
+    ins = [a] if _core.instruction_signature(name)[1] == "T" else [a, b]
+    outs = [np.zeros((12, 12), np.float32)]
+    ref, _ = run(name, outs, ins, {}, {}, "sim")
+    nat, _ = run(name, outs, ins, {}, {}, "native")
+    r, n = ref[0], nat[0]
+    both_nan = np.isnan(r) & np.isnan(n)
+    exact = name in ("TABS", "TNEG", "TRELU", "TMAX", "TMIN", "TADD", "TSUB", "TMUL", "TDIV", "TSQRT")
+    if exact:  # bit for bit: +0 and -0 differ
+        bad = (r.view(np.uint32) != n.view(np.uint32)) & ~both_nan
+    else:
+        bad = np.where(both_nan, 0, ulp_distance(r, n)) > 2
+    assert not bad.any(), f"{name}: {a[bad][:4]}: {r[bad][:4]} (reference) vs {n[bad][:4]} (native)"

@@ -3,7 +3,8 @@
 import numpy as np
 import pypto.language as pl
 import pytest
-from pypto.runtime import RunConfig
+from pypto import ir
+from pypto.runtime import RunConfig, jit_compile
 
 rng = np.random.default_rng(3)
 
@@ -118,17 +119,40 @@ def test_matmul_then_vector_op():
     np.testing.assert_allclose(y, np.maximum(x @ w, 0), rtol=1e-4, atol=1e-4)
 
 
-def test_matmul_from_vec_is_rejected_with_the_move_fix():
+def test_matmul_without_moves_gets_its_memories_inferred():
+    # Default loads used only by the cube land in Mat and move to Left/Right; the Acc result
+    # read by a vector op is moved to Vec (pass InferMemory).
     @pl.jit
-    def bad(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    def implicit(x: pl.Tensor, w: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
         with pl.at(level=pl.Level.CORE_GROUP):
-            a = pl.load(x, [0, 0], [32, 32])
-            pl.store(pl.matmul(a, a), [0, 0], y)
+            a = pl.load(x, [0, 0], [32, 64])
+            k = pl.load(w, [0, 0], [64, 32])
+            y = pl.store(pl.relu(pl.add(pl.matmul(a, k), pl.load(b, [0, 0], [32, 32]))), [0, 0], y)
         return y
 
-    x = np.zeros((32, 32), np.float32)
-    with pytest.raises(Exception) as err:
-        bad(x, np.zeros_like(x), config=RunConfig())
-    msg = str(err.value)
-    assert "pl.tile.matmul" in msg and "Left" in msg
-    assert "pl.move(t, target_memory=pl.MemorySpace.Left)" in msg
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((32, 64), dtype=np.float32), rng.standard_normal((64, 32), dtype=np.float32)
+    b = rng.standard_normal((32, 32), dtype=np.float32)
+    y = np.zeros((32, 32), np.float32)
+    implicit(x, w, b, y, config=RunConfig())
+    np.testing.assert_allclose(y, np.maximum(x @ w + b, 0), rtol=1e-4, atol=1e-4)
+    text = ir.print_program(jit_compile(implicit, (x, w, b, y)).program)
+    assert text.count("target_memory=pl.Mem.Mat)") == 2  # both operand loads go to Mat
+    assert "pl.tile.move(a, pl.Mem.Left)" in text and "pl.tile.move(k, pl.Mem.Right)" in text
+    assert "pl.tile.move(matmul, pl.Mem.Vec)" in text  # the Acc result moved to Vec for the add
+
+
+def test_a_vector_result_feeds_the_cube_through_mat():
+    # exp(x) is computed in Vec; the cube reads it through Vec -> Mat -> Left.
+    @pl.jit
+    def vec_to_cube(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            e = pl.exp(pl.load(x, [0, 0], [32, 32]))
+            y = pl.store(pl.matmul(e, pl.load(w, [0, 0], [32, 32])), [0, 0], y)
+        return y
+
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((32, 32), dtype=np.float32), rng.standard_normal((32, 32), dtype=np.float32)
+    y = np.zeros((32, 32), np.float32)
+    vec_to_cube(x, w, y, config=RunConfig())
+    np.testing.assert_allclose(y, np.exp(x) @ w, rtol=1e-4, atol=1e-4)

@@ -95,6 +95,12 @@ ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& arg
 // the argument at position 1 is a scalar. Returns null when nothing matches.
 const OpDef* resolve_op(const std::string& dsl_name, const std::vector<TypePtr>& arg_types);
 
+// The memories a tile passes through, in order, to get from `from` to `to` with pl.tile.move
+// over the chip's legal on-chip moves (empty when from == to); nullopt when no chain exists.
+// Type inference accepts an operand that such a chain reaches; the InferMemory pass inserts
+// the moves. (src/ir/ops/memory.cpp)
+std::optional<std::vector<MemorySpace>> move_path(MemorySpace from, MemorySpace to);
+
 // Defined in src/ir/ops/: registers every op family; called once by OpRegistry::instance().
 void register_all_ops(OpRegistry& registry);
 

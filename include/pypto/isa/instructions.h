@@ -21,7 +21,7 @@ enum class InstrFamily : uint8_t {
   kReduction,    // row / column reductions
   kExpand,       // row / column broadcasts
   kMatmul,       // cube
-  kCompare,      // TCMP TCMPS TSEL
+  kCompare,      // TCMP TCMPS TSEL TSELS (packed masks)
   kFill,         // TEXPANDS
   kGenerate,     // TCI TTRI TRANDOM: tiles from indices / counters
   kIndex,        // arg-reductions, gather / scatter, sort
@@ -38,6 +38,33 @@ struct CostFigures {
   bool published = false;               // figures from chip-model.md (else a documented default)
 };
 
+// Packed predicate masks. TCMP / TCMPS write one and TSEL / TSELS read one. A mask is a
+// tile of kMaskDtype (UINT8) bytes holding one bit per element of the region it describes:
+// element (r, c) is bit c % 8 (bit 0 = least significant) of byte (r, c / 8) of the mask
+// tile. A mask row holds ceil(cols / 8) bytes (mask_row_bytes), the row stride is the mask
+// tile's own column count (any count >= ceil(cols / 8)), and the tile starts at a 32-byte
+// aligned address like every tile. For a numpy array x of shape (rows, cols), the mask of
+// x != 0 is np.packbits(x != 0, axis=1, bitorder="little").
+//  - TCMP / TCMPS compare over the valid region of their first source (vr x vc) and write
+//    rows 0..vr-1, bytes 0..ceil(vc / 8)-1 of the mask; bits of columns >= vc in the last
+//    byte of a row are 0; other bytes of the mask tile are left unchanged.
+//  - TSEL / TSELS select over the destination's valid region (vr x vc) and read the same
+//    bits. Either way the mask tile must have at least vr rows and ceil(vc / 8) columns.
+//  - The compiler's masks (pl.cmp / pl.cmps on a rows x cols tile) are rows x
+//    mask_tile_cols(cols) tiles: each row padded to whole 32-byte Vec rows, like every Vec
+//    tile the DSL loads, with valid shape [valid rows, ceil(valid cols / 8)].
+constexpr DataType kMaskDtype = DataType::UINT8;
+constexpr int64_t kMaskRowAlignBytes = 32;
+constexpr int64_t mask_row_bytes(int64_t cols) { return (cols + 7) / 8; }
+constexpr int64_t mask_tile_cols(int64_t cols) {
+  return (mask_row_bytes(cols) + kMaskRowAlignBytes - 1) / kMaskRowAlignBytes * kMaskRowAlignBytes;
+}
+// The layout above in one paragraph of Markdown (docs/isa.md states it).
+const char* packed_mask_layout_markdown();
+
+// How an instruction uses a packed mask: none, writes it (output 0), reads it (input 0).
+enum class MaskUse : uint8_t { kNone, kWritesOut0, kReadsIn0 };
+
 struct InstrDef {
   std::string name;
   InstrFamily family;
@@ -45,12 +72,15 @@ struct InstrDef {
   // Operand signatures, one letter per operand: T tile, G global tensor, S scalar,
   // L scalar list (offsets); a lowercase letter is optional (and only at the end).
   std::string outs_sig, ins_sig;
-  std::vector<DataType> dtypes;  // allowed element types of the destination (or source for TSTORE)
+  std::vector<DataType> dtypes;  // allowed element types of the destination (the first source for
+                                 // TSTORE, MSCATTER, TPREFETCH, arg-reductions, TCMP, TCMPS)
   CostFigures cost;
   std::string summary;           // one line: what the instruction computes
   // Memory locations the destination tile may live in (the source for TSTORE / MSCATTER);
   // empty for instructions without a tile operand.
   std::vector<MemorySpace> memories;
+  // The packed-mask operand, if any; it must be a kMaskDtype tile covering the region.
+  MaskUse mask = MaskUse::kNone;
 
   int num_outs() const { return static_cast<int>(outs_sig.size()); }
   int min_ins() const;

@@ -33,6 +33,10 @@ ir::ProgramPtr outline_incore(const ir::ProgramPtr& program, const PassContext& 
 // tile loads, tile ops and stores. (lower_tensor_ops.cpp)
 ir::ProgramPtr lower_tensor_ops(const ir::ProgramPtr& program, const PassContext& ctx);
 
+// Puts tile operands in the memories their consumers read (loads retargeted to Mat, moves
+// inserted over the legal move chains), so pl.move may be omitted. (infer_memory.cpp)
+ir::ProgramPtr infer_memory(const ir::ProgramPtr& program, const PassContext& ctx);
+
 // Replaces each `pl.unroll` loop with compile-time bounds by copies of its body, one per
 // iteration, threading loop-carried values from copy to copy. (unroll.cpp)
 ir::ProgramPtr unroll(const ir::ProgramPtr& program, const PassContext& ctx);

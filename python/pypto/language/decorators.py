@@ -49,7 +49,7 @@ class JitFunction:
     def annotated_specs(self):
         """The argument specs the parameter annotations give (for `f.compile()` with no
         arguments): each parameter needs a full pl.Tensor[[M, N], dtype] or pl.Scalar[dtype]."""
-        from .types import ScalarSpec, TensorSpec
+        from .types import DynDim, ScalarSpec, TensorSpec
 
         parser = FunctionParser(self.source(), None)
         specs = []
@@ -68,10 +68,11 @@ class JitFunction:
             if spec.shape is None:
                 raise parser.error(p, f"{where}; parameter '{p.arg}' is annotated bare pl.Tensor (no shape, no dtype)",
                                    fix)
-            dims = list(spec.shape)
-            if not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims):
-                raise parser.error(p, f"{where}; parameter '{p.arg}' has shape {dims}, not positive integers known "
-                                      "at compile time", fix)
+            # A pl.dynamic dimension stays open (-1): the compiled program serves every extent.
+            dims = [-1 if isinstance(d, DynDim) else d for d in spec.shape]
+            if not all(isinstance(d, int) and not isinstance(d, bool) and (d > 0 or d == -1) for d in dims):
+                raise parser.error(p, f"{where}; parameter '{p.arg}' has shape {list(spec.shape)}, not positive "
+                                      "integers or pl.dynamic dimensions", fix)
             specs.append(("tensor", tuple(dims), spec.dtype))
         return specs
 

@@ -11,6 +11,7 @@ from pypto._core import PyptoError, ir
 
 from . import ops
 from .errors import ParseError, parse_error
+from .types import DynDim
 
 _BINOPS = {ast.Add: (operator.add, ir.BinaryOp.Add, "add"), ast.Sub: (operator.sub, ir.BinaryOp.Sub, "sub"),
            ast.Mult: (operator.mul, ir.BinaryOp.Mul, "mul"), ast.Div: (operator.truediv, ir.BinaryOp.Div, "div"),
@@ -71,6 +72,8 @@ class ExprParser:
         """An IR expression for `value`; Python numbers become constants (of `dtype` if given)."""
         if is_ir(value):
             return value
+        if isinstance(value, DynDim):
+            return self.dyn_var(value.name, node)
         span = self.span(node)
         if isinstance(value, bool):
             return ir.ConstBool(value, span)
@@ -426,6 +429,8 @@ class ExprParser:
             return frame.var(name, self.span(node))
         where = {"range": "the iterable of a for loop", "parallel": "the iterable of a for loop",
                  "unroll": "the iterable of a for loop", "pipeline": "the iterable of a for loop",
+                 "while_": "the iterable of a for loop: for (x,) in pl.while_(init_values=(x0,)):",
+                 "cond": "the first statement of a pl.while_ loop body: pl.cond(x < n)",
                  "at": "a with statement: with pl.at(level=...):",
                  "spmd": "a with statement: with pl.spmd(n):",
                  "scope": "a with statement: with pl.scope():",

@@ -13,7 +13,8 @@ from .control_flow import ControlFlowParser
 from .expr_parser import ExprParser, SelfRef
 from .scopes import ScopeParser
 from .stmt_parser import StmtParser
-from .types import DirectionSpec, TensorSpec, TupleSpec, annotation_spec
+from .types import DirectionSpec, ScalarSpec, TensorSpec, TupleSpec, annotation_spec
+from .while_loops import WhileParser
 
 
 class Source:
@@ -59,7 +60,7 @@ def returns_of(spec_value):
     return [spec_value]
 
 
-class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser):
+class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, WhileParser):
     """Parses one function body. `program` resolves calls of other functions."""
 
     def __init__(self, source, program, fdef=None):
@@ -69,6 +70,7 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser):
         self.stmts, self.yield_frames = [], []
         self.return_types, self.inline_result = None, None
         self.out_params, self.lineage = set(), set()
+        self.dyn_vars, self.early_params = {}, {}  # pl.dynamic dims; INDEX params known before the others
 
     def check_signature(self):
         a = self.fdef.args
@@ -85,6 +87,20 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser):
                 raise self.error(self.fdef, f"method '{self.fdef.name}' of a @pl.program class must take self first",
                                  f"write def {self.fdef.name}(self, ...)")
             params = params[1:]
+        # INDEX scalar parameters first: tensor annotations may name them as dimensions
+        # (`x: pl.Tensor[[M, 128], pl.FP32], M: pl.Scalar[pl.INDEX]`, as the printer writes
+        # pl.dynamic dimensions).
+        for p in params:
+            if p.annotation is None or p.arg in self.early_params:
+                continue
+            try:
+                spec = annotation_spec(self.eval(p.annotation))
+            except Exception:
+                continue
+            if isinstance(spec, ScalarSpec) and spec.dtype == ir.DataType.INDEX:
+                var = ir.Var(p.arg, ir.ScalarType(ir.DataType.INDEX), self.span(p))
+                self.early_params[p.arg] = var
+                self.symbols[p.arg] = var
         out = []
         for p in params:
             spec, direction = None, ir.ParamDirection.In
@@ -113,12 +129,32 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser):
                                 f"{ir.print_type(arg_type)}", "pass a tensor")
         return arg_type
 
+    def dyn_var(self, name, node):
+        """The INDEX scalar of the symbolic dimension `name` (pl.dynamic) in this function."""
+        known = self.early_params.get(name)
+        if known is not None:
+            return known
+        if name not in self.dyn_vars:
+            self.dyn_vars[name] = ir.Var(name, ir.ScalarType(ir.DataType.INDEX), self.span(node))
+        return self.dyn_vars[name]
+
+    def localize(self, arg_type, node):
+        """A call-site tensor type whose dimensions are the caller's symbolic sizes, with this
+        function's own variables of the same names in their place."""
+        if not isinstance(arg_type, ir.TensorType) or all(not isinstance(d, ir.Var) for d in arg_type.shape):
+            return arg_type
+        dims = [self.dyn_var(d.name, node) if isinstance(d, ir.Var) else d for d in arg_type.shape]
+        return ir.TensorType(dims, arg_type.dtype)
+
     def compatible(self, declared, actual):
         if type(declared) is not type(actual):
             return False
         if isinstance(declared, ir.ScalarType):
             return declared.dtype == actual.dtype
-        if isinstance(declared, (ir.TensorType, ir.TileType)):
+        if isinstance(declared, ir.TensorType):  # a symbolic dimension accepts every extent
+            return declared.dtype == actual.dtype and len(declared.shape) == len(actual.shape) and all(
+                isinstance(a, ir.Var) or ir.structural_equal(a, b) for a, b in zip(declared.shape, actual.shape))
+        if isinstance(declared, ir.TileType):
             return declared.dtype == actual.dtype and len(declared.shape) == len(actual.shape) and all(
                 ir.structural_equal(a, b) for a, b in zip(declared.shape, actual.shape))
         return ir.structural_equal(declared, actual)
@@ -134,14 +170,21 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser):
                              f"call it with {len(specs)} arguments")
         params, dirs = [], []
         for i, (p, spec, direction) in enumerate(specs):
-            ty = self.param_type(p, spec, arg_types[i] if arg_types is not None else None)
-            var = ir.Var(p.arg, ty, self.span(p))
+            arg_type = self.localize(arg_types[i], p) if arg_types is not None else None
+            ty = self.param_type(p, spec, arg_type)
+            var = self.early_params.get(p.arg) or ir.Var(p.arg, ty, self.span(p))
             params.append(var)
             dirs.append(direction)
             self.symbols[p.arg] = var
             if direction != ir.ParamDirection.In:
                 self.out_params.add(p.arg)
                 self.lineage.add(var.node_id)
+        # Each symbolic dimension becomes a trailing INDEX parameter of its name; callers
+        # (and the jit entry's call) pass the extent read from the tensor arguments.
+        for dim_name, var in self.dyn_vars.items():
+            params.append(var)
+            dirs.append(ir.ParamDirection.In)
+            self.symbols.setdefault(dim_name, var)
         declared = None
         if self.fdef.returns is not None:
             value = self.eval(self.fdef.returns)

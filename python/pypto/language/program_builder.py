@@ -8,11 +8,44 @@ from .function_parser import FunctionParser
 from .types import ScalarSpec
 
 
-def call_type(function):
+def call_type(function, exprs=None):
+    """The type of a call of `function`; with the call's arguments `exprs`, the callee's
+    symbolic dimensions in its result types are replaced by the caller's values for them."""
     rets = list(function.return_types)
+    if exprs is not None:
+        values = {p.name: e for p, e in zip(function.params, exprs) if isinstance(p.type, ir.ScalarType)}
+
+        def subst(t):
+            if not isinstance(t, ir.TensorType) or not any(isinstance(d, ir.Var) for d in t.shape):
+                return t
+            return ir.TensorType([values.get(d.name, d) if isinstance(d, ir.Var) else d for d in t.shape], t.dtype)
+
+        rets = [subst(t) for t in rets]
     if not rets:
         return ir.NoneType()
     return rets[0] if len(rets) == 1 else ir.TupleType(rets)
+
+
+def dimension_args(fn, exprs, caller, node):
+    """The values of `fn`'s trailing symbolic-dimension parameters (pl.dynamic) for a call
+    with `exprs` for its other parameters: each is the caller's extent of the first tensor
+    argument whose parameter has that dimension."""
+    extra = []
+    for p in list(fn.params)[len(exprs):]:
+        value = None
+        for q, e in zip(fn.params, exprs):
+            if isinstance(q.type, ir.TensorType) and isinstance(e.type, ir.TensorType):
+                for axis, d in enumerate(q.type.shape):
+                    if isinstance(d, ir.Var) and d.name == p.name and axis < len(e.type.shape):
+                        value = e.type.shape[axis]
+                        break
+            if value is not None:
+                break
+        if value is None:
+            raise caller.error(node, f"'{fn.name}' has a parameter '{p.name}' that no tensor argument gives",
+                               f"pass '{p.name}' explicitly")
+        extra.append(value)
+    return extra
 
 
 class ProgramBuilder:
@@ -52,7 +85,8 @@ class ProgramBuilder:
 
     def call_method(self, caller, name, args, node):
         fn = self.method(name, caller, node)
-        if len(args) != len(fn.params):
+        trailing = list(fn.params)[len(args):]
+        if len(args) > len(fn.params) or not all(isinstance(p.type, ir.ScalarType) for p in trailing):
             raise caller.error(node, f"self.{name} takes {len(fn.params)} arguments, got {len(args)}",
                                f"call it as self.{name}(" + ", ".join(p.name for p in fn.params) + ")")
         exprs = []
@@ -63,7 +97,8 @@ class ProgramBuilder:
                 raise caller.error(node, f"argument '{p.name}' of self.{name} must be {ir.print_type(p.type)}, got "
                                          f"{ir.print_type(e.type)}", "pass a value of the parameter's type")
             exprs.append(e)
-        return ir.FuncCall(name, exprs, call_type(fn), caller.span(node))
+        exprs += dimension_args(fn, exprs, caller, node)
+        return ir.FuncCall(name, exprs, call_type(fn, exprs), caller.span(node))
 
     # -- jit form ---------------------------------------------------------------------------
     def call_jit(self, caller, jit_fn, args, node):
@@ -92,7 +127,8 @@ class ProgramBuilder:
             self.functions[name] = fn
             self.kernels[key] = name
         fn = self.functions[self.kernels[key]]
-        return ir.FuncCall(fn.name, exprs, call_type(fn), caller.span(node))
+        exprs = exprs + dimension_args(fn, exprs, caller, node)
+        return ir.FuncCall(fn.name, exprs, call_type(fn, exprs), caller.span(node))
 
     def build_jit(self, entry_source, entry_name, arg_types):
         entry = FunctionParser(entry_source, self).parse(entry_name, ir.FunctionType.Orchestration, arg_types)

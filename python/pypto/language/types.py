@@ -36,6 +36,25 @@ class TypeSpec:
     """Base of evaluated annotations."""
 
 
+class DynDim:
+    """`pl.dynamic("M")`: a symbolic tensor dimension. A function annotated with it compiles
+    once; the extent is read from the arguments at every call (all dimensions of one name
+    must agree) and is an INDEX scalar named "M" inside the program."""
+
+    def __init__(self, name):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise TypeError(f"pl.dynamic needs a dimension name that is an identifier, got {name!r}")
+        self.name = name
+
+    def __repr__(self):
+        return f"pl.dynamic({self.name!r})"
+
+
+def dynamic(name):
+    """A symbolic dimension for tensor annotations: `pl.Tensor[[pl.dynamic("M"), 128], pl.FP32]`."""
+    return DynDim(name)
+
+
 def _as_list(value, what):
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{what} must be a list such as [64, 64], got {value!r}")

@@ -49,6 +49,7 @@ class CompiledProgram:
         self.modelled_cycles = None  # set by each run: cycles of the modelled timeline
         self.last_run_stats = None  # the task runtime's statistics of the latest call
         self.swimlane_path = None  # where the latest call wrote its swimlane, if it did
+        self.dynamic_dims = self._dimension_params()
         self._write_requested_artifacts()
 
     @property
@@ -60,6 +61,25 @@ class CompiledProgram:
 
     def __fspath__(self) -> str:
         return self.output_dir
+
+    def _dimension_params(self) -> dict:
+        """{index of a trailing INDEX parameter: [(tensor parameter, axis), ...]} for every
+        pl.dynamic dimension of the entry: its value is read from those arguments' shapes."""
+        entry = next((f for f in self._compiled.lowered.functions if f.name == self.name), None)
+        if entry is None:
+            return {}
+        params = list(entry.params)
+        dims = {}
+        for j in range(len(params) - 1, -1, -1):
+            p = params[j]
+            if not isinstance(p.type, _core.ir.ScalarType):
+                break
+            where = [(i, axis) for i, q in enumerate(params[:j]) if isinstance(q.type, _core.ir.TensorType)
+                     for axis, d in enumerate(q.type.shape) if isinstance(d, _core.ir.Var) and d.name == p.name]
+            if not where:
+                break
+            dims[j] = where
+        return dims
 
     @property
     def program(self):
@@ -175,16 +195,45 @@ class CompiledProgram:
     def __repr__(self):
         return f"<CompiledProgram {self.name}({', '.join(self.param_names)}) for {self.platform}>"
 
+    def _dimension_values(self, args, params, j, given=None):
+        """The extent of dynamic dimension parameter j, read from the tensor arguments; every
+        dimension of that name (and an explicitly passed value) must agree."""
+        name = params[j].name
+        seen = []
+        for i, axis in self.dynamic_dims.get(j, []):
+            if i < len(args) and is_tensor(args[i]):
+                shape, _ = tensor_spec(args[i], params[i].name)
+                if axis < len(shape):
+                    seen.append((params[i].name, axis, int(shape[axis])))
+        if given is not None:
+            seen.append((name, None, int(given)))
+        if not seen:
+            raise TypeError(f"{self.name}(): no tensor argument gives the dynamic dimension '{name}'")
+        first = seen[0]
+        for other in seen[1:]:
+            if other[2] != first[2]:
+                where = lambda s: f"'{s[0]}'" + ("" if s[1] is None else f" (axis {s[1]})")
+                raise ValueError(
+                    f"{self.name}(): dynamic dimension '{name}' is {first[2]} in {where(first)} but {other[2]} in "
+                    f"{where(other)}; fix: pass arrays whose '{name}' dimensions agree"
+                )
+        return first[2]
+
     def _bind(self, args, config):
         """The runtime's view of `args`, checked against the compiled parameters."""
         cfg = config or self.config
         host = self._compiled.host
         params = list(host.params)
+        if len(args) < len(params) and len(params) - len(args) <= len(self.dynamic_dims):
+            args = tuple(args) + tuple(self._dimension_values(args, params, j)
+                                       for j in range(len(args), len(params)))
         if len(args) != len(params):
             names = ", ".join(self.param_names)
             raise TypeError(
                 f"{self.name}() takes {len(params)} arguments ({names}), got {len(args)}"
             )
+        for j, where in self.dynamic_dims.items():  # an explicitly passed extent must agree too
+            self._dimension_values(args, params, j, given=args[j])
         bound = []
         for arg, p in zip(args, params):
             if p.is_tensor:
@@ -195,7 +244,8 @@ class CompiledProgram:
                     )
                 shape, dtype = tensor_spec(arg, p.name)
                 want = tuple(p.shape)
-                if shape != want or dtype != p.dtype:
+                fits = len(shape) == len(want) and all(w < 0 or s == w for s, w in zip(shape, want))
+                if not fits or dtype != p.dtype:
                     raise TypeError(
                         f"{self.name}(): argument '{p.name}' has shape {list(shape)} and dtype "
                         f"{dtype}, but the program was compiled for {list(want)} "
@@ -328,9 +378,29 @@ def jit_compile(jitfn, args, config: RunConfig | None = None) -> CompiledProgram
     cache = _jit_cache.setdefault(jitfn, {})
     key = _jit_key(specs, config)
     compiled = cache.get(key)
+    # A program with pl.dynamic dimensions serves every extent of them: look it up with
+    # those dimensions left open.
+    for dims in cache.get("dynamic", ()) if compiled is None else ():
+        compiled = cache.get(_jit_key(_open_dims(specs, dims), config))
+        if compiled is not None:
+            break
     if compiled is None:
         compiled = cache[key] = _compile(jitfn.parse(specs), config)
+        if compiled.dynamic_dims:
+            dims = frozenset(pos for where in compiled.dynamic_dims.values() for pos in where)
+            cache.setdefault("dynamic", []).append(dims)
+            cache[_jit_key(_open_dims(specs, dims), config)] = compiled
     return compiled
+
+
+def _open_dims(specs, dims):
+    """`specs` with the tensor dimensions at `dims` ((argument, axis) pairs) set to -1."""
+    out = []
+    for i, s in enumerate(specs):
+        if s[0] == "tensor":
+            s = ("tensor", tuple(-1 if (i, a) in dims else d for a, d in enumerate(s[1])), s[2])
+        out.append(s)
+    return out
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,6 +1,8 @@
-// Compare and select: cmp / cmps produce a BOOL mask tile (one byte per element, 0 or 1);
-// sel picks elementwise from two tiles by a mask.
+// Compare and select: cmp / cmps produce a packed mask tile (UINT8, one bit per element:
+// element (r, c) is bit c % 8 of byte (r, c / 8); layout in pypto/isa/instructions.h), and
+// sel picks elementwise from two tiles by such a mask.
 #include "op_rules.h"
+#include "pypto/isa/instructions.h"
 
 namespace pypto::ir::ops {
 
@@ -10,7 +12,21 @@ using isa::Operand;
 
 namespace {
 
-TypePtr mask_like(const TileType& t) { return TileType::make(t.shape, DataType::BOOL, MemorySpace::Vec, t.valid_shape); }
+// ceil(n / 8): the bytes of a packed mask row of n elements, folded when n is a constant.
+ExprPtr mask_bytes_expr(const ExprPtr& n) {
+  if (auto* c = n->as<ConstInt>()) return ConstInt::make(isa::mask_row_bytes(c->value), DataType::INDEX);
+  return BinaryExpr::make(BinaryOp::FloorDiv, BinaryExpr::make(BinaryOp::Add, n, ConstInt::make(7, DataType::INDEX)),
+                          ConstInt::make(8, DataType::INDEX));
+}
+
+// The packed mask of a rows x cols tile: rows x mask_tile_cols(cols) bytes (whole 32-byte
+// rows), valid over [valid rows, ceil(valid cols / 8)]: the bytes that hold bits.
+TypePtr mask_for(const CallSite& s, const std::string& name, const TileType& t) {
+  const std::vector<int64_t> shape = tile_shape(s, name, t);
+  const std::vector<ExprPtr> v = valid_or_full(t);
+  return TileType::make(const_shape({shape[0], isa::mask_tile_cols(shape[1])}), isa::kMaskDtype, MemorySpace::Vec,
+                        {v[0], mask_bytes_expr(v[1])});
+}
 
 TypePtr infer_cmp(const CallSite& s) {
   const TileType& a = tile_arg(s, "lhs");
@@ -19,7 +35,7 @@ TypePtr infer_cmp(const CallSite& s) {
   require_vec(s, "rhs", b);
   require_same_shape_dtype(s, "lhs", a, "rhs", b);
   cmp_mode(s, "cmp_type");
-  return mask_like(a);
+  return mask_for(s, "lhs", a);
 }
 
 TypePtr infer_cmps(const CallSite& s) {
@@ -28,7 +44,7 @@ TypePtr infer_cmps(const CallSite& s) {
   tile_shape(s, "tile", a);
   scalar_arg(s, "scalar");
   cmp_mode(s, "cmp_type");
-  return mask_like(a);
+  return mask_for(s, "tile", a);
 }
 
 // TCMP / TCMPS carry the mode as attrs {"cmp": "LT"}, normalised to upper case.
@@ -49,12 +65,16 @@ TypePtr infer_sel(const CallSite& s) {
   require_vec(s, "lhs", a);
   require_vec(s, "rhs", b);
   require_same_shape_dtype(s, "lhs", a, "rhs", b);
-  if (mask.dtype != DataType::BOOL)
-    op_fail(s, ErrorKind::kType, std::string("'mask' must be a BOOL tile, got ") + dtype_name(mask.dtype),
-            "build the mask with pl.cmp or pl.cmps");
-  if (tile_shape(s, "mask", mask) != tile_shape(s, "lhs", a))
-    op_fail(s, ErrorKind::kType, "'mask' has shape " + shape_str(tile_shape(s, "mask", mask)) + " but 'lhs' has " +
-                                     shape_str(tile_shape(s, "lhs", a)));
+  const std::vector<int64_t> shape = tile_shape(s, "lhs", a);
+  const std::vector<int64_t> mshape = tile_shape(s, "mask", mask);
+  if (mask.dtype != isa::kMaskDtype || mshape[0] != shape[0] || mshape[1] < isa::mask_row_bytes(shape[1]))
+    op_fail(s, ErrorKind::kType,
+            "'mask' must be the packed mask of a " + shape_str(shape) + " tile: a " + dtype_name(isa::kMaskDtype) +
+                " tile of " + std::to_string(shape[0]) + " rows and at least " +
+                std::to_string(isa::mask_row_bytes(shape[1])) + " columns (one bit per element), got " +
+                type_str(s.arg("mask")->type),
+            "build the mask with pl.cmp or pl.cmps on a tile of lhs's shape (it is " +
+                shape_str({shape[0], isa::mask_tile_cols(shape[1])}) + " " + dtype_name(isa::kMaskDtype) + ")");
   return TileType::make(a.shape, a.dtype, MemorySpace::Vec, a.valid_shape);
 }
 
@@ -66,7 +86,8 @@ void register_compare_ops(OpRegistry& r) {
          .infer_type = infer_cmp,
          .pto = "TCMP",
          .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_cmp(c, d, kb, "TCMP"); },
-         .doc = "Elementwise comparison lhs <cmp_type> rhs (EQ NE LT LE GT GE) as a BOOL mask tile.",
+         .doc = "Elementwise comparison lhs <cmp_type> rhs (EQ NE LT LE GT GE) as a packed mask: a UINT8 tile "
+                "[rows, ceil(cols/8) rounded up to 32], element (r, c) in bit c%8 of byte (r, c/8).",
          .aliases = {},
          .scalar_variant = "tile.cmps",
          .torch = "_cmp({lhs:r}, {rhs:r}, {cmp_type})"});
@@ -75,7 +96,7 @@ void register_compare_ops(OpRegistry& r) {
          .infer_type = infer_cmps,
          .pto = "TCMPS",
          .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_cmp(c, d, kb, "TCMPS"); },
-         .doc = "Elementwise comparison tile <cmp_type> scalar as a BOOL mask tile.",
+         .doc = "Elementwise comparison tile <cmp_type> scalar as a packed mask (UINT8, laid out like cmp's).",
          .aliases = {},
          .scalar_variant = "",
          .torch = "_cmp({tile:r}, {scalar}, {cmp_type})"});
@@ -84,7 +105,8 @@ void register_compare_ops(OpRegistry& r) {
          .infer_type = infer_sel,
          .pto = "TSEL",
          .lower = {},
-         .doc = "Elementwise mask ? lhs : rhs.",
+         .doc = "Elementwise mask ? lhs : rhs, where mask is a packed mask as cmp/cmps make (one bit per element, "
+                "UINT8).",
          .aliases = {},
          .scalar_variant = "",
          .torch = "torch.where({mask:r}.bool(), {lhs:r}, {rhs:r})"});

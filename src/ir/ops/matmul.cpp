@@ -31,11 +31,13 @@ DataType cube_output(const CallSite& s, DataType in) {
 MatmulShape check_operands(const CallSite& s, bool a_trans, bool b_trans) {
   const TileType& a = tile_arg(s, "lhs");
   const TileType& b = tile_arg(s, "rhs");
-  if (a.memory != MemorySpace::Left)
+  // Operands in a memory from which moves reach Left/Right (Mat, Vec, Acc) are accepted:
+  // the InferMemory pass inserts those moves.
+  if (a.memory != MemorySpace::Left && !move_path(a.memory, MemorySpace::Left))
     op_fail(s, ErrorKind::kType,
             std::string("argument 'lhs' is a ") + memory_space_name(a.memory) + " tile; the cube reads it from Left",
             "pl.move(t, target_memory=pl.MemorySpace.Left)");
-  if (b.memory != MemorySpace::Right)
+  if (b.memory != MemorySpace::Right && !move_path(b.memory, MemorySpace::Right))
     op_fail(s, ErrorKind::kType,
             std::string("argument 'rhs' is a ") + memory_space_name(b.memory) + " tile; the cube reads it from Right",
             "pl.move(t, target_memory=pl.MemorySpace.Right)");
@@ -104,7 +106,7 @@ TypePtr infer_matmul_acc(const CallSite& s) {
 TypePtr infer_matmul_bias(const CallSite& s) {
   auto mm = check_operands(s, false, false);
   const TileType& bias = tile_arg(s, "bias");
-  if (bias.memory != MemorySpace::Bias)
+  if (bias.memory != MemorySpace::Bias && !move_path(bias.memory, MemorySpace::Bias))
     op_fail(s, ErrorKind::kType,
             std::string("argument 'bias' is a ") + memory_space_name(bias.memory) + " tile; the cube reads it from Bias",
             "pl.move(t, target_memory=pl.MemorySpace.Bias)");

@@ -1,5 +1,7 @@
 // Data movement ops: global memory <-> tiles (load, store), tile <-> tile across on-chip
 // memories (move), and tiles that start empty or filled (create_tile, full).
+#include <map>
+
 #include "op_rules.h"
 
 namespace pypto::ir::ops {
@@ -182,6 +184,30 @@ void lower_full(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 }
 
 }  // namespace
+
+}  // namespace pypto::ir::ops
+
+namespace pypto::ir {
+
+std::optional<std::vector<MemorySpace>> move_path(MemorySpace from, MemorySpace to) {
+  // Breadth-first over the legal moves: the shortest chain.
+  std::map<MemorySpace, MemorySpace> parent;
+  std::vector<MemorySpace> frontier{from};
+  parent[from] = from;
+  for (size_t i = 0; i < frontier.size(); ++i) {
+    if (frontier[i] == to) break;
+    for (MemorySpace next : ops::legal_targets(frontier[i]))
+      if (parent.emplace(next, frontier[i]).second) frontier.push_back(next);
+  }
+  if (!parent.count(to)) return std::nullopt;
+  std::vector<MemorySpace> path;
+  for (MemorySpace m = to; m != from; m = parent[m]) path.insert(path.begin(), m);
+  return path;
+}
+
+}  // namespace pypto::ir
+
+namespace pypto::ir::ops {
 
 void register_memory_ops(OpRegistry& r) {
   r.add({.name = "tile.load",

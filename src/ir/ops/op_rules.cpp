@@ -169,10 +169,13 @@ std::vector<ExprPtr> const_shape(const std::vector<int64_t>& shape) {
 }
 
 void require_vec(const CallSite& s, const std::string& name, const TileType& t) {
-  if (t.memory != MemorySpace::Vec)
-    op_fail(s, ErrorKind::kType,
-            "argument '" + name + "' is a " + memory_space_name(t.memory) + " tile; vector ops work on Vec tiles",
-            "move it first: pl.move(" + name + ", target_memory=pl.MemorySpace.Vec)");
+  // An Acc tile is accepted: the InferMemory pass moves it to Vec first.
+  if (t.memory == MemorySpace::Vec || move_path(t.memory, MemorySpace::Vec)) return;
+  op_fail(s, ErrorKind::kType,
+          "argument '" + name + "' is a " + memory_space_name(t.memory) + " tile; vector ops work on Vec tiles and no "
+              "move brings a " + memory_space_name(t.memory) + " tile there (only the cube reads it)",
+          "use the tile it was moved from (Vec/Mat loads land in Vec with pl.load), or the matmul result (Acc), "
+          "which the compiler moves to Vec");
 }
 
 void require_same_shape_dtype(const CallSite& s, const std::string& a_name, const TileType& a, const std::string& b_name,

@@ -48,18 +48,18 @@ TypePtr infer_transpose(const CallSite& s) {
   require_vec(s, "tile", t);
   std::vector<ExprPtr> valid;
   if (!t.valid_shape.empty()) valid = {t.valid_shape[1], t.valid_shape[0]};
-  return TileType::make(const_shape({shape[1], shape[0]}), t.dtype, t.memory, valid);
+  return TileType::make(const_shape({shape[1], shape[0]}), t.dtype, MemorySpace::Vec, valid);
 }
 
 TypePtr infer_transpose_view(const CallSite& s) {
   const TileType& t = tile_arg(s, "tile");
   auto shape = tile_shape(s, "tile", t);
-  if (t.memory != MemorySpace::Mat)
+  if (t.memory != MemorySpace::Mat && !move_path(t.memory, MemorySpace::Mat))
     op_fail(s, ErrorKind::kType, std::string("needs a Mat tile, got ") + memory_space_name(t.memory),
             "load the operand with target_memory=pl.MemorySpace.Mat");
   std::vector<ExprPtr> valid;
   if (!t.valid_shape.empty()) valid = {t.valid_shape[1], t.valid_shape[0]};
-  return TileType::make(const_shape({shape[1], shape[0]}), t.dtype, t.memory, valid);
+  return TileType::make(const_shape({shape[1], shape[0]}), t.dtype, MemorySpace::Mat, valid);
 }
 
 // Static offsets plus extents must stay inside the outer tile.
@@ -164,7 +164,7 @@ TypePtr infer_fillpad(const CallSite& s) {
   PadValue pad = pad_attr(s, "pad_value");
   if (pad == PadValue::null)
     op_fail(s, ErrorKind::kValue, "pad_value must be zero, max or min", "write pad_value=pl.PadValue.zero");
-  return TileType::make(t.shape, t.dtype, t.memory, {}, pad);
+  return TileType::make(t.shape, t.dtype, MemorySpace::Vec, {}, pad);
 }
 
 TypePtr infer_set_validshape(const CallSite& s) {

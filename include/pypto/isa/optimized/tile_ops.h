@@ -1,8 +1,9 @@
 // Vector tile operations of the optimised library (fp32): elementwise, tile-scalar, unary,
-// row/column reductions and broadcasts, fills and the global <-> tile copies of TLOAD /
-// TSTORE. Tiles are row-major (pointer + row stride in elements); every function covers a
-// rows x cols region. Functions that check something return false to ask for the
-// reference path (which reports the error in the reference's words).
+// row/column reductions and broadcasts, fills, the global <-> tile copies of TLOAD /
+// TSTORE, and compare / select with packed masks (several element types). Tiles are
+// row-major (pointer + row stride in elements); every function covers a rows x cols region.
+// Functions that check something return false to ask for the reference path (which reports
+// the error in the reference's words).
 #pragma once
 #include "pypto/isa/optimized/abi.h"
 #include "pypto/isa/optimized/vec.h"
@@ -27,9 +28,9 @@ struct Min {
 struct ExpDif { vf operator()(vf a, vf b) const { return vexp(a - b); } };
 struct Leaky { vf operator()(vf a, vf s) const { return a > 0.0f ? a : a * s; } };
 
-struct Abs { vf operator()(vf a) const { return a < 0.0f ? -a : a; } };
+struct Abs { vf operator()(vf a) const { return as_float(as_int(a) & 0x7fffffff); } };  // |-0| = +0
 struct Neg { vf operator()(vf a) const { return -a; } };
-struct Relu { vf operator()(vf a) const { return a > 0.0f ? a : splat(0.0f); } };
+struct Relu { vf operator()(vf a) const { return vmax(a, splat(0.0f)); } };  // NaN stays NaN, as in TMAX
 struct Exp { vf operator()(vf a) const { return vexp(a); } };
 struct Log { vf operator()(vf a) const { return vlog(a); } };
 #if defined(__AVX512F__)
@@ -164,6 +165,70 @@ inline void col_reduce(float* d, const float* a, i64 as, i64 rows, i64 cols, Op 
   __builtin_memmove(tmp_row, a, cols * 4);
   for (i64 r = 1; r < rows; ++r) binary(tmp_row, 0, tmp_row, 0, a + r * as, 0, 1, cols, op);
   __builtin_memmove(d, tmp_row, cols * 4);
+}
+
+// ---- packed masks: compare and select -----------------------------------------------------
+// Layout (pypto/isa/instructions.h): element (r, c) is bit c % 8 of byte (r, c / 8) of a
+// uint8 mask with row stride ms bytes. Compares write ceil(cols / 8) bytes a row, zero bits
+// past `cols`; selects read the same bits. Each byte is built from / expanded to a fixed run
+// of 8 elements, which the compiler vectorises.
+struct CmpEq { template <class A, class B> bool operator()(A a, B b) const { return a == b; } };
+struct CmpNe { template <class A, class B> bool operator()(A a, B b) const { return a != b; } };
+struct CmpLt { template <class A, class B> bool operator()(A a, B b) const { return a < b; } };
+struct CmpLe { template <class A, class B> bool operator()(A a, B b) const { return a <= b; } };
+struct CmpGt { template <class A, class B> bool operator()(A a, B b) const { return a > b; } };
+struct CmpGe { template <class A, class B> bool operator()(A a, B b) const { return a >= b; } };
+
+// Second operand of a compare: element c of a row (tile) or one value (scalar).
+template <class T> struct RowOf { const T* p; T operator[](i64 c) const { return p[c]; } };
+template <class S> struct Same { S s; S operator[](i64) const { return s; } };
+
+template <class T, class B, class Cmp>
+inline void compare_row(unsigned char* m, const T* a, B b, i64 cols, Cmp cmp) {
+  const i64 full = cols / 8;
+  for (i64 k = 0; k < full; ++k) {
+    unsigned bits = 0;
+    for (int i = 0; i < 8; ++i) bits |= unsigned(cmp(a[8 * k + i], b[8 * k + i])) << i;
+    m[k] = (unsigned char)bits;
+  }
+  if (cols % 8) {
+    unsigned bits = 0;
+    for (i64 c = full * 8; c < cols; ++c) bits |= unsigned(cmp(a[c], b[c])) << (c % 8);
+    m[full] = (unsigned char)bits;
+  }
+}
+// TCMP: m = a <cmp> b over rows x cols (strides in elements; ms in bytes).
+template <class T, class Cmp>
+inline void compare(unsigned char* m, i64 ms, const T* a, i64 as, const T* b, i64 bs, i64 rows, i64 cols, Cmp cmp) {
+  for (i64 r = 0; r < rows; ++r, m += ms, a += as, b += bs) compare_row(m, a, RowOf<T>{b}, cols, cmp);
+}
+// TCMPS: m = a <cmp> s; s is float for float tiles and long long for integer tiles, so
+// integers compare in 64 bits like the reference.
+template <class T, class S, class Cmp>
+inline void compare_scalar(unsigned char* m, i64 ms, const T* a, i64 as, S s, i64 rows, i64 cols, Cmp cmp) {
+  for (i64 r = 0; r < rows; ++r, m += ms, a += as) compare_row(m, a, Same<S>{s}, cols, cmp);
+}
+
+template <class T, class B>
+inline void select_row(T* d, const unsigned char* m, const T* a, B b, i64 cols) {
+  const i64 full = cols / 8;
+  for (i64 k = 0; k < full; ++k) {
+    const unsigned bits = m[k];
+    for (int i = 0; i < 8; ++i) d[8 * k + i] = (bits >> i) & 1 ? a[8 * k + i] : b[8 * k + i];
+  }
+  for (i64 c = full * 8; c < cols; ++c) d[c] = (m[full] >> (c % 8)) & 1 ? a[c] : b[c];
+}
+// TSEL: d = m ? a : b over rows x cols. T is any type of the element's size: the selected
+// element is copied bit for bit.
+template <class T>
+inline void select(T* d, i64 ds, const unsigned char* m, i64 ms, const T* a, i64 as, const T* b, i64 bs, i64 rows,
+                   i64 cols) {
+  for (i64 r = 0; r < rows; ++r, d += ds, m += ms, a += as, b += bs) select_row(d, m, a, RowOf<T>{b}, cols);
+}
+// TSELS: d = m ? a : s.
+template <class T>
+inline void select_scalar(T* d, i64 ds, const unsigned char* m, i64 ms, const T* a, i64 as, T s, i64 rows, i64 cols) {
+  for (i64 r = 0; r < rows; ++r, d += ds, m += ms, a += as) select_row(d, m, a, Same<T>{s}, cols);
 }
 
 // ---- global memory <-> tiles ---------------------------------------------------------------

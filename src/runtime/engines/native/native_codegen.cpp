@@ -1,5 +1,5 @@
 // Kernel -> C++ for the native engine. Scalar code becomes C++ statements on register
-// arrays (Python semantics), control flow becomes structured loops and ifs, and each tile
+// arrays (Python semantics), control flow becomes structured loops, while loops and ifs, and each tile
 // instruction calls the optimised library when its dtypes and shapes have a fast path;
 // otherwise (or when a runtime check fails) it calls back into the reference library.
 #include <cmath>
@@ -54,7 +54,7 @@ class KernelWriter {
       if (r >= k_.num_regs) return false;
       body_ << "  " << reg(r) << " = f->" << (is_float_reg(r) ? "float_args" : "int_args") << "[" << r << "];\n";
     }
-    std::vector<int> open;  // kLoopBegin pcs / -1 for ifs
+    std::vector<int> open;  // kLoopBegin pcs / -1 for ifs / -2 for while loops
     for (int pc = 0; pc < static_cast<int>(k_.code.size()); ++pc) {
       const Instr& in = k_.code[pc];
       using K = isa::InstrKind;
@@ -95,6 +95,26 @@ class KernelWriter {
           open.pop_back();
           body_ << "  }\n";
           break;
+        // A while loop: its condition's code runs at the top of every iteration of `for (;;)`.
+        case K::kWhileBegin:
+          // The iteration count of this run of the loop; past the limit the reference path
+          // (FB at the kWhileEnd) reports the endless loop.
+          if (in.jump < 1 || in.jump > static_cast<int>(k_.code.size())) return false;
+          body_ << "  { long long w_" << pc << " = 0; for (;;) {\n";
+          open.push_back(-2);
+          whiles_.push_back(pc);
+          break;
+        case K::kWhileCond:
+          if (open.empty() || open.back() != -2) return false;
+          body_ << "  if (!" << truth(get(in.a)) << ") break;\n";
+          break;
+        case K::kWhileEnd:
+          if (open.empty() || open.back() != -2 || whiles_.empty()) return false;
+          open.pop_back();
+          body_ << "  if (++w_" << whiles_.back() << " >= " << isa::kMaxWhileIterations << "LL) FB(" << pc << ");\n";
+          body_ << "  } }\n";
+          whiles_.pop_back();
+          break;
         default: return false;
       }
     }
@@ -107,6 +127,7 @@ class KernelWriter {
   bool uses_matmul() const { return uses_matmul_; }
 
  private:
+  std::vector<int> whiles_;  // kWhileBegin pcs of the open while loops
   bool is_float_reg(int r) const { return r >= 0 && static_cast<size_t>(r) < k_.reg_is_float.size() && k_.reg_is_float[r]; }
   std::string reg(int r) const { return (is_float_reg(r) ? "rf[" : "ri[") + std::to_string(r) + "]"; }
 
@@ -245,6 +266,7 @@ class KernelWriter {
              ", 1, " + ptr(*tiles[1], "unsigned char") + ", " + ld(1) + ", 1, " + R + ", " + C + ", " +
              std::to_string(dtype_bytes(tiles[0]->dtype)) + ");";
     }
+    if (def->mask != isa::MaskUse::kNone) return mask_path(in, *def, tiles);
     if (!all_fp32()) return "";
     static const std::map<std::string, std::string> binary = {{"TADD", "Add"}, {"TSUB", "Sub"}, {"TMUL", "Mul"},
                                                                {"TDIV", "Div"}, {"TMAX", "Max"}, {"TMIN", "Min"}};
@@ -333,6 +355,76 @@ class KernelWriter {
              ", (float*)f->scratch);";
     }
     return "";
+  }
+
+  // The C++ element type of `t` on the compare / select fast paths ("" when none); `bits`
+  // asks for a type of the element's size (selects copy bits, so FP16 / BF16 qualify).
+  static std::string element_type(DataType t, bool bits) {
+    switch (t) {
+      case DataType::FP32: return "float";
+      case DataType::INT32: return "int";
+      case DataType::INT16: return "short";
+      case DataType::INT8: return "signed char";
+      case DataType::UINT8: return "unsigned char";
+      case DataType::FP16:
+      case DataType::BF16: return bits ? "unsigned short" : "";
+      default: return "";
+    }
+  }
+
+  // TCMP / TCMPS / TSEL / TSELS with packed masks (layout: pypto/isa/instructions.h).
+  // Tiles: TCMP mask, a, b; TCMPS mask, a; TSEL dst, mask, a, b; TSELS dst, mask, a.
+  std::string mask_path(const Instr& in, const isa::InstrDef& def, const std::vector<const isa::TileDesc*>& tiles) {
+    const bool cmp = def.mask == isa::MaskUse::kWritesOut0;
+    const int mask = cmp ? 0 : 1, first = cmp ? 1 : 0;  // the mask tile; the tile giving the region
+    const bool with_scalar = in.ins.back().kind == Operand::kScalar;
+    const size_t want_tiles = (cmp ? 2 : 3) + (with_scalar ? 0 : 1);
+    if (tiles.size() != want_tiles || tiles[mask]->dtype != isa::kMaskDtype) return "";
+    const DataType dt = tiles[first]->dtype;
+    for (size_t t = 0; t < tiles.size(); ++t)
+      if (static_cast<int>(t) != mask && tiles[t]->dtype != dt) return "";
+    const std::string T = element_type(dt, !cmp);
+    if (T.empty()) return "";
+    auto typed = [&](int t) { return ptr(*tiles[t], T.c_str()); };
+    const std::string R = vr(first), C = vc(first);
+    std::string cond = "(" + R + " <= " + std::to_string(tiles[mask]->rows) + " && (" + C + " + 7) / 8 <= " +
+                       std::to_string(tiles[mask]->cols) + ")";
+    for (size_t t = 0; t < tiles.size(); ++t)
+      if (static_cast<int>(t) != mask && static_cast<int>(t) != first)
+        cond += " && (" + R + " <= " + std::to_string(tiles[t]->rows) + " && " + C + " <= " +
+                std::to_string(tiles[t]->cols) + ")";
+    const std::string M = ptr(*tiles[mask], "unsigned char"), MS = std::to_string(tiles[mask]->cols);
+    auto ld = [&](int t) { return std::to_string(tiles[t]->cols); };
+    std::string scalar;
+    if (with_scalar) {
+      const Expr e = get(in.ins.back().scalar);
+      if (dtype_is_float(dt)) {
+        if (dt != DataType::FP32) return "";  // fp16 / bf16 scalars round: the reference's job
+        scalar = "(float)" + as_double(e);
+      } else {
+        if (e.is_float) return "";
+        scalar = cmp ? "(long long)" + e.code : "(" + T + ")" + e.code;
+      }
+    }
+    if (cmp) {
+      static const std::map<std::string, std::string> modes = {{"EQ", "CmpEq"}, {"NE", "CmpNe"}, {"LT", "CmpLt"},
+                                                                {"LE", "CmpLe"}, {"GT", "CmpGt"}, {"GE", "CmpGe"}};
+      auto it = in.attrs.find("cmp");
+      if (it == in.attrs.end() || !std::holds_alternative<std::string>(it->second)) return "";
+      auto mode = modes.find(std::get<std::string>(it->second));
+      if (mode == modes.end()) return "";
+      const std::string op = "pto_opt::" + mode->second + "{}";
+      if (with_scalar)
+        return "ok = " + cond + "; if (ok) pto_opt::compare_scalar(" + M + ", " + MS + ", " + typed(1) + ", " + ld(1) +
+               ", " + scalar + ", " + R + ", " + C + ", " + op + ");";
+      return "ok = " + cond + "; if (ok) pto_opt::compare(" + M + ", " + MS + ", " + typed(1) + ", " + ld(1) + ", " +
+             typed(2) + ", " + ld(2) + ", " + R + ", " + C + ", " + op + ");";
+    }
+    if (with_scalar)
+      return "ok = " + cond + "; if (ok) pto_opt::select_scalar(" + typed(0) + ", " + ld(0) + ", " + M + ", " + MS +
+             ", " + typed(2) + ", " + ld(2) + ", " + scalar + ", " + R + ", " + C + ");";
+    return "ok = " + cond + "; if (ok) pto_opt::select(" + typed(0) + ", " + ld(0) + ", " + M + ", " + MS + ", " +
+           typed(2) + ", " + ld(2) + ", " + typed(3) + ", " + ld(3) + ", " + R + ", " + C + ");";
   }
 
   void tile(const Instr& in, int pc) {

@@ -1,9 +1,12 @@
 // Reference semantics of conversion and comparison: TCVT with its round modes, TCMP /
-// TCMPS producing a BOOL mask, and TSEL choosing by a mask.
+// TCMPS producing a packed mask (one bit per element), and TSEL / TSELS choosing by one.
+// The mask layout is defined in pypto/isa/instructions.h (packed predicate masks).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "pypto/isa/fp16.h"
+#include "pypto/isa/instructions.h"
 #include "pypto/runtime/reference.h"
 
 namespace pypto::runtime {
@@ -62,7 +65,12 @@ uint16_t narrow_to_half(float x, DataType t, Round mode) {
     case Round::kCeil: pick = negative ? lo : hi; break;
     case Round::kOdd: pick = (lo & 1) ? lo : hi; break;
     case Round::kRound: {
-      const double below = static_cast<double>(ax) - decode(lo), above = static_cast<double>(decode(hi)) - ax;
+      // Past the largest finite value hi is infinity: measure to 2^(emax + 1) instead, so
+      // that magnitudes from the largest finite value plus half an ulp up round to
+      // infinity, as IEEE roundTiesToAway does.
+      const double top = t == DataType::FP16 ? 65536.0 : 0x1p128;
+      const double hi_value = std::isinf(decode(hi)) ? top : static_cast<double>(decode(hi));
+      const double below = static_cast<double>(ax) - decode(lo), above = hi_value - ax;
       pick = below < above ? lo : hi;  // ties go up in magnitude: away from zero
       break;
     }
@@ -110,7 +118,21 @@ bool compare(const std::string& cmp, T a, T b) {
   return a >= b;  // GE
 }
 
-// mask = a <cmp> b where b is a tile (TCMP) or a scalar (TCMPS).
+// Packed masks: element (r, c) is bit c % 8 of byte (r, c / 8) of the UINT8 mask tile.
+bool mask_bit(const TileRef& mask, int64_t r, int64_t c) { return (*mask.at(r, c / 8) >> (c % 8)) & 1; }
+
+// Fails unless `mask` holds the bits of a rows x cols region.
+void require_mask_covers(const TileCall& call, const TileRef& mask, int64_t rows, int64_t cols) {
+  const int64_t bytes = isa::mask_row_bytes(cols);
+  if (rows > mask.rows || bytes > mask.cols)
+    call.fail_runtime("mask tile '" + mask.name + "' (" + std::to_string(mask.rows) + "x" + std::to_string(mask.cols) +
+                          " bytes) is smaller than the " + std::to_string(rows) + "x" + std::to_string(bytes) +
+                          " bytes that pack a " + std::to_string(rows) + "x" + std::to_string(cols) + " region",
+                      "give the mask tile at least ceil(cols / 8) columns (pl.cmp makes rows x ceil(cols / 8))");
+}
+
+// mask = a <cmp> b where b is a tile (TCMP) or a scalar (TCMPS), over a's valid region:
+// rows 0..vr-1, bytes 0..ceil(vc/8)-1 of the mask are written, bits past vc are 0.
 void tcmp(const TileCall& call) {
   const TileRef& mask = call.out_tile();
   const TileRef& a = call.in_tile(0);
@@ -118,28 +140,35 @@ void tcmp(const TileCall& call) {
   if (cmp != "EQ" && cmp != "NE" && cmp != "LT" && cmp != "LE" && cmp != "GT" && cmp != "GE")
     call.fail_runtime("unknown comparison '" + cmp + "'", "set attrs {\"cmp\": EQ|NE|LT|LE|GT|GE}");
   const bool scalar = call.ins.at(1).kind == isa::Operand::kScalar;
-  call.require_covers(a, mask.valid_rows, mask.valid_cols);
-  if (!scalar) call.require_covers(call.in_tile(1), mask.valid_rows, mask.valid_cols);
+  const int64_t rows = a.valid_rows, cols = a.valid_cols;
+  require_mask_covers(call, mask, rows, cols);
+  if (!scalar) call.require_covers(call.in_tile(1), rows, cols);
   const ScalarValue s = call.ins.at(1).scalar;
-  for (int64_t r = 0; r < mask.valid_rows; ++r) {
-    for (int64_t c = 0; c < mask.valid_cols; ++c) {
-      bool v;
-      if (a.is_float()) v = compare(cmp, a.get_f(r, c), scalar ? static_cast<float>(s.as_double()) : call.in_tile(1).get_f(r, c));
-      else v = compare(cmp, a.get_i(r, c), scalar ? s.as_int() : call.in_tile(1).get_i(r, c));
-      mask.set_i(r, c, v ? 1 : 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t byte = 0; byte < isa::mask_row_bytes(cols); ++byte) {
+      uint8_t bits = 0;
+      for (int64_t c = byte * 8; c < std::min(cols, byte * 8 + 8); ++c) {
+        const bool v = a.is_float() ? compare(cmp, a.get_f(r, c), scalar ? static_cast<float>(s.as_double())
+                                                                          : call.in_tile(1).get_f(r, c))
+                                    : compare(cmp, a.get_i(r, c), scalar ? s.as_int() : call.in_tile(1).get_i(r, c));
+        bits = static_cast<uint8_t>(bits | (v ? 1u : 0u) << (c % 8));
+      }
+      *mask.at(r, byte) = bits;
     }
   }
 }
 
+// TSEL: dst = mask ? a : b over dst's valid region.
 void tsel(const TileCall& call) {
   const TileRef& dst = call.out_tile();
   const TileRef& mask = call.in_tile(0);
   const TileRef& a = call.in_tile(1);
   const TileRef& b = call.in_tile(2);
-  for (const TileRef* t : {&mask, &a, &b}) call.require_covers(*t, dst.valid_rows, dst.valid_cols);
+  require_mask_covers(call, mask, dst.valid_rows, dst.valid_cols);
+  for (const TileRef* t : {&a, &b}) call.require_covers(*t, dst.valid_rows, dst.valid_cols);
   for (int64_t r = 0; r < dst.valid_rows; ++r)
     for (int64_t c = 0; c < dst.valid_cols; ++c) {
-      const TileRef& from = mask.get_i(r, c) != 0 ? a : b;
+      const TileRef& from = mask_bit(mask, r, c) ? a : b;
       convert_element(dst.at(r, c), dst.dtype, from.at(r, c), from.dtype);
     }
 }
@@ -150,11 +179,12 @@ void tsels(const TileCall& call) {
   const TileRef& mask = call.in_tile(0);
   const TileRef& a = call.in_tile(1);
   const ScalarValue s = call.ins.at(2).scalar;
-  for (const TileRef* t : {&mask, &a}) call.require_covers(*t, dst.valid_rows, dst.valid_cols);
+  require_mask_covers(call, mask, dst.valid_rows, dst.valid_cols);
+  call.require_covers(a, dst.valid_rows, dst.valid_cols);
   for (int64_t r = 0; r < dst.valid_rows; ++r)
     for (int64_t c = 0; c < dst.valid_cols; ++c) {
-      if (mask.get_i(r, c) != 0) convert_element(dst.at(r, c), dst.dtype, a.at(r, c), a.dtype);
-      else if (dst.is_float()) dst.set_f(r, c, static_cast<float>(s.as_double()));
+      if (mask_bit(mask, r, c)) convert_element(dst.at(r, c), dst.dtype, a.at(r, c), a.dtype);
+      else if (dst.is_float()) dst.set_d(r, c, s.as_double());  // rounded once to dst's dtype
       else dst.set_i(r, c, s.as_int());
     }
 }

@@ -109,6 +109,16 @@ void execute_reference(const TileCall& call) {
                           (typed.kind == isa::Operand::kTile ? typed.tile.name : typed.tensor->name) + "')",
                       "use one of: " + allowed);
   }
+  if (def->mask != isa::MaskUse::kNone) {
+    const bool writes = def->mask == isa::MaskUse::kWritesOut0;
+    const TileRef& mask = writes ? call.out_tile() : call.in_tile(0);
+    if (mask.dtype != isa::kMaskDtype)
+      call.fail_runtime(std::string(writes ? "destination" : "input 0") + " '" + mask.name +
+                            "' is the packed mask and must be " + dtype_name(isa::kMaskDtype) +
+                            " (one bit per element, ceil(cols / 8) bytes a row), got " + dtype_name(mask.dtype),
+                        "make masks with TCMP / TCMPS (pl.cmp / pl.cmps), or pack booleans with "
+                        "np.packbits(m, axis=1, bitorder=\"little\")");
+  }
   fn->second(call);
 }
 
