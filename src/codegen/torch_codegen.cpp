@@ -6,6 +6,7 @@
 // and `_fit` places it in the allocated shape, as the engines write only valid regions.
 #include "pypto/codegen/torch_codegen.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "pypto/ir/op_registry.h"
@@ -95,6 +96,21 @@ def _cmp(a, b, mode):
     return _CMP[list(_CMP)[mode] if isinstance(mode, int) else mode.upper()](a, b)
 
 
+def _pack_mask(bits):
+    """A BOOL [rows, cols] tensor as a packed mask: element (r, c) is bit c % 8 of byte (r, c // 8)."""
+    rows, cols = bits.shape
+    padded = torch.zeros(rows, (cols + 7) // 8 * 8, dtype=torch.int32)
+    padded[:, :cols] = bits.to(torch.int32)
+    return (padded.view(rows, -1, 8) << torch.arange(8, dtype=torch.int32)).sum(-1).to(torch.uint8)
+
+
+def _unpack_mask(mask, rows, cols):
+    """The BOOL [rows, cols] elements of a packed mask."""
+    packed = mask[:rows, : (cols + 7) // 8].to(torch.int32)
+    bits = (packed.unsqueeze(-1) >> torch.arange(8, dtype=torch.int32)) & 1
+    return bits.reshape(rows, -1)[:, :cols].bool()
+
+
 def _round_to_integer(x, mode):
     if mode in ("none", "rint"):
         return torch.round(x)  # ties to even
@@ -119,6 +135,9 @@ def _narrow(x, dtype, mode):
     hi_b = lo_b + 1
     lo = lo_b.to(torch.int16).view(dtype).double()
     hi = hi_b.to(torch.int16).view(dtype).double()
+    # Past the largest finite value hi is infinity: "round" measures to 2^(emax + 1) instead
+    # (IEEE roundTiesToAway overflows from the largest finite value plus half an ulp).
+    hi = torch.where(torch.isinf(hi), 65536.0 if dtype == torch.float16 else 2.0**128, hi)
     neg = torch.signbit(x)
     pick = {
         "trunc": lo_b,
@@ -444,6 +463,16 @@ class TorchEmitter {
         if (!f->return_vars.empty()) line(indent, names(f->return_vars) + " = " + names(f->iter_args));
         break;
       }
+      case StmtKind::While: {
+        auto* w = s->as<WhileStmt>();
+        if (!w->iter_args.empty()) line(indent, names(w->iter_args) + " = " + exprs(w->init_values));
+        line(indent, "while " + expr(w->cond) + ":");
+        yield_targets_.push_back(&w->iter_args);
+        block(w->body, indent + 1);
+        yield_targets_.pop_back();
+        if (!w->return_vars.empty()) line(indent, names(w->return_vars) + " = " + names(w->iter_args));
+        break;
+      }
       case StmtKind::If: {
         auto* i = s->as<IfStmt>();
         line(indent, "if " + expr(i->cond) + ":");
@@ -479,14 +508,43 @@ class TorchEmitter {
     }
   }
 
+  // Trailing INDEX parameters that are dimensions of tensor parameters (pl.dynamic): each
+  // with the (tensor parameter, axis) it can be read from.
+  std::vector<std::pair<size_t, std::pair<size_t, size_t>>> dimension_params(const Function& f) {
+    std::vector<std::pair<size_t, std::pair<size_t, size_t>>> out;
+    for (size_t j = f.params.size(); j-- > 0;) {
+      if (!f.params[j]->type->as<ScalarType>()) break;
+      bool found = false;
+      for (size_t i = 0; i < j && !found; ++i)
+        if (auto* t = f.params[i]->type->as<TensorType>())
+          for (size_t axis = 0; axis < t->shape.size() && !found; ++axis)
+            if (t->shape[axis].get() == f.params[j].get()) {
+              out.push_back({j, {i, axis}});
+              found = true;
+            }
+      if (!found) break;
+    }
+    return out;
+  }
+
   void function(const Function& f) {
     namer_ = PythonNamer();
     for (const char* builtin : {"range", "min", "max", "int", "tuple", "slice", "list", "float", "ENTRY"}) namer_.reserve(builtin);
     for (const FunctionPtr& g : program_.functions) namer_.reserve(g->name);
+    // Dimension parameters default to the extent of their tensor (a call may leave them out).
+    const auto dims = dimension_params(f);
     std::string head = "def " + f.name + "(";
-    for (size_t i = 0; i < f.params.size(); ++i) head += (i ? ", " : "") + expr(f.params[i]);
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      const bool dim = std::any_of(dims.begin(), dims.end(), [&](const auto& d) { return d.first == i; });
+      head += (i ? ", " : "") + expr(f.params[i]) + (dim ? "=None" : "");
+    }
     line(0, head + "):");
     line(1, std::string("\"\"\"") + function_type_name(f.func_type) + " function '" + f.name + "'.\"\"\"");
+    for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
+      const std::string p = expr(f.params[it->first]);
+      line(1, "if " + p + " is None:");
+      line(2, p + " = " + expr(f.params[it->second.first]) + ".shape[" + std::to_string(it->second.second) + "]");
+    }
     block(f.body, 1);
   }
 

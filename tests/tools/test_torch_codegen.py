@@ -203,6 +203,20 @@ def test_compare_select_and_shape_ops(stage):
 
 
 @pytest.mark.parametrize("stage", STAGES)
+def test_packed_masks(stage):
+    a, b = randn(16, 32, seed=26), randn(16, 32, seed=27)
+    args = [a, b, torch.zeros(16, 32, dtype=torch.uint8), torch.zeros(16, 32)]
+    ours, theirs = run_both(P.packed_mask, args, stage)
+    bits = np.packbits(a.numpy()[:, :20] >= 0, axis=1, bitorder="little")  # [16, 3]: 20 bits a row
+    want_picked = torch.zeros(16, 32)
+    want_picked[:, :20] = torch.where(a[:, :20] >= 0, a[:, :20], b[:, :20])
+    for got in (theirs, ours):
+        np.testing.assert_array_equal(got[2].numpy()[:, :3], bits)
+        assert not got[2][:, 3:].any()
+        torch.testing.assert_close(got[3], want_picked)
+
+
+@pytest.mark.parametrize("stage", STAGES)
 def test_int8_matmul_accumulates_in_int32(stage):
     g = torch.Generator().manual_seed(23)
     a = torch.randint(-100, 100, (32, 32), dtype=torch.int8, generator=g)

@@ -77,3 +77,14 @@ def host_scalars(x: pl.Tensor, flag: pl.Tensor, out: pl.Out[pl.Tensor]):
                 t = pl.adds(t, 1.0)
             out = pl.store(t, [i * 16, 0], out)
     return out
+
+
+@pl.jit
+def packed_mask(a: pl.Tensor, b: pl.Tensor, mask: pl.Out[pl.Tensor], picked: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [R, C], valid_shape=[R, 20])
+        tb = pl.load(b, [0, 0], [R, C], valid_shape=[R, 20])
+        m = pl.cmps(ta, 0.0, cmp_type="GE")
+        mask = pl.store(m, [0, 0], mask)
+        picked = pl.store(pl.sel(m, ta, tb), [0, 0], picked)
+    return mask, picked

@@ -64,7 +64,7 @@ struct OpDef {
   //   {R} {C} the valid rows / columns of the result; {dtype}: the result's torch dtype
   // Tile results are torch tensors of their valid region; codegen places them in the
   // allocated shape (padding with the result's pad value). Helpers (_window, _store,
-  // _insert, _fit, _mm, _cast, _cmp, _div) come with the generated script.
+  // _insert, _fit, _mm, _cast, _cmp, _pack_mask, _unpack_mask, _div) come with the script.
   std::string torch;
 };
 

@@ -90,7 +90,7 @@ void register_compare_ops(OpRegistry& r) {
                 "[rows, ceil(cols/8) rounded up to 32], element (r, c) in bit c%8 of byte (r, c/8).",
          .aliases = {},
          .scalar_variant = "tile.cmps",
-         .torch = "_cmp({lhs:r}, {rhs:r}, {cmp_type})"});
+         .torch = "_pack_mask(_cmp({lhs:v}, {rhs:v}, {cmp_type}))"});
   r.add({.name = "tile.cmps",
          .params = {expr_param("tile"), expr_param("scalar"), attr_param("cmp_type", std::string("EQ"))},
          .infer_type = infer_cmps,
@@ -99,7 +99,7 @@ void register_compare_ops(OpRegistry& r) {
          .doc = "Elementwise comparison tile <cmp_type> scalar as a packed mask (UINT8, laid out like cmp's).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_cmp({tile:r}, {scalar}, {cmp_type})"});
+         .torch = "_pack_mask(_cmp({tile:v}, {scalar}, {cmp_type}))"});
   r.add({.name = "tile.sel",
          .params = {expr_param("mask"), expr_param("lhs"), expr_param("rhs")},
          .infer_type = infer_sel,
@@ -109,7 +109,7 @@ void register_compare_ops(OpRegistry& r) {
                 "UINT8).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "torch.where({mask:r}.bool(), {lhs:r}, {rhs:r})"});
+         .torch = "torch.where(_unpack_mask({mask}, {R}, {C}), {lhs:r}, {rhs:r})"});
 }
 
 }  // namespace pypto::ir::ops
