@@ -58,6 +58,24 @@ def test_compile_without_arguments_uses_the_annotations(tmp_path):
 
 
 @pl.jit
+def rows_scaled(x: pl.Tensor[[pl.dynamic("M"), N], pl.FP32], y: pl.Out[pl.Tensor[[pl.dynamic("M"), N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(pl.tensor.dim(x, 0) // 16):
+            y = pl.store(pl.muls(pl.load(x, [i * 16, 0], [16, N]), 2.0), [i * 16, 0], y)
+    return y
+
+
+def test_compile_without_arguments_keeps_dynamic_dimensions_open():
+    compiled = rows_scaled.compile()
+    for rows in (32, 80):
+        x = np.random.default_rng(rows).standard_normal((rows, N)).astype(np.float32)
+        y = np.zeros_like(x)
+        compiled(x, y)
+        np.testing.assert_allclose(y, 2 * x, rtol=1e-6)
+        assert jit_compile(rows_scaled, (x, y)) is compiled  # calls reuse it for every extent
+
+
+@pl.jit
 def bare(a: pl.Tensor, c: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     return c
 
