@@ -190,15 +190,7 @@ FunctionPtr plan_function(const FunctionPtr& f, const isa::ChipSpec& chip) {
 }  // namespace
 
 ProgramPtr plan_memory(const ProgramPtr& program, const PassContext& ctx) {
-  std::vector<FunctionPtr> functions;
-  bool changed = false;
-  for (auto& f : program->functions) {
-    bool kernel = f->func_type == FunctionType::InCore || f->func_type == FunctionType::AIC ||
-                  f->func_type == FunctionType::AIV;
-    functions.push_back(kernel ? plan_function(f, ctx.chip) : f);
-    changed |= functions.back() != f;
-  }
-  return changed ? Program::make(program->name, functions) : program;
+  return map_kernels(program, [&](const FunctionPtr& f) { return plan_function(f, ctx.chip); });
 }
 
 }  // namespace pypto::passes
