@@ -144,7 +144,17 @@ class Printer {
         auto* f = e->as<FuncCall>();
         std::string out = "self." + f->callee + "(";
         for (size_t i = 0; i < f->args.size(); ++i) out += (i ? ", " : "") + expr(f->args[i]);
-        std::string kw = task_deps(f->task.deps) + (f->task.manual ? ", manual=True" : "");
+        // A launch's task info as keywords that parse back (ids as integers: the program's
+        // launches after OutlineIncore have no `with ... as` names).
+        std::string kw;
+        if (f->task.task_id >= 0) kw += ", task_id=" + std::to_string(f->task.task_id);
+        if (!f->task.deps.empty()) {
+          kw += ", deps=[";
+          for (size_t i = 0; i < f->task.deps.size(); ++i) kw += (i ? ", " : "") + std::to_string(f->task.deps[i]);
+          kw += "]";
+        }
+        if (f->task.block_num > 0) kw += ", block_num=" + std::to_string(f->task.block_num);
+        if (f->task.manual) kw += ", manual=True";
         if (!kw.empty()) out += f->args.empty() ? kw.substr(2) : kw;
         return out + ")";
       }

@@ -59,6 +59,8 @@ struct Tiling {
   ExprPtr valid(const ExprPtr& start) const {
     if (!ragged()) return nullptr;
     if (single()) return extent;
+    auto e = as_const_int(extent), s = as_const_int(start);
+    if (e && s) return idx(std::min(size, *e - *s));  // folded, as the parser folds constants
     return BinaryExpr::make(BinaryOp::Min, idx(size), BinaryExpr::make(BinaryOp::Sub, extent, start));
   }
 };

@@ -58,6 +58,9 @@ class ExprParser:
     def lookup(self, name, node):
         if name in self.symbols:
             return self.symbols[name]
+        frame = getattr(self, "spmd_frame", None)
+        if frame is not None and name in ("__block_idx", "__block_num"):  # as printed inside pl.spmd
+            return frame.var("get_block_idx" if name == "__block_idx" else "get_block_num", self.span(node))
         if name in self.source.env:
             return self.source.env[name]
         if name in self.out_of_scope:
@@ -271,18 +274,12 @@ class ExprParser:
             return self.construct_call(func.name, node)
         if isinstance(func, FunctionRef):
             args, kwargs = self.call_args(node)
-            deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else []
-            manual = self.manual_flag(kwargs.pop("manual", False), node)
-            if kwargs:
-                raise self.error(node, f"self.{func.name}(...) takes positional arguments (and deps=[...]) only")
-            return self.with_deps(self.program.call_method(self, func.name, args, node), deps, manual)
+            task = self.launch_info(kwargs, node, f"self.{func.name}(...)")
+            return self.with_deps(self.program.call_method(self, func.name, args, node), **task)
         if getattr(func, "_pl_jit_kind", None) is not None:
             args, kwargs = self.call_args(node)
-            deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else []
-            manual = self.manual_flag(kwargs.pop("manual", False), node)
-            if kwargs:
-                raise self.error(node, f"{func.__name__}(...) takes positional arguments (and deps=[...]) only")
-            return self.with_deps(self.program.call_jit(self, func, args, node), deps, manual)
+            task = self.launch_info(kwargs, node, f"{func.__name__}(...)")
+            return self.with_deps(self.program.call_jit(self, func, args, node), **task)
         if callable(func):
             args, kwargs = self.call_args(node)
             runtime = [a for a in list(args) + list(kwargs.values()) if is_ir(a)]
@@ -296,13 +293,32 @@ class ExprParser:
                 raise self.error(node, f"evaluating '{self.text(node)}' at parse time failed: {e}") from None
         raise self.error(node, f"'{self.text(node.func)}' is not callable")
 
+    def launch_info(self, kwargs, node, what):
+        """The task keywords of a kernel call: deps=[...] and manual=, plus task_id= and
+        block_num= as the printer writes outlined launches."""
+        from .control_flow import reserve_task_id
+        deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else []
+        manual = self.manual_flag(kwargs.pop("manual", False), node)
+        task_id = self.constant(kwargs.pop("task_id", -1), node, "task_id=")
+        block_num = self.constant(kwargs.pop("block_num", 0), node, "block_num=")
+        if kwargs:
+            raise self.error(node, f"{what} takes positional arguments (and deps=[...], manual=) only, not "
+                                   f"'{next(iter(kwargs))}='")
+        for name, v in (("task_id", task_id), ("block_num", block_num)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < (-1 if name == "task_id" else 0):
+                raise self.error(node, f"{name}= takes a non-negative integer, got {v!r}")
+        if task_id >= 0:
+            reserve_task_id(task_id)
+        return {"deps": deps, "manual": manual, "task_id": task_id, "block_num": block_num}
+
     @staticmethod
-    def with_deps(call, deps, manual=False):
+    def with_deps(call, deps, manual=False, task_id=-1, block_num=0):
         """A kernel call that runs after the tasks `deps` (explicit task edges); `manual`: a
         launch of a pl.manual_scope (no automatic edges to other manual launches)."""
-        if not (deps or manual) or not isinstance(call, ir.FuncCall):
+        if not (deps or manual or task_id >= 0 or block_num) or not isinstance(call, ir.FuncCall):
             return call
-        return ir.FuncCall(call.callee, list(call.args), call.type, call.span, deps=deps, manual=manual)
+        return ir.FuncCall(call.callee, list(call.args), call.type, call.span, task_id=task_id, deps=deps,
+                           block_num=block_num, manual=manual)
 
     def manual_flag(self, value, node):
         if not isinstance(value, bool):
