@@ -256,6 +256,9 @@ isa::ChipSpec resolve_run_target(const RunOptions& options) {
 
 void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, const RunOptions& options) {
   const isa::ChipSpec chip = resolve_run_target(options);
+  if (kernel.core == FunctionType::Group)
+    fail(ErrorKind::kValue, {}, "'" + kernel.name + "' is a Group kernel (a mixed task); its parts run only inside a host program",
+         "run the program whose orchestration calls it (pypto.runtime.run)");
   isa::validate_kernel(kernel, chip);
   // The modelled timeline comes from the sim engine: a trace request runs there.
   if (options.engine == "native" && options.trace_path.empty()) {
@@ -289,6 +292,18 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
   std::vector<KernelFootprint> footprints;
   footprints.reserve(program.kernels.size());
   for (const isa::Kernel& k : program.kernels) footprints.push_back(analyse_footprint(k));
+  // A mixed task touches what its parts touch (validation checked the part indices).
+  std::vector<std::vector<const isa::Kernel*>> part_kernels(program.kernels.size());
+  for (size_t i = 0; i < program.kernels.size(); ++i) {
+    const isa::Kernel& k = program.kernels[i];
+    if (k.core != FunctionType::Group) continue;
+    std::vector<const KernelFootprint*> parts;
+    for (const isa::KernelPart& p : k.parts) {
+      parts.push_back(&footprints[p.kernel]);
+      part_kernels[i].push_back(&program.kernels[p.kernel]);
+    }
+    footprints[i] = compose_group_footprint(k, parts);
+  }
   const std::vector<std::vector<int>> releases = release_points(program);
   const std::vector<int> ordinals = call_ordinals(program);
   std::vector<std::vector<size_t>> call_tasks(program.code.size());  // by call ordinal: its latest tasks
@@ -297,8 +312,9 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
   CoreFactory factory;
   // The modelled timeline comes from the sim engine: a trace request runs there.
   if (options.engine == "native" && options.trace_path.empty()) {
-    std::vector<const isa::Kernel*> kernels;
-    for (const isa::Kernel& k : program.kernels) kernels.push_back(&k);
+    std::vector<const isa::Kernel*> kernels;  // a Group kernel has no code: its parts run
+    for (const isa::Kernel& k : program.kernels)
+      if (k.core != FunctionType::Group) kernels.push_back(&k);
     auto module = native_module_for(kernels, chip);
     factory = [chip, module, kernels] { return std::make_unique<NativeCore>(chip, module, kernels); };
   }
@@ -328,6 +344,7 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
           TaskSpec spec;
           spec.kernel = &kernel;
           spec.footprint = &footprints[in.callee];
+          spec.parts = part_kernels[in.callee];
           spec.span = &in.span;
           spec.args = call_args(kernel, in, slots, regs);
           for (int64_t d : int_list_attr(in, "deps")) {

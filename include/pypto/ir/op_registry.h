@@ -56,6 +56,7 @@ struct OpDef {
   std::string scalar_variant;       // op used when argument 1 is a scalar: tile.add -> tile.adds
   std::string writes;               // param the op writes in place and returns (tile.store: "tensor")
   bool view = false;                // result aliases argument 0's buffer (reshape, set_validshape)
+  bool effects = false;             // has an effect beyond its result (cross-core FIFOs): never removed
 };
 
 class OpRegistry {
