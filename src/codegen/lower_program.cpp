@@ -33,6 +33,11 @@ const isa::Instr* first_fifo_instr(const isa::Kernel& k) {
   return nullptr;
 }
 
+std::string with_article(FunctionType f) {
+  const std::string name = function_type_name(f);
+  return (std::string("AEIOU").find(name[0]) != std::string::npos ? "an " : "a ") + name;
+}
+
 const char* group_shape_fix =
     "write the Group function as calls of one @pl.function(type=pl.FunctionType.AIC) function and one or two "
     "AIV functions (the first AIV call runs on AIV 0, the second on AIV 1), passing the group's own parameters or "
@@ -152,7 +157,7 @@ struct ProgramLowering {
       if (!fn) fail(ErrorKind::kValue, call->span, "the program has no function '" + call->callee + "'");
       if (fn->func_type != FunctionType::AIC && fn->func_type != FunctionType::AIV)
         fail(ErrorKind::kType, call->span,
-             "Group function '" + g.name + "' calls '" + fn->name + "', a " + function_type_name(fn->func_type) +
+             "Group function '" + g.name + "' calls '" + fn->name + "', " + with_article(fn->func_type) +
                  " function; the parts of a mixed task are AIC and AIV functions",
              "declare '" + fn->name + "' @pl.function(type=pl.FunctionType.AIC) for cube work or "
              "@pl.function(type=pl.FunctionType.AIV) for vector work");

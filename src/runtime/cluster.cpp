@@ -62,7 +62,7 @@ std::string ClusterFifos::channel_state(const Channel& c) const {
                   std::to_string(c.pops) + " popped, " + std::to_string(c.frees) + " freed";
   for (uint64_t n = c.frees; n < c.pushes; ++n) {
     const Slot& slot = c.slots[n % depth_];
-    s += "; slot " + std::to_string(n % depth_) + ": " + shape_text(slot.rows, slot.cols, slot.dtype) + " pushed at " +
+    s += "\n      slot " + std::to_string(n % depth_) + ": " + shape_text(slot.rows, slot.cols, slot.dtype) + " pushed at " +
          where(slot.push_span);
     s += n < c.pops ? ", popped at " + where(slot.pop_span) + ", not freed" : ", not popped";
   }
@@ -103,20 +103,20 @@ std::string ClusterFifos::deadlock_report() const {
   for (int p = 0; p < 3; ++p) {
     if (names_[p].empty()) continue;
     const Part& part = parts_[p];
-    msg += "\n  " + part_name(p) + (part.state == State::kFinished ? " has finished" : " waits at " + part.waits);
+    msg += "\n  " + part_name(p) + (part.state == State::kFinished ? " has finished" : " waits at " + part.waits());
   }
   msg += "\n  FIFO state:";
   for (const Channel& c : channels_) msg += "\n    " + channel_state(c);
   return msg;
 }
 
-void ClusterFifos::wait(std::unique_lock<std::mutex>& lk, int part, const TileCall& call, const std::string& waits,
-                        std::function<bool()> can_go) {
+void ClusterFifos::wait(std::unique_lock<std::mutex>& lk, int part, const TileCall& call,
+                        std::function<std::string()> waits, std::function<bool()> can_go) {
   Part& me = parts_[part];
   if (cancelled_) throw PartCancelled();
   if (can_go()) return;
   me.state = State::kWaiting;
-  me.waits = waits;
+  me.waits = std::move(waits);
   me.span = call.instr.span;
   me.can_go = std::move(can_go);
   for (;;) {
@@ -147,9 +147,13 @@ void ClusterFifos::push(const ClusterPart& self, const TileCall& call) {
   std::unique_lock<std::mutex> lk(mu_);
   Channel& c = channel(self, call, true);
   const TileRef& src = call.in_tile(0);
+  const Span at = call.instr.span;
   wait(lk, self.part, call,
-       "TPUSH (" + where(call.instr.span) + ") of tile '" + src.name + "' into " + channel_name(c) + ": all " +
-           std::to_string(depth_) + " slots are taken (pushed and not yet popped, or popped and not yet freed)",
+       [this, &c, at, name = src.name] {
+         return "TPUSH (" + where(at) + ") of tile '" + name + "' into " + channel_name(c) + ": all " + std::to_string(depth_) +
+                " slots are taken (" + std::to_string(c.pushes - c.pops) + " pushed and not yet popped, " +
+                std::to_string(c.pops - c.frees) + " popped and not yet freed)";
+       },
        [&c, this] { return c.pushes - c.frees < static_cast<uint64_t>(depth_); });
   Slot& slot = c.slots[c.pushes % depth_];
   const double end = self.timing ? self.timing(slot.free_end) : 0;
@@ -170,9 +174,13 @@ void ClusterFifos::pop(const ClusterPart& self, const TileCall& call) {
   std::unique_lock<std::mutex> lk(mu_);
   Channel& c = channel(self, call, false);
   const TileRef& dst = call.out_tile();
+  const Span at = call.instr.span;
   wait(lk, self.part, call,
-       "TPOP (" + where(call.instr.span) + ") into tile '" + dst.name + "' from " + channel_name(c) + ": nothing pushed since its pop #" +
-           std::to_string(c.pops),
+       [this, &c, at, name = dst.name] {
+         return "TPOP (" + where(at) + ") into tile '" + name + "' from " + channel_name(c) + ": " +
+                (c.pushes == 0 ? std::string("nothing has been pushed yet")
+                               : "it has popped all " + std::to_string(c.pushes) + " tile(s) pushed so far");
+       },
        [&c] { return c.pops < c.pushes; });
   Slot& slot = c.slots[c.pops % depth_];
   if (slot.dtype != dst.dtype || slot.rows != dst.valid_rows || slot.cols != dst.valid_cols)

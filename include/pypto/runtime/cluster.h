@@ -64,7 +64,7 @@ class ClusterFifos {
   enum class State { kRunning, kWaiting, kFinished, kFailed };
   struct Part {
     State state = State::kRunning;
-    std::string waits;              // what it waits for (kWaiting)
+    std::function<std::string()> waits;  // what it waits for (kWaiting), as of now
     Span span;                      // the instruction it waits at
     std::function<bool()> can_go;   // kWaiting: its condition
   };
@@ -74,7 +74,7 @@ class ClusterFifos {
   std::string channel_name(const Channel& c) const;
   std::string channel_state(const Channel& c) const;
   // Blocks part `part` until `can_go`; throws the deadlock report or PartCancelled.
-  void wait(std::unique_lock<std::mutex>& lk, int part, const TileCall& call, const std::string& waits,
+  void wait(std::unique_lock<std::mutex>& lk, int part, const TileCall& call, std::function<std::string()> waits,
             std::function<bool()> can_go);
   bool deadlocked() const;
   std::string deadlock_report() const;

@@ -45,9 +45,10 @@ void require_memory(const CallSite& s, const std::string& name, const TileType& 
     if (t.memory == m) return;
   std::string list;
   for (MemorySpace m : allowed) list += std::string(list.empty() ? "" : " or ") + memory_space_name(m);
+  auto article = [](MemorySpace m) { return m == MemorySpace::Acc ? "an " : "a "; };
   op_fail(s, ErrorKind::kType,
-          "argument '" + name + "' is a " + std::string(memory_space_name(t.memory)) + " tile; this op takes a " + list +
-              " tile",
+          "argument '" + name + "' is " + article(t.memory) + memory_space_name(t.memory) + " tile; this op takes " +
+              article(allowed[0]) + list + " tile",
           fix);
 }
 
@@ -113,18 +114,23 @@ TypePtr infer_free_to_aiv(const CallSite& s) {
 
 TypePtr infer_free_to_aic(const CallSite& s) { return infer_free(s, MemorySpace::Vec); }
 
+std::string with_article(FunctionType f) {
+  const std::string name = function_type_name(f);
+  return (std::string("AEIOU").find(name[0]) != std::string::npos ? "an " : "a ") + name;
+}
+
 // The op must sit in a function of its side's kind (AIC or AIV) that a Group function calls.
 void check_function_kind(const Call& c, const KernelBuilder& kb) {
   const Side side = side_of(c.op->name);
   if (kb.func_type == side.core) return;
   const char* want = side.core == FunctionType::AIC ? "AIC" : "AIV";
   std::string have = kb.func_name.empty() ? std::string("this function")
-                                          : "'" + kb.func_name + "' is a " + function_type_name(kb.func_type) + " function";
+                                          : "'" + kb.func_name + "' is " + with_article(kb.func_type) + " function";
   if (kb.func_type == FunctionType::AIC || kb.func_type == FunctionType::AIV)
     fail(ErrorKind::kType, c.span,
          "pl." + c.op->name.substr(5) + " runs on the " + (side.core == FunctionType::AIC ? "cube" : "vector") +
              " core (" + want + ") but " + have,
-         std::string("in an ") + function_type_name(kb.func_type) + " function use " + side.mirror +
+         "in " + with_article(kb.func_type) + " function use " + side.mirror +
              ", or move this call into the group's @pl.function(type=pl.FunctionType." + want + ") function");
   fail(ErrorKind::kType, c.span,
        "pl." + c.op->name.substr(5) + " exchanges tiles between the cores of a cluster, but " + have +
