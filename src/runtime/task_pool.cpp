@@ -373,7 +373,7 @@ void TaskPool::worker_loop(int worker) {
           const bool events = trace_ != nullptr && record_events_;
           MixedResult r = run_mixed_task(*task.kernel, task.parts, task.args, chip_, factory_, mixed, events);
           cycles = r.cycles;
-          if (trace_ && !r.timelines.empty()) {
+          if (trace_ && r.cycles >= 0) {  // sim: the parts' modelled timelines
             std::vector<int> cores;
             const int nw = num_workers_;
             for (isa::PartRole role : r.roles) {

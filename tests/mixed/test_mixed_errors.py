@@ -406,3 +406,36 @@ def test_aiv_index_out_of_range():
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, a: T16):
                 self.cube(a)
+
+
+def test_an_error_in_one_part_cancels_the_others():
+    """The AIV fails at run time (a store past the tensor) while the AIC waits to push its
+    third tile into a full FIFO: the task reports the AIV's error, not a deadlock, and ends."""
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.AIC)
+        def cube(self, a: pl.Tensor[[48, 16], FP32]):
+            for i in pl.range(3):
+                pl.tpush_to_aiv(pl.load(a, [i * 16, 0], [16, 16], target_memory=Mat), aiv=0)
+
+        @pl.function(type=pl.FunctionType.AIV)
+        def vec(self, out: pl.Out[pl.Tensor[[48, 16], FP32]], row: pl.Scalar[pl.INDEX]):
+            t = pl.tpop_from_aic([16, 16], FP32)
+            out = pl.store(t, [row, 0], out)  # row 40: past the 48 rows
+            pl.tfree_to_aic(t)
+            return out
+
+        @pl.function(type=pl.FunctionType.Group)
+        def g(self, a: pl.Tensor[[48, 16], FP32], out: pl.Out[pl.Tensor[[48, 16], FP32]]):
+            self.cube(a)
+            out = self.vec(out, 40)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[48, 16], FP32], out: pl.Out[pl.Tensor[[48, 16], FP32]]):
+            out = self.g(a, out)
+            return out
+
+    msg = run_error(P, z(48, 16), z(48, 16))
+    assert "TSTORE" in msg and "[40, 0]" in msg and "goes past the tensor's shape" in msg
+    assert "deadlock" not in msg and "cancelled" not in msg
