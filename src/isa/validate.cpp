@@ -236,14 +236,14 @@ void validate_kernel(const Kernel& kernel, const ChipSpec& chip) {
   Validator v("kernel '" + kernel.name + "'", kernel.code, kernel.num_regs, kernel.params,
               static_cast<int>(kernel.params.size()), chip);
   if (kernel.num_regs < 0 || kernel.num_regs > (1 << 20)) v.bad({}, "bad register count");
-  int scalars = 0;
-  for (auto& p : kernel.params) scalars += p.is_tensor ? 0 : 1;
-  if (scalars > kernel.num_regs) v.bad({}, "scalar parameters need " + std::to_string(scalars) + " registers");
-  if (kernel.core == FunctionType::Group) {
+  if (kernel.core == FunctionType::Group) {  // its parts hold the registers
     if (!kernel.code.empty() || !kernel.tiles.empty())
       v.bad({}, "a Group kernel (mixed task) has no code or tiles of its own; its parts do the work");
     return;
   }
+  int scalars = 0;
+  for (auto& p : kernel.params) scalars += p.is_tensor ? 0 : 1;
+  if (scalars > kernel.num_regs) v.bad({}, "scalar parameters need " + std::to_string(scalars) + " registers");
   if (!kernel.parts.empty()) v.bad({}, "only a Group kernel has parts");
   v.core_ = kernel.core;
   v.check_tiles(kernel.tiles);

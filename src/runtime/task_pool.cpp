@@ -378,9 +378,12 @@ void TaskPool::worker_loop(int worker) {
             const int nw = num_workers_;
             for (isa::PartRole role : r.roles) {
               const int core = role == isa::PartRole::AIC ? worker : nw + 2 * worker + (role == isa::PartRole::AIV1);
-              if (role != isa::PartRole::AIC)
-                trace_->set_core_name(core, "core " + std::to_string(core) + " (mixed tasks of worker " +
-                                                std::to_string(worker) + ": " + isa::part_role_name(role) + ")");
+              if (role != isa::PartRole::AIC) {
+                std::string name = "core ";
+                name.append(std::to_string(core)).append(" (mixed tasks of worker ").append(std::to_string(worker));
+                name.append(": ").append(isa::part_role_name(role)).append(")");
+                trace_->set_core_name(core, name);
+              }
               cores.push_back(core);
             }
             trace_->add_group(cores, r.timelines);

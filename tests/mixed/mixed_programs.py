@@ -289,3 +289,42 @@ class SlowConsumer:
     def main(self, a: pl.Tensor[[SB * SR, SC], FP32], out: pl.Out[pl.Tensor[[SB * SR, SC], FP32]]):
         out = self.fused(a, out)
         return out
+
+
+# Two mixed tasks over disjoint row halves, told their half by a scalar parameter of the
+# Group function; then a task that reads only the first half.
+@pl.program
+class GroupPerHalf:
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], row0: pl.Scalar[pl.INDEX]):
+        acc = pl.matmul(pl.move(pl.load(a, [row0, 0], [H, K], target_memory=Mat), target_memory=Left),
+                        pl.move(pl.load(b, [0, 0], [K, N], target_memory=Mat), target_memory=Right))
+        pl.tpush_to_aiv(acc, aiv=0)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def epilogue(self, bias: pl.Tensor[[M, N], FP32], out: pl.Out[pl.Tensor[[M, N], FP32]], row0: pl.Scalar[pl.INDEX]):
+        t = pl.tpop_from_aic([H, N], FP32)
+        r = pl.relu(pl.add(t, pl.load(bias, [row0, 0], [H, N])))
+        pl.tfree_to_aic(t)
+        out = pl.store(r, [row0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def half(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], bias: pl.Tensor[[M, N], FP32],
+             out: pl.Out[pl.Tensor[[M, N], FP32]], row0: pl.Scalar[pl.INDEX]):
+        self.cube(a, b, row0)
+        out = self.epilogue(bias, out, row0)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def top_twice(self, out: pl.Tensor[[M, N], FP32], z: pl.Out[pl.Tensor[[H, N], FP32]]):
+        z = pl.store(pl.mul(pl.load(out, [0, 0], [H, N]), 2.0), [0, 0], z)
+        return z
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], bias: pl.Tensor[[M, N], FP32],
+             out: pl.Out[pl.Tensor[[M, N], FP32]], z: pl.Out[pl.Tensor[[H, N], FP32]]):
+        out = self.half(a, b, bias, out, 0)
+        out = self.half(a, b, bias, out, H)
+        z = self.top_twice(out, z)
+        return z

@@ -102,6 +102,23 @@ def test_round_trip_and_a_dependent_task(tmp_path):
     assert double["args"]["deps"] == [fused[0]["args"]["task"]]
 
 
+def test_mixed_tasks_edges_follow_their_parts_footprints(tmp_path):
+    """Two mixed tasks write disjoint row halves (their row is a scalar parameter of the Group
+    function): no edge between them. The task that reads only the top half waits only for
+    the first."""
+    a, b, bias = randn(mp.M, mp.K), randn(mp.K, mp.N), randn(mp.M, mp.N)
+    out, z = zeros(mp.M, mp.N), zeros(mp.H, mp.N)
+    lane = str(tmp_path / "swimlane.json")
+    run_with_timeout(lambda: run(mp.GroupPerHalf, a, b, bias, out, z,
+                                 config=RunConfig(enable_chip_swimlane=1, trace_path=lane)))
+    want = relu(a @ b + bias)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(z, 2 * want[:mp.H], rtol=1e-5, atol=1e-4)
+    events = [e for e in json.load(open(lane))["traceEvents"] if e.get("ph") == "X" and e.get("pid") == 0]
+    deps = {e["args"]["task"]: e["args"]["deps"] for e in events}
+    assert deps == {0: [], 1: [], 2: [0]}
+
+
 def test_deadlock_pop_without_push_names_the_parts():
     args = [randn(16, 16), zeros(16, 16), zeros(16, 16)]
     with pytest.raises(_core.PyptoError) as e:
