@@ -2,6 +2,8 @@
 wrong kind of function, malformed Group functions, a part on the wrong core, peers that do
 not exist, and FIFOs that disagree at run time (shape/dtype, tiles left behind)."""
 
+import pathlib
+
 import numpy as np
 import pypto.language as pl
 import pytest
@@ -309,7 +311,7 @@ def test_pop_shape_differs_from_the_push_names_both_lines():
             return out
 
     msg = run_error(P, z(16, 32), z(16, 16))
-    src = open(__file__).read().splitlines()
+    src = pathlib.Path(__file__).read_text().splitlines()
     push_line = next(i + 1 for i, x in enumerate(src) if "# the push" in x and "16, 32" in x)
     pop_line = next(i + 1 for i, x in enumerate(src) if "# the pop" in x)
     assert msg.startswith(f"{__file__}:{pop_line}: TPOP")

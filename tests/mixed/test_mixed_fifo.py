@@ -5,14 +5,14 @@ TPUSH into a recycled slot after the TFREE); deadlocks are reported, never hung.
 
 import json
 import os
+import pathlib
 import threading
 
+import mixed_programs as mp
 import numpy as np
 import pytest
 from pypto import _core
 from pypto.runtime import RunConfig, run
-
-import mixed_programs as mp
 
 rng = np.random.default_rng(6)
 
@@ -93,7 +93,7 @@ def test_round_trip_and_a_dependent_task(tmp_path):
     np.testing.assert_allclose(z, 2 * (relu(x) @ w + bias), rtol=1e-5, atol=1e-4)
     # The swimlane shows the mixed task on its cluster's three lanes, and the task that reads
     # its output waits for it (a read-after-write edge from the parts' footprints).
-    events = [e for e in json.load(open(lane))["traceEvents"] if e.get("ph") == "X" and e.get("pid") == 0]
+    events = [e for e in json.loads(pathlib.Path(lane).read_text())["traceEvents"] if e.get("ph") == "X" and e.get("pid") == 0]
     fused = [e for e in events if e["name"] == "fused"]
     assert len(fused) == 3 and {e["args"]["kind"] for e in fused} == {"MIX"}
     c = fused[0]["args"]["vcore"]
@@ -114,7 +114,7 @@ def test_mixed_tasks_edges_follow_their_parts_footprints(tmp_path):
     want = relu(a @ b + bias)
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(z, 2 * want[:mp.H], rtol=1e-5, atol=1e-4)
-    events = [e for e in json.load(open(lane))["traceEvents"] if e.get("ph") == "X" and e.get("pid") == 0]
+    events = [e for e in json.loads(pathlib.Path(lane).read_text())["traceEvents"] if e.get("ph") == "X" and e.get("pid") == 0]
     deps = {e["args"]["task"]: e["args"]["deps"] for e in events}
     assert deps == {0: [], 1: [], 2: [0]}
 
@@ -145,7 +145,7 @@ def test_deadlock_push_without_free_beyond_the_depth():
 
 def events_of(trace):
     out = {}
-    for e in json.load(open(trace))["traceEvents"]:
+    for e in json.loads(pathlib.Path(trace).read_text())["traceEvents"]:
         if e.get("ph") == "X":
             out.setdefault(e["name"], []).append(e)
     for v in out.values():
