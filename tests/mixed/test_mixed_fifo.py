@@ -10,8 +10,9 @@ import threading
 
 import mixed_programs as mp
 import numpy as np
+import pypto.language as pl
 import pytest
-from pypto import _core
+from pypto import _core, ir
 from pypto.runtime import RunConfig, run
 
 rng = np.random.default_rng(6)
@@ -61,6 +62,14 @@ def test_one_cube_one_vector_matmul_bias_relu():
     assert "pto.part[aic] @cube(%a, %b)" in compiled.pto()["fused"]
     assert "pto.part[aiv0] @epilogue(%bias, %out)" in compiled.pto()["fused"]
     assert 'pto.tpush ins(%acc' in compiled.pto()["cube"] and "// pipe FIX" in compiled.pto()["cube"]
+
+
+def test_printed_program_parses_back():
+    text = ir.print_program(mp.RoundTrip)
+    assert "@pl.function(type=pl.FunctionType.Group)" in text
+    assert "pl.tile.tpop_from_aiv([32, 64], dtype=pl.FP32, aiv=0)" in text
+    assert "pl.tile.tfree_to_aic(t)" in text
+    assert ir.structural_equal(pl.parse(text), mp.RoundTrip)
 
 
 def test_one_cube_two_vectors_split_rows():
