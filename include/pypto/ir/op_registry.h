@@ -66,6 +66,7 @@ struct OpDef {
   // allocated shape (padding with the result's pad value). Helpers (_window, _store,
   // _insert, _fit, _mm, _cast, _cmp, _pack_mask, _unpack_mask, _div) come with the script.
   std::string torch;
+  bool effects = false;             // has an effect beyond its result (cross-core FIFOs): never removed
 };
 
 class OpRegistry {

@@ -20,6 +20,7 @@ void register_shape_ops(OpRegistry& r);
 void register_compare_ops(OpRegistry& r);
 void register_tensor_ops(OpRegistry& r);
 void register_tensor_compute_ops(OpRegistry& r);  // after the tile families it mirrors
+void register_cross_core_ops(OpRegistry& r);      // TPUSH / TPOP / TFREE (mixed tasks)
 
 // Parameter specs.
 ParamSpec expr_param(const std::string& name, bool optional = false);
