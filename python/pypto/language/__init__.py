@@ -13,6 +13,7 @@ from .ops import (  # noqa: F401
     const,
     get_block_idx,
     get_block_num,
+    submit,
     manual_scope,
     max,
     min,

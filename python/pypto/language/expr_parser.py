@@ -402,7 +402,31 @@ class ExprParser:
         except TypeError as e:
             raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
 
+    def submit(self, node):
+        """`tid = pl.submit(kernel, *args, deps=[...])`: launches the kernel (a @pl.jit.incore
+        function or self.<InCore function>) as one task and returns its task id, a parse-time
+        handle for later deps=[tid]. The kernel writes its Out arguments in place."""
+        from .control_flow import TaskId, new_task_id
+        if not node.args:
+            raise self.error(node, "pl.submit needs the kernel to launch", "write tid = pl.submit(kernel, x, y, deps=[...])")
+        func = self.eval(node.args[0])
+        args = [self.eval(a) for a in node.args[1:]]
+        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+        task = self.launch_info(kwargs, node, "pl.submit(...)")
+        if isinstance(func, FunctionRef):
+            call = self.program.call_method(self, func.name, args, node)
+        elif getattr(func, "_pl_jit_kind", None) == "incore":
+            call = self.program.call_jit(self, func, args, node)
+        else:
+            raise self.error(node, f"pl.submit launches a kernel, not '{self.text(node.args[0])}'",
+                             "pass a @pl.jit.incore function or self.<InCore function> as the first argument")
+        task["task_id"] = new_task_id() if task["task_id"] < 0 else task["task_id"]
+        self.emit(ir.EvalStmt(self.with_deps(call, **task), self.span(node)))
+        return TaskId(task["task_id"], self.text(node.args[0]))
+
     def construct_call(self, name, node):
+        if name == "submit":
+            return self.submit(node)
         if name in ("const", "min", "max", "static_assert", "static_print", "get_block_idx", "get_block_num"):
             args, kwargs = self.call_args(node)
         if name == "const":
