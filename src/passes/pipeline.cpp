@@ -41,6 +41,12 @@ const std::vector<Pass>& default_pipeline() {
        "Gives every op call that is nested inside another expression (`pl.store(pl.add(a, b), ...)`) its own "
        "assignment to a fresh value just before the statement, so that every tile the program computes has a "
        "name that memory planning can place and codegen can refer to."},
+      {"ExpandOps", expand_ops,
+       "Rewrites every call of a composite op, one that no single PTO instruction computes (`pl.sin` and "
+       "`pl.cos`: range reduction and a polynomial; `pl.fmods`: a fill then TFMOD; `pl.expand_clone` of a "
+       "[1, 1] tile: a row then a column broadcast), into the single-instruction op calls its registry entry "
+       "gives, each assigned to a fresh value, so that memory planning places the intermediate tiles like any "
+       "other tile."},
       {"InsertCarryCopies", insert_carry_copies,
        "A loop-carried tile and the value yielded for it share one buffer address. When the loop body still "
        "reads the carried tile after computing its next value (`alpha = exp(m - m_new)` after `m_new = ...`, "
