@@ -3,6 +3,8 @@
 // (TGATHER / TSCATTER), gather from and scatter to global memory by flat element index
 // (MGATHER / MSCATTER), and sorting: sort32 sorts each 32-element block of each row and
 // mrgsort merges two sorted rows; both give (values, INT32 indices) pairs of tiles.
+#include <tuple>
+
 #include "op_rules.h"
 #include "pypto/isa/instructions.h"
 
@@ -169,6 +171,74 @@ void lower_mscatter(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   if (dst) kb.bind_tensor(dst.get(), tensor);
 }
 
+// sort32(tile): (values, indices), each shaped like the tile: every block of 32 columns of
+// each row (the last may be shorter) sorted descending, with the INT32 column each value
+// came from. Stable: equal values keep their order.
+TypePtr infer_sort32(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  require_vec(s, "tile", t);
+  tile_shape(s, "tile", t);
+  require_instr_dtype(s, "tile", t, "TSORT32");
+  return TupleType::make({TileType::make(t.shape, t.dtype, MemorySpace::Vec, t.valid_shape),
+                          TileType::make(t.shape, kIndexDtype, MemorySpace::Vec, t.valid_shape)});
+}
+
+// mrgsort(a_values, a_indices, b_values, b_indices): the two descending rows of each row
+// merged into one descending row of a's valid columns + b's (ties take a first), with the
+// indices carried along.
+TypePtr infer_mrgsort(const CallSite& s) {
+  const TileType& av = tile_arg(s, "a_values");
+  const TileType& ai = tile_arg(s, "a_indices");
+  const TileType& bv = tile_arg(s, "b_values");
+  const TileType& bi = tile_arg(s, "b_indices");
+  for (auto [name, t] : {std::pair<const char*, const TileType*>{"a_values", &av}, {"a_indices", &ai},
+                         {"b_values", &bv}, {"b_indices", &bi}})
+    require_vec(s, name, *t);
+  auto as = tile_shape(s, "a_values", av), bs = tile_shape(s, "b_values", bv);
+  require_instr_dtype(s, "a_values", av, "TMRGSORT");
+  if (bv.dtype != av.dtype)
+    op_fail(s, ErrorKind::kType,
+            std::string("'b_values' is ") + dtype_name(bv.dtype) + " but 'a_values' is " + dtype_name(av.dtype),
+            std::string("convert with pl.cast(b_values, pl.") + dtype_name(av.dtype) + ")");
+  for (auto [name, idx, vals, vshape] :
+       {std::tuple<const char*, const TileType*, const char*, std::vector<int64_t>>{"a_indices", &ai, "a_values", as},
+        {"b_indices", &bi, "b_values", bs}}) {
+    if (idx->dtype != kIndexDtype || tile_shape(s, name, *idx) != vshape)
+      op_fail(s, ErrorKind::kType,
+              std::string("'") + name + "' must be the " + dtype_name(kIndexDtype) + " indices of '" + vals + "' (" +
+                  shape_str(vshape) + "), got " + type_str(s.arg(name)->type),
+              "pass the (values, indices) pair that pl.sort32 or pl.mrgsort gave");
+  }
+  if (as[0] != bs[0])
+    op_fail(s, ErrorKind::kType,
+            "'a_values' has " + std::to_string(as[0]) + " rows but 'b_values' has " + std::to_string(bs[0]) +
+                "; row r of a merges with row r of b",
+            "merge tiles with the same number of rows");
+  std::vector<int64_t> out = {as[0], as[1] + bs[1]};
+  std::vector<ExprPtr> valid;
+  if (!av.valid_shape.empty() || !bv.valid_shape.empty()) {
+    auto va = valid_or_full(av), vb = valid_or_full(bv);
+    auto ca = as_const_int(va[1]), cb = as_const_int(vb[1]);
+    ExprPtr cols = ca && cb ? ConstInt::make(*ca + *cb, DataType::INDEX) : BinaryExpr::make(BinaryOp::Add, va[1], vb[1]);
+    valid = {va[0], cols};
+  }
+  return TupleType::make({TileType::make(const_shape(out), av.dtype, MemorySpace::Vec, valid),
+                          TileType::make(const_shape(out), kIndexDtype, MemorySpace::Vec, valid)});
+}
+
+// One instruction writing both tiles of the result tuple.
+void lower_pair(const Call& c, const VarPtr& dst, KernelBuilder& kb, const char* pto) {
+  std::vector<int> ins;
+  for (auto& a : c.args) ins.push_back(kb.tile(a));
+  PYPTO_CHECK(dst, std::string("pl.") + c.op->name + " without a result");
+  std::vector<int> outs = kb.define_tiles(dst);
+  Instr in;
+  in.mnemonic = pto;
+  for (int o : outs) in.outs.push_back(Operand::tile(o));
+  for (int i : ins) in.ins.push_back(Operand::tile(i));
+  kb.emit(in);
+}
+
 }  // namespace
 
 void register_index_ops(OpRegistry& r) {
@@ -212,6 +282,24 @@ void register_index_ops(OpRegistry& r) {
          .lower = lower_scatter,
          .doc = "Scatter along each row: target with target[r, indices[r, c]] = src[r, c] (torch scatter on dim 1; "
                 "for repeated indices the last in row-major order wins); returns the updated target.",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.sort32",
+         .params = {expr_param("tile")},
+         .infer_type = infer_sort32,
+         .pto = "TSORT32",
+         .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_pair(c, d, kb, "TSORT32"); },
+         .doc = "Sort each block of 32 columns of each row descending (stable); returns (values, indices), both "
+                "shaped like the tile, indices INT32 columns within the row: `vals, idx = pl.sort32(t)`.",
+         .aliases = {},
+         .scalar_variant = ""});
+  r.add({.name = "tile.mrgsort",
+         .params = {expr_param("a_values"), expr_param("a_indices"), expr_param("b_values"), expr_param("b_indices")},
+         .infer_type = infer_mrgsort,
+         .pto = "TMRGSORT",
+         .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_pair(c, d, kb, "TMRGSORT"); },
+         .doc = "Merge two descending (values, indices) rows per row into one of a's + b's valid columns (ties take "
+                "a); returns (values, indices), e.g. the halves of a sort32 result sliced apart.",
          .aliases = {},
          .scalar_variant = ""});
   r.add({.name = "tile.mgather",
