@@ -153,6 +153,7 @@ class Lowerer : public IRMutator {
     int nodes = 0;
     int64_t widest_bytes = 4;
     bool matmul = false;
+    int64_t whole_row_cols = 0;  // gather/scatter operands loaded as whole rows of this many columns
   };
   void stats(const ExprPtr& e0, TreeStats& st) const {
     ExprPtr e = resolve(e0);
@@ -162,6 +163,13 @@ class Lowerer : public IRMutator {
     if (auto* c = e->as<Call>()) {
       auto info = tensor_op_info(*c->op);
       if (info && info->shape == TensorOpShape::kMatmul) st.matmul = true;
+      if (info && (info->shape == TensorOpShape::kGather || info->shape == TensorOpShape::kScatter)) {
+        ++st.nodes;  // the whole-row operand block
+        for (size_t k = 0; k < c->args.size(); ++k)
+          if (k != 1 || info->shape == TensorOpShape::kScatter)
+            if (auto n = as_const_int(tensor_of(resolve(c->args[k])).shape[1]))
+              st.whole_row_cols = std::max(st.whole_row_cols, *n);
+      }
       if (info && info->shape != TensorOpShape::kMatmul)
         for (auto& a : c->args)
           if (a) stats(a, st);
@@ -178,7 +186,8 @@ class Lowerer : public IRMutator {
     auto one = as_const_int(shape[1]);
     int64_t cols = one && *one == 1 ? 1 : pick_size(shape[1], 2048 / bytes, unit);
     if (st.matmul) cols = std::min<int64_t>(cols, 128);
-    int64_t row_cap = std::max<int64_t>(1, vec_block_bytes(st) / (std::max<int64_t>(cols, 64) * bytes));
+    int64_t row_cap =
+        std::max<int64_t>(1, vec_block_bytes(st) / (std::max<int64_t>({cols, 64, st.whole_row_cols}) * bytes));
     if (st.matmul) row_cap = std::min<int64_t>(row_cap, 128);
     auto r1 = as_const_int(shape[0]);
     int64_t rows = r1 && *r1 == 1 ? 1 : pick_size(shape[0], row_cap, 1);
@@ -247,10 +256,71 @@ class Lowerer : public IRMutator {
         case TensorOpShape::kRowReduce:
         case TensorOpShape::kColReduce: t = reduce(*c, *info, b); break;
         case TensorOpShape::kMatmul: t = matmul(*c, *info, b); break;
+        case TensorOpShape::kGather: t = gather(*c, b, memo); break;
+        case TensorOpShape::kScatter: t = scatter(*c, b, memo); break;
       }
     }
     memo[e.get()] = t;
     return t;
+  }
+
+  // The static extent of dimension `d` of a tensor operand of a row-wise gather/scatter.
+  int64_t static_dim(const Call& c, const ExprPtr& e, int d, const char* what) const {
+    auto n = as_const_int(tensor_of(resolve(e)).shape[d]);
+    if (!n)
+      fail(ErrorKind::kValue, c.span,
+           "pl." + c.op->name + ": the " + what + " must be known at compile time; each block holds whole rows",
+           "use pl.tile." + c.op->name.substr(7) + " on tiles you load yourself");
+    return *n;
+  }
+
+  // A block of whole rows (r0.., all `n` columns, padded to whole 32-byte Vec rows).
+  Block whole_rows(const Block& b, int64_t n, int64_t bytes) const {
+    int64_t unit = std::max<int64_t>(1, 32 / bytes), padded = (n + unit - 1) / unit * unit;
+    return Block{b.r0, idx(0), b.rows, padded, b.vrows, padded != n ? idx(n) : nullptr};
+  }
+
+  void check_fits(const Call& c, const Block& b, int64_t bytes, const char* what) const {
+    if (b.rows * b.cols * bytes > chip_.capacity(MemorySpace::Vec) / 4)
+      fail(ErrorKind::kCapacity, c.span,
+           "pl." + c.op->name + ": a block of " + std::to_string(b.rows) + " whole rows of " + what + " (" +
+               std::to_string(b.cols) + " elements each) does not fit a quarter of UB",
+           "use pl.tile." + c.op->name.substr(7) + " on row blocks you load yourself");
+  }
+
+  // Block b of gather(src, indices): whole rows of src (indices may name any column) and
+  // block b of the indices.
+  ExprPtr gather(const Call& c, const Block& b, std::map<const Expr*, ExprPtr>& memo) {
+    ExprPtr src = resolve(c.args[0]);
+    if (!src->as<Var>())
+      fail(ErrorKind::kType, c.span, "pl.tensor.gather: 'src' must be a tensor, not a computed value",
+           "write it into a tensor first (tmp[:] = ...) and gather from that tensor");
+    int64_t bytes = dtype_size(src->type);
+    Block rows = whole_rows(b, static_dim(c, src, 1, "row length of 'src'"), bytes);
+    check_fits(c, rows, bytes, "'src'");
+    ExprPtr src_tile = load(src, rows, MemorySpace::Vec, c.span);
+    ExprPtr index = as_vec(tile_of(c.args[1], b, memo), c.span);
+    return assign("gather", call("tile.gather", {src_tile, index}, c.attrs, c.span));
+  }
+
+  // Block b of scatter(target, indices, src): b must hold whole rows of the target (any
+  // element of a row of src may land anywhere in the row); indices and src in whole rows.
+  ExprPtr scatter(const Call& c, const Block& b, std::map<const Expr*, ExprPtr>& memo) {
+    int64_t n = static_dim(c, c.args[0], 1, "row length of 'target'");
+    auto c0 = as_const_int(b.c0);
+    if (!c0 || *c0 != 0 || b.cols < n)
+      fail(ErrorKind::kCapacity, c.span,
+           "pl.tensor.scatter: the result is written in blocks of " + std::to_string(b.cols) +
+               " columns, but a scatter needs whole rows of the target (" + std::to_string(n) + " columns)",
+           "use pl.tile.scatter on row blocks you load yourself");
+    ExprPtr target = as_vec(tile_of(c.args[0], b, memo), c.span);
+    int64_t k = static_dim(c, c.args[2], 1, "row length of 'src'");
+    Block rows = whole_rows(b, k, std::max(dtype_size(resolve(c.args[2])->type), dtype_size(resolve(c.args[1])->type)));
+    check_fits(c, rows, dtype_size(resolve(c.args[2])->type), "'src'");
+    std::map<const Expr*, ExprPtr> row_memo;  // blocks of another width than b
+    ExprPtr index = as_vec(tile_of(c.args[1], rows, row_memo), c.span);
+    ExprPtr src = as_vec(tile_of(c.args[2], rows, row_memo), c.span);
+    return assign("scatter", call("tile.scatter", {target, index, src}, c.attrs, c.span));
   }
 
   // Combines two partial reductions of the same rows (or columns).

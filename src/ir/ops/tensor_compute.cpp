@@ -123,6 +123,11 @@ void register_tensor_compute_ops(OpRegistry& r) {
   for (const char* n : {"adds", "subs", "muls", "divs", "maxs", "mins", "add", "sub", "mul", "div", "maximum", "minimum",
                         "neg", "abs", "relu", "recip", "exp", "log", "sqrt", "rsqrt", "cast"})
     add_form(r, n, S::kElementwise);
+  for (const char* n : {"ands", "ors", "xors", "shls", "shrs", "rems", "fmods", "and_", "or_", "xor", "shl", "shr",
+                        "rem", "fmod", "not_", "sin", "cos"})
+    add_form(r, n, S::kElementwise);
+  add_form(r, "gather", S::kGather);
+  add_form(r, "scatter", S::kScatter);
   for (const char* n : {"row_sum", "row_max", "row_min", "row_prod"}) add_form(r, n, S::kRowReduce);
   for (const char* n : {"col_sum", "col_max", "col_min", "col_prod"}) add_form(r, n, S::kColReduce);
   for (const char* f : {"add", "sub", "mul", "div", "max", "min", "expdif"}) {
