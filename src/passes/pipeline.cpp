@@ -55,7 +55,8 @@ const std::vector<Pass>& default_pipeline() {
       {"PlanMemory", plan_memory,
        "Places every tile of every InCore function at a 32-byte aligned address of its buffer "
        "(Vec=UB, Mat=L1, Left=L0A, Right=L0B, Acc=L0C, Bias). Loop-carried tiles, branch results and views "
-       "share their source's address. A function whose tiles exceed a buffer of the platform's chip fails "
+       "share their source's address. The two tiles an op such as sort32 returns (a tuple: values, indices) are "
+       "placed as one block, the second right after the first. A function whose tiles exceed a buffer of the platform's chip fails "
        "with an error naming the buffer, the capacity and the largest tiles."},
       {"PipelineLoops", pipeline_loops,
        "Software-pipelines every `for i in pl.pipeline(n, stage=k)` loop of an InCore function: it becomes a "
