@@ -7,6 +7,7 @@ the tile, and the errors for misuse."""
 import numpy as np
 import pypto.language as pl
 import pytest
+from pypto import ir
 from pypto.runtime import RunConfig
 
 rng = np.random.default_rng(53)
@@ -303,3 +304,52 @@ def test_sort32_result_unpacked_into_the_wrong_number_of_names():
 
     z = np.zeros((4, 32), np.float32)
     assert "the call returns 2 values, not 3" in error_of(bad, z, z.copy())
+
+
+@pl.jit
+def k_sort_rows_pipelined(a: pl.Tensor, v: pl.Out[pl.Tensor], i: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for r in pl.pipeline(6, stage=2):
+            vals, idx = pl.sort32(pl.load(a, [r * 4, 0], [4, 32]))
+            v = pl.store(vals, [r * 4, 0], v)
+            i = pl.store(idx, [r * 4, 0], i)
+    return v
+
+
+def test_sort32_in_a_software_pipelined_loop(tmp_path):
+    """Each stage copy gets its own (values, indices) block; every pass dump re-parses."""
+    a = values(np.float32, (24, 32))
+    v, i = np.zeros_like(a), np.zeros((24, 32), np.int32)
+    k_sort_rows_pipelined(a, v, i, config=RunConfig(dump_passes=True, output_dir=str(tmp_path)))
+    order = descending(a)
+    np.testing.assert_array_equal(i, order)
+    np.testing.assert_array_equal(v, np.take_along_axis(a, order, axis=1))
+    dumps = sorted((tmp_path / "passes_dump").iterdir())
+    assert any("PipelineLoops" in d.name for d in dumps)
+    for path in dumps:
+        assert ir.print_program(pl.loads(path)) == path.read_text()
+    stages = (tmp_path / "passes_dump" / next(d.name for d in dumps if "PipelineLoops" in d.name)).read_text()
+    blocks = {line.split("pl.Addr(")[1].split(")")[0] for line in stages.splitlines() if "= pl.tile.sort32(" in line}
+    assert len(blocks) == 2  # one (values, indices) block per stage copy
+
+
+def test_tensor_level_gather_and_scatter_misuse():
+    @pl.jit
+    def computed_src(x: pl.Tensor, gi: pl.Tensor, g: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            g[:] = pl.gather(pl.exp(x), gi)
+        return g
+
+    @pl.jit
+    def wide_rows(x: pl.Tensor, si: pl.Tensor, src: pl.Tensor, s: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            s[:] = pl.tensor.scatter(x, si, src)
+        return s
+
+    x = np.zeros((16, 64), np.float32)
+    msg = error_of(computed_src, x, np.zeros((16, 8), np.int32), np.zeros((16, 8), np.float32))
+    assert "pl.tensor.gather: 'src' must be a tensor, not a computed value" in msg
+    wide = np.zeros((8, 1024), np.float32)
+    msg = error_of(wide_rows, wide, np.zeros((8, 8), np.int32), np.zeros((8, 8), np.float32), wide.copy())
+    assert "a scatter needs whole rows of the target (1024 columns)" in msg
+    assert "use pl.tile.scatter on row blocks you load yourself" in msg

@@ -102,11 +102,12 @@ ExprPtr iconst(int64_t v) { return ConstInt::make(v, DataType::INT32); }
 // sin(x) or cos(x) of a float tile, from TMULS/TADDS/TCVT/TSUB/TMUL/TANDS only:
 //  1. k = nearest integer to x/pi (sin) or x/pi + 1/2 (cos), through an INT32 tile (TCVT rint);
 //  2. r = x - kk*pi with kk = k (sin) or k - 1/2 (cos), pi split in three parts (Cody-Waite:
-//     3.140625 has 8 significant bits, so kk*C1 is exact for |k| < 2^15), r in [-pi/2, pi/2];
+//     3.140625 has 8 significant bits, so kk*C1 is exact for |k| < 2^16), r in [-pi/2, pi/2];
 //  3. sin(r) = r + r^3 * P(r^2), P the Taylor polynomial up to r^13 (truncation < 7e-10);
 //  4. the result is (-1)^k * sin(r) (the sign from the low bit of k).
-// FP16/BF16 tiles are computed in FP32 and rounded back. Accurate to a few FP32 ulps of 1 for
-// |x| < 1e5; beyond that the reduction loses precision (and |x| >= 2^31 * pi overflows k).
+// FP16/BF16 tiles are computed in FP32 and rounded back. Absolute error about 1e-7 (a few FP32
+// ulps of 1) for |x| < 1e4, about 1e-6 at 1e5; beyond that the reduction loses precision (and
+// |x| >= 2^31 * pi overflows k).
 ExprPtr expand_trig(const Call& c, OpExpander& x, bool cos) {
   const Span& sp = c.span;
   ExprPtr in = c.args[0];
@@ -240,7 +241,7 @@ void register_math_ops(OpRegistry& r) {
            .doc = std::string("Elementwise ") + (cos ? "cosine" : "sine") +
                   " of a float tile. No PTO instruction computes it: ExpandOps emits TMULS, TCVT, TSUB, TMUL, TADDS, "
                   "TANDS (range reduction by pi, a degree-13 polynomial, the sign from k's parity), in FP32 "
-                  "(FP16/BF16 are converted); accurate to ~1e-7 for |x| < 1e5.",
+                  "(FP16/BF16 are converted); absolute error ~1e-7 for |x| < 1e4, ~1e-6 at 1e5.",
            .aliases = {},
            .scalar_variant = "",
            .writes = "",
