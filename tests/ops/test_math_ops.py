@@ -216,3 +216,15 @@ def test_rem_of_bool_tiles_and_shape_mismatch_are_rejected():
     z = np.zeros((16, 32), np.float32)
     msg = error_of(bad, z, z.copy(), z.copy())
     assert "pl.tile.fmod: argument 'rhs' has shape [8, 32] but 'lhs' has [16, 32]" in msg
+
+
+def test_integer_remainder_by_a_float_scalar_is_rejected():
+    @pl.jit
+    def bad(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.rem(pl.load(a, [0, 0], [16, 32]), 2.5), [0, 0], c)
+        return c
+
+    z = np.zeros((16, 32), np.int32)
+    msg = error_of(bad, z, z.copy())
+    assert "pl.tile.rems: argument 'scalar' is a FP32 value but the tile is INT32" in msg

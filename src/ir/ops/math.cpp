@@ -35,8 +35,17 @@ InferTypeFn with_scalar(const std::string& pto, bool int_scalar) {
     require_vec(s, "tile", a);
     tile_shape(s, "tile", a);
     require_instr_dtype(s, "tile", a, pto);
-    if (int_scalar) require_int_scalar(s, "scalar");
-    else scalar_arg(s, "scalar");
+    if (int_scalar || !dtype_is_float(a.dtype)) {
+      const ScalarType& st = scalar_arg(s, "scalar");
+      if (!int_scalar && dtype_is_float(st.dtype))
+        op_fail(s, ErrorKind::kType,
+                std::string("argument 'scalar' is a ") + dtype_name(st.dtype) + " value but the tile is " +
+                    dtype_name(a.dtype) + "; the remainder of integers needs an integer divisor",
+                "pass an integer, or pl.cast the tile to pl.FP32 first");
+      if (int_scalar) require_int_scalar(s, "scalar");
+    } else {
+      scalar_arg(s, "scalar");
+    }
     return same_as(a);
   };
 }
