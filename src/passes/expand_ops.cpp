@@ -69,20 +69,14 @@ class Expander : public IRMutator {
 }  // namespace
 
 ProgramPtr expand_ops(const ProgramPtr& program, const PassContext&) {
-  std::vector<FunctionPtr> functions;
-  bool changed = false;
-  for (auto& f : program->functions) {
-    bool kernel = f->func_type == FunctionType::InCore || f->func_type == FunctionType::AIC ||
-                  f->func_type == FunctionType::AIV;
+  return map_kernels(program, [](const FunctionPtr& f) {
     FunctionPtr g = f;
-    if (kernel && !g->body->as<SeqStmts>())
+    if (!g->body->as<SeqStmts>())
       g = Function::make(g->name, g->params, g->directions, g->return_types, SeqStmts::make({g->body}, g->body->span),
                          g->func_type, g->span);
-    FunctionPtr out = kernel ? Expander().mutate_function(g) : f;
-    functions.push_back(out == g ? f : out);
-    changed |= functions.back() != f;
-  }
-  return changed ? Program::make(program->name, functions) : program;
+    FunctionPtr out = Expander().mutate_function(g);
+    return out == g ? f : out;
+  });
 }
 
 }  // namespace pypto::passes

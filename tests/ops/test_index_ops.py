@@ -283,7 +283,7 @@ def test_arg_reduction_of_bool_and_mrgsort_with_wrong_indices_are_rejected():
     def bad_merge(a: pl.Tensor, c: pl.Out[pl.Tensor]):
         with pl.at(level=pl.Level.CORE_GROUP):
             t = pl.load(a, [0, 0], [4, 32])
-            v, i = pl.mrgsort(t, t, t, t)
+            v, _i = pl.mrgsort(t, t, t, t)
             pl.store(v, [0, 0], c)
         return c
 
@@ -298,7 +298,7 @@ def test_sort32_result_unpacked_into_the_wrong_number_of_names():
     @pl.jit
     def bad(a: pl.Tensor, c: pl.Out[pl.Tensor]):
         with pl.at(level=pl.Level.CORE_GROUP):
-            v, i, extra = pl.sort32(pl.load(a, [0, 0], [4, 32]))
+            v, _i, _extra = pl.sort32(pl.load(a, [0, 0], [4, 32]))
             pl.store(v, [0, 0], c)
         return c
 

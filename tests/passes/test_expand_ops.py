@@ -2,8 +2,8 @@
 fresh values before memory planning; and PlanMemory's placement of the two tiles that
 sort32 returns (one block, the index tile after the value tile)."""
 
-from pass_text import check_pass, program_text, run_pass
 import pypto.language as pl
+from pass_text import check_pass, program_text, run_pass
 from pypto import ir
 
 T = "pl.Tensor[[4, 64], pl.FP32]"
