@@ -42,6 +42,22 @@ struct CallSite {
 };
 
 using InferTypeFn = std::function<TypePtr(const CallSite&)>;
+
+// Composite ops (no one instruction computes them: pl.sin, pl.cos, ...) are rewritten by the
+// ExpandOps pass into calls of single-instruction ops on fresh tiles, before memory planning
+// places those tiles. An expansion calls `emit` for each intermediate value (it appends
+// `name = value` before the call and returns the new Var) and returns the value (usually a
+// call) that the composite call is replaced by, or null to keep this call as it is (lowered
+// by the op's `lower`).
+class OpExpander {
+ public:
+  virtual ~OpExpander() = default;
+  virtual ExprPtr emit(const std::string& name, const ExprPtr& value) = 0;
+  // emit(name, make_op_call(op, args, {}, attrs, span)).
+  ExprPtr call(const std::string& name, const std::string& op, const std::vector<ExprPtr>& args, const Attrs& attrs,
+               const Span& span);
+};
+using ExpandFn = std::function<ExprPtr(const Call& call, OpExpander& x)>;
 // Emits the PTO instructions of one call; `dst` is the value the call defines (may be null).
 using LowerFn = std::function<void(const Call& call, const VarPtr& dst, codegen::KernelBuilder& kb)>;
 
@@ -66,6 +82,7 @@ struct OpDef {
   // allocated shape (padding with the result's pad value). Helpers (_window, _store,
   // _insert, _fit, _mm, _cast, _cmp, _pack_mask, _unpack_mask, _div) come with the script.
   std::string torch;
+  ExpandFn expand;                  // composite op: rewritten by ExpandOps (then `lower` is never reached)
 };
 
 class OpRegistry {
