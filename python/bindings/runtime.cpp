@@ -60,6 +60,15 @@ FunctionType parse_function_type(const std::string& n) {
   if (auto f = function_type_from_name(n)) return *f;
   bad_name("function type", n);
 }
+isa::PartRole parse_part_role(const std::string& n) {
+  for (auto r : {isa::PartRole::AIC, isa::PartRole::AIV0, isa::PartRole::AIV1}) {
+    std::string name = isa::part_role_name(r), compact;
+    for (char c : name)
+      if (c != ' ') compact += c;
+    if (n == name || n == compact) return r;
+  }
+  bad_name("part role (AIC, AIV0, AIV1)", n);
+}
 ir::BinaryOp parse_binary_op(const std::string& n) {
   for (int i = 0; i <= static_cast<int>(ir::BinaryOp::Or); ++i)
     if (n == ir::binary_op_symbol(static_cast<ir::BinaryOp>(i))) return static_cast<ir::BinaryOp>(i);
@@ -224,9 +233,20 @@ void bind_isa_structs(nb::module_& m) {
   name_prop(param, "dtype", &isa::ParamDesc::dtype, dtype_name, parse_dtype);
   name_prop(param, "dir", &isa::ParamDesc::dir, param_direction_name, parse_dir);
 
+  nb::class_<isa::PartArg>(m, "PartArg")
+      .def(nb::init<>())
+      .def_rw("param", &isa::PartArg::param, "index of the group parameter passed, or -1 for `constant`")
+      .def_rw("constant", &isa::PartArg::constant);
+  auto part = nb::class_<isa::KernelPart>(m, "KernelPart")
+                  .def(nb::init<>())
+                  .def_rw("kernel", &isa::KernelPart::kernel)
+                  .def_rw("args", &isa::KernelPart::args);
+  name_prop(part, "role", &isa::KernelPart::role, isa::part_role_name, parse_part_role);
+
   auto kernel = nb::class_<isa::Kernel>(m, "Kernel")
                     .def(nb::init<>())
                     .def_rw("name", &isa::Kernel::name)
+                    .def_rw("parts", &isa::Kernel::parts)
                     .def_rw("params", &isa::Kernel::params)
                     .def_rw("tiles", &isa::Kernel::tiles)
                     .def_rw("num_regs", &isa::Kernel::num_regs)

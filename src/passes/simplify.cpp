@@ -138,7 +138,7 @@ class UseCounter : public IRVisitor {
 
 bool pure(const ExprPtr& e) {
   if (auto* c = e->as<Call>()) {
-    if (!c->op->writes.empty()) return false;
+    if (!c->op->writes.empty() || c->op->effects) return false;
     for (auto& a : c->args)
       if (a && !pure(a)) return false;
     return true;

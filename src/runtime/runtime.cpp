@@ -256,6 +256,9 @@ isa::ChipSpec resolve_run_target(const RunOptions& options) {
 
 void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, const RunOptions& options) {
   const isa::ChipSpec chip = resolve_run_target(options);
+  if (kernel.core == FunctionType::Group)
+    fail(ErrorKind::kValue, {}, "'" + kernel.name + "' is a Group kernel (a mixed task); its parts run only inside a host program",
+         "run the program whose orchestration calls it (pypto.runtime.run)");
   isa::validate_kernel(kernel, chip);
   // The modelled timeline comes from the sim engine: a trace request runs there.
   if (options.engine == "native" && options.trace_path.empty()) {
@@ -277,7 +280,8 @@ void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, con
 struct PreparedProgram {
   const isa::HostProgram* program = nullptr;
   isa::ChipSpec chip;
-  std::vector<KernelFootprint> footprints;        // per kernel
+  std::vector<KernelFootprint> footprints;        // per kernel (a Group kernel: its parts' union)
+  std::vector<std::vector<const isa::Kernel*>> part_kernels;  // per Group kernel: its parts' kernels
   std::vector<std::vector<int>> releases;         // per pc: created-tensor slots last used there
   std::vector<int> ordinals;                      // per pc: kCall ordinal, or -1
   CoreFactory native;                             // engine "native": a core running the compiled kernels
@@ -295,11 +299,24 @@ std::shared_ptr<PreparedProgram> prepare(const isa::HostProgram& program, const 
   p->chip = chip;
   p->footprints.reserve(program.kernels.size());
   for (const isa::Kernel& k : program.kernels) p->footprints.push_back(analyse_footprint(k));
+  // A mixed task touches what its parts touch (validation checked the part indices).
+  p->part_kernels.resize(program.kernels.size());
+  for (size_t i = 0; i < program.kernels.size(); ++i) {
+    const isa::Kernel& k = program.kernels[i];
+    if (k.core != FunctionType::Group) continue;
+    std::vector<const KernelFootprint*> parts;
+    for (const isa::KernelPart& part : k.parts) {
+      parts.push_back(&p->footprints[part.kernel]);
+      p->part_kernels[i].push_back(&program.kernels[part.kernel]);
+    }
+    p->footprints[i] = compose_group_footprint(k, parts);
+  }
   p->releases = release_points(program);
   p->ordinals = call_ordinals(program);
   if (engine == "native") {
-    std::vector<const isa::Kernel*> kernels;
-    for (const isa::Kernel& k : program.kernels) kernels.push_back(&k);
+    std::vector<const isa::Kernel*> kernels;  // a Group kernel has no code: its parts run
+    for (const isa::Kernel& k : program.kernels)
+      if (k.core != FunctionType::Group) kernels.push_back(&k);
     auto module = native_module_for(kernels, chip);
     p->native = [chip, module, kernels] { return std::make_unique<NativeCore>(chip, module, kernels); };
   }
@@ -365,6 +382,7 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
             TaskSpec spec;
             spec.kernel = &kernel;
             spec.footprint = &prep.footprints[in.callee];
+            spec.parts = prep.part_kernels[in.callee];
             spec.span = &in.span;
             spec.manual = attr_flag(in, "manual");
             spec.args = call_args(kernel, in, slots, regs);

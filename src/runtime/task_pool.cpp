@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "pypto/runtime/mixed_task.h"
 #include "pypto/runtime/sim_engine.h"
 
 namespace pypto::runtime {
@@ -58,6 +59,7 @@ TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory facto
   t0_ = std::chrono::steady_clock::now();
   int n = num_workers > 0 ? num_workers : static_cast<int>(std::thread::hardware_concurrency());
   n = std::max(n, 1);
+  num_workers_ = n;
   for (int i = 0; i < n; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
@@ -196,6 +198,7 @@ size_t TaskPool::submit(TaskSpec spec) {
   const size_t id = tasks_.size();
   Task task;
   task.kernel = spec.kernel;
+  task.parts = std::move(spec.parts);
   task.args = std::move(spec.args);
   task.keep_alive = std::move(spec.keep_alive);
   task.span = spec.span;
@@ -379,10 +382,13 @@ void TaskPool::release_vcore(CoreKind kind, int id) {
 
 void TaskPool::worker_loop(int worker) {
   // This worker's virtual-core state: the engine's core made by the factory of `runner_key`
-  // (remade when a later run brings another factory), or a sim core when there is none.
+  // (remade when a later run brings another factory), or a sim core when there is none;
+  // the cores of mixed tasks' parts are made on first use and dropped with the factory.
   std::unique_ptr<CoreRunner> runner;
   std::unique_ptr<SimEngine> sim;
   uint64_t runner_key = UINT64_MAX;
+  CoreFactory factory;  // this worker's copy of the current run's factory
+  MixedCores mixed;
   std::unique_lock<std::mutex> lk(mu_);
   while (true) {
     if (ready_.empty() && !stop_ && !polling_.exchange(true)) {
@@ -413,6 +419,9 @@ void TaskPool::worker_loop(int worker) {
     lk.unlock();
     std::exception_ptr err;
     if (stale) {
+      factory = remake;
+      mixed.runners.clear();  // part cores of the previous factory
+      mixed.sims.clear();
       try {
         runner = remake ? remake() : nullptr;
       } catch (...) {
@@ -425,7 +434,28 @@ void TaskPool::worker_loop(int worker) {
     const double start = record_ ? now_us() : 0;
     if (!skip && !err) {
       try {
-        if (runner) {
+        if (task.kind == CoreKind::Mixed) {
+          // The parts' timelines go on virtual cores of their own: the AIC part on this
+          // worker's core, AIV i on core num_workers + 2 * worker + i.
+          const bool events = trace_ != nullptr && record_events_;
+          MixedResult r = run_mixed_task(*task.kernel, task.parts, task.args, chip_, factory, mixed, events);
+          cycles = r.cycles;
+          if (trace_ && r.cycles >= 0) {  // sim: the parts' modelled timelines
+            std::vector<int> cores;
+            const int nw = num_workers_;
+            for (isa::PartRole role : r.roles) {
+              const int core = role == isa::PartRole::AIC ? worker : nw + 2 * worker + (role == isa::PartRole::AIV1);
+              if (role != isa::PartRole::AIC) {
+                std::string name = "core ";
+                name.append(std::to_string(core)).append(" (mixed tasks of worker ").append(std::to_string(worker));
+                name.append(": ").append(isa::part_role_name(role)).append(")");
+                trace_->set_core_name(core, name);
+              }
+              cores.push_back(core);
+            }
+            trace_->add_group(cores, r.timelines);
+          }
+        } else if (runner) {
           runner->run(*task.kernel, task.args);
         } else {
           sim->set_record_events(trace_ != nullptr && record_events_);

@@ -69,6 +69,9 @@ class KernelBuilder {
   void lower_call(const ir::Call& call, const ir::VarPtr& dst);
   // Lowers a call of another function (host programs set this; kernels reject such calls).
   std::function<void(const ir::FuncCall&, const ir::VarPtr&)> on_func_call;
+  // The function being lowered (op lowerings that belong to one kind of function check it).
+  FunctionType func_type = FunctionType::Opaque;
+  std::string func_name;
 
  private:
   ir::VarPtr temporary(const ir::TypePtr& type, const Span& span);

@@ -83,6 +83,7 @@ struct OpDef {
   // _insert, _fit, _mm, _cast, _cmp, _pack_mask, _unpack_mask, _div) come with the script.
   std::string torch;
   ExpandFn expand;                  // composite op: rewritten by ExpandOps (then `lower` is never reached)
+  bool effects = false;             // has an effect beyond its result (cross-core FIFOs): never removed
 };
 
 class OpRegistry {

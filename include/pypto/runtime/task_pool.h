@@ -46,6 +46,8 @@ struct TaskSpec {
   const Span* span = nullptr;                    // the call in the user's program
   int block_idx = 0, block_num = 1;              // SPMD block
   bool manual = false;  // pl.manual_scope: waits only for `deps`; later tasks still order after it
+  // A mixed task (kernel->core == Group): the kernel of each of kernel->parts, in order.
+  std::vector<const isa::Kernel*> parts;
 };
 
 // A finished task as the swimlane shows it.
@@ -124,6 +126,7 @@ class TaskPool {
   };
   struct Task {
     const isa::Kernel* kernel;
+    std::vector<const isa::Kernel*> parts;  // mixed tasks
     std::vector<HostArg> args;
     std::vector<std::shared_ptr<void>> keep_alive;
     std::vector<size_t> dependents;
@@ -181,6 +184,7 @@ class TaskPool {
   std::vector<Region> scratch_regions_;
   std::chrono::steady_clock::time_point t0_;
   std::vector<std::thread> workers_;
+  int num_workers_ = 0;
   TraceRecorder* trace_ = nullptr;
   const std::atomic<bool>* interrupt_ = nullptr;
   bool record_events_ = false;
