@@ -168,7 +168,8 @@ void register_generate_ops(OpRegistry& r) {
          .doc = "A Vec tile of target's shape, dtype and valid shape with every element set to scalar (target "
                 "gives only the type; pl.full makes one from a shape).",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "torch.full(({R}, {C}), {scalar}, dtype={dtype})"});
   r.add({.name = "tile.expand_clone",
          .params = {expr_param("tile"), attr_param("shape")},
          .infer_type = infer_expand_clone,
@@ -181,6 +182,7 @@ void register_generate_ops(OpRegistry& r) {
          .scalar_variant = "",
          .writes = "",
          .view = false,
+         .torch = "{tile:v}.expand({R}, {C}).clone()",
          .expand = expand_expand_clone});
   r.add({.name = "tile.tri",
          .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), expr_param("diagonal", true),
@@ -191,7 +193,8 @@ void register_generate_ops(OpRegistry& r) {
          .doc = "Triangular 0/1 mask: element (r, c) is 1 where c - r <= diagonal (numpy.tril of ones), or "
                 "c - r >= diagonal with upper=True (numpy.triu); over the valid shape.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_tri({R}, {C}, {diagonal=0}, {upper}, {dtype})"});
   r.add({.name = "tile.arange",
          .params = {attr_param("shape"), expr_param("start", true), attr_param("dtype", DataType::INT32),
                     list_param("valid_shape", true)},
@@ -201,7 +204,8 @@ void register_generate_ops(OpRegistry& r) {
          .doc = "Consecutive values in row-major order over the valid shape: element (r, c) is start + r * "
                 "valid_cols + c (numpy.arange(start, start + rows * cols).reshape(rows, cols)).",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_arange({R}, {C}, {start=0}, {dtype})"});
 }
 
 }  // namespace pypto::ir::ops

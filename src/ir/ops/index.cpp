@@ -264,7 +264,9 @@ void register_index_ops(OpRegistry& r) {
            .lower = {},
            .doc = a.doc,
            .aliases = {},
-           .scalar_variant = ""});
+           .scalar_variant = "",
+           .torch = std::string("_arg_reduce({tile:v}, ") + (a.rows ? "True" : "False") + ", " +
+                    (pto.find("MAX") != std::string::npos ? "True" : "False") + ")"});
   }
   r.add({.name = "tile.gather",
          .params = {expr_param("src"), expr_param("indices")},
@@ -274,7 +276,8 @@ void register_index_ops(OpRegistry& r) {
          .doc = "Gather along each row: result[r, c] = src[r, indices[r, c]] (numpy.take_along_axis(src, indices, "
                 "1)), shaped like the integer index tile; an index outside src's valid columns is a run-time error.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_gather({src:v}, {indices}, {R}, {C})"});
   r.add({.name = "tile.scatter",
          .params = {expr_param("target"), expr_param("indices"), expr_param("src")},
          .infer_type = infer_scatter,
@@ -283,7 +286,8 @@ void register_index_ops(OpRegistry& r) {
          .doc = "Scatter along each row: target with target[r, indices[r, c]] = src[r, c] (torch scatter on dim 1; "
                 "for repeated indices the last in row-major order wins); returns the updated target.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_scatter({target:v}, {indices}, {src:v})"});
   r.add({.name = "tile.sort32",
          .params = {expr_param("tile")},
          .infer_type = infer_sort32,
@@ -292,7 +296,8 @@ void register_index_ops(OpRegistry& r) {
          .doc = "Sort each block of 32 columns of each row descending (stable); returns (values, indices), both "
                 "shaped like the tile, indices INT32 columns within the row: `vals, idx = pl.sort32(t)`.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_sort32({tile:v})"});
   r.add({.name = "tile.mrgsort",
          .params = {expr_param("a_values"), expr_param("a_indices"), expr_param("b_values"), expr_param("b_indices")},
          .infer_type = infer_mrgsort,
@@ -301,7 +306,8 @@ void register_index_ops(OpRegistry& r) {
          .doc = "Merge two descending (values, indices) rows per row into one of a's + b's valid columns (ties take "
                 "a); returns (values, indices), e.g. the halves of a sort32 result sliced apart.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_mrgsort({a_values:v}, {a_indices}, {b_values:v}, {b_indices})"});
   r.add({.name = "tile.mgather",
          .params = {expr_param("tensor"), expr_param("indices")},
          .infer_type = infer_mgather,
@@ -310,7 +316,8 @@ void register_index_ops(OpRegistry& r) {
          .doc = "Gather from global memory: result[r, c] = tensor.flat[indices[r, c]] (row-major element index), a "
                 "Vec tile shaped like the integer index tile.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_mgather({tensor}, {indices}, {R}, {C})"});
   r.add({.name = "tile.mscatter",
          .params = {expr_param("tile"), expr_param("indices"), expr_param("output_tensor")},
          .infer_type = infer_mscatter,
@@ -319,7 +326,9 @@ void register_index_ops(OpRegistry& r) {
          .doc = "Scatter to global memory: tensor.flat[indices[r, c]] = tile[r, c]; returns the updated tensor.",
          .aliases = {},
          .scalar_variant = "",
-         .writes = "output_tensor"});
+         .writes = "output_tensor",
+         .view = false,
+         .torch = "_mscatter({tile:v}, {indices}, {output_tensor})"});
 }
 
 }  // namespace pypto::ir::ops

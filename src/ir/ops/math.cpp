@@ -172,26 +172,27 @@ struct Entry {
   const char* pto;
   const char* doc;
   const char* scalar_form;  // "" when none
+  const char* torch;
 };
 
 }  // namespace
 
 void register_math_ops(OpRegistry& r) {
   const Entry binaries[] = {
-      {"and_", "TAND", "Bitwise lhs & rhs of integer tiles.", "tile.ands"},
-      {"or_", "TOR", "Bitwise lhs | rhs of integer tiles.", "tile.ors"},
-      {"xor", "TXOR", "Bitwise lhs ^ rhs of integer tiles.", "tile.xors"},
+      {"and_", "TAND", "Bitwise lhs & rhs of integer tiles.", "tile.ands", "{lhs:r} & {rhs:r}"},
+      {"or_", "TOR", "Bitwise lhs | rhs of integer tiles.", "tile.ors", "{lhs:r} | {rhs:r}"},
+      {"xor", "TXOR", "Bitwise lhs ^ rhs of integer tiles.", "tile.xors", "{lhs:r} ^ {rhs:r}"},
       {"shl", "TSHL", "lhs << rhs (elementwise shift counts) of integer tiles; counts >= the bit width give 0.",
-       "tile.shls"},
+       "tile.shls", "_shl({lhs:r}, {rhs:r})"},
       {"shr", "TSHR",
        "lhs >> rhs (elementwise shift counts) of integer tiles: arithmetic for signed dtypes, logical for unsigned.",
-       "tile.shrs"},
+       "tile.shrs", "_shr({lhs:r}, {rhs:r})"},
       {"rem", "TREM", "Elementwise remainder with the sign of rhs (numpy.remainder / Python %); integer division by "
                       "zero is a run-time error.",
-       "tile.rems"},
+       "tile.rems", "_rem({lhs:r}, {rhs:r})"},
       {"fmod", "TFMOD", "Elementwise remainder with the sign of lhs (C fmod / numpy.fmod); integer division by zero is "
                         "a run-time error.",
-       "tile.fmods"},
+       "tile.fmods", "_fmod({lhs:r}, {rhs:r})"},
   };
   for (auto& e : binaries)
     r.add({.name = std::string("tile.") + e.name,
@@ -201,14 +202,15 @@ void register_math_ops(OpRegistry& r) {
            .lower = {},
            .doc = e.doc,
            .aliases = {},
-           .scalar_variant = e.scalar_form});
+           .scalar_variant = e.scalar_form,
+           .torch = e.torch});
   const Entry scalars[] = {
-      {"ands", "TANDS", "Bitwise tile & scalar (integer tile and scalar).", ""},
-      {"ors", "TORS", "Bitwise tile | scalar (integer tile and scalar).", ""},
-      {"xors", "TXORS", "Bitwise tile ^ scalar (integer tile and scalar).", ""},
-      {"shls", "TSHLS", "tile << scalar (integer tile, integer shift count).", ""},
-      {"shrs", "TSHRS", "tile >> scalar (integer tile, integer shift count; arithmetic for signed dtypes).", ""},
-      {"rems", "TREMS", "Remainder of tile by a scalar, with the sign of the scalar (numpy.remainder).", ""},
+      {"ands", "TANDS", "Bitwise tile & scalar (integer tile and scalar).", "", "({tile:r}.long() & {scalar}).to({dtype})"},
+      {"ors", "TORS", "Bitwise tile | scalar (integer tile and scalar).", "", "({tile:r}.long() | {scalar}).to({dtype})"},
+      {"xors", "TXORS", "Bitwise tile ^ scalar (integer tile and scalar).", "", "({tile:r}.long() ^ {scalar}).to({dtype})"},
+      {"shls", "TSHLS", "tile << scalar (integer tile, integer shift count).", "", "_shl({tile:r}, {scalar})"},
+      {"shrs", "TSHRS", "tile >> scalar (integer tile, integer shift count; arithmetic for signed dtypes).", "", "_shr({tile:r}, {scalar})"},
+      {"rems", "TREMS", "Remainder of tile by a scalar, with the sign of the scalar (numpy.remainder).", "", "_rem({tile:r}, {scalar})"},
   };
   for (auto& e : scalars) {
     bool int_scalar = std::string(e.pto) != "TREMS";
@@ -219,7 +221,8 @@ void register_math_ops(OpRegistry& r) {
            .lower = {},
            .doc = e.doc,
            .aliases = {},
-           .scalar_variant = ""});
+           .scalar_variant = "",
+           .torch = e.torch});
   }
   r.add({.name = "tile.fmods",
          .params = {expr_param("tile"), expr_param("scalar")},
@@ -232,6 +235,7 @@ void register_math_ops(OpRegistry& r) {
          .scalar_variant = "",
          .writes = "",
          .view = false,
+         .torch = "_fmod({tile:r}, {scalar})",
          .expand = expand_fmods});
   r.add({.name = "tile.not_",
          .params = {expr_param("tile")},
@@ -240,7 +244,8 @@ void register_math_ops(OpRegistry& r) {
          .lower = {},
          .doc = "Bitwise ~x of an integer tile.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "~{tile:r}"});
   for (bool cos : {false, true}) {
     r.add({.name = cos ? "tile.cos" : "tile.sin",
            .params = {expr_param("tile")},
@@ -255,10 +260,13 @@ void register_math_ops(OpRegistry& r) {
            .scalar_variant = "",
            .writes = "",
            .view = false,
+           .torch = cos ? "torch.cos({tile:r})" : "torch.sin({tile:r})",
            .expand = [cos](const Call& c, OpExpander& x) { return expand_trig(c, x, cos); }});
   }
   const std::pair<const char*, const char*> parts[] = {{"add", "+"}, {"mul", "*"}, {"max", "max"}, {"min", "min"}};
-  for (auto& [op, meaning] : parts) {
+  const char* torch_fn[] = {"torch.add", "torch.mul", "torch.maximum", "torch.minimum"};
+  for (size_t i = 0; i < std::size(parts); ++i) {
+    auto& [op, meaning] = parts[i];
     std::string up = op;
     for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     std::string pto = "TPART" + up;
@@ -271,7 +279,8 @@ void register_math_ops(OpRegistry& r) {
                   " rhs where both are valid, the valid one's element where only one is; the result is valid over "
                   "the larger region, which must contain the smaller.",
            .aliases = {},
-           .scalar_variant = ""});
+           .scalar_variant = "",
+           .torch = std::string("_part({lhs:v}, {rhs:v}, {R}, {C}, ") + torch_fn[i] + ")"});
   }
 }
 

@@ -171,7 +171,8 @@ void register_tensor_compute_ops(OpRegistry& r) {
                             .doc = "[B, M, K] @ [B, K, N] (or a [K, N] rhs shared by every batch) -> [B, M, N], one "
                                    "matmul per batch, tiled by LowerTensorOps like pl.matmul (TMATMUL, TMATMUL_ACC).",
                             .aliases = {},
-                            .scalar_variant = ""});
+                            .scalar_variant = "",
+                            .torch = "_bmm({lhs}, {rhs}, {dtype}, {a_trans}, {b_trans})"});
   infos()[&bmm] = {matmul, S::kBatchMatmul};
   add_form(r, "gather", S::kGather);
   add_form(r, "scatter", S::kScatter);
