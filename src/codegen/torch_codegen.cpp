@@ -361,7 +361,7 @@ def _bmm(a, b, dtype, a_trans=False, b_trans=False):
 # the FIFO (_FIFO_DEPTH of them: it waits while all are full) and queues a copy of the tile;
 # a pop waits for the oldest queued tile; a free gives the popped tile's slot back.
 _FIFO_WAIT_S = 60.0
-_part = threading.local()
+_core_of_thread = threading.local()
 
 
 class _Cluster:
@@ -376,10 +376,10 @@ class _Cluster:
 
 
 def _fifo_of(direction, aiv, what):
-    cluster = getattr(_part, "cluster", None)
+    cluster = getattr(_core_of_thread, "cluster", None)
     if cluster is None:
         raise RuntimeError(f"pl.{what} runs outside a mixed task: call the AIC / AIV function from a Group function")
-    return cluster, _part.role, cluster.fifo((direction, _part.aiv if aiv is None else aiv))
+    return cluster, _core_of_thread.role, cluster.fifo((direction, _core_of_thread.aiv if aiv is None else aiv))
 
 
 def _fifo_wait(cluster, role, what, attempt):
@@ -425,14 +425,14 @@ def _run_group(name, parts):
     results, errors = [None] * len(parts), []
 
     def body(k, role, aiv, fn, args):
-        _part.cluster, _part.role, _part.aiv = cluster, role, aiv
+        _core_of_thread.cluster, _core_of_thread.role, _core_of_thread.aiv = cluster, role, aiv
         try:
             results[k] = fn(*args)
         except BaseException as e:  # reported by the caller
             errors.append((role, e))
             cluster.failed = True
         finally:
-            _part.cluster = None
+            _core_of_thread.cluster = None
 
     threads = [threading.Thread(target=body, args=(k,) + p, daemon=True) for k, p in enumerate(parts)]
     for t in threads:

@@ -79,8 +79,12 @@ struct OpDef {
   //   {p:vr}  / {p:vc}: the valid rows / columns of tile argument p
   //   {R} {C} the valid rows / columns of the result; {dtype}: the result's torch dtype
   // Tile results are torch tensors of their valid region; codegen places them in the
-  // allocated shape (padding with the result's pad value). Helpers (_window, _store,
-  // _insert, _fit, _mm, _cast, _cmp, _pack_mask, _unpack_mask, _div) come with the script.
+  // allocated shape (padding with the result's pad value); a tuple of tiles (sort32) each.
+  // Helpers come with the script (the prelude in src/codegen/torch_codegen.cpp): _window,
+  // _store, _insert, _fit, _mm, _bmm, _cast, _cmp, _pack_mask, _unpack_mask, _div, _rem, _fmod,
+  // _shl, _shr, _part, _tri, _arange, _arg_reduce, _gather, _scatter, _mgather, _mscatter,
+  // _sort32, _mrgsort, and the cross-core FIFOs _tpush / _tpop / _tfree (Group functions run
+  // their parts as threads, _run_group).
   std::string torch;
   ExpandFn expand;                  // composite op: rewritten by ExpandOps (then `lower` is never reached)
   bool effects = false;             // has an effect beyond its result (cross-core FIFOs): never removed
