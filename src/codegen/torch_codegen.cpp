@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "pypto/ir/op_registry.h"
+#include "pypto/isa/chip.h"
 #include "pypto/ir/printer.h"
 
 namespace pypto::codegen {
@@ -19,7 +20,11 @@ namespace {
 using namespace ir;
 
 // The script's model of tiles and memory: the helpers op spellings call.
-const char* kPrelude = R"PY(import torch
+const char* kPrelude = R"PY(import queue
+import threading
+import time
+
+import torch
 
 # Tiles are torch tensors of their allocated shape. An op computes over its result's valid
 # region (a [rows, cols] prefix); outside it a tile holds its pad value (zero by default).
@@ -166,6 +171,281 @@ def _cast(x, dtype, mode="round"):
     if dtype in (torch.float16, torch.bfloat16) and mode not in ("none", "rint"):
         return _narrow(x.float(), dtype, mode)
     return x.to(dtype)
+
+
+def _fit_each(values, shapes):
+    """_fit of each tile of a tuple result: shapes holds (rows, cols, pad) per tile."""
+    return tuple(_fit(v, r, c, p) for v, (r, c, p) in zip(values, shapes))
+
+
+def _operand(t, like):
+    """A scalar operand as a tensor of like's computing dtype (floats in FP32, integers in int64)."""
+    return torch.as_tensor(t, dtype=torch.float32 if like.is_floating_point() else torch.int64)
+
+
+def _computing(t):
+    """A tile in the dtype its elementwise arithmetic runs in: FP32 for floats, int64 for integers."""
+    return t.float() if t.is_floating_point() else t.long()
+
+
+def _int_divisor(b):
+    if not b.is_floating_point() and bool((b == 0).any()):
+        raise ZeroDivisionError("integer remainder by zero")
+
+
+def _rem(a, b):
+    """Remainder with the sign of b (numpy.remainder); a zero float remainder takes b's sign."""
+    dtype = a.dtype
+    a = _computing(a)
+    b = _computing(b) if isinstance(b, torch.Tensor) else _operand(b, a)
+    _int_divisor(b)
+    r = torch.fmod(a, b)
+    if a.is_floating_point():
+        r = torch.where(r == 0, torch.copysign(torch.zeros_like(r), b), r)
+    r = torch.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+    return r.to(dtype)
+
+
+def _fmod(a, b):
+    """Remainder with the sign of a (C fmod)."""
+    dtype = a.dtype
+    a = _computing(a)
+    b = _computing(b) if isinstance(b, torch.Tensor) else _operand(b, a)
+    _int_divisor(b)
+    return torch.fmod(a, b).to(dtype)
+
+
+def _shl(a, b):
+    """a << b in 64 bits, wrapped to a's dtype; counts outside [0, 64) give 0."""
+    b = b.long() if isinstance(b, torch.Tensor) else torch.tensor(int(b))
+    out = torch.bitwise_left_shift(a.long(), b.clamp(0, 63))
+    return torch.where((b < 0) | (b >= 64), 0, out).to(a.dtype)
+
+
+def _shr(a, b):
+    """a >> b: arithmetic for signed dtypes, logical for unsigned; counts outside [0, 64) give 0 or -1."""
+    b = b.long() if isinstance(b, torch.Tensor) else torch.tensor(int(b))
+    x = a.long()
+    out = torch.bitwise_right_shift(x, b.clamp(0, 63))
+    return torch.where((b < 0) | (b >= 64), torch.where(x < 0, -1, 0), out).to(a.dtype)
+
+
+def _part(a, b, rows, cols, op):
+    """op(a, b) where both valid regions hold, the valid operand's element where one does."""
+    out = torch.zeros(rows, cols, dtype=a.dtype)
+    for t in (b, a):
+        out[: t.shape[0], : t.shape[1]] = t[:rows, :cols]
+    r, c = min(a.shape[0], b.shape[0], rows), min(a.shape[1], b.shape[1], cols)
+    out[:r, :c] = op(a[:r, :c], b[:r, :c])
+    return out
+
+
+def _tri(rows, cols, diagonal, upper, dtype):
+    """1 where c - r <= diagonal (c - r >= diagonal when upper), else 0."""
+    d = torch.arange(cols).reshape(1, -1) - torch.arange(rows).reshape(-1, 1)
+    return (d >= int(diagonal) if upper else d <= int(diagonal)).to(dtype)
+
+
+def _arange(rows, cols, start, dtype):
+    """start + r * cols + c over [rows, cols]."""
+    i = torch.arange(rows * cols, dtype=torch.int64).reshape(rows, cols)
+    return (i.double() + float(start) if dtype.is_floating_point else i + int(start)).to(dtype)
+
+
+def _arg_reduce(t, along_rows, want_max):
+    """INT32 index of the first max (min) of each row ([R, 1]) or column ([1, C])."""
+    x = t.double() if t.is_floating_point() else t.long()
+    if not along_rows:
+        x = x.transpose(0, 1)
+    best = torch.zeros(x.shape[0], dtype=torch.int64)
+    value = x[:, 0].clone()
+    for k in range(1, x.shape[1]):
+        better = x[:, k] > value if want_max else x[:, k] < value  # NaN never wins
+        best = torch.where(better, k, best)
+        value = torch.where(better, x[:, k], value)
+    best = best.to(torch.int32)
+    return best.reshape(-1, 1) if along_rows else best.reshape(1, -1)
+
+
+def _check_index(idx, limit, what):
+    if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= limit):
+        bad = idx[(idx < 0) | (idx >= limit)][0]
+        raise IndexError(f"index {int(bad)} is outside {what} (size {limit})")
+
+
+def _gather(src, idx, rows, cols):
+    """result[r, c] = src[r, idx[r, c]] over [rows, cols]."""
+    i = idx[:rows, :cols].long()
+    _check_index(i, src.shape[1], "the source row")
+    return torch.gather(src[:rows], 1, i)
+
+
+def _scatter(target, idx, src):
+    """A copy of target with target[r, idx[r, c]] = src[r, c]."""
+    out = target.clone()
+    rows, cols = src.shape[0], src.shape[1]
+    i = idx[:rows, :cols].long()
+    _check_index(i, out.shape[1], "the destination row")
+    for c in range(cols):  # in order: a later column wins a repeated index
+        out[:rows].scatter_(1, i[:, c : c + 1], src[:, c : c + 1].to(out.dtype))
+    return out
+
+
+def _flat_index(t, i):
+    """The per-dimension indices of row-major element numbers i of t."""
+    out = []
+    for d in reversed(t.shape):
+        out.append(i % d)
+        i = torch.div(i, d, rounding_mode="floor")
+    return tuple(reversed(out))
+
+
+def _mgather(tensor, idx, rows, cols):
+    """result[r, c] = tensor.flat[idx[r, c]] (row-major element numbers)."""
+    i = idx[:rows, :cols].long()
+    _check_index(i, tensor.numel(), "the tensor")
+    return tensor[_flat_index(tensor, i)].clone()
+
+
+def _mscatter(tile, idx, tensor):
+    """tensor.flat[idx[r, c]] = tile[r, c], in place; returns tensor."""
+    i = idx[: tile.shape[0], : tile.shape[1]].long().reshape(-1)
+    _check_index(i, tensor.numel(), "the tensor")
+    values = tile.reshape(-1).to(tensor.dtype)
+    for k in range(i.numel()):  # in order: a later element wins a repeated index
+        tensor[_flat_index(tensor, i[k : k + 1])] = values[k : k + 1]
+    return tensor
+
+
+def _sort32(t):
+    """Each block of 32 columns of each row sorted descending (stable), with the INT32 columns."""
+    values, indices = torch.empty_like(t), torch.empty(t.shape, dtype=torch.int32)
+    for c0 in range(0, t.shape[1], 32):
+        v, i = torch.sort(t[:, c0 : c0 + 32], dim=1, descending=True, stable=True)
+        values[:, c0 : c0 + 32] = v
+        indices[:, c0 : c0 + 32] = (i + c0).to(torch.int32)
+    return values, indices
+
+
+def _mrgsort(av, ai, bv, bi):
+    """Two descending rows per row merged into one (ties take a), indices carried along."""
+    rows, na, nb = av.shape[0], av.shape[1], bv.shape[1]
+    ai, bv, bi = ai[:rows, :na], bv[:rows], bi[:rows, :nb]
+    values = torch.empty(rows, na + nb, dtype=av.dtype)
+    indices = torch.empty(rows, na + nb, dtype=torch.int32)
+    i = torch.zeros(rows, dtype=torch.int64)
+    j = torch.zeros(rows, dtype=torch.int64)
+    r = torch.arange(rows)
+    for k in range(na + nb):
+        ia, jb = i.clamp(max=max(na - 1, 0)), j.clamp(max=max(nb - 1, 0))
+        va = av[r, ia] if na else torch.zeros(rows, dtype=av.dtype)
+        vb = bv[r, jb].to(av.dtype) if nb else torch.zeros(rows, dtype=av.dtype)
+        take_a = (i < na) & ((j >= nb) | (va >= vb))
+        values[:, k] = torch.where(take_a, va, vb)
+        indices[:, k] = torch.where(take_a, ai[r, ia] if na else 0, bi[r, jb] if nb else 0).to(torch.int32)
+        i, j = i + take_a.long(), j + (~take_a).long()
+    return values, indices
+
+
+def _bmm(a, b, dtype, a_trans=False, b_trans=False):
+    """[B, M, K] @ [B, K, N] (or a shared [K, N]): one _mm per batch."""
+    if a_trans:
+        a = a.transpose(-1, -2)
+    if b_trans:
+        b = b.transpose(-1, -2)
+    return torch.stack([_mm(a[i], b[i] if b.dim() == 3 else b, dtype) for i in range(a.shape[0])])
+
+
+# Mixed tasks: a Group function runs its AIC part and its AIV parts at once as threads that
+# share one cluster's tile FIFOs, one per (direction, AIV index). A push takes a free slot of
+# the FIFO (_FIFO_DEPTH of them: it waits while all are full) and queues a copy of the tile;
+# a pop waits for the oldest queued tile; a free gives the popped tile's slot back.
+_FIFO_WAIT_S = 60.0
+_core_of_thread = threading.local()
+
+
+class _Cluster:
+    def __init__(self, name):
+        self.name, self.failed, self.lock, self.fifos = name, False, threading.Lock(), {}
+
+    def fifo(self, key):
+        with self.lock:
+            if key not in self.fifos:
+                self.fifos[key] = (queue.Queue(), threading.Semaphore(_FIFO_DEPTH))
+            return self.fifos[key]
+
+
+def _fifo_of(direction, aiv, what):
+    cluster = getattr(_core_of_thread, "cluster", None)
+    if cluster is None:
+        raise RuntimeError(f"pl.{what} runs outside a mixed task: call the AIC / AIV function from a Group function")
+    return cluster, _core_of_thread.role, cluster.fifo((direction, _core_of_thread.aiv if aiv is None else aiv))
+
+
+def _fifo_wait(cluster, role, what, attempt):
+    deadline = time.monotonic() + _FIFO_WAIT_S
+    while True:
+        got = attempt()
+        if got is not None:
+            return got
+        if cluster.failed:
+            raise RuntimeError(f"{role} stopped waiting to {what}: another part of mixed task '{cluster.name}' failed")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{role} of mixed task '{cluster.name}' waited {_FIFO_WAIT_S:g} s to {what}: a deadlock "
+                               "(pushes and pops of the parts do not match, or a tile is never freed)")
+
+
+def _tpush(direction, aiv, tile):
+    cluster, role, (tiles, slots) = _fifo_of(direction, aiv, "tpush")
+    _fifo_wait(cluster, role, f"push to the {direction} FIFO (full)", lambda: True if slots.acquire(timeout=0.05) else None)
+    tiles.put(tile.clone())
+
+
+def _tpop(direction, aiv, rows, cols, dtype):
+    cluster, role, (tiles, _) = _fifo_of(direction, aiv, "tpop")
+
+    def attempt():
+        try:
+            return tiles.get(timeout=0.05)
+        except queue.Empty:
+            return None
+
+    tile = _fifo_wait(cluster, role, f"pop from the {direction} FIFO (empty)", attempt)
+    return tile[:rows, :cols].to(dtype)
+
+
+def _tfree(direction, aiv, tile):
+    _, _, (_, slots) = _fifo_of(direction, aiv, "tfree")
+    slots.release()
+
+
+def _run_group(name, parts):
+    """Runs the parts (role, AIV index, function, arguments) of a mixed task at once; their results."""
+    cluster = _Cluster(name)
+    results, errors = [None] * len(parts), []
+
+    def body(k, role, aiv, fn, args):
+        _core_of_thread.cluster, _core_of_thread.role, _core_of_thread.aiv = cluster, role, aiv
+        try:
+            results[k] = fn(*args)
+        except BaseException as e:  # reported by the caller
+            errors.append((role, e))
+            cluster.failed = True
+        finally:
+            _core_of_thread.cluster = None
+
+    threads = [threading.Thread(target=body, args=(k,) + p, daemon=True) for k, p in enumerate(parts)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        role, e = errors[0]
+        raise RuntimeError(f"{role} of mixed task '{name}' failed: {e}") from e
+    left = [f"{d} of AIV {a}" for (d, a), (tiles, _) in cluster.fifos.items() if not tiles.empty()]
+    if left:
+        raise RuntimeError(f"mixed task '{name}' ended with tiles pushed but never popped: {', '.join(left)}")
+    return results
 )PY";
 
 const char* torch_dtype(DataType d) {
@@ -206,6 +486,8 @@ class TorchEmitter {
   std::string emit() {
     os_ << "# PyTorch equivalent of pypto program '" << program_.name << "', generated by pypto.debug.torch_codegen.\n";
     os_ << kPrelude;
+    os_ << "\n\n_FIFO_DEPTH = " << isa::chip_for_platform("a2a3sim")->fifo_depth
+        << "  # slots of each cross-core tile FIFO (the chip model)\n";
     const Function* entry = nullptr;
     for (const FunctionPtr& f : program_.functions) {
       os_ << "\n\n";
@@ -285,6 +567,8 @@ class TorchEmitter {
 
   // Valid rows and columns of a tile or tensor of type `type` (Python expressions).
   std::pair<std::string, std::string> valid_extent(const TypePtr& type) {
+    if (auto* t = type ? type->as<TupleType>() : nullptr)  // a tuple of tiles: its first
+      return t->elems.empty() ? std::pair<std::string, std::string>{"None", "None"} : valid_extent(t->elems[0]);
     if (auto* t = type ? type->as<TileType>() : nullptr) {
       const auto& dims = t->valid_shape.empty() ? t->shape : t->valid_shape;
       return {expr(dims[0]), expr(dims[1])};
@@ -332,6 +616,21 @@ class TorchEmitter {
         std::string pad = tile->pad == PadValue::null ? "" : ", " + quoted(pad_value_name(tile->pad));
         out = "_fit(" + out + ", " + std::to_string((*shape)[0]) + ", " + std::to_string((*shape)[1]) + pad + ")";
       }
+    // A tuple of tiles (sort32, mrgsort): each placed in its allocated shape.
+    if (auto* tuple = c.type ? c.type->as<TupleType>() : nullptr) {
+      bool fit = false;
+      std::string shapes;
+      for (const TypePtr& e : tuple->elems) {
+        auto* tile = e ? e->as<TileType>() : nullptr;
+        auto shape = tile ? static_shape(tile->shape) : std::nullopt;
+        if (!shape) return out;
+        fit |= !tile->valid_shape.empty() || tile->pad != PadValue::null;
+        std::string pad = tile->pad == PadValue::null ? "None" : quoted(pad_value_name(tile->pad));
+        shapes += (shapes.empty() ? "(" : ", (") + std::to_string((*shape)[0]) + ", " + std::to_string((*shape)[1]) +
+                  ", " + pad + ")";
+      }
+      if (fit) out = "_fit_each(" + out + ", [" + shapes + "])";
+    }
     return out;
   }
 
@@ -540,12 +839,74 @@ class TorchEmitter {
     }
     line(0, head + "):");
     line(1, std::string("\"\"\"") + function_type_name(f.func_type) + " function '" + f.name + "'.\"\"\"");
+    if (f.func_type == FunctionType::Group) {
+      group_body(f);
+      return;
+    }
     for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
       const std::string p = expr(f.params[it->first]);
       line(1, "if " + p + " is None:");
       line(2, p + " = " + expr(f.params[it->second.first]) + ".shape[" + std::to_string(it->second.second) + "]");
     }
     block(f.body, 1);
+  }
+
+  // A Group function (a mixed task): its AIC and AIV calls run at once as threads sharing one
+  // cluster's FIFOs (_run_group); the first AIV call is AIV 0, the second AIV 1. Results are
+  // bound after all parts end; parameter aliases and the return stay as they are.
+  void group_body(const Function& f) {
+    std::vector<const Stmt*> stmts;
+    if (f.body && f.body->kind == StmtKind::Seq)
+      for (const StmtPtr& x : f.body->as<SeqStmts>()->stmts) stmts.push_back(x.get());
+    else if (f.body)
+      stmts.push_back(f.body.get());
+    std::vector<std::string> parts, bind;
+    std::string ret;
+    int aivs = 0;
+    for (const Stmt* st : stmts) {
+      const FuncCall* call = nullptr;
+      std::string target;
+      if (auto* e = st->as<EvalStmt>()) {
+        call = e->expr->as<FuncCall>();
+      } else if (auto* a = st->as<AssignStmt>()) {
+        call = a->value->as<FuncCall>();
+        target = expr(a->var);
+        if (!call) {
+          line(1, target + " = " + expr(a->value));
+          continue;
+        }
+      } else if (auto* r = st->as<ReturnStmt>()) {
+        ret = r->values.empty() ? "return" : "return " + exprs(r->values);
+        continue;
+      }
+      FunctionPtr callee = call ? program_.find(call->callee) : nullptr;
+      if (!callee || (callee->func_type != FunctionType::AIC && callee->func_type != FunctionType::AIV))
+        fail(ErrorKind::kValue, st->span,
+             "pypto.debug.torch_codegen: Group function '" + f.name +
+                 "' may only call its AIC and AIV functions (a mixed task), but has another statement here",
+             "call one AIC function and one or two AIV functions in the Group function");
+      std::string role = "\"AIC\", None", args;
+      if (callee->func_type == FunctionType::AIV) {
+        role = "\"AIV " + std::to_string(aivs) + "\", " + std::to_string(aivs);
+        ++aivs;
+      }
+      for (const ExprPtr& a : call->args) args += expr(a) + ", ";
+      if (!target.empty()) {
+        // The part returns the tensor it writes, in place: bound now when that is its one
+        // output parameter, so that a later part may take it; otherwise after the parts end.
+        std::vector<size_t> outs;
+        for (size_t i = 0; i < callee->params.size() && i < callee->directions.size(); ++i)
+          if (callee->directions[i] != ParamDirection::In && callee->params[i]->type->as<TensorType>()) outs.push_back(i);
+        if (outs.size() == 1 && outs[0] < call->args.size()) line(1, target + " = " + expr(call->args[outs[0]]));
+        else bind.push_back(target + " = _results[" + std::to_string(parts.size()) + "]");
+      }
+      parts.push_back("(" + role + ", " + call->callee + ", (" + args + "))");
+    }
+    line(1, "_results = _run_group(" + quoted(f.name) + ", [");
+    for (const std::string& p : parts) line(2, p + ",");
+    line(1, "])");
+    for (const std::string& b : bind) line(1, b);
+    if (!ret.empty()) line(1, ret);
   }
 
   // `python script.py` runs the entry on random inputs (static shapes only).

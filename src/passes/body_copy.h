@@ -92,6 +92,14 @@ class BodyCopy : public IRMutator {
       auto shape = exprs(tensor->shape, &changed);
       return changed ? TensorType::make(shape, tensor->dtype) : t;
     }
+    if (auto* tuple = t->as<TupleType>()) {  // the tiles of a multi-result op
+      std::vector<TypePtr> elems;
+      for (auto& e : tuple->elems) {
+        elems.push_back(copy_type(e));
+        changed |= elems.back() != e;
+      }
+      return changed ? TupleType::make(elems) : t;
+    }
     return t;
   }
 };

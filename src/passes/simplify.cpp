@@ -130,6 +130,9 @@ class UseCounter : public IRVisitor {
     };
     if (auto* t = v->type->as<TileType>()) exprs(t->valid_shape), exprs(t->shape);
     if (auto* t = v->type->as<TensorType>()) exprs(t->shape);
+    if (auto* t = v->type->as<TupleType>())  // the tiles of a multi-result op
+      for (auto& e : t->elems)
+        if (auto* tile = e->as<TileType>()) exprs(tile->valid_shape), exprs(tile->shape);
   }
 };
 

@@ -43,6 +43,13 @@ def script_entry(fn, args, stage):
     return namespace["ENTRY"]
 
 
+def program_entry(program):
+    """ENTRY of the script emitted for a class-form program or a compiled program."""
+    namespace = {}
+    exec(compile(dbg.torch_codegen(program), "<torch script of a program>", "exec"), namespace)
+    return namespace["ENTRY"]
+
+
 def copies(args):
     return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
 
@@ -113,22 +120,33 @@ def test_script_of_every_example_call_matches_our_run(relpath, monkeypatch, caps
     """Each example's main() checks our run against torch; every jit call it makes is
     replayed through the emitted script (parsed and compiled) and must give our outputs."""
     calls = []
-    real = rt.jit_call
+    real, real_run = rt.jit_call, rt.run
 
     def record(jitfn, args, config=None):
         before = copies(args)
         result = real(jitfn, args, config)
-        calls.append((jitfn, before, copies(args)))
+        calls.append((jitfn, before, copies(args), None))
         return result
 
+    def record_run(program, *args, config=None):  # class-form programs (pypto.runtime.run)
+        before = copies(args)
+        compiled = real_run(program, *args, config=config)
+        calls.append((program, before, copies(args), compiled))
+        return compiled
+
     monkeypatch.setattr(rt, "jit_call", record)
+    monkeypatch.setattr(rt, "run", record_run)
     load_example(relpath).main("torch")
     assert capsys.readouterr().out.strip().endswith("OK")
     assert calls
-    for jitfn, before, after in calls:
+    for fn, before, after, compiled in calls:
         for stage in STAGES:
             theirs = copies(before)
-            script_entry(jitfn, before, stage)(*theirs)
+            if compiled is None:
+                entry = script_entry(fn, before, stage)
+            else:
+                entry = program_entry(fn if stage == "parsed" else compiled)
+            entry(*theirs)
             for got, want in zip(theirs, after):
                 if isinstance(want, torch.Tensor):
                     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)

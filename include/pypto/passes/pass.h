@@ -56,6 +56,10 @@ ir::ProgramPtr simplify(const ir::ProgramPtr& program, const PassContext& ctx);
 // so every computed tile is a named value. (flatten_calls.cpp)
 ir::ProgramPtr flatten_calls(const ir::ProgramPtr& program, const PassContext& ctx);
 
+// Rewrites every call of a composite op (pl.sin, pl.cos, pl.fmods, ...) inside InCore functions
+// into the single-instruction op calls of its definition (OpDef::expand). (expand_ops.cpp)
+ir::ProgramPtr expand_ops(const ir::ProgramPtr& program, const PassContext& ctx);
+
 // Copies a loop's yielded tile before the yield when the body still reads the carried tile
 // after the yielded value is computed, so both may live at once. (insert_carry_copies.cpp)
 ir::ProgramPtr insert_carry_copies(const ir::ProgramPtr& program, const PassContext& ctx);

@@ -451,13 +451,21 @@ class ExprParser:
                 return self.op_call("minimum" if name == "min" else "maximum", args, {}, node)
             return self.binary(ir.BinaryOp.Min if name == "min" else ir.BinaryOp.Max, args[0], args[1], node)
         if name == "static_assert":
-            cond = self.constant(args[0] if args else None, node, "the condition of pl.static_assert")
+            unknown = set(kwargs) - {"msg"}
+            if unknown or not args or len(args) + len(kwargs) > 2:
+                raise self.error(node, "pl.static_assert takes a condition and an optional message",
+                                 'write pl.static_assert(N % 16 == 0, "N must be a multiple of 16")')
+            cond = self.constant(args[0], node, "the condition of pl.static_assert")
             if not cond:
-                msg = args[1] if len(args) > 1 else self.text(node.args[0])
+                msg = args[1] if len(args) > 1 else kwargs.get("msg", self.text(node.args[0]))
                 raise self.error(node, f"pl.static_assert failed: {msg}")
             return None
         if name == "static_print":
-            print(f"{self.span(node)}:", *args)
+            if kwargs:
+                raise self.error(node, "pl.static_print takes positional values only", "write pl.static_print(x, N)")
+            # A run-time value prints as its name and type (its value exists only when the kernel runs).
+            shown = [f"{self.describe(a)}: {ir.print_type(a.type)}" if is_ir(a) else a for a in args]
+            print(f"{self.span(node)}:", *shown)
             return None
         if name in ("get_block_idx", "get_block_num"):
             if args or kwargs:

@@ -186,6 +186,7 @@ void register_cross_core_ops(OpRegistry& r) {
          .lower = lower_push,
          .doc = "AIC function of a mixed task: push an Acc or Mat tile to vector core `aiv` (0 or 1) of the cluster; "
                 "blocks while its FIFO is full.",
+         .torch = "_tpush(\"AIC->AIV\", {aiv=0}, {tile:v})",
          .effects = true});
   r.add({.name = "tile.tpop_from_aiv",
          .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), attr_param("aiv", int64_t{0}),
@@ -195,6 +196,7 @@ void register_cross_core_ops(OpRegistry& r) {
          .lower = lower_pop,
          .doc = "AIC function: the next tile vector core `aiv` pushed, as a Mat tile (waits for it); release it with "
                 "pl.tfree_to_aiv.",
+         .torch = "_tpop(\"AIV->AIC\", {aiv=0}, {R}, {C}, {dtype})",
          .effects = true});
   r.add({.name = "tile.tfree_to_aiv",
          .params = {expr_param("tile"), attr_param("aiv", int64_t{0})},
@@ -202,6 +204,7 @@ void register_cross_core_ops(OpRegistry& r) {
          .pto = "TFREE",
          .lower = lower_free,
          .doc = "AIC function: release the oldest tile popped from vector core `aiv`, so that it may push again.",
+         .torch = "_tfree(\"AIV->AIC\", {aiv=0}, {tile})",
          .effects = true});
   r.add({.name = "tile.tpush_to_aic",
          .params = {expr_param("tile")},
@@ -209,6 +212,7 @@ void register_cross_core_ops(OpRegistry& r) {
          .pto = "TPUSH",
          .lower = lower_push,
          .doc = "AIV function of a mixed task: push a Vec tile to the cluster's cube core; blocks while the FIFO is full.",
+         .torch = "_tpush(\"AIV->AIC\", None, {tile:v})",
          .effects = true});
   r.add({.name = "tile.tpop_from_aic",
          .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), list_param("valid_shape", true)},
@@ -217,6 +221,7 @@ void register_cross_core_ops(OpRegistry& r) {
          .lower = lower_pop,
          .doc = "AIV function: the next tile the cube core pushed to this vector core, as a Vec tile (waits for it); "
                 "release it with pl.tfree_to_aic.",
+         .torch = "_tpop(\"AIC->AIV\", None, {R}, {C}, {dtype})",
          .effects = true});
   r.add({.name = "tile.tfree_to_aic",
          .params = {expr_param("tile")},
@@ -224,6 +229,7 @@ void register_cross_core_ops(OpRegistry& r) {
          .pto = "TFREE",
          .lower = lower_free,
          .doc = "AIV function: release the oldest tile popped from the cube core, so that it may push again.",
+         .torch = "_tfree(\"AIC->AIV\", None, {tile})",
          .effects = true});
 }
 
