@@ -6,12 +6,23 @@
 #include <cmath>
 #include <map>
 
+#include "pypto/codegen/insert_sync.h"
 #include "pypto/isa/chip.h"
+#include "pypto/isa/instructions.h"
 #include "pypto/kernel/lower_lanes.h"
 
 namespace pypto::kernel {
 
 namespace {
+
+// Lanes per tile row at most (a chunk of the grid per loop iteration; see docs/kernel-api.md).
+constexpr int64_t kMaxChunkLanes = 16384;
+
+bool is_sync(const isa::Instr& in) {
+  if (in.kind != isa::InstrKind::kTile) return false;
+  const isa::InstrDef* def = isa::find_instr(in.mnemonic);
+  return def != nullptr && def->family == isa::InstrFamily::kSync;
+}
 
 struct Val {
   enum Kind { kNone, kUniform, kAffine, kData, kPtr, kMask, kLocal } kind = kNone;
@@ -56,8 +67,8 @@ double fold(const std::string& op, double a, double b, bool is_float, const Span
 
 class Lowerer {
  public:
-  Lowerer(const LaneProgram& p, const std::vector<LaunchArg>& args, LaunchShape shape, const std::string& platform)
-      : p_(p), args_(args), shape_(shape), chip_(*isa::chip_for_platform(platform)) {
+  Lowerer(const LaneProgram& p, const std::vector<LaunchArg>& args, LaunchShape shape, const isa::ChipSpec& chip)
+      : p_(p), args_(args), shape_(shape), chip_(chip) {
     out_.kernel.name = p.name;
     for (size_t i = 0; i < args.size(); ++i) {
       if (!args[i].buffer) continue;
@@ -77,34 +88,60 @@ class Lowerer {
     }
   }
 
-  LoweredKernel lanes(int64_t chunk_blocks) {
-    int slots = 2;
-    for (const LaneOp& op : p_.ops) {
-      if (op.kind == LaneOpKind::kLoad || op.kind == LaneOpKind::kBinary) slots += 1;
-      if (op.kind == LaneOpKind::kFma || op.kind == LaneOpKind::kMad || op.kind == LaneOpKind::kStore) slots += 5;
-    }
+  LoweredKernel lanes(int64_t chunk_blocks, bool unroll) {
     const int64_t cap = chip_.capacity(MemorySpace::Vec);
-    const int64_t per_block = shape_.block * 4 * slots;
+    const int64_t per_lane = bytes_per_lane();
+    const int64_t per_block = shape_.block * per_lane;
     if (per_block > cap)
       fail(ErrorKind::kCapacity, p_.ops.empty() ? Span{} : p_.ops[0].span,
            "kernel '" + p_.name + "' with blocks of " + std::to_string(shape_.block) + " lanes needs " +
-               std::to_string(per_block) + " bytes of vector buffer (" + std::to_string(slots) + " lane values x " +
+               std::to_string(per_block) + " bytes of vector buffer (" + std::to_string(per_lane / 4) + " lane values x " +
                std::to_string(shape_.block) + " x 4 B), the chip has " + std::to_string(cap),
            "launch with a smaller block");
     const bool per_block_ids = p_.uses(LaneOpKind::kBlockId) || p_.uses(LaneOpKind::kLaneId);
-    int64_t k = chunk_blocks > 0 ? chunk_blocks : std::min<int64_t>(cap / per_block, std::max<int64_t>(1, 16384 / shape_.block));
+    int64_t k = chunk_blocks > 0 ? chunk_blocks
+                                 : std::min<int64_t>(cap / std::max<int64_t>(per_block, 1),
+                                                     std::max<int64_t>(1, kMaxChunkLanes / shape_.block));
     if (per_block_ids) k = 1;
     k = std::max<int64_t>(1, std::min(k, shape_.grid));
     width_ = k * shape_.block;
     out_.chunk_lanes = width_;
     const int64_t total = shape_.grid * shape_.block;
+    // Each chunk is lowered with immediate offsets; a chunk that repeats the first chunk of
+    // the current run (see repeats) is dropped again and counted, so the code stays small.
+    Run run;
     for (int64_t base = 0, blk = 0; base < total; base += width_, blk += k) {
       base_ = base;
       block_id_ = blk;
       chunk_ = std::min(width_, total - base);
+      const size_t begin = out_.kernel.code.size();
       run_body(0, static_cast<int>(p_.ops.size()));
+      const Chunk c{begin, out_.kernel.code.size(), base};
+      if (!unroll && run.count > 0 && c.end > c.begin) {
+        std::vector<int> kinds;
+        if (repeats(out_.kernel.code, run.first, c, &kinds) && (run.count == 1 || kinds == run.kinds)) {
+          run.kinds = std::move(kinds);
+          run.count += 1;
+          out_.kernel.code.resize(begin);
+          out_.notes.resize(begin);
+          continue;
+        }
+      }
+      const size_t moved = close_run(run);  // the new chunk follows the loop
+      run = Run{Chunk{moved, moved + (c.end - c.begin), c.base}, {}, 1};
     }
+    close_run(run);
     return finish();
+  }
+
+  // The vector-buffer bytes one lane needs: the first block lowered alone (one block per
+  // tile row), counting its tile slots without the capacity check.
+  int64_t bytes_per_lane() {
+    Lowerer trial(p_, args_, shape_, chip_);
+    trial.measuring_ = true;
+    trial.width_ = trial.chunk_ = shape_.block;
+    trial.run_body(0, static_cast<int>(p_.ops.size()));
+    return trial.next_addr_[static_cast<int>(MemorySpace::Vec)] / shape_.block;
   }
 
   LoweredKernel pipeline() {
@@ -123,9 +160,180 @@ class Lowerer {
   }
 
  private:
+  // Pipe flags (InsertSync, as for compiled kernels), then the notes of the inserted
+  // set_flag / wait_flag and the user-visible instruction list (see lower_lanes.h).
   LoweredKernel finish() {
-    out_.kernel.num_regs = 0;
+    out_.kernel.num_regs = num_regs_;
+    out_.kernel.reg_is_float.assign(static_cast<size_t>(num_regs_), false);
+    if (codegen::insert_sync(out_.kernel) > 0) {
+      std::vector<InstrNote> notes;
+      notes.reserve(out_.kernel.code.size());
+      size_t next = 0;
+      for (const isa::Instr& in : out_.kernel.code) {
+        if (is_sync(in)) {
+          InstrNote n = next < out_.notes.size() ? out_.notes[next] : (out_.notes.empty() ? InstrNote{} : out_.notes.back());
+          n.cls = "SYNC";
+          n.tensor_arg = -1;
+          n.tile = -1;
+          notes.push_back(n);
+        } else {
+          notes.push_back(out_.notes.at(next++));
+        }
+      }
+      out_.notes = std::move(notes);
+    }
+    out_.lane_pcs.clear();
+    for (size_t pc = 0; pc < out_.kernel.code.size(); ++pc)
+      if (out_.kernel.code[pc].kind == isa::InstrKind::kTile && !is_sync(out_.kernel.code[pc]))
+        out_.lane_pcs.push_back(static_cast<int>(pc));
     return std::move(out_);
+  }
+
+  // ---- loops --------------------------------------------------------------------------
+  // Chunks were lowered one after the other with immediate offsets. Consecutive chunks whose
+  // code is the same except for tile-window offsets that advance with the chunk base (or stay
+  // put) become one loop over a base register: LOOP r = first..last step width, with the
+  // advancing offsets read from r (+ a constant). The rest (a partial last chunk, chunks that
+  // differ) stays straight-line, so every lane computes exactly what the unrolled code does.
+  struct Chunk {
+    size_t begin, end;
+    int64_t base;
+  };
+
+  static const isa::Scalar* window_offset(const isa::Instr& in) {
+    if (in.kind != isa::InstrKind::kTile || (in.mnemonic != "TLOAD" && in.mnemonic != "TSTORE")) return nullptr;
+    if (in.ins.size() < 2 || in.ins[1].kind != isa::Operand::kScalarList || in.ins[1].list.size() != 2) return nullptr;
+    const isa::Scalar& s = in.ins[1].list[1];
+    return s.kind == isa::Scalar::kImm && !s.is_float ? &s : nullptr;
+  }
+  static isa::Scalar* window_offset(isa::Instr& in) {
+    return const_cast<isa::Scalar*>(window_offset(static_cast<const isa::Instr&>(in)));
+  }
+  static bool same_scalar(const isa::Scalar& a, const isa::Scalar& b) {
+    return a.kind == b.kind && a.reg == b.reg && a.is_float == b.is_float && a.i == b.i &&
+           (a.f == b.f || (std::isnan(a.f) && std::isnan(b.f)));
+  }
+  static bool same_operand(const isa::Operand& a, const isa::Operand& b) {
+    if (a.kind != b.kind || a.index != b.index || !same_scalar(a.scalar, b.scalar) || a.list.size() != b.list.size()) return false;
+    for (size_t i = 0; i < a.list.size(); ++i)
+      if (!same_scalar(a.list[i], b.list[i])) return false;
+    return true;
+  }
+  // Whether chunk q repeats chunk p: the same code except for tile-window offsets that are
+  // the same or differ by exactly the difference of the chunk bases; `kinds` gets 0 or 1
+  // per window offset accordingly.
+  static bool repeats(const std::vector<isa::Instr>& code, const Chunk& p, const Chunk& q, std::vector<int>* kinds) {
+    if (p.end - p.begin != q.end - q.begin) return false;
+    kinds->clear();
+    for (size_t t = 0; t < p.end - p.begin; ++t) {
+      const isa::Instr& a = code[p.begin + t];
+      const isa::Instr& b = code[q.begin + t];
+      if (a.kind != b.kind || a.mnemonic != b.mnemonic || a.attrs != b.attrs || a.span.line != b.span.line ||
+          a.span.file != b.span.file || a.outs.size() != b.outs.size() || a.ins.size() != b.ins.size())
+        return false;
+      for (size_t o = 0; o < a.outs.size(); ++o)
+        if (!same_operand(a.outs[o], b.outs[o])) return false;
+      const isa::Scalar* wa = window_offset(a);
+      const isa::Scalar* wb = window_offset(b);
+      if ((wa == nullptr) != (wb == nullptr)) return false;
+      for (size_t o = 0; o < a.ins.size(); ++o) {
+        if (wa && o == 1) {
+          if (!same_scalar(a.ins[1].list[0], b.ins[1].list[0])) return false;
+          const int64_t d = wb->i - wa->i;
+          if (d != 0 && d != q.base - p.base) return false;
+          kinds->push_back(d == 0 ? 0 : 1);
+          continue;
+        }
+        if (!same_operand(a.ins[o], b.ins[o])) return false;
+      }
+    }
+    return true;
+  }
+
+  struct Run {
+    Chunk first{0, 0, 0};
+    std::vector<int> kinds;  // per window offset of the first chunk: 0 fixed, 1 advancing
+    int64_t count = 0;       // chunks (loop iterations)
+  };
+
+  // A run of two or more chunks becomes a loop. The run's first chunk is followed only by
+  // the chunk just lowered (if any), which is moved behind the loop; returns where it starts.
+  size_t close_run(const Run& run) {
+    std::vector<isa::Instr>& code = out_.kernel.code;
+    if (run.count < 2) return run.count == 0 ? 0 : run.first.end;
+    std::vector<isa::Instr> body(std::make_move_iterator(code.begin() + run.first.begin),
+                                 std::make_move_iterator(code.begin() + run.first.end));
+    std::vector<isa::Instr> next(std::make_move_iterator(code.begin() + run.first.end), std::make_move_iterator(code.end()));
+    std::vector<InstrNote> body_notes(out_.notes.begin() + run.first.begin, out_.notes.begin() + run.first.end);
+    std::vector<InstrNote> next_notes(out_.notes.begin() + run.first.end, out_.notes.end());
+    code.resize(run.first.begin);
+    out_.notes.resize(run.first.begin);
+    emit_loop(body, body_notes, Chunk{0, body.size(), run.first.base}, run.first.base + (run.count - 1) * width_,
+              run.kinds, run.count);
+    const size_t moved = code.size();
+    for (size_t i = 0; i < next.size(); ++i) {
+      code.push_back(std::move(next[i]));
+      out_.notes.push_back(std::move(next_notes[i]));
+    }
+    return moved;
+  }
+
+  void emit_loop(const std::vector<isa::Instr>& code, const std::vector<InstrNote>& notes, const Chunk& first,
+                 int64_t last_base, const std::vector<int>& kinds, int64_t iterations) {
+    std::vector<isa::Instr>& out = out_.kernel.code;
+    const int r = num_regs_++;
+    InstrNote ln = notes[first.begin];
+    ln.cls = "LOOP";
+    ln.tensor_arg = -1;
+    ln.tile = -1;
+    isa::Instr begin;
+    begin.kind = isa::InstrKind::kLoopBegin;
+    begin.dst_reg = r;
+    begin.a = isa::Scalar::imm(first.base);
+    begin.b = isa::Scalar::imm(last_base + 1);
+    begin.step = isa::Scalar::imm(width_);
+    begin.span = code[first.begin].span;
+    const size_t begin_pc = out.size();
+    out.push_back(begin);
+    out_.notes.push_back(ln);
+    // Window offsets that advance: r + (offset - base), one register per distinct constant.
+    std::map<int64_t, isa::Scalar> at;
+    size_t site = 0;
+    for (size_t pc = first.begin; pc < first.end; ++pc) {
+      if (const isa::Scalar* w = window_offset(code[pc]); w && kinds.at(site++) == 1) {
+        const int64_t c = w->i - first.base;
+        if (!at.count(c)) at[c] = c == 0 ? isa::Scalar::r(r) : isa::Scalar::r(num_regs_++);
+      }
+    }
+    for (const auto& [c, reg] : at) {
+      if (c == 0) continue;
+      isa::Instr add;
+      add.kind = isa::InstrKind::kScalarBin;
+      add.sop = ir::BinaryOp::Add;
+      add.dst_reg = reg.reg;
+      add.a = isa::Scalar::r(r);
+      add.b = isa::Scalar::imm(c);
+      add.span = begin.span;
+      out.push_back(add);
+      InstrNote sn = ln;
+      sn.cls = "SCALAR";
+      out_.notes.push_back(sn);
+    }
+    site = 0;
+    for (size_t pc = first.begin; pc < first.end; ++pc) {
+      isa::Instr in = code[pc];
+      if (isa::Scalar* w = window_offset(in); w && kinds.at(site++) == 1) *w = at.at(w->i - first.base);
+      out.push_back(std::move(in));
+      InstrNote n = notes[pc];
+      n.repeat = iterations;
+      out_.notes.push_back(n);
+    }
+    isa::Instr end = begin;
+    end.kind = isa::InstrKind::kLoopEnd;
+    end.jump = static_cast<int>(begin_pc) + 1;
+    out.push_back(end);
+    out_.notes.push_back(ln);
+    out[begin_pc].jump = static_cast<int>(out.size());
   }
 
   // ---- values -------------------------------------------------------------------------
@@ -153,7 +361,7 @@ class Lowerer {
     } else {
       addr = next_addr_[static_cast<int>(mem)];
       next_addr_[static_cast<int>(mem)] += rows * cols * 4;
-      if (next_addr_[static_cast<int>(mem)] > chip_.capacity(mem))
+      if (!measuring_ && next_addr_[static_cast<int>(mem)] > chip_.capacity(mem))
         fail(ErrorKind::kCapacity, span_, "kernel '" + p_.name + "' needs more than the " + std::to_string(chip_.capacity(mem)) +
                  " bytes of " + memory_space_name(mem) + " on " + chip_.platform,
              "use smaller tiles or fewer local buffers");
@@ -548,7 +756,8 @@ class Lowerer {
   std::map<int, bool> fresh_;
   std::vector<int64_t> masks_;
   int64_t width_ = 0, base_ = 0, chunk_ = 0, block_id_ = 0;
-  int parity_ = 0, next_slot_ = -1, next_data_slot_ = 0, last_data_slot_ = 0;
+  int parity_ = 0, next_slot_ = -1, next_data_slot_ = 0, last_data_slot_ = 0, num_regs_ = 0;
+  bool measuring_ = false;  // bytes_per_lane's trial: no capacity check
   std::string stage_, after_;
   Span span_;
 };
@@ -560,7 +769,7 @@ bool lowers_to_tiles(const LaneProgram& program) {
 }
 
 LoweredKernel lower_lanes(const LaneProgram& program, const std::vector<LaunchArg>& args, LaunchShape shape,
-                          const std::string& platform, int64_t chunk_blocks) {
+                          const std::string& platform, int64_t chunk_blocks, bool unroll) {
   if (args.size() != program.params.size())
     fail(ErrorKind::kValue, program.ops.empty() ? Span{} : program.ops[0].span,
          "kernel '" + program.name + "' takes " + std::to_string(program.params.size()) + " arguments, got " +
@@ -570,9 +779,9 @@ LoweredKernel lower_lanes(const LaneProgram& program, const std::vector<LaunchAr
     fail(ErrorKind::kValue, {}, "launch of '" + program.name + "' with grid " + std::to_string(shape.grid) + " and block " +
              std::to_string(shape.block), "use positive grid and block sizes");
   if (!isa::chip_for_platform(platform)) fail(ErrorKind::kPlatform, {}, "unknown platform '" + platform + "'", "use a2a3sim");
-  Lowerer l(program, args, shape, platform);
+  Lowerer l(program, args, shape, *isa::chip_for_platform(platform));
   if (program.uses(LaneOpKind::kPipelineRun) || program.uses(LaneOpKind::kMma)) return l.pipeline();
-  return l.lanes(chunk_blocks);
+  return l.lanes(chunk_blocks, unroll);
 }
 
 }  // namespace pypto::kernel
