@@ -173,7 +173,9 @@ void bind_kernel(nb::module_& root) {
         for (const isa::Instr& in : l.kernel.code)
           out.push_back(in.kind == isa::InstrKind::kTile ? in.mnemonic
                         : in.kind == isa::InstrKind::kLoopBegin ? "LOOP"
-                        : in.kind == isa::InstrKind::kLoopEnd ? "END_LOOP" : "SCALAR");
+                        : in.kind == isa::InstrKind::kLoopEnd ? "END_LOOP"
+                        : in.kind == isa::InstrKind::kIf ? "IF"
+                        : in.kind == isa::InstrKind::kEndIf ? "END_IF" : "SCALAR");
         return out;
       })
       .def("timeline", [](const LoweredKernel& l) {
@@ -181,12 +183,15 @@ void bind_kernel(nb::module_& root) {
         for (const TimelineEntry& e : model_timeline(l)) out.append(nb::make_tuple(e.instr, e.start, e.end, e.pipe));
         return out;
       })
-      .def("run", [](const LoweredKernel& l, const std::string& platform, const std::string& engine) {
+      .def_ro("chunk_range", &LoweredKernel::chunk_range)
+      .def_ro("independent_chunks", &LoweredKernel::independent_chunks)
+      .def_ro("total_lanes", &LoweredKernel::total_lanes)
+      .def("run", [](const LoweredKernel& l, const std::string& platform, const std::string& engine, int cores) {
         nb::gil_scoped_release r;
         const auto t0 = std::chrono::steady_clock::now();
-        runtime::run_kernel(l.kernel, l.args, {platform, engine, 1});
+        run_lowered(l, platform, engine, cores);
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      }, "platform"_a = "a2a3sim", "engine"_a = "sim");
+      }, "platform"_a = "a2a3sim", "engine"_a = "sim", "cores"_a = 0);
 
   m.def("lower", [](const LaneProgram& p, const nb::list& args, int64_t grid, int64_t block, const std::string& platform,
                     int64_t chunk_blocks, bool unroll) {
@@ -203,7 +208,7 @@ void bind_kernel(nb::module_& root) {
         runtime::resolve_run_target({platform, engine, 1});
         if (lowers_to_tiles(*p)) {
           auto lowered = std::make_shared<LoweredKernel>(lower_lanes(*p, la, {grid, block}, platform));
-          job.work = [lowered, platform, engine] { runtime::run_kernel(lowered->kernel, lowered->args, {platform, engine, 1}); };
+          job.work = [lowered, platform, engine] { run_lowered(*lowered, platform, engine); };
         } else {
           job.work = [p, la, grid, block] { run_warps(*p, la, {grid, block}); };
         }

@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <exception>
+#include <set>
+#include <thread>
 
 #include "pypto/codegen/insert_sync.h"
 #include "pypto/isa/chip.h"
 #include "pypto/isa/instructions.h"
 #include "pypto/kernel/lower_lanes.h"
+#include "pypto/runtime/runtime.h"
 
 namespace pypto::kernel {
 
@@ -17,6 +21,9 @@ namespace {
 
 // Lanes per tile row at most (a chunk of the grid per loop iteration; see docs/kernel-api.md).
 constexpr int64_t kMaxChunkLanes = 16384;
+// Registers of loop-lowered lane kernels: the chunk range parameters, then two scratch
+// registers (guards and loop bounds), then loop counters and offsets.
+constexpr int kChunkLoReg = 0, kChunkHiReg = 1, kScratchReg = 2, kFirstFreeReg = 4;
 
 bool is_sync(const isa::Instr& in) {
   if (in.kind != isa::InstrKind::kTile) return false;
@@ -107,6 +114,9 @@ class Lowerer {
     width_ = k * shape_.block;
     out_.chunk_lanes = width_;
     const int64_t total = shape_.grid * shape_.block;
+    out_.total_lanes = total;
+    ranged_ = !unroll;
+    if (ranged_) num_regs_ = kFirstFreeReg;
     // Each chunk is lowered with immediate offsets; a chunk that repeats the first chunk of
     // the current run (see repeats) is dropped again and counted, so the code stays small.
     Run run;
@@ -127,10 +137,27 @@ class Lowerer {
           continue;
         }
       }
-      const size_t moved = close_run(run);  // the new chunk follows the loop
+      const size_t moved = close_run(run, c.begin);  // the new chunk follows the closed run
       run = Run{Chunk{moved, moved + (c.end - c.begin), c.base}, {}, 1};
     }
-    close_run(run);
+    close_run(run, out_.kernel.code.size());
+    if (ranged_) {
+      // The chunk range [chunk_lo, chunk_hi) this run covers (lane bases): registers 0 and 1.
+      for (const char* name : {"chunk_lo", "chunk_hi"}) {
+        isa::ParamDesc d;
+        d.name = name;
+        d.is_tensor = false;
+        d.dtype = DataType::INT64;
+        d.dir = ParamDirection::In;
+        out_.kernel.params.push_back(d);
+      }
+      out_.args.push_back(runtime::HostArg::of_int(0));
+      out_.args.push_back(runtime::HostArg::of_int(total));
+      out_.chunk_range = true;
+      out_.independent_chunks = true;
+      for (const auto& [buf, offs] : accesses_)
+        if (written_.count(buf) && offs.size() != 1) out_.independent_chunks = false;
+    }
     return finish();
   }
 
@@ -256,11 +283,12 @@ class Lowerer {
     int64_t count = 0;       // chunks (loop iterations)
   };
 
-  // A run of two or more chunks becomes a loop. The run's first chunk is followed only by
-  // the chunk just lowered (if any), which is moved behind the loop; returns where it starts.
-  size_t close_run(const Run& run) {
+  // A run of two or more chunks becomes a loop; with chunk ranges, a single chunk is guarded
+  // by `chunk_lo <= base < chunk_hi`. The run's first chunk is followed only by the chunk
+  // just lowered (starting at `next_begin`), which is moved behind; returns where it starts.
+  size_t close_run(const Run& run, size_t next_begin) {
     std::vector<isa::Instr>& code = out_.kernel.code;
-    if (run.count < 2) return run.count == 0 ? 0 : run.first.end;
+    if (run.count == 0 || (run.count == 1 && (!ranged_ || run.first.end == run.first.begin))) return next_begin;
     std::vector<isa::Instr> body(std::make_move_iterator(code.begin() + run.first.begin),
                                  std::make_move_iterator(code.begin() + run.first.end));
     std::vector<isa::Instr> next(std::make_move_iterator(code.begin() + run.first.end), std::make_move_iterator(code.end()));
@@ -268,14 +296,60 @@ class Lowerer {
     std::vector<InstrNote> next_notes(out_.notes.begin() + run.first.end, out_.notes.end());
     code.resize(run.first.begin);
     out_.notes.resize(run.first.begin);
-    emit_loop(body, body_notes, Chunk{0, body.size(), run.first.base}, run.first.base + (run.count - 1) * width_,
-              run.kinds, run.count);
+    if (run.count >= 2)
+      emit_loop(body, body_notes, Chunk{0, body.size(), run.first.base}, run.first.base + (run.count - 1) * width_,
+                run.kinds, run.count);
+    else
+      emit_guarded(body, body_notes, run.first.base);
     const size_t moved = code.size();
     for (size_t i = 0; i < next.size(); ++i) {
       code.push_back(std::move(next[i]));
       out_.notes.push_back(std::move(next_notes[i]));
     }
     return moved;
+  }
+
+  void scalar_op(ir::BinaryOp op, int dst, isa::Scalar a, isa::Scalar b, const Span& span, const InstrNote& note) {
+    isa::Instr in;
+    in.kind = isa::InstrKind::kScalarBin;
+    in.sop = op;
+    in.dst_reg = dst;
+    in.a = a;
+    in.b = b;
+    in.span = span;
+    out_.kernel.code.push_back(in);
+    out_.notes.push_back(note);
+  }
+
+  // One chunk at lane base `base`, run when chunk_lo <= base < chunk_hi.
+  void emit_guarded(std::vector<isa::Instr>& code, std::vector<InstrNote>& notes, int64_t base) {
+    std::vector<isa::Instr>& out = out_.kernel.code;
+    InstrNote sn = notes.front();
+    sn.cls = "SCALAR";
+    sn.tensor_arg = -1;
+    sn.tile = -1;
+    const Span span = code.front().span;
+    const isa::Scalar b = isa::Scalar::imm(base);
+    scalar_op(ir::BinaryOp::Ge, kScratchReg, b, isa::Scalar::r(kChunkLoReg), span, sn);
+    scalar_op(ir::BinaryOp::Lt, kScratchReg + 1, b, isa::Scalar::r(kChunkHiReg), span, sn);
+    scalar_op(ir::BinaryOp::And, kScratchReg, isa::Scalar::r(kScratchReg), isa::Scalar::r(kScratchReg + 1), span, sn);
+    isa::Instr cond;
+    cond.kind = isa::InstrKind::kIf;
+    cond.a = isa::Scalar::r(kScratchReg);
+    cond.span = span;
+    const size_t if_pc = out.size();
+    out.push_back(cond);
+    out_.notes.push_back(sn);
+    for (size_t i = 0; i < code.size(); ++i) {
+      out.push_back(std::move(code[i]));
+      out_.notes.push_back(std::move(notes[i]));
+    }
+    isa::Instr endif;
+    endif.kind = isa::InstrKind::kEndIf;
+    endif.span = span;
+    out[if_pc].jump = static_cast<int>(out.size());
+    out.push_back(endif);
+    out_.notes.push_back(sn);
   }
 
   void emit_loop(const std::vector<isa::Instr>& code, const std::vector<InstrNote>& notes, const Chunk& first,
@@ -293,6 +367,14 @@ class Lowerer {
     begin.b = isa::Scalar::imm(last_base + 1);
     begin.step = isa::Scalar::imm(width_);
     begin.span = code[first.begin].span;
+    if (ranged_) {  // bases in [max(first, chunk_lo), min(last + 1, chunk_hi)): bases are multiples of the width
+      InstrNote sn = ln;
+      sn.cls = "SCALAR";
+      scalar_op(ir::BinaryOp::Max, kScratchReg, begin.a, isa::Scalar::r(kChunkLoReg), begin.span, sn);
+      scalar_op(ir::BinaryOp::Min, kScratchReg + 1, begin.b, isa::Scalar::r(kChunkHiReg), begin.span, sn);
+      begin.a = isa::Scalar::r(kScratchReg);
+      begin.b = isa::Scalar::r(kScratchReg + 1);
+    }
     const size_t begin_pc = out.size();
     out.push_back(begin);
     out_.notes.push_back(ln);
@@ -458,22 +540,25 @@ class Lowerer {
     if (x.kind == Val::kData || y.kind == Val::kData) {
       const bool commutes = op == "+" || op == "*" || op == "min" || op == "max";
       if (x.kind == Val::kUniform && commutes) std::swap(x, y);
-      const int dst = tile(new_data_slot(), active());
-      InstrNote note;
-      note.cls = op == "+" ? "ADD" : op == "-" ? "SUB" : op == "*" ? "MUL" : op == "/" ? "DIV" : op == "min" ? "MIN" : "MAX";
-      note.tile = dst;
-      if (x.kind == Val::kData && y.kind == Val::kUniform && tile_op(op, true)) {
-        emit(tile_op(op, true), {isa::Operand::tile(dst)},
-             {isa::Operand::tile(tile(x.slot, active())), isa::Operand::scalar_of(isa::Scalar::immf(y.num))}, note);
-      } else if (tile_op(op, false)) {
-        const int a = data_tile(x, "arithmetic"), b = data_tile(y, "arithmetic");
-        emit(tile_op(op, false), {isa::Operand::tile(dst)}, {isa::Operand::tile(a), isa::Operand::tile(b)}, note);
-      } else {
+      if (!tile_op(op, false))
         fail(ErrorKind::kType, span_, "operator '" + op + "' on loaded lane values is not supported", "use + - * / min max");
+      const int slot = new_data_slot();
+      if (active() > 0) {  // a chunk with no active lane computes nothing
+        const int dst = tile(slot, active());
+        InstrNote note;
+        note.cls = op == "+" ? "ADD" : op == "-" ? "SUB" : op == "*" ? "MUL" : op == "/" ? "DIV" : op == "min" ? "MIN" : "MAX";
+        note.tile = dst;
+        if (x.kind == Val::kData && y.kind == Val::kUniform) {
+          emit(tile_op(op, true), {isa::Operand::tile(dst)},
+               {isa::Operand::tile(tile(x.slot, active())), isa::Operand::scalar_of(isa::Scalar::immf(y.num))}, note);
+        } else {
+          const int a = data_tile(x, "arithmetic"), b = data_tile(y, "arithmetic");
+          emit(tile_op(op, false), {isa::Operand::tile(dst)}, {isa::Operand::tile(a), isa::Operand::tile(b)}, note);
+        }
       }
       Val r;
       r.kind = Val::kData;
-      r.slot = last_data_slot_;
+      r.slot = slot;
       return r;
     }
     fail(ErrorKind::kType, span_, "operator '" + op + "' between a " + kind_name(x) + " and a " + kind_name(y) +
@@ -485,6 +570,11 @@ class Lowerer {
   // ---- memory -------------------------------------------------------------------------
   void check_window(const Val& ptr, int64_t lanes, const char* verb) {
     const int64_t numel = args_[ptr.arg].buffer->nbytes() / 4;
+    if (lanes > 0) {  // which elements, relative to the lane, each buffer's accesses touch
+      const DeviceBuffer* buf = args_[ptr.arg].buffer.get();
+      accesses_[buf].insert(ptr.off);
+      if (verb[0] == 'w') written_.insert(buf);
+    }
     const int64_t first = base_ + ptr.off;
     if (lanes > 0 && (first < 0 || first + lanes > numel))
       fail(ErrorKind::kValue, span_,
@@ -758,6 +848,9 @@ class Lowerer {
   int64_t width_ = 0, base_ = 0, chunk_ = 0, block_id_ = 0;
   int parity_ = 0, next_slot_ = -1, next_data_slot_ = 0, last_data_slot_ = 0, num_regs_ = 0;
   bool measuring_ = false;  // bytes_per_lane's trial: no capacity check
+  bool ranged_ = false;     // lanes(): the code runs the chunks with bases in [chunk_lo, chunk_hi)
+  std::map<const DeviceBuffer*, std::set<int64_t>> accesses_;  // lane-relative element offsets
+  std::set<const DeviceBuffer*> written_;
   std::string stage_, after_;
   Span span_;
 };
@@ -782,6 +875,44 @@ LoweredKernel lower_lanes(const LaneProgram& program, const std::vector<LaunchAr
   Lowerer l(program, args, shape, *isa::chip_for_platform(platform));
   if (program.uses(LaneOpKind::kPipelineRun) || program.uses(LaneOpKind::kMma)) return l.pipeline();
   return l.lanes(chunk_blocks, unroll);
+}
+
+int run_lowered(const LoweredKernel& lowered, const std::string& platform, const std::string& engine, int cores) {
+  const runtime::RunOptions options{platform, engine, 1};
+  const int64_t width = std::max<int64_t>(1, lowered.chunk_lanes);
+  const int64_t chunks = (lowered.total_lanes + width - 1) / width;
+  int n = 1;
+  if (lowered.chunk_range && lowered.independent_chunks) {
+    const isa::ChipSpec chip = runtime::resolve_run_target(options);
+    const int host = cores > 0 ? cores : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // Two chunks per core at least: a core for one tile row costs more than it saves.
+    n = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({host, chip.aiv_cores, chunks / 2})));
+  }
+  if (n == 1) {
+    runtime::run_kernel(lowered.kernel, lowered.args, options);
+    return 1;
+  }
+  // Core c runs chunks [c * chunks / n, (c + 1) * chunks / n): contiguous ranges of lane bases.
+  std::vector<std::vector<runtime::HostArg>> args(static_cast<size_t>(n), lowered.args);
+  for (int c = 0; c < n; ++c) {
+    args[c][args[c].size() - 2] = runtime::HostArg::of_int(c * chunks / n * width);
+    args[c][args[c].size() - 1] = runtime::HostArg::of_int((c + 1) * chunks / n * width);
+  }
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
+  auto work = [&](int c) {
+    try {
+      runtime::run_kernel(lowered.kernel, args[c], options);
+    } catch (...) {
+      errors[c] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int c = 1; c < n; ++c) threads.emplace_back(work, c);
+  work(0);
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors)  // the first range's error: what an in-order run raises
+    if (e) std::rethrow_exception(e);
+  return n;
 }
 
 }  // namespace pypto::kernel

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "pypto/isa/instructions.h"
+#include "pypto/runtime/scalar_machine.h"
 
 namespace pypto::kernel {
 
@@ -96,29 +97,23 @@ std::vector<TimelineEntry> model_timeline(const LoweredKernel& lowered) {
     if (reads.size() > 64) reads.erase(reads.begin(), reads.begin() + 32);
     out.push_back({visible[i], start, end, isa::pipe_name(pipe)});
   };
-  // The lowered code's control flow is loops with immediate bounds (see lower_lanes); the
-  // modelled order is the executed order. Flags and scalar code take no modelled time here:
-  // the hazards they order are modelled directly.
-  struct Open { size_t begin; int64_t left; };
-  std::vector<Open> loops;
-  for (size_t i = 0; i < k.code.size();) {
-    const isa::Instr& in = k.code[i];
-    if (in.kind == isa::InstrKind::kLoopBegin) {
-      const int64_t step = std::max<int64_t>(1, in.step.i);
-      const int64_t n = in.b.i > in.a.i ? (in.b.i - in.a.i + step - 1) / step : 0;
-      if (n == 0) { i = static_cast<size_t>(in.jump); continue; }
-      loops.push_back({i + 1, n});
-      ++i;
+  // The modelled order is the executed order: the scalar code (loops over chunk bases,
+  // chunk-range guards) runs on a scalar machine over the whole launch (chunk_lo = 0,
+  // chunk_hi = all lanes). Flags and scalar code take no modelled time here: the hazards
+  // the flags order are modelled directly.
+  runtime::ScalarMachine regs(k.num_regs, k.reg_is_float);
+  if (lowered.chunk_range) {
+    regs.set(0, runtime::ScalarValue::of_int(0));
+    regs.set(1, runtime::ScalarValue::of_int(lowered.total_lanes));
+  }
+  const int n = static_cast<int>(k.code.size());
+  for (int pc = 0; pc < n;) {
+    if (k.code[pc].kind != isa::InstrKind::kTile) {
+      pc = regs.step(k.code, pc);
       continue;
     }
-    if (in.kind == isa::InstrKind::kLoopEnd) {
-      if (!loops.empty() && --loops.back().left > 0) { i = loops.back().begin; continue; }
-      if (!loops.empty()) loops.pop_back();
-      ++i;
-      continue;
-    }
-    if (visible[i] >= 0) model(i);
-    ++i;
+    if (visible[pc] >= 0) model(static_cast<size_t>(pc));
+    ++pc;
   }
   return out;
 }

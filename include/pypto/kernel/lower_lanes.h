@@ -37,7 +37,14 @@ struct LoweredKernel {
   // timeline count these.
   std::vector<int> lane_pcs;
   int64_t chunk_lanes = 0;              // lanes per tile row
+  int64_t total_lanes = 0;              // grid x block
   bool pipelined = false;
+  // Loop-lowered lane kernels take two trailing scalar parameters chunk_lo, chunk_hi (args
+  // default 0, total_lanes): the code runs the chunks whose lane base b has lo <= b < hi.
+  bool chunk_range = false;
+  // Chunks touch disjoint elements of every written buffer (each buffer is accessed at one
+  // lane-relative offset), so chunk ranges may run on different cores in any order.
+  bool independent_chunks = false;
 };
 
 // True when the program can be lowered to tiles (no barriers: those run on the warp simulator).
@@ -48,6 +55,12 @@ bool lowers_to_tiles(const LaneProgram& program);
 // the kernel's source line.
 LoweredKernel lower_lanes(const LaneProgram& program, const std::vector<LaunchArg>& args, LaunchShape shape,
                           const std::string& platform, int64_t chunk_blocks = 0, bool unroll = false);
+
+// Runs a lowered kernel on `engine`. A kernel with independent chunks is split into
+// contiguous chunk ranges run on up to `cores` virtual cores (host threads) at once
+// (0: one per host CPU, at most the chip's vector cores); results equal the in-order run.
+// Returns the number of cores used.
+int run_lowered(const LoweredKernel& lowered, const std::string& platform, const std::string& engine, int cores = 0);
 
 // Runs a lane program lane by lane with warps of 32 lanes scheduled independently (the
 // sim engine's warp model) and checks every shared access: two lanes touching the same
