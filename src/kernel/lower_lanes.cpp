@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <exception>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -119,11 +120,15 @@ class Lowerer {
     if (ranged_) num_regs_ = kFirstFreeReg;
     // Each chunk is lowered with immediate offsets; a chunk that repeats the first chunk of
     // the current run (see repeats) is dropped again and counted, so the code stays small.
+    // Once a chunk repeats, the chunks up to the base where its lowering would change (see
+    // holds_while) repeat too and are counted without being lowered.
     Run run;
     for (int64_t base = 0, blk = 0; base < total; base += width_, blk += k) {
       base_ = base;
       block_id_ = blk;
       chunk_ = std::min(width_, total - base);
+      same_until_ = std::numeric_limits<int64_t>::max();
+      holds_while(chunk_ == width_ ? total - width_ : base);
       const size_t begin = out_.kernel.code.size();
       run_body(0, static_cast<int>(p_.ops.size()));
       const Chunk c{begin, out_.kernel.code.size(), base};
@@ -134,6 +139,10 @@ class Lowerer {
           run.count += 1;
           out_.kernel.code.resize(begin);
           out_.notes.resize(begin);
+          const int64_t more = (same_until_ - base) / width_;
+          run.count += more;
+          base += more * width_;
+          blk += more * k;
           continue;
         }
       }
@@ -429,6 +438,7 @@ class Lowerer {
     vals_[id] = v;
   }
   static Val uniform(double x, bool f) { Val v; v.kind = Val::kUniform; v.num = x; v.is_float = f; return v; }
+  void holds_while(int64_t max_base) { same_until_ = std::min(same_until_, max_base); }
   int64_t active() const { return masks_.empty() ? chunk_ : std::min(chunk_, masks_.back()); }
 
   int tile(int slot, int64_t valid, MemorySpace mem = MemorySpace::Vec, int64_t rows = 1, int64_t cols = 0) {
@@ -519,6 +529,9 @@ class Lowerer {
         Val m;
         m.kind = Val::kMask;
         m.valid = std::clamp<int64_t>(bound - x.off - base_, 0, chunk_);
+        // a full row stays full while base <= bound - off - chunk; an empty one stays empty
+        if (m.valid == chunk_) holds_while(bound - x.off - chunk_);
+        else if (m.valid > 0) holds_while(base_);
         return m;
       }
       fail(ErrorKind::kType, span_, "condition '" + op + "' between a " + kind_name(x) + " and a " + kind_name(y) +
@@ -576,6 +589,7 @@ class Lowerer {
       if (verb[0] == 'w') written_.insert(buf);
     }
     const int64_t first = base_ + ptr.off;
+    if (lanes > 0) holds_while(numel - ptr.off - lanes);  // the window stays inside the tensor
     if (lanes > 0 && (first < 0 || first + lanes > numel))
       fail(ErrorKind::kValue, span_,
            std::string("lanes ") + std::to_string(base_) + ".." + std::to_string(base_ + lanes - 1) + " " + verb +
@@ -628,8 +642,8 @@ class Lowerer {
         break;
       }
       case LaneOpKind::kGlobalId: { Val v; v.kind = Val::kAffine; v.off = 0; set(op.dst, v); break; }
-      case LaneOpKind::kLaneId: { Val v; v.kind = Val::kAffine; v.off = -base_; set(op.dst, v); break; }
-      case LaneOpKind::kBlockId: set(op.dst, uniform(static_cast<double>(block_id_), false)); break;
+      case LaneOpKind::kLaneId: { holds_while(base_); Val v; v.kind = Val::kAffine; v.off = -base_; set(op.dst, v); break; }
+      case LaneOpKind::kBlockId: holds_while(base_); set(op.dst, uniform(static_cast<double>(block_id_), false)); break;
       case LaneOpKind::kBinary: set(op.dst, binary(op.name, val(op.args[0]), val(op.args[1]))); break;
       case LaneOpKind::kIf: {
         const Val& c = val(op.args[0]);
@@ -848,6 +862,9 @@ class Lowerer {
   int64_t width_ = 0, base_ = 0, chunk_ = 0, block_id_ = 0;
   int parity_ = 0, next_slot_ = -1, next_data_slot_ = 0, last_data_slot_ = 0, num_regs_ = 0;
   bool measuring_ = false;  // bytes_per_lane's trial: no capacity check
+  // The largest chunk base for which the chunk being lowered would give the same code (with
+  // window offsets moving with the base): every use of the base narrows it (holds_while).
+  int64_t same_until_ = std::numeric_limits<int64_t>::max();
   bool ranged_ = false;     // lanes(): the code runs the chunks with bases in [chunk_lo, chunk_hi)
   std::map<const DeviceBuffer*, std::set<int64_t>> accesses_;  // lane-relative element offsets
   std::set<const DeviceBuffer*> written_;

@@ -189,3 +189,33 @@ def test_debugger_and_profile_count_lane_instructions_not_flags(capsys):
     assert "SYNC" not in prof.classes and prof.num_instrs == 4 * chunks and prof.num_sync > 0
     assert "set_flag/wait_flag" in prof.cycle_breakdown()
     np.testing.assert_array_equal(_get(d_z, big), x + y)
+
+
+@pto.kernel
+def two_bounds(x, o, n, m):
+    i = pto.get_global_id()
+    if i < n:
+        v = pto.load(x + i + 3)
+        if i < m:
+            pto.store(o + i, v * 2.0)
+        pto.store(o + i + n, v + 1.0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("chunk_blocks", [0, 1, 5])
+def test_phases_of_nested_bounds(engine, chunk_blocks):
+    # chunks where both ifs are full, where `i < m` cuts the row, where only `i < n` holds,
+    # where it cuts, and past n: each phase is its own loop or straight chunk
+    n, m, block = 50000, 30011, 128
+    grid = (n + 9000) // block
+    x = _rand(n + 3, 15)
+    d_x, = _dev(x)
+    d_o = pto.alloc_tensor(2 * n * 4)
+    low = _k.lower(two_bounds.program, [d_x._buf, d_o._buf, n, m], grid, block, "a2a3sim", chunk_blocks)
+    assert not low.independent_chunks  # 'o' is written at i and at i + n
+    assert low.num_instrs <= 4 * 7
+    low.run("a2a3sim", engine)
+    expect = np.zeros(2 * n, np.float32)
+    expect[:m] = x[3:m + 3] * np.float32(2.0)
+    expect[n:] = x[3:n + 3] + np.float32(1.0)
+    np.testing.assert_array_equal(_get(d_o, 2 * n), expect)
