@@ -3,6 +3,7 @@
 // widths for `if i < n`), and pipeline programs become cube instructions per block with
 // double-buffered locals (see docs/kernel-api.md, "How kernels are compiled").
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <exception>
@@ -14,7 +15,10 @@
 #include "pypto/isa/chip.h"
 #include "pypto/isa/instructions.h"
 #include "pypto/kernel/lower_lanes.h"
+#include "pypto/isa/validate.h"
+#include "pypto/runtime/native_engine.h"
 #include "pypto/runtime/runtime.h"
+#include "pypto/runtime/sim_engine.h"
 
 namespace pypto::kernel {
 
@@ -898,9 +902,9 @@ int run_lowered(const LoweredKernel& lowered, const std::string& platform, const
   const runtime::RunOptions options{platform, engine, 1};
   const int64_t width = std::max<int64_t>(1, lowered.chunk_lanes);
   const int64_t chunks = (lowered.total_lanes + width - 1) / width;
+  const isa::ChipSpec chip = runtime::resolve_run_target(options);
   int n = 1;
   if (lowered.chunk_range && lowered.independent_chunks) {
-    const isa::ChipSpec chip = runtime::resolve_run_target(options);
     const int host = cores > 0 ? cores : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     // Two chunks per core at least: a core for one tile row costs more than it saves.
     n = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({host, chip.aiv_cores, chunks / 2})));
@@ -909,25 +913,45 @@ int run_lowered(const LoweredKernel& lowered, const std::string& platform, const
     runtime::run_kernel(lowered.kernel, lowered.args, options);
     return 1;
   }
-  // Core c runs chunks [c * chunks / n, (c + 1) * chunks / n): contiguous ranges of lane bases.
-  std::vector<std::vector<runtime::HostArg>> args(static_cast<size_t>(n), lowered.args);
-  for (int c = 0; c < n; ++c) {
-    args[c][args[c].size() - 2] = runtime::HostArg::of_int(c * chunks / n * width);
-    args[c][args[c].size() - 1] = runtime::HostArg::of_int((c + 1) * chunks / n * width);
-  }
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
-  auto work = [&](int c) {
+  // The chunks are cut into pieces (contiguous chunk ranges, about four per core) that the
+  // cores take in order from a shared counter, so a core that runs slower (a busy host) takes
+  // fewer. Each core keeps its on-chip buffers (and the compiled kernel) across its pieces.
+  isa::validate_kernel(lowered.kernel, chip);
+  std::shared_ptr<runtime::NativeModule> module;
+  if (engine == "native") module = runtime::native_module_for({&lowered.kernel}, chip);
+  const int64_t pieces = std::min<int64_t>(chunks / 2, int64_t{4} * n);
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(pieces));
+  auto work = [&] {
+    std::unique_ptr<runtime::NativeCore> native;
+    std::unique_ptr<runtime::SimEngine> sim;
     try {
-      runtime::run_kernel(lowered.kernel, args[c], options);
+      if (module) native = std::make_unique<runtime::NativeCore>(chip, module, std::vector<const isa::Kernel*>{&lowered.kernel});
+      else sim = std::make_unique<runtime::SimEngine>(chip);
     } catch (...) {
-      errors[c] = std::current_exception();
+      errors[0] = std::current_exception();
+      failed = true;
+      return;
+    }
+    std::vector<runtime::HostArg> args = lowered.args;
+    for (int64_t p; !failed && (p = next++) < pieces;) {
+      args[args.size() - 2] = runtime::HostArg::of_int(p * chunks / pieces * width);
+      args[args.size() - 1] = runtime::HostArg::of_int((p + 1) * chunks / pieces * width);
+      try {
+        if (native) native->run(lowered.kernel, args);
+        else sim->run(lowered.kernel, args);
+      } catch (...) {
+        errors[p] = std::current_exception();
+        failed = true;
+      }
     }
   };
   std::vector<std::thread> threads;
-  for (int c = 1; c < n; ++c) threads.emplace_back(work, c);
-  work(0);
+  for (int c = 1; c < n; ++c) threads.emplace_back(work);
+  work();
   for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors)  // the first range's error: what an in-order run raises
+  for (const std::exception_ptr& e : errors)  // the first piece's error: what an in-order run raises first
     if (e) std::rethrow_exception(e);
   return n;
 }
