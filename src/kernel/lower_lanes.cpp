@@ -905,7 +905,9 @@ int run_lowered(const LoweredKernel& lowered, const std::string& platform, const
   const isa::ChipSpec chip = runtime::resolve_run_target(options);
   int n = 1;
   if (lowered.chunk_range && lowered.independent_chunks) {
-    const int host = cores > 0 ? cores : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // hardware_concurrency reads /sys on every call (glibc): ask once
+    static const int host_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int host = cores > 0 ? cores : host_cpus;
     // Two chunks per core at least: a core for one tile row costs more than it saves.
     n = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({host, chip.aiv_cores, chunks / 2})));
   }
