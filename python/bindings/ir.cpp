@@ -223,6 +223,18 @@ void bind_stmts(nb::module_& m) {
       .def_ro("return_vars", &ForStmt::return_vars)
       .def_ro("for_kind", &ForStmt::for_kind)
       .def_ro("stages", &ForStmt::stages);
+  nb::class_<WhileStmt, Stmt>(m, "WhileStmt")
+      .def(nb::new_([](std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv,
+                       Span s) {
+             return unconst<WhileStmt>(
+                 WhileStmt::make(std::move(ia), std::move(iv), std::move(c), std::move(bd), std::move(rv), s));
+           }),
+           "iter_args"_a, "init_values"_a, "cond"_a, "body"_a, "return_vars"_a, "span"_a = Span{})
+      .def_ro("iter_args", &WhileStmt::iter_args)
+      .def_ro("init_values", &WhileStmt::init_values)
+      .def_ro("cond", &WhileStmt::cond)
+      .def_ro("body", &WhileStmt::body)
+      .def_ro("return_vars", &WhileStmt::return_vars);
   nb::class_<IfStmt, Stmt>(m, "IfStmt")
       .def(nb::new_([](ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv, Span s) {
              return unconst<IfStmt>(IfStmt::make(std::move(c), std::move(t), std::move(e), std::move(rv), s));

@@ -89,7 +89,7 @@ ir::Attrs dict_to_attrs(const nb::dict& d) {
     const std::string k = nb::cast<std::string>(key);
     if (nb::isinstance<bool>(value)) attrs[k] = nb::cast<bool>(value);
     else if (nb::isinstance<int>(value)) attrs[k] = nb::cast<int64_t>(value);
-    else if (nb::isinstance<float>(value)) attrs[k] = nb::cast<double>(value);
+    else if (nb::isinstance<nb::float_>(value)) attrs[k] = nb::cast<double>(value);
     else if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) attrs[k] = nb::cast<std::vector<int64_t>>(value);
     else {
       const std::string s = nb::cast<std::string>(nb::str(value));
@@ -176,6 +176,9 @@ void bind_isa_structs(nb::module_& m) {
       .value("If", isa::InstrKind::kIf)
       .value("Else", isa::InstrKind::kElse)
       .value("EndIf", isa::InstrKind::kEndIf)
+      .value("WhileBegin", isa::InstrKind::kWhileBegin)
+      .value("WhileCond", isa::InstrKind::kWhileCond)
+      .value("WhileEnd", isa::InstrKind::kWhileEnd)
       .value("Call", isa::InstrKind::kCall)
       .value("AllocTensor", isa::InstrKind::kAllocTensor);
   auto instr = nb::class_<isa::Instr>(m, "Instr")
@@ -262,8 +265,10 @@ HostArg to_host_arg(const nb::handle& h) {
                                       std::to_string(v.strides.size()) + " strides");
     return HostArg::of_tensor(std::move(v));
   }
-  if (nb::isinstance<float>(h)) return HostArg::of_float(nb::cast<double>(h));
-  if (nb::isinstance<int>(h) || nb::isinstance<bool>(h)) return HostArg::of_int(nb::cast<int64_t>(h));
+  // Python's float and int types (isinstance<float> / <int> would test for values that fit a
+  // C float / int and reject 0.1 or 2**40).
+  if (nb::isinstance<nb::float_>(h)) return HostArg::of_float(nb::cast<double>(h));
+  if (nb::isinstance<nb::int_>(h) || nb::isinstance<nb::bool_>(h)) return HostArg::of_int(nb::cast<int64_t>(h));
   fail(ErrorKind::kType, {}, "a run argument must be an int, a float or a tensor tuple, got " +
                                  nb::cast<std::string>(nb::str(h.type())));
 }
@@ -318,7 +323,7 @@ runtime::LooseOperand to_loose(const nb::handle& h, const std::string& name, con
   } else if (nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) {
     op.kind = runtime::LooseOperand::kList;
     op.list = nb::cast<std::vector<int64_t>>(h);
-  } else if (nb::isinstance<float>(h)) {
+  } else if (nb::isinstance<nb::float_>(h)) {
     op.kind = runtime::LooseOperand::kScalar;
     op.scalar = runtime::ScalarValue::of_float(nb::cast<double>(h));
   } else {

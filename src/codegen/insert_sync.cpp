@@ -3,7 +3,7 @@
 // Before an instruction on pipe Q that conflicts with an unordered access of pipe P it
 // inserts wait_flag(P, Q, ev); the matching set_flag(P, Q, ev) goes right after the producer
 // when both are in the same straight-line block (so later P work does not delay Q), else
-// right before the wait. Loop bodies are walked until the flags stop changing, so
+// right before the wait. Loop bodies (counted and while) are walked until the flags stop changing, so
 // dependencies carried from one iteration to the next are ordered too. Event ids rotate
 // over 0..7 per pipe pair, so pairs for alternating (double-buffered) tiles stay distinct.
 #include "pypto/codegen/insert_sync.h"
@@ -71,13 +71,17 @@ class SyncPlanner {
     for (int pc = lo; pc < hi;) {
       const isa::Instr& in = k_.code[pc];
       switch (in.kind) {
-        case isa::InstrKind::kLoopBegin: {
-          const int end = in.jump - 1;  // the matching kLoopEnd
-          if (end <= pc || end >= hi || k_.code[end].kind != isa::InstrKind::kLoopEnd)
+        case isa::InstrKind::kLoopBegin:
+        case isa::InstrKind::kWhileBegin: {
+          // A while loop's condition code and body repeat like a counted loop's body.
+          const bool is_while = in.kind == isa::InstrKind::kWhileBegin;
+          const isa::InstrKind end_kind = is_while ? isa::InstrKind::kWhileEnd : isa::InstrKind::kLoopEnd;
+          const int end = in.jump - 1;  // the matching kLoopEnd / kWhileEnd
+          if (end <= pc || end >= hi || k_.code[end].kind != end_kind)
             fail(ErrorKind::kInternal, in.span,
-                 "loop at pc " + std::to_string(pc) + " of kernel '" + k_.name + "' jumps to " + std::to_string(in.jump) +
-                     ", which is not past its loop end",
-                 "set the loop's jump to the index after its matching LoopEnd");
+                 std::string(is_while ? "while loop" : "loop") + " at pc " + std::to_string(pc) + " of kernel '" +
+                     k_.name + "' jumps to " + std::to_string(in.jump) + ", which is not past its loop end",
+                 "set the loop's jump to the index after its matching end");
           const State entry = st;
           State body = entry;
           for (int pass = 0; pass < 4; ++pass) {
@@ -242,7 +246,8 @@ int insert_sync(isa::Kernel& kernel) {
   for (isa::Instr& in : code)
     if (in.jump >= 0 && in.jump <= n &&
         (in.kind == isa::InstrKind::kLoopBegin || in.kind == isa::InstrKind::kLoopEnd || in.kind == isa::InstrKind::kIf ||
-         in.kind == isa::InstrKind::kElse))
+         in.kind == isa::InstrKind::kElse || in.kind == isa::InstrKind::kWhileBegin ||
+         in.kind == isa::InstrKind::kWhileCond || in.kind == isa::InstrKind::kWhileEnd))
       in.jump = group_start[in.jump];
   kernel.code = std::move(code);
   return static_cast<int>(planner.inserted_);

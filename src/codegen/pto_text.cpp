@@ -1,6 +1,6 @@
 // The `.pto` text of a kernel: one PTO instruction per line in destination-passing form,
 // `pto.tadd ins(%a, %b : !pto.tile<...>, !pto.tile<...>) outs(%c : !pto.tile<...>)`, with
-// scf.for / scf.if for structure. Tile types carry location, dtype, shape, block and box
+// scf.for / scf.while / scf.if for structure. Tile types carry location, dtype, shape, block and box
 // layout, valid shape, pad and address, so the text alone shows the memory plan
 // (docs/pto-format.md describes the format).
 #include "pypto/codegen/pto_text.h"
@@ -229,6 +229,21 @@ class PtoWriter {
         ++depth_;
         break;
       case isa::InstrKind::kEndIf:
+        --depth_;
+        line("}");
+        break;
+      // scf.while: the `before` region computes the condition, `do` is the body.
+      case isa::InstrKind::kWhileBegin:
+        line("scf.while {");
+        ++depth_;
+        break;
+      case isa::InstrKind::kWhileCond:
+        line("scf.condition " + scalar_text(in.a));
+        --depth_;
+        line("} do {");
+        ++depth_;
+        break;
+      case isa::InstrKind::kWhileEnd:
         --depth_;
         line("}");
         break;

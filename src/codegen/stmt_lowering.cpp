@@ -18,6 +18,7 @@ void StmtLowering::lower(const ir::StmtPtr& stmt) {
     case ir::StmtKind::Assign: assign(*stmt->as<ir::AssignStmt>()); break;
     case ir::StmtKind::Eval: eval(*stmt->as<ir::EvalStmt>()); break;
     case ir::StmtKind::For: loop(*stmt->as<ir::ForStmt>()); break;
+    case ir::StmtKind::While: while_loop(*stmt->as<ir::WhileStmt>()); break;
     case ir::StmtKind::If: branch(*stmt->as<ir::IfStmt>()); break;
     case ir::StmtKind::Yield: yield(*stmt->as<ir::YieldStmt>()); break;
     case ir::StmtKind::Return:
@@ -174,8 +175,12 @@ void StmtLowering::loop(const ir::ForStmt& s) {
   kb_.at(begin_pc).jump = end_pc + 1;
 
   kb_.set_span(s.span);
-  for (size_t i = 0; i < s.return_vars.size(); ++i) {
-    const ir::VarPtr& rv = s.return_vars[i];
+  bind_results(s.return_vars, carried);
+}
+
+void StmtLowering::bind_results(const std::vector<ir::VarPtr>& return_vars, std::vector<Carried>& carried) {
+  for (size_t i = 0; i < return_vars.size(); ++i) {
+    const ir::VarPtr& rv = return_vars[i];
     Carried& c = carried[i];
     switch (c.kind) {
       case Carried::kTile: copy_tile(kb_.define_tile(rv), c.index); break;
@@ -183,6 +188,37 @@ void StmtLowering::loop(const ir::ForStmt& s) {
       case Carried::kTensor: kb_.bind_tensor(rv.get(), c.index); break;
     }
   }
+}
+
+// kWhileBegin, the condition's scalar code, kWhileCond, the body (ending with the copies of
+// the yield into the carried homes), kWhileEnd jumping back to kWhileBegin.
+void StmtLowering::while_loop(const ir::WhileStmt& s) {
+  std::vector<Carried> carried;
+  for (size_t i = 0; i < s.iter_args.size(); ++i) carried.push_back(carry(s.iter_args[i], s.init_values[i]));
+  kb_.set_span(s.span);
+  Instr begin;
+  begin.kind = InstrKind::kWhileBegin;
+  int begin_pc = kb_.emit(begin);
+  Instr cond;
+  cond.kind = InstrKind::kWhileCond;
+  cond.a = kb_.scalar(s.cond);
+  kb_.set_span(s.span);
+  int cond_pc = kb_.emit(cond);
+
+  yield_targets_.push_back(&carried);
+  lower(s.body);
+  yield_targets_.pop_back();
+
+  Instr end;
+  end.kind = InstrKind::kWhileEnd;
+  end.jump = begin_pc;
+  end.span = s.span;
+  int end_pc = kb_.emit(end);
+  kb_.at(begin_pc).jump = end_pc + 1;
+  kb_.at(cond_pc).jump = end_pc + 1;
+
+  kb_.set_span(s.span);
+  bind_results(s.return_vars, carried);
 }
 
 void StmtLowering::branch(const ir::IfStmt& s) {

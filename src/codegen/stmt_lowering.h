@@ -26,6 +26,9 @@ class StmtLowering {
   void assign(const ir::AssignStmt& s);
   void eval(const ir::EvalStmt& s);
   void loop(const ir::ForStmt& s);
+  void while_loop(const ir::WhileStmt& s);
+  // Binds a finished loop's return vars to the homes of its carried values.
+  void bind_results(const std::vector<ir::VarPtr>& return_vars, std::vector<Carried>& carried);
   void branch(const ir::IfStmt& s);
   void yield(const ir::YieldStmt& s);
   Carried carry(const ir::VarPtr& var, const ir::ExprPtr& init);

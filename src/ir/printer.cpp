@@ -1,6 +1,7 @@
 // The IR printer: emits the `@pl.program` class form that the DSL parser reads back.
 // Every op call prints as `pl.<registry name>(...)`; variables get unique SSA names per
-// function; yields print as assignments of the enclosing for/if's return variables.
+// function; yields print as assignments of the enclosing for/if's return variables. A while
+// loop prints as `for (x_1,) in pl.while_(init_values=(x,)):` whose body starts `pl.cond(c)`.
 #include "pypto/ir/printer.h"
 
 #include <cctype>
@@ -267,6 +268,20 @@ class Printer {
         line(indent, head + "):");
         yield_targets.push_back(&f->return_vars);
         block(f->body, indent + 1);
+        yield_targets.pop_back();
+        break;
+      }
+      case StmtKind::While: {
+        // `for (x_1, n_1) in pl.while_(init_values=(x, n)):` then `pl.cond(...)` first in the body.
+        auto* w = s->as<WhileStmt>();
+        std::string tuple = w->iter_args.size() == 1 ? "(" + targets(w->iter_args) + ",)" : "(" + targets(w->iter_args) + ")";
+        std::string inits = w->init_values.size() == 1 ? "(" + exprs(w->init_values) + ",)" : "(" + exprs(w->init_values) + ")";
+        line(indent, "for " + tuple + " in pl.while_(init_values=" + inits + "):");
+        line(indent + 1, "pl.cond(" + expr(w->cond) + ")");
+        yield_targets.push_back(&w->return_vars);
+        std::vector<StmtPtr> stmts;
+        flatten(w->body, stmts);
+        for (auto& x : stmts) stmt(x, indent + 1);
         yield_targets.pop_back();
         break;
       }

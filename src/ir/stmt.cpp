@@ -17,6 +17,19 @@ StmtPtr ForStmt::make(VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<V
                                    std::move(bd), std::move(rv), fk, stg, std::move(s));
 }
 
+StmtPtr WhileStmt::make(std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv,
+                        Span s) {
+  PYPTO_CHECK(ia.size() == iv.size(), "while: iter_args and init_values differ in number");
+  PYPTO_CHECK(ia.size() == rv.size(), "while: iter_args and return_vars differ in number");
+  PYPTO_CHECK(c && bd, "while: missing condition or body");
+  auto* ct = c->type ? c->type->as<ScalarType>() : nullptr;
+  if (!ct)
+    fail(ErrorKind::kType, c->span.line ? c->span : s, "the condition of a while loop must be a scalar",
+         "compare scalars, e.g. `while i < n:`");
+  return std::make_shared<WhileStmt>(std::move(ia), std::move(iv), std::move(c), std::move(bd), std::move(rv),
+                                     std::move(s));
+}
+
 StmtPtr IfStmt::make(ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv, Span s) {
   PYPTO_CHECK(c && t, "if: missing condition or then-body");
   PYPTO_CHECK(rv.empty() || e, "if: an if that yields values needs an else arm");

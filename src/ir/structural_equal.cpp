@@ -131,6 +131,11 @@ class Equal {
                var(x->loop_var.get(), y->loop_var.get()) && vars(x->iter_args, y->iter_args) && stmt(x->body, y->body) &&
                vars(x->return_vars, y->return_vars);
       }
+      case StmtKind::While: {
+        auto *x = a->as<WhileStmt>(), *y = b->as<WhileStmt>();
+        return exprs(x->init_values, y->init_values) && vars(x->iter_args, y->iter_args) && expr(x->cond, y->cond) &&
+               stmt(x->body, y->body) && vars(x->return_vars, y->return_vars);
+      }
       case StmtKind::If: {
         auto *x = a->as<IfStmt>(), *y = b->as<IfStmt>();
         return expr(x->cond, y->cond) && vars(x->return_vars, y->return_vars) && stmt(x->then_body, y->then_body) &&
@@ -268,6 +273,13 @@ class Hasher {
       for (auto& v : f->iter_args) var(v.get());
       stmt(f->body);
       for (auto& v : f->return_vars) var(v.get());
+    }
+    if (auto* w = s->as<WhileStmt>()) {
+      for (auto& v : w->init_values) expr(v);
+      for (auto& v : w->iter_args) var(v.get());
+      expr(w->cond);
+      stmt(w->body);
+      for (auto& v : w->return_vars) var(v.get());
     }
     if (auto* i = s->as<IfStmt>()) {
       expr(i->cond);

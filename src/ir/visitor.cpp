@@ -34,6 +34,7 @@ void IRVisitor::visit(const StmtPtr& s) {
     case StmtKind::Assign: visit_assign(*s->as<AssignStmt>()); break;
     case StmtKind::Eval: visit_eval(*s->as<EvalStmt>()); break;
     case StmtKind::For: visit_for(*s->as<ForStmt>()); break;
+    case StmtKind::While: visit_while(*s->as<WhileStmt>()); break;
     case StmtKind::If: visit_if(*s->as<IfStmt>()); break;
     case StmtKind::Yield: visit_yield(*s->as<YieldStmt>()); break;
     case StmtKind::Return: visit_return(*s->as<ReturnStmt>()); break;
@@ -65,6 +66,13 @@ void IRVisitor::visit_for(const ForStmt& s) {
   for (auto& v : s.init_values) visit(v);
   visit_def(s.loop_var);
   for (auto& v : s.iter_args) visit_def(v);
+  visit(s.body);
+  for (auto& v : s.return_vars) visit_def(v);
+}
+void IRVisitor::visit_while(const WhileStmt& s) {
+  for (auto& v : s.init_values) visit(v);
+  for (auto& v : s.iter_args) visit_def(v);
+  visit(s.cond);
   visit(s.body);
   for (auto& v : s.return_vars) visit_def(v);
 }
@@ -167,6 +175,7 @@ StmtPtr IRMutator::mutate(const StmtPtr& s) {
     case StmtKind::Assign: return mutate_assign(std::static_pointer_cast<const AssignStmt>(s));
     case StmtKind::Eval: return mutate_eval(std::static_pointer_cast<const EvalStmt>(s));
     case StmtKind::For: return mutate_for(std::static_pointer_cast<const ForStmt>(s));
+    case StmtKind::While: return mutate_while(std::static_pointer_cast<const WhileStmt>(s));
     case StmtKind::If: return mutate_if(std::static_pointer_cast<const IfStmt>(s));
     case StmtKind::Yield: return mutate_yield(std::static_pointer_cast<const YieldStmt>(s));
     case StmtKind::Return: return mutate_return(std::static_pointer_cast<const ReturnStmt>(s));
@@ -208,6 +217,25 @@ StmtPtr IRMutator::mutate_for(const std::shared_ptr<const ForStmt>& s) {
   }
   if (!changed) return s;
   return ForStmt::make(loop_var, start, stop, step, iter_args, init, body, return_vars, s->for_kind, s->stages, s->span);
+}
+
+StmtPtr IRMutator::mutate_while(const std::shared_ptr<const WhileStmt>& s) {
+  bool changed = false;
+  auto init = mutate_all(s->init_values, &changed);
+  std::vector<VarPtr> iter_args, return_vars;
+  for (auto& v : s->iter_args) {
+    iter_args.push_back(define(v));
+    changed |= iter_args.back() != v;
+  }
+  auto cond = mutate(s->cond);
+  auto body = mutate(s->body);
+  changed |= cond != s->cond || body != s->body;
+  for (auto& v : s->return_vars) {
+    return_vars.push_back(define(v));
+    changed |= return_vars.back() != v;
+  }
+  if (!changed) return s;
+  return WhileStmt::make(iter_args, init, cond, body, return_vars, s->span);
 }
 
 StmtPtr IRMutator::mutate_if(const std::shared_ptr<const IfStmt>& s) {

@@ -50,7 +50,16 @@ std::string instruction_table_markdown() {
      << "Cost: R = ceil(valid bytes / 256) vector repeats (+16 cycles when a row is not a whole number\n"
      << "of repeats); transfers at 1.85 GHz. Memories: where the destination tile may live. Dtypes: of the\n"
      << "destination; of the first source for TSTORE, MSCATTER, TPREFETCH, the arg-reductions, TCMP and TCMPS\n"
-     << "(whose destination is a packed mask).\n\n";
+     << "(whose destination is a packed mask).\n\n"
+     << "Precision (the reference library in src/runtime/engines/sim/ is the spec): float operands are\n"
+     << "read as FP32 and every arithmetic step is one FP32 operation rounded to nearest even; the\n"
+     << "result is rounded once to the destination dtype. One +, -, *, /, max, min, abs or neg of\n"
+     << "FP16/BF16 operands is thereby correctly rounded (FP32 has more than twice their bits plus\n"
+     << "two). The scalar of a float instruction is first rounded to the instruction's dtype.\n"
+     << "sqrt, 1/x, exp, log, 1/sqrt, pow and EXPDIF's exp are computed in double and rounded once:\n"
+     << "sqrt and 1/x correctly rounded, the others within 1 ulp of it. TAXPY, TMULADDDST, TADDC\n"
+     << "and TSUBC are two FP32 steps (no fused multiply-add); reductions and matmul accumulate in\n"
+     << "FP32 in index order. Conversions (TCVT, TMOV, ...) round once, under TCVT's mode.\n\n";
   for (int f = 0; f <= static_cast<int>(InstrFamily::kSync); ++f) {
     const InstrFamily family = static_cast<InstrFamily>(f);
     os << "\n## " << instr_family_name(family) << "\n\n"

@@ -1,6 +1,7 @@
 // Structural validation of instruction streams (see validate.h). Engines assume what this
 // checks: operands match the instruction table, tiles lie inside their buffers, registers
-// exist, and control flow is properly nested with loops that always make progress.
+// exist, and control flow is properly nested with counted loops that always make progress
+// (a while loop ends when its condition turns false, as on the chip).
 #include "pypto/isa/validate.h"
 
 #include <cctype>
@@ -40,7 +41,7 @@ class Validator {
 
   void check_code(bool host) {
     const int n = static_cast<int>(code_.size());
-    std::vector<int> open;  // indices of open kLoopBegin / kIf / kElse
+    std::vector<int> open;  // indices of open kLoopBegin / kIf / kElse / kWhileBegin / kWhileCond
     for (int pc = 0; pc < n; ++pc) {
       const Instr& in = code_[pc];
       const Span& sp = in.span;
@@ -92,6 +93,33 @@ class Validator {
             bad(sp, "end-if without an if");
           if (code_[open.back()].jump != pc) bad(sp, "if/else at " + std::to_string(open.back()) + " does not jump to its end");
           open.pop_back();
+          break;
+        }
+        case InstrKind::kWhileBegin:
+          open.push_back(pc);
+          break;
+        case InstrKind::kWhileCond: {
+          // Only the condition's scalar code lies between the loop's begin and this check.
+          if (open.empty() || code_[open.back()].kind != InstrKind::kWhileBegin) bad(sp, "while condition without a while begin");
+          for (int k = open.back() + 1; k < pc; ++k) {
+            const InstrKind c = code_[k].kind;
+            if (c != InstrKind::kScalarBin && c != InstrKind::kScalarMov && c != InstrKind::kScalarRead)
+              bad(sp, "instruction " + std::to_string(k) + " between a while begin and its condition is not scalar code");
+          }
+          scalar(in.a, sp);
+          if (in.jump != code_[open.back()].jump)
+            bad(sp, "while condition at " + std::to_string(pc) + " does not jump past its loop end");
+          open.back() = pc;
+          break;
+        }
+        case InstrKind::kWhileEnd: {
+          if (open.empty() || code_[open.back()].kind != InstrKind::kWhileCond) bad(sp, "while end without a while condition");
+          const int cond = open.back();
+          open.pop_back();
+          int begin = cond - 1;
+          while (begin >= 0 && code_[begin].kind != InstrKind::kWhileBegin) --begin;
+          if (begin < 0 || in.jump != begin || code_[begin].jump != pc + 1)
+            bad(sp, "while begin at " + std::to_string(begin) + " and end at " + std::to_string(pc) + " do not match");
           break;
         }
         case InstrKind::kCall:

@@ -66,6 +66,21 @@ class BodyCopy : public IRMutator {
 };
 
 // Appends the statements of `s` to `out`, flattening nested sequences.
+inline void splice(const StmtPtr& s, std::vector<StmtPtr>& out);
+
+// A mutator whose rewritten sequences are flat: a statement replaced by a sequence (a loop
+// by its copies) is spliced into the enclosing one.
+class SplicingMutator : public IRMutator {
+ protected:
+  StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
+    auto r = IRMutator::mutate_seq(s);
+    if (r == s) return r;
+    std::vector<StmtPtr> out;
+    splice(r, out);
+    return SeqStmts::make(out, s->span);
+  }
+};
+
 inline void splice(const StmtPtr& s, std::vector<StmtPtr>& out) {
   if (auto* seq = s->as<SeqStmts>())
     for (auto& x : seq->stmts) splice(x, out);

@@ -45,6 +45,15 @@ class Flattener : public IRMutator {
     return ForStmt::make(r->loop_var, r->start, r->stop, r->step, r->iter_args, init, r->body, r->return_vars,
                          r->for_kind, r->stages, r->span);
   }
+  StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
+    // The condition runs before every iteration, so nothing is hoisted out of it (codegen
+    // evaluates a call nested in it in place); init values are named like a for loop's.
+    bool changed = false;
+    auto init = hoist_all(mutate_all(s->init_values, &changed));
+    auto body = mutate(s->body);
+    if (init == s->init_values && body == s->body) return s;
+    return WhileStmt::make(s->iter_args, init, s->cond, body, s->return_vars, s->span);
+  }
 
   StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
     // Hoists from an enclosing statement's header (loop bounds, init values) belong before
@@ -114,6 +123,12 @@ class WrapBodies : public IRMutator {
     if (r->body->as<SeqStmts>()) return r;
     return ForStmt::make(r->loop_var, r->start, r->stop, r->step, r->iter_args, r->init_values,
                          SeqStmts::make({r->body}, r->body->span), r->return_vars, r->for_kind, r->stages, r->span);
+  }
+  StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
+    auto r = std::static_pointer_cast<const WhileStmt>(IRMutator::mutate_while(s));
+    if (r->body->as<SeqStmts>()) return r;
+    return WhileStmt::make(r->iter_args, r->init_values, r->cond, SeqStmts::make({r->body}, r->body->span),
+                           r->return_vars, r->span);
   }
   StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {
     auto r = std::static_pointer_cast<const IfStmt>(IRMutator::mutate_if(s));

@@ -439,15 +439,7 @@ class LeftoverCheck : public IRVisitor {
 }  // namespace
 
 ProgramPtr lower_tensor_ops(const ProgramPtr& program, const PassContext& ctx) {
-  std::vector<FunctionPtr> functions;
-  bool changed = false;
-  for (auto& f : program->functions) {
-    bool kernel = f->func_type == FunctionType::InCore || f->func_type == FunctionType::AIC ||
-                  f->func_type == FunctionType::AIV;
-    if (!kernel) {
-      functions.push_back(f);
-      continue;
-    }
+  return map_kernels(program, [&](const FunctionPtr& f) {
     Lowerer lowerer(ctx.chip);
     FunctionPtr g = f;
     if (!g->body->as<SeqStmts>())
@@ -455,10 +447,8 @@ ProgramPtr lower_tensor_ops(const ProgramPtr& program, const PassContext& ctx) {
                          g->func_type, g->span);
     FunctionPtr out = lowerer.mutate_function(g);
     LeftoverCheck(lowerer.defs_).visit_function(*out);
-    functions.push_back(lowerer.defs_.empty() && out == g ? f : out);
-    changed |= functions.back() != f;
-  }
-  return changed ? Program::make(program->name, functions) : program;
+    return lowerer.defs_.empty() && out == g ? f : out;
+  });
 }
 
 }  // namespace pypto::passes

@@ -52,18 +52,26 @@ class WriteTracker : public IRVisitor {
     }
   }
   void visit_for(const ForStmt& s) override {
-    // A loop-carried tensor threaded through writes aliases its initial value.
-    for (size_t i = 0; i < s.iter_args.size(); ++i) {
-      if (s.init_values[i]->as<Var>() && s.iter_args[i]->type->as<TensorType>()) {
-        VarPtr init = root_of(std::static_pointer_cast<const Var>(s.init_values[i]));
-        root[s.iter_args[i].get()] = init;
-        root[s.return_vars[i].get()] = init;
-      }
-    }
+    alias_carried(s.iter_args, s.init_values, s.return_vars);
     IRVisitor::visit_for(s);
+  }
+  void visit_while(const WhileStmt& s) override {
+    alias_carried(s.iter_args, s.init_values, s.return_vars);
+    IRVisitor::visit_while(s);
   }
 
  private:
+  // A loop-carried tensor threaded through writes aliases its initial value.
+  void alias_carried(const std::vector<VarPtr>& iter_args, const std::vector<ExprPtr>& init_values,
+                     const std::vector<VarPtr>& return_vars) {
+    for (size_t i = 0; i < iter_args.size(); ++i) {
+      if (init_values[i]->as<Var>() && iter_args[i]->type->as<TensorType>()) {
+        VarPtr init = root_of(std::static_pointer_cast<const Var>(init_values[i]));
+        root[iter_args[i].get()] = init;
+        root[return_vars[i].get()] = init;
+      }
+    }
+  }
   static VarPtr written_arg(const Call& c) {
     ExprPtr a = CallSite{*c.op, c.args, c.attrs, c.span}.arg(c.op->writes);
     if (a && a->as<Var>()) return std::static_pointer_cast<const Var>(a);

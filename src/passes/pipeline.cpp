@@ -65,6 +65,21 @@ const std::vector<Pass>& default_pipeline() {
   return pipeline;
 }
 
+bool is_kernel_function(FunctionType t) {
+  return t == FunctionType::InCore || t == FunctionType::AIC || t == FunctionType::AIV;
+}
+
+ir::ProgramPtr map_kernels(const ir::ProgramPtr& program,
+                           const std::function<ir::FunctionPtr(const ir::FunctionPtr&)>& rewrite) {
+  std::vector<ir::FunctionPtr> functions;
+  bool changed = false;
+  for (auto& f : program->functions) {
+    functions.push_back(is_kernel_function(f->func_type) ? rewrite(f) : f);
+    changed |= functions.back() != f;
+  }
+  return changed ? ir::Program::make(program->name, functions) : program;
+}
+
 ir::ProgramPtr run_pipeline(const ir::ProgramPtr& program, const PassContext& ctx) {
   if (ctx.verify) verify_program(program, "parsing");
   ir::ProgramPtr current = program;

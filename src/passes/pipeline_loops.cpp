@@ -59,7 +59,7 @@ class StageCopy : public BodyCopy {
 };
 
 // Expands the first (innermost) pl.pipeline loop it meets; `done` tells whether it did.
-class Pipeliner : public IRMutator {
+class Pipeliner : public SplicingMutator {
  public:
   Pipeliner(const Function& f, const isa::ChipSpec& chip) : chip_(chip) {
     GroupCollector groups;
@@ -76,14 +76,6 @@ class Pipeliner : public IRMutator {
   bool done = false;
 
  protected:
-  StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
-    auto r = IRMutator::mutate_seq(s);
-    if (r == s) return r;
-    std::vector<StmtPtr> out;
-    splice(r, out);
-    return SeqStmts::make(out, s->span);
-  }
-
   StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s0) override {
     auto r = IRMutator::mutate_for(s0);  // inner loops first
     auto* s = r->as<ForStmt>();
@@ -235,23 +227,16 @@ class Pipeliner : public IRMutator {
 }  // namespace
 
 ProgramPtr pipeline_loops(const ProgramPtr& program, const PassContext& ctx) {
-  std::vector<FunctionPtr> functions;
-  bool changed = false;
-  for (auto& f : program->functions) {
-    FunctionPtr cur = f;
-    bool kernel = f->func_type == FunctionType::InCore || f->func_type == FunctionType::AIC ||
-                  f->func_type == FunctionType::AIV;
+  return map_kernels(program, [&](const FunctionPtr& f) {
     // One loop at a time: each expansion re-reads the addresses (inner loops first).
-    while (kernel) {
+    FunctionPtr cur = f;
+    while (true) {
       Pipeliner p(*cur, ctx.chip);
       FunctionPtr next = p.mutate_function(cur);
-      if (!p.done) break;
+      if (!p.done) return cur;
       cur = next;
     }
-    functions.push_back(cur);
-    changed |= cur != f;
-  }
-  return changed ? Program::make(program->name, functions) : program;
+  });
 }
 
 }  // namespace pypto::passes

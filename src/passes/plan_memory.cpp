@@ -46,18 +46,26 @@ class Liveness : public IRVisitor {
       if (iv.begin < loop.first) iv.end = std::max(iv.end, loop.second);
   }
   void visit_for(const ForStmt& s) override {
+    loop(s.iter_args, [&](Liveness& v) { v.IRVisitor::visit_for(s); });
+  }
+  // A while loop's condition and body run again after the body: like a for loop's body,
+  // every value they read from before the loop stays live until the loop ends.
+  void visit_while(const WhileStmt& s) override {
+    loop(s.iter_args, [&](Liveness& v) { v.IRVisitor::visit_while(s); });
+  }
+
+  template <typename Walk>
+  void loop(const std::vector<VarPtr>& iter_args, Walk walk) {
     int start = pos_;
     // The loop's extent is known only after its body is walked: walk once to measure it.
-    int saved = pos_;
     Liveness probe;
     probe.pos_ = pos_;
-    probe.IRVisitor::visit_for(s);
+    walk(probe);
     int end = probe.pos_;
-    pos_ = saved;
     loops_.push_back({start, end});
-    IRVisitor::visit_for(s);
+    walk(*this);
     loops_.pop_back();
-    for (auto& v : s.iter_args)
+    for (auto& v : iter_args)
       if (v->type->as<TileType>()) {
         auto& iv = live[v.get()];
         iv.begin = std::min(iv.begin < 0 ? start : iv.begin, start);
@@ -182,15 +190,7 @@ FunctionPtr plan_function(const FunctionPtr& f, const isa::ChipSpec& chip) {
 }  // namespace
 
 ProgramPtr plan_memory(const ProgramPtr& program, const PassContext& ctx) {
-  std::vector<FunctionPtr> functions;
-  bool changed = false;
-  for (auto& f : program->functions) {
-    bool kernel = f->func_type == FunctionType::InCore || f->func_type == FunctionType::AIC ||
-                  f->func_type == FunctionType::AIV;
-    functions.push_back(kernel ? plan_function(f, ctx.chip) : f);
-    changed |= functions.back() != f;
-  }
-  return changed ? Program::make(program->name, functions) : program;
+  return map_kernels(program, [&](const FunctionPtr& f) { return plan_function(f, ctx.chip); });
 }
 
 }  // namespace pypto::passes

@@ -61,6 +61,19 @@ class GroupCollector : public IRVisitor {
   TileGroups groups;
 
  protected:
+  // A loop-carried tile, its initial value, the value yielded for it and the loop's result
+  // are one storage.
+  void unite_carried(const std::vector<VarPtr>& iter_args, const std::vector<ExprPtr>& init_values,
+                     const std::vector<VarPtr>& return_vars, const StmtPtr& body) {
+    const YieldStmt* y = trailing_yield(body);
+    for (size_t i = 0; i < iter_args.size(); ++i) {
+      if (!is_tile(iter_args[i])) continue;
+      groups.unite(iter_args[i], return_vars[i]);
+      if (init_values[i]->as<Var>()) groups.unite(iter_args[i], std::static_pointer_cast<const Var>(init_values[i]));
+      if (y && i < y->values.size() && y->values[i]->as<Var>())
+        groups.unite(iter_args[i], std::static_pointer_cast<const Var>(y->values[i]));
+    }
+  }
   void visit_def(const VarPtr& v) override {
     if (v->type->as<TileType>()) groups.add(v);
   }
@@ -72,14 +85,11 @@ class GroupCollector : public IRVisitor {
   }
   void visit_for(const ForStmt& s) override {
     IRVisitor::visit_for(s);
-    const YieldStmt* y = trailing_yield(s.body);
-    for (size_t i = 0; i < s.iter_args.size(); ++i) {
-      if (!is_tile(s.iter_args[i])) continue;
-      groups.unite(s.iter_args[i], s.return_vars[i]);
-      if (s.init_values[i]->as<Var>()) groups.unite(s.iter_args[i], std::static_pointer_cast<const Var>(s.init_values[i]));
-      if (y && i < y->values.size() && y->values[i]->as<Var>())
-        groups.unite(s.iter_args[i], std::static_pointer_cast<const Var>(y->values[i]));
-    }
+    unite_carried(s.iter_args, s.init_values, s.return_vars, s.body);
+  }
+  void visit_while(const WhileStmt& s) override {
+    IRVisitor::visit_while(s);
+    unite_carried(s.iter_args, s.init_values, s.return_vars, s.body);
   }
   void visit_if(const IfStmt& s) override {
     IRVisitor::visit_if(s);

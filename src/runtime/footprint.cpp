@@ -191,6 +191,15 @@ class Analyser {
         for (int r : written(code, begin, pc + 1)) set(r, unknown());
         return;
       }
+      // A while loop: every register its condition code or body writes is unknown inside the
+      // loop and after it (no trip count is known).
+      case K::kWhileBegin:
+        for (int r : written(code, pc + 1, in.jump - 1)) set(r, unknown());
+        return;
+      case K::kWhileEnd:
+        for (int r : written(code, in.jump, pc + 1)) set(r, unknown());
+        return;
+      case K::kWhileCond: return;
       case K::kIf: branches_.push_back({regs_, {}, false}); return;
       case K::kElse:
         if (!branches_.empty()) {

@@ -143,13 +143,15 @@ std::vector<int64_t> int_list_attr(const isa::Instr& in, const char* key) {
 }
 
 // For each pc, the created-tensor slots whose last use (by the host code) is that pc: a use
-// inside a loop that does not create the tensor first keeps it alive to the loop's end.
+// inside a loop (counted or while) that does not create the tensor first keeps it alive to the loop's end.
 std::vector<std::vector<int>> release_points(const isa::HostProgram& program) {
   const auto& code = program.code;
   const int n = static_cast<int>(code.size());
   std::vector<std::pair<int, int>> loops;  // (begin pc, end pc)
   for (int pc = 0; pc < n; ++pc)
-    if (code[pc].kind == isa::InstrKind::kLoopBegin && code[pc].jump >= 1 && code[pc].jump <= n) loops.push_back({pc, code[pc].jump - 1});
+    if ((code[pc].kind == isa::InstrKind::kLoopBegin || code[pc].kind == isa::InstrKind::kWhileBegin) &&
+        code[pc].jump >= 1 && code[pc].jump <= n)
+      loops.push_back({pc, code[pc].jump - 1});
   std::map<int, std::vector<int>> allocs, uses;
   std::vector<bool> returned;
   for (int pc = 0; pc < n; ++pc) {

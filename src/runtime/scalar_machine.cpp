@@ -1,5 +1,5 @@
 // Scalar registers, Python-semantics scalar arithmetic and structured control flow
-// (loops, if/else) of instruction streams; kernels and host programs both run on it.
+// (loops, while loops, if/else) of instruction streams; kernels and host programs both run on it.
 #include "pypto/runtime/scalar_machine.h"
 
 #include <cmath>
@@ -70,6 +70,13 @@ ScalarValue eval_binary(ir::BinaryOp op, ScalarValue a, ScalarValue b, const Spa
   return ScalarValue{};
 }
 
+void fail_endless_while(const isa::Instr& end) {
+  fail(ErrorKind::kRuntime, end.span,
+       "while loop ran " + std::to_string(isa::kMaxWhileIterations) + " iterations without its condition turning false",
+       "check that the loop body changes what the condition reads (and in the right direction), or bound the loop "
+       "with pl.range or a break");
+}
+
 ScalarMachine::ScalarMachine(int num_regs, const std::vector<bool>& reg_is_float)
     : regs_(static_cast<size_t>(std::max(num_regs, 0))), is_float_(regs_.size(), false) {
   for (size_t r = 0; r < regs_.size() && r < reg_is_float.size(); ++r) {
@@ -123,6 +130,16 @@ int ScalarMachine::step(const std::vector<isa::Instr>& code, int pc) {
     }
     case K::kElse: return in.jump;
     case K::kEndIf: return pc + 1;
+    case K::kWhileBegin: return pc + 1;
+    case K::kWhileCond: {
+      const ScalarValue c = get(in.a);
+      if (c.is_float ? c.f != 0 : c.i != 0) return pc + 1;
+      while_iterations_.erase(in.jump - 1);  // the loop is done: a later run counts afresh
+      return in.jump;
+    }
+    case K::kWhileEnd:
+      if (++while_iterations_[pc] >= isa::kMaxWhileIterations) fail_endless_while(in);
+      return in.jump;
     default: return -1;
   }
 }

@@ -298,7 +298,7 @@ std::vector<TaskRecord> TaskPool::records() {
   if (!record_) return out;
   out.reserve(tasks_.size());
   for (const Task& t : tasks_)
-    out.push_back({t.kernel->name, t.kind, t.vcore, t.worker, t.block_idx, t.block_num, t.start_us, t.end_us, t.deps});
+    out.push_back({t.kernel->name, t.kind, t.vcore, t.worker, t.block_idx, t.block_num, t.start_us, t.end_us, t.deps, t.cycles});
   return out;
 }
 
@@ -359,6 +359,7 @@ void TaskPool::worker_loop(int worker) {
     task.vcore = acquire_vcore(task.kind);
     lk.unlock();
     std::exception_ptr err;
+    double cycles = -1;
     const double start = record_ ? now_us() : 0;
     if (!skip) {
       try {
@@ -367,6 +368,7 @@ void TaskPool::worker_loop(int worker) {
         } else {
           sim->set_record_events(trace_ != nullptr && record_events_);
           sim->run(*task.kernel, task.args);
+          cycles = sim->timeline().end_cycles;
           if (trace_) trace_->add(worker, sim->timeline());
         }
       } catch (...) {
@@ -380,6 +382,7 @@ void TaskPool::worker_loop(int worker) {
     if (err && !error_) error_ = err;
     task.start_us = start;
     task.end_us = end;
+    task.cycles = cycles;
     task.done = true;
     release_vcore(task.kind, task.vcore);
     --running_;

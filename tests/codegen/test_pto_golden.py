@@ -405,6 +405,47 @@ def test_scf_for_and_scf_if_structure():
     )
 
 
+def test_scf_while_structure():
+    K = c.InstrKind
+    imm, reg = c.Scalar.imm, c.Scalar.r
+    code = [
+        scalar(K.ScalarMov, 1, imm(0)),
+        scalar(K.WhileBegin),
+        scalar(K.ScalarBin, 2, reg(1), reg(0), sop="<"),
+        scalar(K.WhileCond, a=reg(2)),
+        tile("TLOAD", [T(0)], [G(0), L(0, reg(1))]),
+        tile("TSTORE", [G(2)], [T(0), L(0, reg(1))]),
+        scalar(K.ScalarBin, 1, reg(1), imm(64), sop="+"),
+        scalar(K.WhileEnd),
+    ]
+    a = "!pto.tensor<f32, 16x?, in>"
+    out = "!pto.tensor<f32, 16x?, out>"
+    check(
+        kernel(
+            "k_while",
+            [("a", True, "FP32", [16, -1], "In"), ("n", False, "INDEX", [], "In"), ("out", True, "FP32", [16, -1], "Out")],
+            VEC3[:1],
+            code,
+            regs=(False, False, False),
+        ),
+        f"""
+        // pto kernel k_while: AIV (vector core), 1 tiles, 3 scalar registers
+        func.func @k_while(%a: {a}, %r0: index, %out: {out}) attributes {{pto.core = "aiv"}} {{
+          %r1 = arith.mov 0 : index
+          scf.while {{
+            %r2 = arith.cmp.lt %r1, %r0 : index
+            scf.condition %r2
+          }} do {{
+            pto.tload ins(%a[0, %r1] : {a}) outs(%ta : {V0})  // pipe MTE2
+            pto.tstore ins(%ta[0, %r1] : {V0}) outs(%out : {out})  // pipe MTE3
+            %r1 = arith.add %r1, 64 : index
+          }}
+          return
+        }}
+        """,
+    )
+
+
 def test_dynamic_valid_shape_names_its_register():
     k = kernel(
         "k_dyn",

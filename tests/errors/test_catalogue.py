@@ -298,6 +298,35 @@ def integer_division_by_zero(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl
     return c
 
 
+@pl.jit
+def while_never_changes(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        i = 0
+        while i < n:  # E:while_never_changes
+            c = pl.store(pl.load(a, [0, 0], [32, 64]), [0, 0], c)
+    return c
+
+
+@pl.jit
+def break_in_parallel(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.parallel(4):  # E:break_in_parallel
+            if i == n:
+                break
+            c = pl.store(pl.load(a, [0, 0], [32, 64]), [0, 0], c)
+    return c
+
+
+@pl.jit
+def endless_while(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        i = 0
+        while i != n:  # E:endless_while
+            i = i + 2
+        c = pl.store(pl.load(a, [0, 0], [32, 64]), [0, 0], c)
+    return c
+
+
 CASES = [
     # (name, call, exception, message pattern, fix pattern)
     ("op_outside_kernel", lambda: op_outside_kernel(A, A.copy()), PyptoError, r"works on tiles, which exist only inside kernels", r"pl\.at"),
@@ -333,6 +362,9 @@ CASES = [
     ("bad_memory_name", lambda: bad_memory_name(A, A.copy()), PyptoError, r"MemorySpace\.UB", r""),
     ("private_attribute", lambda: private_attribute(A, A.copy()), PyptoError, r"'__dict__' is private", r"public names"),
     ("integer_division_by_zero", lambda: integer_division_by_zero(A, A.copy(), 0), PyptoError, r"integer division by zero", r"guard the divisor"),
+    ("while_never_changes", lambda: while_never_changes(A, A.copy(), 2), PyptoError, r"condition 'i < n' of this while loop never changes", r"rebind a name the condition reads"),
+    ("break_in_parallel", lambda: break_in_parallel(A, A.copy(), 2), PyptoError, r"break in a pl\.parallel loop", r"pl\.range"),
+    ("endless_while", lambda: endless_while(A, A.copy(), 3), PyptoError, r"while loop ran 16777216 iterations without its condition turning false", r"changes what the condition reads"),
 ]
 
 

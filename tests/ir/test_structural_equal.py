@@ -73,3 +73,29 @@ def test_printer_spellings():
     text = ir.print_program(ir.Program("p", [f]))
     assert "a: pl.Scalar[pl.INDEX] = 1\n        a_1: pl.Scalar[pl.INDEX] = a + a\n        return a_1" in text
     assert ir.structural_equal(pl.parse(text), ir.Program("p", [f]))
+
+
+def while_loop(names=("i", "r"), bound=8, step=1):
+    i = ir.Var(names[0], IDX)
+    r = ir.Var(names[1], IDX)
+    cond = ir.BinaryExpr(ir.BinaryOp.Lt, i, ir.ConstInt(bound))
+    body = ir.SeqStmts([ir.YieldStmt([ir.BinaryExpr(ir.BinaryOp.Add, i, ir.ConstInt(step))])])
+    return ir.WhileStmt([i], [ir.ConstInt(0)], cond, body, [r])
+
+
+def test_while_loops_compare_condition_body_and_carried_values():
+    a, b = while_loop(), while_loop(("j", "s"))
+    assert ir.structural_equal(a, b) and ir.structural_hash(a) == ir.structural_hash(b)
+    for other in (while_loop(bound=9), while_loop(step=2)):
+        assert not ir.structural_equal(a, other)
+        assert ir.structural_hash(a) != ir.structural_hash(other)
+    assert not ir.structural_equal(a, loop())
+    assert [v.name for v in a.iter_args] == ["i"] and a.cond.op == ir.BinaryOp.Lt
+
+
+def test_while_condition_must_be_a_scalar():
+    import pytest
+    from pypto import PyptoError
+    t = ir.Var("t", tile(16, 16))
+    with pytest.raises(PyptoError, match="the condition of a while loop must be a scalar"):
+        ir.WhileStmt([], [], t, ir.SeqStmts([]), [])

@@ -2,6 +2,8 @@
 against chip-model.md."""
 
 import math
+import pathlib
+import re
 
 import pytest
 from pypto import _core
@@ -162,3 +164,15 @@ def test_signature_lists_operands_and_dtypes():
     outs, ins, dtypes, summary = _core.instruction_signature("TLOAD")
     assert (outs, ins) == ("T", "GL")
     assert "FP32" in dtypes and summary
+
+
+def test_every_instruction_has_a_reference_test():
+    """Every mnemonic of the table is run by a test in tests/isa/test_reference_*.py or
+    test_packed_mask.py (which compare the reference library with numpy over the table's
+    dtypes and several shapes). Adding an instruction without such a test fails here."""
+    here = pathlib.Path(__file__).resolve().parent
+    files = sorted(here.glob("test_reference_*.py")) + [here / "test_packed_mask.py"]
+    text = "".join(p.read_text() for p in files)
+    named = set(re.findall(r'"([A-Z][A-Z0-9_]*)"', text))
+    missing = [n for n in _core.instruction_names() if n not in named]
+    assert not missing, f"instructions without a reference test: {missing}"

@@ -152,7 +152,8 @@ def test_error_messages():
     expect(unknown_keyword, "target_memroy", r"pl.load has no keyword argument 'target_memroy'",
            r"did you mean 'target_memory='\?", r"pl.tile.load\(tensor, offsets, shape, target_memory=")
     expect(too_many_args, "pl.exp", r"pl.exp takes at most 1 arguments, got 3", r"call it as pl.tile.exp\(tile\)")
-    expect(while_loop, "while True", r"while loops are not supported yet", r"pl.range")
+    expect(while_loop, "while True", r"the condition 'True' of this while loop never changes",
+           r"fix: rebind a name the condition reads .*add a break, or use `for i in pl.range\(n\):`")
     expect(runtime_attr, "[i, 64]", r"argument 'shape' of pl.load must be a compile-time constant",
            r"'\[i, 64\]' is a run-time value", r"fix: use a literal, a closure constant")
     expect(bad_annotation, "t: pl.Tile",

@@ -3,6 +3,7 @@ a cold cache and PYPTO_PROGRESS_AFTER=0; on a pseudo-terminal stderr shows
 "pypto: compiling kernel i/2 <name> ...", through a pipe it shows nothing."""
 
 import os
+import re
 import pty
 import subprocess
 import sys
@@ -81,7 +82,8 @@ def test_progress_on_a_terminal(tmp_path):
     script.write_text(PROGRAM)
     code, text = run_on_a_terminal(script, env_for(tmp_path))
     assert code == 0 and "RESULT OK" in text, text
-    assert "pypto: compiling kernel 1/2 " in text, text
+    # which kernel the first redraw shows depends on how fast each compiles (they run in parallel)
+    assert re.search(r"pypto: compiling kernel [12]/2 ", text), text
     assert "progress_scale" in text or "progress_add" in text, text
     assert "\r\x1b[K" in text  # redrawn in place, erased at the end
     # Again with the cache warm: nothing to compile, no progress.

@@ -4,7 +4,7 @@
 
 namespace pypto::ir {
 
-enum class StmtKind : uint8_t { Assign, Eval, For, If, Yield, Return, Seq, Scope };
+enum class StmtKind : uint8_t { Assign, Eval, For, While, If, Yield, Return, Seq, Scope };
 
 struct Stmt {
   StmtKind kind;
@@ -56,6 +56,24 @@ struct ForStmt : Stmt {
         for_kind(fk), stages(stg) {}
   static StmtPtr make(VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv,
                       StmtPtr bd, std::vector<VarPtr> rv, ForKind fk = ForKind::Range, int64_t stg = 0, Span s = {});
+};
+
+// `for (iter_args...) in pl.while_(init_values=(init...)): pl.cond(cond)` (like scf.while):
+// before every iteration `cond`, over the current iter_args, decides whether the body runs;
+// the body ends with a YieldStmt giving the next values of iter_args, and after the loop
+// return_vars hold the values for which `cond` was false.
+struct WhileStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::While;
+  std::vector<VarPtr> iter_args;
+  std::vector<ExprPtr> init_values;
+  ExprPtr cond;
+  StmtPtr body;
+  std::vector<VarPtr> return_vars;
+  WhileStmt(std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv, Span s)
+      : Stmt(kKind, std::move(s)), iter_args(std::move(ia)), init_values(std::move(iv)), cond(std::move(c)),
+        body(std::move(bd)), return_vars(std::move(rv)) {}
+  static StmtPtr make(std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv,
+                      Span s = {});
 };
 
 // Structured branch; when return_vars is non-empty both arms end with a YieldStmt.

@@ -22,12 +22,14 @@ class IRVisitor {
   virtual void visit_assign(const AssignStmt& s);
   virtual void visit_eval(const EvalStmt& s);
   virtual void visit_for(const ForStmt& s);
+  virtual void visit_while(const WhileStmt& s);
   virtual void visit_if(const IfStmt& s);
   virtual void visit_yield(const YieldStmt& s);
   virtual void visit_return(const ReturnStmt& s);
   virtual void visit_seq(const SeqStmts& s);
   virtual void visit_scope(const ScopeStmt& s);
   // Called for every Var a statement defines (assign targets, loop vars, iter args, return vars).
+  // A while loop's iter args are defined before its condition is visited.
   virtual void visit_def(const VarPtr& v) {}
 };
 
@@ -50,6 +52,7 @@ class IRMutator {
   virtual StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s);
   virtual StmtPtr mutate_eval(const std::shared_ptr<const EvalStmt>& s);
   virtual StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s);
+  virtual StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s);
   virtual StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s);
   virtual StmtPtr mutate_yield(const std::shared_ptr<const YieldStmt>& s);
   virtual StmtPtr mutate_return(const std::shared_ptr<const ReturnStmt>& s);

@@ -68,4 +68,22 @@ inline uint16_t float_to_fp16(float f) {
   return sign | static_cast<uint16_t>(r >> 13);
 }
 
+// d rounded to float with round-to-odd: an exact d stays, any other d takes whichever of
+// its two float neighbours has an odd last bit (past the float range: the largest finite
+// float). Rounding that float to a format of at most 22 significant bits (fp16: 11, bf16: 8)
+// gives d correctly rounded to the format: round-to-odd keeps the sticky information that
+// rounding d to nearest float first would lose (d -> float -> fp16 otherwise rounds twice).
+inline float double_to_float_odd(double d) {
+  const float f = static_cast<float>(d);
+  if (static_cast<double>(f) == d || d != d) return f;
+  const uint32_t u = float_bits(f);
+  if (u & 1u) return f;
+  const double ad = d < 0 ? -d : d, af = f < 0 ? -static_cast<double>(f) : static_cast<double>(f);
+  return float_from_bits(ad > af ? u + 1u : u - 1u);  // the neighbour on d's side
+}
+
+// d correctly rounded (nearest, ties to even) to fp16 / bf16 bits.
+inline uint16_t double_to_fp16(double d) { return float_to_fp16(double_to_float_odd(d)); }
+inline uint16_t double_to_bf16(double d) { return float_to_bf16(double_to_float_odd(d)); }
+
 }  // namespace pypto::isa

@@ -59,9 +59,16 @@ enum class InstrKind : uint8_t {
   kIf,          // if !cond jump to `jump` (the matching kElse + 1, or kEndIf)
   kElse,        // jump to `jump` (the matching kEndIf)
   kEndIf,
+  kWhileBegin,  // where each iteration of a while loop starts (its condition's scalar code follows); jump = past the kWhileEnd
+  kWhileCond,   // if !a jump to `jump` (past the matching kWhileEnd); only scalar code lies between kWhileBegin and it
+  kWhileEnd,    // jump to `jump` (the matching kWhileBegin)
   kCall,        // HostProgram only: submit kernel `callee` as a task with operands `ins`
   kAllocTensor, // HostProgram only: tensor slot outs[0] = new tensor (dtype, shape attrs)
 };
+
+// One run of a while loop may take at most this many iterations; the engines report a loop
+// that runs longer as an error at the loop's line (a program never hangs).
+constexpr int64_t kMaxWhileIterations = int64_t{1} << 24;
 
 struct Instr {
   InstrKind kind = InstrKind::kTile;
@@ -70,7 +77,7 @@ struct Instr {
   ir::Attrs attrs;                // e.g. {"cmp": "LT"}, {"mode": "round"}, {"dtype": FP16}
   int dst_reg = -1;               // scalar instructions, kLoopBegin/End loop register
   ir::BinaryOp sop = ir::BinaryOp::Add;
-  Scalar a, b;                    // scalar operands; kLoopBegin: a=start, b=stop; kIf: a=cond
+  Scalar a, b;                    // scalar operands; kLoopBegin: a=start, b=stop; kIf, kWhileCond: a=cond
   Scalar step;                    // kLoop*: step
   int jump = -1;                  // control-flow target pc
   int callee = -1;                // kCall: index into HostProgram::kernels

@@ -24,6 +24,13 @@ struct Pass {
   std::string doc;   // one paragraph for docs/passes.md
 };
 
+// True for the functions that run on a core (InCore, AIC, AIV): the ones with tiles.
+bool is_kernel_function(FunctionType t);
+// The program with `rewrite` applied to each kernel function (others unchanged); the same
+// program object when nothing changed.
+ir::ProgramPtr map_kernels(const ir::ProgramPtr& program,
+                           const std::function<ir::FunctionPtr(const ir::FunctionPtr&)>& rewrite);
+
 // Outlines each `with pl.at(level=...)` scope into an InCore (or AIC/AIV) function and
 // replaces the scope by a call of it. (outline_incore.cpp)
 ir::ProgramPtr outline_incore(const ir::ProgramPtr& program, const PassContext& ctx);

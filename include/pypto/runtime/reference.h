@@ -13,12 +13,14 @@
 
 namespace pypto::runtime {
 
-// Element codecs. Floats read as float; integers read as int64. Writing a float rounds to
-// the element type (nearest-even for fp16/bf16; truncation with saturation for integers);
-// writing an integer wraps to the element type's width (floats round to nearest).
+// Element codecs. Floats read as float; integers read as int64. Writing a float or a double
+// rounds it once to the element type (nearest-even for fp32/fp16/bf16; truncation with
+// saturation for integers); writing an integer wraps to the element type's width (float
+// element types: rounded once to nearest even).
 float read_float(const uint8_t* p, DataType t);
 int64_t read_int(const uint8_t* p, DataType t);
 void write_float(uint8_t* p, DataType t, float v);
+void write_double(uint8_t* p, DataType t, double v);
 void write_int(uint8_t* p, DataType t, int64_t v);
 // Copies one element, converting between dtypes (same dtype: bit copy).
 void convert_element(uint8_t* dst, DataType dst_t, const uint8_t* src, DataType src_t);
@@ -38,6 +40,7 @@ struct TileRef {
   float get_f(int64_t r, int64_t c) const { return read_float(at(r, c), dtype); }
   int64_t get_i(int64_t r, int64_t c) const { return read_int(at(r, c), dtype); }
   void set_f(int64_t r, int64_t c, float v) const { write_float(at(r, c), dtype, v); }
+  void set_d(int64_t r, int64_t c, double v) const { write_double(at(r, c), dtype, v); }
   void set_i(int64_t r, int64_t c, int64_t v) const { write_int(at(r, c), dtype, v); }
   bool is_float() const { return dtype_is_float(dtype); }
   int64_t bytes() const { return rows * cols * dtype_bytes(dtype); }

@@ -56,6 +56,7 @@ struct TaskRecord {
   int block_idx = 0, block_num = 1;
   double start_us = 0, end_us = 0;
   std::vector<size_t> deps;    // every task it waited for (data and explicit)
+  double cycles = -1;          // modelled cycles of the task (sim engine), else -1
 };
 
 struct PoolStats {
@@ -123,6 +124,7 @@ class TaskPool {
     int vcore = -1, worker = -1;
     int block_idx = 0, block_num = 1;
     double start_us = 0, end_us = 0;
+    double cycles = -1;
   };
   // Regions of one tensor view's byte range, with the unfinished tasks touching them.
   struct Bucket {

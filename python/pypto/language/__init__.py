@@ -9,6 +9,7 @@ from .decorators import JitFunction, function, jit, loads, parse, program  # noq
 from .errors import ParseError  # noqa: F401
 from .ops import (  # noqa: F401
     at,
+    cond,
     const,
     get_block_idx,
     get_block_num,
@@ -23,6 +24,7 @@ from .ops import (  # noqa: F401
     tensor,
     tile,
     unroll,
+    while_,
     yield_,
 )
 from .types import (  # noqa: F401

@@ -1,5 +1,6 @@
 """Loops, branches and scopes: `for ... in pl.range/parallel/unroll/pipeline(...)`, if/else
-and `with pl.at(level=...)`, with loop-carried and branch-merged values in SSA form."""
+and `with pl.at(level=...)`, with loop-carried and branch-merged values in SSA form (while
+loops are in while_loops.py, break/continue in loop_exits.py)."""
 
 import ast
 import itertools
@@ -8,6 +9,7 @@ from pypto._core import ir
 
 from . import ops
 from .expr_parser import is_ir
+from .loop_exits import LoopExits
 from .stmt_parser import YieldFrame, assigned_names
 
 
@@ -42,6 +44,8 @@ class ControlFlowParser:
             raise self.error(node, "for/else is not supported", "move the else part after the loop")
         it = node.iter
         func = self.eval(it.func) if isinstance(it, ast.Call) else None
+        if isinstance(func, ops.Construct) and func.name == "while_":
+            return self.explicit_while(node, it)
         if not isinstance(func, ops.Construct) or func.name not in ops.LOOP_KINDS:
             raise self.error(node, f"a for loop must iterate over pl.range/pl.parallel/pl.unroll/pl.pipeline, "
                                    f"not '{self.text(it)}'", "write `for i in pl.range(n):`")
@@ -78,6 +82,20 @@ class ControlFlowParser:
             raise self.error(node, "loop-carried names and init_values go together",
                              "write `for i, (acc,) in pl.range(n, init_values=(x,)):`")
         explicit = iter_names is not None
+        exits = LoopExits.of(self, node)
+        if exits is not None:
+            if explicit:
+                raise self.error(node, "break/continue in a loop with init_values is not supported",
+                                 "carry the values by rebinding their names (drop init_values and pl.yield_)")
+            if exits.has_break and func.name in ("parallel", "pipeline"):
+                raise self.error(node, f"break in a pl.{func.name} loop: its iterations do not run one after another",
+                                 "use pl.range for a loop that may stop early")
+            if exits.has_break and func.name == "range":
+                return self.range_with_break(node, loop_name, start, stop, step, exits)
+            if exits.has_break:
+                self.bind(exits.brk, False, node)
+            node = ast.copy_location(ast.For(target=node.target, iter=node.iter, body=exits.break_guarded_body(),
+                                             orelse=[], type_comment=None), node)
         span = self.span(node)
         before = dict(self.symbols)
         if explicit:
@@ -89,24 +107,39 @@ class ControlFlowParser:
         else:
             names = [n for n in assigned_names(node.body) if n in self.symbols and n != loop_name]
             inits = [self.to_expr(self.symbols[n], node) for n in names]
-        iter_args = [ir.Var(n, e.type, span) for n, e in zip(names, inits)]
         loop_var = ir.Var(loop_name, ir.ScalarType(ir.DataType.INDEX), span)
         self.symbols[loop_name] = loop_var
+        iter_args = self.enter_loop(names, inits, span)
+        frame = YieldFrame("for", explicit)
+        body = self.loop_body(node.body, frame)
+        return_vars = self.leave_loop(node, before, names, iter_args, inits, body, frame, {loop_name})
+        self.emit(ir.ForStmt(loop_var, bounds[0], bounds[1], bounds[2], iter_args, inits, self.seq(body, node.body),
+                             return_vars, ops.LOOP_KINDS[func.name], stages, span))
+
+    # -- loop bodies shared by for and while ----------------------------------------------
+    def enter_loop(self, names, inits, span):
+        """The iter_args of a loop carrying `names` (initial values `inits`), bound in scope."""
+        iter_args = [ir.Var(n, e.type, span) for n, e in zip(names, inits)]
         for n, v, e in zip(names, iter_args, inits):
             self.symbols[n] = v
             if self.in_lineage(e):
                 self.lineage.add(v.node_id)
+        return iter_args
 
-        frame = YieldFrame("for", explicit)
+    def loop_body(self, stmts, frame):
         self.yield_frames.append(frame)
         try:
-            body = self.parse_stmts(node.body)
+            return self.parse_stmts(stmts)
         finally:
             self.yield_frames.pop()
 
-        if explicit:
+    def leave_loop(self, node, before, names, iter_args, inits, body, frame, own_names=()):
+        """Checks the loop's yields (explicit form) or appends the yield of the rebound names
+        (implicit form); returns the return_vars, bound in scope after the loop."""
+        span = self.span(node)
+        if frame.explicit:
             for n, old in before.items():
-                if n not in names and n != loop_name and self.symbols.get(n) is not old:
+                if n not in names and n not in own_names and self.symbols.get(n) is not old:
                     raise self.error(node, f"'{n}' is rebound inside a loop with explicit init_values",
                                      f"carry it explicitly: add '{n}' to the loop's names and init_values "
                                      "and to pl.yield_")
@@ -137,8 +170,7 @@ class ControlFlowParser:
                 self.lineage.add(v.node_id)
         for n, v in zip(out_names, return_vars):
             self.symbols[n] = v
-        self.emit(ir.ForStmt(loop_var, bounds[0], bounds[1], bounds[2], iter_args, inits, self.seq(body, node.body),
-                             return_vars, ops.LOOP_KINDS[func.name], stages, span))
+        return return_vars
 
     # -- if --------------------------------------------------------------------------------
     def stmt_If(self, node):

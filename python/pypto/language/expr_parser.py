@@ -418,6 +418,8 @@ class ExprParser:
             return frame.var(name, self.span(node))
         where = {"range": "the iterable of a for loop", "parallel": "the iterable of a for loop",
                  "unroll": "the iterable of a for loop", "pipeline": "the iterable of a for loop",
+                 "while_": "the iterable of a for loop: for (x,) in pl.while_(init_values=(x0,)):",
+                 "cond": "the first statement of a pl.while_ loop body: pl.cond(x < n)",
                  "at": "a with statement: with pl.at(level=...):",
                  "spmd": "a with statement: with pl.spmd(n):",
                  "yield_": "the last statement of a for/if body: x = pl.yield_(v)"}[name]

@@ -13,6 +13,7 @@ from .control_flow import ControlFlowParser
 from .expr_parser import ExprParser, SelfRef
 from .stmt_parser import StmtParser
 from .types import DirectionSpec, ScalarSpec, TensorSpec, TupleSpec, annotation_spec
+from .while_loops import WhileParser
 
 
 class Source:
@@ -58,7 +59,7 @@ def returns_of(spec_value):
     return [spec_value]
 
 
-class FunctionParser(ExprParser, StmtParser, ControlFlowParser):
+class FunctionParser(ExprParser, StmtParser, ControlFlowParser, WhileParser):
     """Parses one function body. `program` resolves calls of other functions."""
 
     def __init__(self, source, program, fdef=None):

@@ -76,14 +76,11 @@ class StmtParser:
     def stmt_Pass(self, node):
         pass
 
-    def stmt_While(self, node):
-        raise self.error(node, "while loops are not supported yet", "use `for i in pl.range(n):` with a bound")
-
     def stmt_Break(self, node):
-        raise self.error(node, "break is not supported yet", "bound the loop with pl.range(start, stop)")
+        raise self.error(node, "break outside a loop", "use break only inside a for or while loop body")
 
     def stmt_Continue(self, node):
-        raise self.error(node, "continue is not supported yet", "guard the rest of the body with an if")
+        raise self.error(node, "continue outside a loop", "use continue only inside a for or while loop body")
 
     def stmt_Expr(self, node):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):

@@ -28,9 +28,9 @@ struct Min {
 struct ExpDif { vf operator()(vf a, vf b) const { return vexp(a - b); } };
 struct Leaky { vf operator()(vf a, vf s) const { return a > 0.0f ? a : a * s; } };
 
-struct Abs { vf operator()(vf a) const { return a < 0.0f ? -a : a; } };
+struct Abs { vf operator()(vf a) const { return as_float(as_int(a) & 0x7fffffff); } };  // |-0| = +0
 struct Neg { vf operator()(vf a) const { return -a; } };
-struct Relu { vf operator()(vf a) const { return a > 0.0f ? a : splat(0.0f); } };
+struct Relu { vf operator()(vf a) const { return vmax(a, splat(0.0f)); } };  // NaN stays NaN, as in TMAX
 struct Exp { vf operator()(vf a) const { return vexp(a); } };
 struct Log { vf operator()(vf a) const { return vlog(a); } };
 #if defined(__AVX512F__)

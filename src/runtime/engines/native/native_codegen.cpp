@@ -1,5 +1,5 @@
 // Kernel -> C++ for the native engine. Scalar code becomes C++ statements on register
-// arrays (Python semantics), control flow becomes structured loops and ifs, and each tile
+// arrays (Python semantics), control flow becomes structured loops, while loops and ifs, and each tile
 // instruction calls the optimised library when its dtypes and shapes have a fast path;
 // otherwise (or when a runtime check fails) it calls back into the reference library.
 #include <cmath>
@@ -54,7 +54,7 @@ class KernelWriter {
       if (r >= k_.num_regs) return false;
       body_ << "  " << reg(r) << " = f->" << (is_float_reg(r) ? "float_args" : "int_args") << "[" << r << "];\n";
     }
-    std::vector<int> open;  // kLoopBegin pcs / -1 for ifs
+    std::vector<int> open;  // kLoopBegin pcs / -1 for ifs / -2 for while loops
     for (int pc = 0; pc < static_cast<int>(k_.code.size()); ++pc) {
       const Instr& in = k_.code[pc];
       using K = isa::InstrKind;
@@ -95,6 +95,26 @@ class KernelWriter {
           open.pop_back();
           body_ << "  }\n";
           break;
+        // A while loop: its condition's code runs at the top of every iteration of `for (;;)`.
+        case K::kWhileBegin:
+          // The iteration count of this run of the loop; past the limit the reference path
+          // (FB at the kWhileEnd) reports the endless loop.
+          if (in.jump < 1 || in.jump > static_cast<int>(k_.code.size())) return false;
+          body_ << "  { long long w_" << pc << " = 0; for (;;) {\n";
+          open.push_back(-2);
+          whiles_.push_back(pc);
+          break;
+        case K::kWhileCond:
+          if (open.empty() || open.back() != -2) return false;
+          body_ << "  if (!" << truth(get(in.a)) << ") break;\n";
+          break;
+        case K::kWhileEnd:
+          if (open.empty() || open.back() != -2 || whiles_.empty()) return false;
+          open.pop_back();
+          body_ << "  if (++w_" << whiles_.back() << " >= " << isa::kMaxWhileIterations << "LL) FB(" << pc << ");\n";
+          body_ << "  } }\n";
+          whiles_.pop_back();
+          break;
         default: return false;
       }
     }
@@ -107,6 +127,7 @@ class KernelWriter {
   bool uses_matmul() const { return uses_matmul_; }
 
  private:
+  std::vector<int> whiles_;  // kWhileBegin pcs of the open while loops
   bool is_float_reg(int r) const { return r >= 0 && static_cast<size_t>(r) < k_.reg_is_float.size() && k_.reg_is_float[r]; }
   std::string reg(int r) const { return (is_float_reg(r) ? "rf[" : "ri[") + std::to_string(r) + "]"; }
 

@@ -169,6 +169,7 @@ void NativeCore::run_reference(int pc, long long* ri, double* rf) {
       return;
     }
     case isa::InstrKind::kTile: break;
+    case isa::InstrKind::kWhileEnd: fail_endless_while(instr);  // compiled code calls here only past the limit
     default:
       regs.step(kernel.code, pc);  // scalar instructions come here only to report their errors
       write_back(instr.dst_reg);

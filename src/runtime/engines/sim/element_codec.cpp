@@ -25,9 +25,9 @@ void store(uint8_t* p, T v) {
 
 // float -> integer type T: truncation toward zero, saturating at T's range, NaN -> 0.
 template <typename T>
-T saturate(float v) {
+T saturate(double v) {
   if (std::isnan(v)) return 0;
-  const double d = std::trunc(static_cast<double>(v));
+  const double d = std::trunc(v);
   if (d <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
   if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
   return static_cast<T>(d);
@@ -63,12 +63,14 @@ int64_t read_int(const uint8_t* p, DataType t) {
   }
 }
 
-void write_float(uint8_t* p, DataType t, float v) {
+void write_float(uint8_t* p, DataType t, float v) { write_double(p, t, static_cast<double>(v)); }
+
+void write_double(uint8_t* p, DataType t, double v) {
   switch (t) {
-    case DataType::FP32: store<float>(p, v); return;
-    case DataType::FP16: store<uint16_t>(p, isa::float_to_fp16(v)); return;
-    case DataType::BF16: store<uint16_t>(p, isa::float_to_bf16(v)); return;
-    case DataType::BOOL: store<uint8_t>(p, v != 0.0f); return;
+    case DataType::FP32: store<float>(p, static_cast<float>(v)); return;  // nearest even
+    case DataType::FP16: store<uint16_t>(p, isa::double_to_fp16(v)); return;
+    case DataType::BF16: store<uint16_t>(p, isa::double_to_bf16(v)); return;
+    case DataType::BOOL: store<uint8_t>(p, v != 0.0); return;
     case DataType::INT8: store<int8_t>(p, saturate<int8_t>(v)); return;
     case DataType::INT16: store<int16_t>(p, saturate<int16_t>(v)); return;
     case DataType::INT32: store<int32_t>(p, saturate<int32_t>(v)); return;
@@ -95,7 +97,9 @@ void write_int(uint8_t* p, DataType t, int64_t v) {
     case DataType::INT64:
     case DataType::UINT64:
     case DataType::INDEX: store<uint64_t>(p, u); return;
-    default: write_float(p, t, static_cast<float>(v)); return;
+    // to a float dtype: one rounding (an int64 -> float -> bf16 chain would round twice);
+    // int64 -> double is exact below 2^53, which covers every integer dtype but INT64.
+    default: write_double(p, t, static_cast<double>(v)); return;
   }
 }
 

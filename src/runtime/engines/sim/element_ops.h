@@ -55,7 +55,8 @@ struct Div {
   }
 };
 
-// Remainder with the sign of the divisor (numpy.remainder, Python's %).
+// Remainder with the sign of the divisor (numpy.remainder, Python's %); a zero remainder
+// is a zero of the divisor's sign (-4 mod 2 = +0, 4 mod -2 = -0).
 struct Rem {
   const TileCall& call;
   template <typename T> T operator()(T a, T b) const {
@@ -65,7 +66,8 @@ struct Rem {
       return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
     } else {
       T r = std::fmod(a, b);
-      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      if (r == 0) return std::copysign(T(0), b);
+      if ((r < 0) != (b < 0)) r += b;
       return r;
     }
   }
@@ -135,10 +137,21 @@ struct ColBcast {  // tile element (0, c): a 1 x cols row broadcast down rows
   float f(int64_t, int64_t c) const { return t.get_f(0, c); }
   int64_t i(int64_t, int64_t c) const { return t.get_i(0, c); }
 };
-struct Splat {  // a scalar everywhere
-  ScalarValue s;
-  float f(int64_t, int64_t) const { return static_cast<float>(s.as_double()); }
-  int64_t i(int64_t, int64_t) const { return s.as_int(); }
+// A scalar everywhere. The scalar of a float instruction has the instruction's element type
+// (PTO's `typename Tile::DType scalar`): it is rounded once to that dtype, so that e.g. an
+// fp16 TADDS computes round16(a + round16(s)), the correctly rounded sum of two fp16 values.
+struct Splat {
+  float fv;
+  int64_t iv;
+  Splat(ScalarValue s, DataType t) : fv(0.0f), iv(s.as_int()) {
+    if (dtype_is_float(t)) {
+      uint8_t bytes[8];
+      write_double(bytes, t, s.as_double());
+      fv = read_float(bytes, t);
+    }
+  }
+  float f(int64_t, int64_t) const { return fv; }
+  int64_t i(int64_t, int64_t) const { return iv; }
 };
 
 }  // namespace pypto::runtime::element_ops

@@ -65,7 +65,12 @@ uint16_t narrow_to_half(float x, DataType t, Round mode) {
     case Round::kCeil: pick = negative ? lo : hi; break;
     case Round::kOdd: pick = (lo & 1) ? lo : hi; break;
     case Round::kRound: {
-      const double below = static_cast<double>(ax) - decode(lo), above = static_cast<double>(decode(hi)) - ax;
+      // Past the largest finite value hi is infinity: measure to 2^(emax + 1) instead, so
+      // that magnitudes from the largest finite value plus half an ulp up round to
+      // infinity, as IEEE roundTiesToAway does.
+      const double top = t == DataType::FP16 ? 65536.0 : 0x1p128;
+      const double hi_value = std::isinf(decode(hi)) ? top : static_cast<double>(decode(hi));
+      const double below = static_cast<double>(ax) - decode(lo), above = hi_value - ax;
       pick = below < above ? lo : hi;  // ties go up in magnitude: away from zero
       break;
     }
@@ -179,7 +184,7 @@ void tsels(const TileCall& call) {
   for (int64_t r = 0; r < dst.valid_rows; ++r)
     for (int64_t c = 0; c < dst.valid_cols; ++c) {
       if (mask_bit(mask, r, c)) convert_element(dst.at(r, c), dst.dtype, a.at(r, c), a.dtype);
-      else if (dst.is_float()) dst.set_f(r, c, static_cast<float>(s.as_double()));
+      else if (dst.is_float()) dst.set_d(r, c, s.as_double());  // rounded once to dst's dtype
       else dst.set_i(r, c, s.as_int());
     }
 }

@@ -39,7 +39,7 @@ ReferenceFn tile_scalar(Op op) {
   return [op](const TileCall& call) {
     const TileRef& dst = call.out_tile();
     call.require_covers(call.in_tile(0), dst.valid_rows, dst.valid_cols);
-    map_pairs(dst, Elem{call.in_tile(0)}, Splat{call.ins.at(1).scalar}, op);
+    map_pairs(dst, Elem{call.in_tile(0)}, Splat{call.ins.at(1).scalar, dst.dtype}, op);
   };
 }
 
@@ -48,7 +48,10 @@ ReferenceFn tile_scalar_checked() {
   return [](const TileCall& call) { tile_scalar(Op{call})(call); };
 }
 
-// dst = f(a) for float dtypes, computed in float.
+// dst = f(a) for float dtypes: f computed in double, the result rounded once to dst's
+// dtype. sqrt and 1/x are then correctly rounded (double has more than twice the bits of
+// fp32 plus two); exp, log and 1/sqrt are within an ulp of the correctly rounded value
+// and equal to it unless the exact result lies within 2^-29 ulp of a rounding boundary.
 template <typename F>
 ReferenceFn unary_float(F f) {
   return [f](const TileCall& call) {
@@ -56,8 +59,20 @@ ReferenceFn unary_float(F f) {
     const TileRef& a = call.in_tile(0);
     call.require_covers(a, dst.valid_rows, dst.valid_cols);
     for (int64_t r = 0; r < dst.valid_rows; ++r)
-      for (int64_t c = 0; c < dst.valid_cols; ++c) dst.set_f(r, c, f(a.get_f(r, c)));
+      for (int64_t c = 0; c < dst.valid_cols; ++c) dst.set_d(r, c, f(static_cast<double>(a.get_f(r, c))));
   };
+}
+
+// TPOW: dst = a ** b computed in double (std::pow), rounded once to dst's dtype.
+void tpow(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& a = call.in_tile(0);
+  const TileRef& b = call.in_tile(1);
+  call.require_covers(a, dst.valid_rows, dst.valid_cols);
+  call.require_covers(b, dst.valid_rows, dst.valid_cols);
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c)
+      dst.set_d(r, c, std::pow(static_cast<double>(a.get_f(r, c)), static_cast<double>(b.get_f(r, c))));
 }
 
 // dst = f(a) in float or int64 by dst's dtype (f is a generic lambda).
@@ -79,7 +94,7 @@ void taxpy(const TileCall& call) {
   const TileRef& dst = call.out_tile();
   const TileRef& src = call.in_tile(0);
   call.require_covers(src, dst.valid_rows, dst.valid_cols);
-  const Splat s{call.ins.at(1).scalar};
+  const Splat s{call.ins.at(1).scalar, dst.dtype};
   for (int64_t r = 0; r < dst.valid_rows; ++r)
     for (int64_t c = 0; c < dst.valid_cols; ++c)
       if (dst.is_float()) dst.set_f(r, c, dst.get_f(r, c) + s.f(r, c) * src.get_f(r, c));
@@ -124,11 +139,6 @@ ReferenceFn partial(Op op) {
   };
 }
 
-struct Pow {
-  float operator()(float a, float b) const { return std::pow(a, b); }
-  int64_t operator()(int64_t a, int64_t b) const { return a + b; }  // unreachable: TPOW is float-only
-};
-
 }  // namespace
 
 void add_elementwise_instrs(ReferenceTable& t) {
@@ -161,7 +171,7 @@ void add_elementwise_instrs(ReferenceTable& t) {
   t["TXORS"] = tile_scalar(Xor{});
   t["TSHLS"] = tile_scalar(Shl{});
   t["TSHRS"] = tile_scalar(Shr{});
-  t["TPOW"] = tile_tile(Pow{});
+  t["TPOW"] = tpow;
   t["TADDC"] = ternary(Add{});
   t["TSUBC"] = ternary(Sub{});
   t["TMULADDDST"] = ternary(Mul{});
@@ -170,18 +180,21 @@ void add_elementwise_instrs(ReferenceTable& t) {
   t["TPARTMAX"] = partial(Max{});
   t["TPARTMIN"] = partial(Min{});
 
-  t["TABS"] = unary_any([](auto a) { return a < 0 ? -a : a; });
+  t["TABS"] = unary_any([](auto a) {
+    if constexpr (std::is_integral_v<decltype(a)>) return a < 0 ? -a : a;
+    else return std::fabs(a);  // |-0| = +0
+  });
   t["TNEG"] = unary_any([](auto a) { return -a; });
-  t["TRELU"] = unary_any([](auto a) { return a > 0 ? a : decltype(a){0}; });
+  t["TRELU"] = unary_any([](auto a) { return Max{}(a, decltype(a){0}); });  // NaN stays NaN, as in TMAX
   t["TNOT"] = unary_any([](auto a) {
     if constexpr (std::is_integral_v<decltype(a)>) return ~a;
     else return a;  // unreachable: TNOT is integer-only in the instruction table
   });
-  t["TEXP"] = unary_float([](float a) { return std::exp(a); });
-  t["TLOG"] = unary_float([](float a) { return std::log(a); });
-  t["TSQRT"] = unary_float([](float a) { return std::sqrt(a); });
-  t["TRSQRT"] = unary_float([](float a) { return 1.0f / std::sqrt(a); });
-  t["TRECIP"] = unary_float([](float a) { return 1.0f / a; });
+  t["TEXP"] = unary_float([](double a) { return std::exp(a); });
+  t["TLOG"] = unary_float([](double a) { return std::log(a); });
+  t["TSQRT"] = unary_float([](double a) { return std::sqrt(a); });
+  t["TRSQRT"] = unary_float([](double a) { return 1.0 / std::sqrt(a); });
+  t["TRECIP"] = unary_float([](double a) { return 1.0 / a; });
 }
 
 }  // namespace pypto::runtime

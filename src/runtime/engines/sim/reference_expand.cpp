@@ -40,11 +40,22 @@ ReferenceFn expand_binary_checked(bool rows) {
   return [rows](const TileCall& call) { expand_binary(Op{call}, rows)(call); };
 }
 
-// exp(a - b), in float (EXPDIF is float-only in the instruction table).
-struct ExpDif {
-  float operator()(float a, float b) const { return std::exp(a - b); }
-  int64_t operator()(int64_t a, int64_t b) const { return a - b; }  // unreachable for integer dtypes
-};
+// exp(a - b) (EXPDIF is float-only in the instruction table): the difference rounded to
+// float, its exp computed in double and rounded once to dst's dtype.
+ReferenceFn expdif(bool rows) {
+  return [rows](const TileCall& call) {
+    const TileRef& dst = call.out_tile();
+    const TileRef& a = call.in_tile(0);
+    const TileRef& b = call.in_tile(1);
+    call.require_covers(a, dst.valid_rows, dst.valid_cols);
+    call.require_covers(b, rows ? dst.valid_rows : 1, rows ? 1 : dst.valid_cols);
+    for (int64_t r = 0; r < dst.valid_rows; ++r)
+      for (int64_t c = 0; c < dst.valid_cols; ++c) {
+        const float d = a.get_f(r, c) - (rows ? b.get_f(r, 0) : b.get_f(0, c));
+        dst.set_d(r, c, std::exp(static_cast<double>(d)));
+      }
+  };
+}
 
 }  // namespace
 
@@ -58,7 +69,7 @@ void add_expand_instrs(ReferenceTable& t) {
     t[p + "DIV"] = expand_binary_checked<Div>(rows);
     t[p + "MAX"] = expand_binary(Max{}, rows);
     t[p + "MIN"] = expand_binary(Min{}, rows);
-    t[p + "EXPDIF"] = expand_binary(ExpDif{}, rows);
+    t[p + "EXPDIF"] = expdif(rows);
   }
 }
 

@@ -143,7 +143,7 @@ void texpands(const TileCall& call) {
   const ScalarValue s = call.ins.at(0).scalar;
   for (int64_t r = 0; r < dst.valid_rows; ++r)
     for (int64_t c = 0; c < dst.valid_cols; ++c)
-      if (dst.is_float()) dst.set_f(r, c, static_cast<float>(s.as_double()));
+      if (dst.is_float()) dst.set_d(r, c, s.as_double());  // rounded once to dst's dtype
       else dst.set_i(r, c, s.as_int());
 }
 
