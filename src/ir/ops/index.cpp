@@ -103,14 +103,7 @@ void lower_scatter(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   int target = kb.tile(c.args[0]);
   int idx = kb.tile(c.args[1]);
   int src = kb.tile(c.args[2]);
-  int out = kb.define_tile(dst);
-  if (kb.tile_desc(out).addr != kb.tile_desc(target).addr) {
-    Instr copy;
-    copy.mnemonic = "TMOV";
-    copy.outs = {Operand::tile(out)};
-    copy.ins = {Operand::tile(target)};
-    kb.emit(copy);
-  }
+  int out = define_updated_tile(kb, dst, target);
   Instr in;
   in.mnemonic = "TSCATTER";
   in.outs = {Operand::tile(out)};

@@ -182,6 +182,10 @@ TypePtr infer_gemv_bias(const CallSite& s) {
 }  // namespace
 
 void register_matmul_ops(OpRegistry& r) {
+  // The PyTorch spellings of the cube family: product, accumulation, bias row.
+  const std::string torch_mm = "_mm({lhs}[:{R}, :{lhs:vc}], {rhs}[:{lhs:vc}, :{C}], {dtype})";
+  const std::string torch_acc = "{acc:r} + " + torch_mm;
+  const std::string torch_bias = torch_mm + " + {bias}[:1, :{C}]";
   r.add({.name = "tile.matmul",
          .params = {expr_param("lhs"), expr_param("rhs"), attr_param("out_dtype", DataType::FP32),
                     attr_param("a_trans", false), attr_param("b_trans", false)},
@@ -191,7 +195,7 @@ void register_matmul_ops(OpRegistry& r) {
          .doc = "Acc[M, N] = Left[M, K] @ Right[K, N] (a_trans/b_trans: operand stored transposed).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_mm({lhs}[:{R}, :{lhs:vc}], {rhs}[:{lhs:vc}, :{C}], {dtype})"});
+         .torch = torch_mm});
   r.add({.name = "tile.matmul_acc",
          .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs")},
          .infer_type = infer_matmul_acc,
@@ -200,7 +204,7 @@ void register_matmul_ops(OpRegistry& r) {
          .doc = "acc + Left @ Right, into an Acc tile.",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "{acc:r} + _mm({lhs}[:{R}, :{lhs:vc}], {rhs}[:{lhs:vc}, :{C}], {dtype})"});
+         .torch = torch_acc});
   r.add({.name = "tile.matmul_bias",
          .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias")},
          .infer_type = infer_matmul_bias,
@@ -209,7 +213,7 @@ void register_matmul_ops(OpRegistry& r) {
          .doc = "Left @ Right + bias (a [1, N] Bias tile added to every row), into an Acc tile.",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_mm({lhs}[:{R}, :{lhs:vc}], {rhs}[:{lhs:vc}, :{C}], {dtype}) + {bias}[:1, :{C}]"});
+         .torch = torch_bias});
   r.add({.name = "tile.gemv",
          .params = {expr_param("lhs"), expr_param("rhs"), attr_param("out_dtype", DataType::FP32)},
          .infer_type = infer_gemv,
@@ -218,7 +222,7 @@ void register_matmul_ops(OpRegistry& r) {
          .doc = "Acc[1, N] = Left[1, K] @ Right[K, N]: a row vector times a matrix on the cube.",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_mm({lhs}[:{R}, :{lhs:vc}], {rhs}[:{lhs:vc}, :{C}], {dtype})"});
+         .torch = torch_mm});
   r.add({.name = "tile.gemv_acc",
          .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs")},
          .infer_type = infer_gemv_acc,
@@ -227,7 +231,7 @@ void register_matmul_ops(OpRegistry& r) {
          .doc = "acc + Left[1, K] @ Right[K, N], into the [1, N] Acc tile.",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "{acc:r} + _mm({lhs}[:{R}, :{lhs:vc}], {rhs}[:{lhs:vc}, :{C}], {dtype})"});
+         .torch = torch_acc});
   r.add({.name = "tile.gemv_bias",
          .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias")},
          .infer_type = infer_gemv_bias,
@@ -236,7 +240,7 @@ void register_matmul_ops(OpRegistry& r) {
          .doc = "Left[1, K] @ Right[K, N] + bias (a [1, N] Bias tile), into an Acc tile.",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_mm({lhs}[:{R}, :{lhs:vc}], {rhs}[:{lhs:vc}, :{C}], {dtype}) + {bias}[:1, :{C}]"});
+         .torch = torch_bias});
 }
 
 }  // namespace pypto::ir::ops

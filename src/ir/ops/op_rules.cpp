@@ -170,6 +170,18 @@ std::vector<ExprPtr> const_shape(const std::vector<int64_t>& shape) {
   return out;
 }
 
+int define_updated_tile(codegen::KernelBuilder& kb, const VarPtr& dst, int target) {
+  int out = kb.define_tile(dst);
+  if (kb.tile_desc(out).addr != kb.tile_desc(target).addr) {
+    isa::Instr copy;
+    copy.mnemonic = "TMOV";
+    copy.outs = {isa::Operand::tile(out)};
+    copy.ins = {isa::Operand::tile(target)};
+    kb.emit(copy);
+  }
+  return out;
+}
+
 void require_vec(const CallSite& s, const std::string& name, const TileType& t) {
   // An Acc tile is accepted: the InferMemory pass moves it to Vec first.
   if (t.memory == MemorySpace::Vec || move_path(t.memory, MemorySpace::Vec)) return;

@@ -60,6 +60,10 @@ std::vector<ExprPtr> valid_or_full(const TileType& t);
 std::vector<ExprPtr> const_shape(const std::vector<int64_t>& shape);
 
 // Vector-unit ops read and write Vec tiles only.
+// The result tile of an op that updates tile `target` in place (scatter, assemble): defined
+// for `dst`, with `target` copied into it first when planning gave it another buffer.
+int define_updated_tile(codegen::KernelBuilder& kb, const VarPtr& dst, int target);
+
 void require_vec(const CallSite& s, const std::string& name, const TileType& t);
 // `b` must have the shape and dtype of `a` (elementwise pairs).
 void require_same_shape_dtype(const CallSite& s, const std::string& a_name, const TileType& a,
