@@ -431,7 +431,9 @@ def test_mixed_script_runs_group_parts_as_threads_with_fifos():
 
 @pytest.mark.parametrize("name,args,what", [
     ("PopWithoutPush", [torch.ones(16, 16), torch.zeros(16, 16), torch.zeros(16, 16)], "pop from the AIC->AIV FIFO"),
-    ("PushWithoutFree", [torch.ones(48, 16), torch.zeros(48, 16)], "push to the AIC->AIV FIFO"),
+    # both parts end up waiting (the AIC to push into a full FIFO, the AIV to pop a tile
+    # that is never pushed); whichever wait times out first reports the deadlock
+    ("PushWithoutFree", [torch.ones(48, 16), torch.zeros(48, 16)], "the AIC->AIV FIFO"),
 ])
 def test_mixed_script_reports_a_deadlock(name, args, what):
     entry = program_entry(getattr(mp, name), wait_s=3.0)  # long enough that a busy host does not time out the live part
