@@ -1,6 +1,8 @@
 """The benchmarked PyPTO programs: a tiled fp32 GEMM (matmul + matmul_acc over K, one task
-per output tile), row softmax, RMSNorm, elementwise add, and a graph of tiny tasks."""
+per output tile), row softmax, RMSNorm, elementwise add, a graph of tiny tasks, and the
+seed's instruction-level vector_add (@pto.kernel)."""
 
+import pypto as pto
 import pypto.language as pl
 
 GEMM_N, GEMM_T = 1024, 128  # 1024^3 GEMM, 128x128 output tiles, K in 128 steps
@@ -104,3 +106,16 @@ def batched_gemm(a: pl.Tensor, w: pl.Tensor, bias: pl.Tensor, c: pl.Out[pl.Tenso
         c = batch_gemm_tile(a, w, c, b)
         d = batch_add_tile(c, bias, d, b)
     return d
+
+
+# The seed's vector_add lane kernel (docs/kernel-api.md), launched over 16M fp32 lanes.
+VADD_N, VADD_BLOCK = 16 * 1024 * 1024, 256
+
+
+@pto.kernel
+def vector_add(a, b, o, n):
+    i = pto.get_global_id()
+    if i < n:
+        a_val = pto.load(a + i)
+        b_val = pto.load(b + i)
+        pto.fma(o + i, a_val, b_val, 0.0)

@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "pypto/codegen/torch_codegen.h"
 #include "pypto/compiler/compile.h"
 #include "pypto/passes/pass.h"
 
@@ -41,6 +42,8 @@ void bind_compiler(nb::module_& m) {
       nb::arg("program"), nb::arg("name"), nb::arg("platform") = "a2a3sim", nb::arg("verify") = true,
       "Runs the one pipeline pass `name` on `program` (for pass tests and debugging).");
   m.def("check_platform", &compiler::check_platform, "Raises unless the platform can run here.");
+  m.def("torch_codegen", &codegen::emit_torch, nb::arg("program"),
+        "The program as an equivalent, runnable PyTorch script (pypto.debug.torch_codegen).");
   m.def(
       "pipeline_passes",
       [] {

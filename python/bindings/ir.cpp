@@ -171,18 +171,19 @@ void bind_exprs(nb::module_& m) {
       .def_prop_ro("attrs", [](const Call& c) { return from_attrs(c.attrs); });
   nb::class_<FuncCall, Expr>(m, "FuncCall")
       .def(nb::new_([](std::string c, std::vector<ExprPtr> a, TypePtr t, Span s, int64_t task_id,
-                       std::vector<int64_t> deps, int64_t block_num) {
+                       std::vector<int64_t> deps, int64_t block_num, bool manual) {
              auto f = std::make_shared<FuncCall>(std::move(c), std::move(a), std::move(t), s);
-             f->task = TaskInfo{task_id, std::move(deps), block_num};
+             f->task = TaskInfo{task_id, std::move(deps), block_num, manual};
              return f;
            }),
            "callee"_a, "args"_a, "type"_a, "span"_a = Span{}, "task_id"_a = -1, "deps"_a = std::vector<int64_t>{},
-           "block_num"_a = 0)
+           "block_num"_a = 0, "manual"_a = false)
       .def_ro("callee", &FuncCall::callee)
       .def_ro("args", &FuncCall::args)
       .def_prop_ro("task_id", [](const FuncCall& f) { return f.task.task_id; })
       .def_prop_ro("deps", [](const FuncCall& f) { return f.task.deps; })
-      .def_prop_ro("block_num", [](const FuncCall& f) { return f.task.block_num; });
+      .def_prop_ro("block_num", [](const FuncCall& f) { return f.task.block_num; })
+      .def_prop_ro("manual", [](const FuncCall& f) { return f.task.manual; });
   nb::class_<ListExpr, Expr>(m, "ListExpr")
       .def(nb::new_([](std::vector<ExprPtr> e, Span s) { return std::make_shared<ListExpr>(std::move(e), s); }),
            "elems"_a, "span"_a = Span{})
@@ -259,19 +260,21 @@ void bind_stmts(nb::module_& m) {
       .def_ro("stmts", &SeqStmts::stmts);
   nb::class_<ScopeStmt, Stmt>(m, "ScopeStmt")
       .def(nb::new_([](Level l, StmtPtr b, Span s, int64_t task_id, std::vector<int64_t> deps, int64_t block_num,
-                       std::vector<VarPtr> block_vars) {
+                       std::vector<VarPtr> block_vars, bool manual) {
              auto sc = std::make_shared<ScopeStmt>(l, std::move(b), s);
-             sc->task = TaskInfo{task_id, std::move(deps), block_num};
+             sc->task = TaskInfo{task_id, std::move(deps), block_num, manual};
              sc->block_vars = std::move(block_vars);
              return sc;
            }),
            "level"_a, "body"_a, "span"_a = Span{}, "task_id"_a = -1, "deps"_a = std::vector<int64_t>{},
-           "block_num"_a = 0, "block_vars"_a = std::vector<VarPtr>{})
+           "block_num"_a = 0, "block_vars"_a = std::vector<VarPtr>{}, "manual"_a = false)
       .def_ro("level", &ScopeStmt::level)
       .def_ro("body", &ScopeStmt::body)
       .def_prop_ro("task_id", [](const ScopeStmt& s) { return s.task.task_id; })
       .def_prop_ro("deps", [](const ScopeStmt& s) { return s.task.deps; })
-      .def_prop_ro("block_num", [](const ScopeStmt& s) { return s.task.block_num; });
+      .def_prop_ro("block_num", [](const ScopeStmt& s) { return s.task.block_num; })
+      .def_prop_ro("block_vars", [](const ScopeStmt& s) { return s.block_vars; })
+      .def_prop_ro("manual", [](const ScopeStmt& s) { return s.task.manual; });
 
   nb::class_<Function>(m, "Function")
       .def(nb::new_([](std::string n, std::vector<VarPtr> p, std::vector<ParamDirection> d, std::vector<TypePtr> r,
@@ -312,7 +315,8 @@ void bind_registry(nb::module_& m) {
       .def_ro("pto", &OpDef::pto)
       .def_ro("doc", &OpDef::doc)
       .def_ro("aliases", &OpDef::aliases)
-      .def_ro("scalar_variant", &OpDef::scalar_variant);
+      .def_ro("scalar_variant", &OpDef::scalar_variant)
+      .def_ro("torch", &OpDef::torch);
   m.def(
       "make_op_call",
       [](const std::string& name, std::vector<ExprPtr> args, const nb::dict& kwargs, const nb::dict& attr_kwargs,

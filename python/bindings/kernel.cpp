@@ -96,7 +96,7 @@ nb::dict note_dict(const InstrNote& n) {
   nb::dict d;
   d["cls"] = n.cls; d["stage"] = n.stage; d["after"] = n.after; d["iteration"] = n.iteration;
   d["first_lane"] = n.first_lane; d["lanes"] = n.lanes; d["tensor_arg"] = n.tensor_arg;
-  d["tensor_offset"] = n.tensor_offset; d["tile"] = n.tile;
+  d["tensor_offset"] = n.tensor_offset; d["tile"] = n.tile; d["repeat"] = n.repeat;
   return d;
 }
 
@@ -148,28 +148,55 @@ void bind_kernel(nb::module_& root) {
 
   nb::class_<LoweredKernel>(m, "LoweredKernel")
       .def_prop_ro("kernel", [](const LoweredKernel& l) { return l.kernel; })
-      .def_prop_ro("num_instrs", [](const LoweredKernel& l) { return l.kernel.code.size(); })
+      // Instruction indices below are user-visible ones (LoweredKernel::lane_pcs): the lane
+      // program's tile instructions, without InsertSync's flags or loop control.
+      .def_prop_ro("num_instrs", [](const LoweredKernel& l) { return l.lane_pcs.size(); })
+      .def_prop_ro("num_code", [](const LoweredKernel& l) { return l.kernel.code.size(); })
+      .def_prop_ro("num_sync", [](const LoweredKernel& l) {
+        size_t n = 0;
+        for (const InstrNote& note : l.notes) n += note.cls == "SYNC";
+        return n;
+      })
+      .def_prop_ro("num_loops", [](const LoweredKernel& l) {
+        size_t n = 0;
+        for (const isa::Instr& in : l.kernel.code) n += in.kind == isa::InstrKind::kLoopBegin;
+        return n;
+      })
       .def_ro("chunk_lanes", &LoweredKernel::chunk_lanes)
       .def_ro("pipelined", &LoweredKernel::pipelined)
-      .def("mnemonic", [](const LoweredKernel& l, int i) { return l.kernel.code.at(i).mnemonic; })
-      .def("line", [](const LoweredKernel& l, int i) { return l.kernel.code.at(i).span.line; })
-      .def("note", [](const LoweredKernel& l, int i) { return note_dict(l.notes.at(i)); })
+      .def("pc", [](const LoweredKernel& l, int i) { return l.lane_pcs.at(i); }, "index"_a)
+      .def("mnemonic", [](const LoweredKernel& l, int i) { return l.kernel.code.at(l.lane_pcs.at(i)).mnemonic; })
+      .def("line", [](const LoweredKernel& l, int i) { return l.kernel.code.at(l.lane_pcs.at(i)).span.line; })
+      .def("note", [](const LoweredKernel& l, int i) { return note_dict(l.notes.at(l.lane_pcs.at(i))); })
+      .def("code_mnemonics", [](const LoweredKernel& l) {
+        std::vector<std::string> out;
+        for (const isa::Instr& in : l.kernel.code)
+          out.push_back(in.kind == isa::InstrKind::kTile ? in.mnemonic
+                        : in.kind == isa::InstrKind::kLoopBegin ? "LOOP"
+                        : in.kind == isa::InstrKind::kLoopEnd ? "END_LOOP"
+                        : in.kind == isa::InstrKind::kIf ? "IF"
+                        : in.kind == isa::InstrKind::kEndIf ? "END_IF" : "SCALAR");
+        return out;
+      })
       .def("timeline", [](const LoweredKernel& l) {
         nb::list out;
         for (const TimelineEntry& e : model_timeline(l)) out.append(nb::make_tuple(e.instr, e.start, e.end, e.pipe));
         return out;
       })
-      .def("run", [](const LoweredKernel& l, const std::string& platform, const std::string& engine) {
+      .def_ro("chunk_range", &LoweredKernel::chunk_range)
+      .def_ro("independent_chunks", &LoweredKernel::independent_chunks)
+      .def_ro("total_lanes", &LoweredKernel::total_lanes)
+      .def("run", [](const LoweredKernel& l, const std::string& platform, const std::string& engine, int cores) {
         nb::gil_scoped_release r;
         const auto t0 = std::chrono::steady_clock::now();
-        runtime::run_kernel(l.kernel, l.args, {platform, engine, 1});
+        run_lowered(l, platform, engine, cores);
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      }, "platform"_a = "a2a3sim", "engine"_a = "sim");
+      }, "platform"_a = "a2a3sim", "engine"_a = "sim", "cores"_a = 0);
 
   m.def("lower", [](const LaneProgram& p, const nb::list& args, int64_t grid, int64_t block, const std::string& platform,
-                    int64_t chunk_blocks) {
-        return std::make_shared<LoweredKernel>(lower_lanes(p, launch_args(args), {grid, block}, platform, chunk_blocks));
-      }, "program"_a, "args"_a, "grid"_a, "block"_a, "platform"_a = "a2a3sim", "chunk_blocks"_a = 0);
+                    int64_t chunk_blocks, bool unroll) {
+        return std::make_shared<LoweredKernel>(lower_lanes(p, launch_args(args), {grid, block}, platform, chunk_blocks, unroll));
+      }, "program"_a, "args"_a, "grid"_a, "block"_a, "platform"_a = "a2a3sim", "chunk_blocks"_a = 0, "unroll"_a = false);
 
   m.def("launch", [](const LaneProgram& program, const nb::list& args, int64_t grid, int64_t block,
                      const std::string& platform, const std::string& engine) {
@@ -181,7 +208,7 @@ void bind_kernel(nb::module_& root) {
         runtime::resolve_run_target({platform, engine, 1});
         if (lowers_to_tiles(*p)) {
           auto lowered = std::make_shared<LoweredKernel>(lower_lanes(*p, la, {grid, block}, platform));
-          job.work = [lowered, platform, engine] { runtime::run_kernel(lowered->kernel, lowered->args, {platform, engine, 1}); };
+          job.work = [lowered, platform, engine] { run_lowered(*lowered, platform, engine); };
         } else {
           job.work = [p, la, grid, block] { run_warps(*p, la, {grid, block}); };
         }

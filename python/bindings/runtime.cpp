@@ -3,6 +3,7 @@
 // the IR appear as their DSL spellings ("FP32", "Vec", "In"), tensors as raw views.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -58,6 +59,15 @@ ParamDirection parse_dir(const std::string& n) {
 FunctionType parse_function_type(const std::string& n) {
   if (auto f = function_type_from_name(n)) return *f;
   bad_name("function type", n);
+}
+isa::PartRole parse_part_role(const std::string& n) {
+  for (auto r : {isa::PartRole::AIC, isa::PartRole::AIV0, isa::PartRole::AIV1}) {
+    std::string name = isa::part_role_name(r), compact;
+    for (char c : name)
+      if (c != ' ') compact += c;
+    if (n == name || n == compact) return r;
+  }
+  bad_name("part role (AIC, AIV0, AIV1)", n);
 }
 ir::BinaryOp parse_binary_op(const std::string& n) {
   for (int i = 0; i <= static_cast<int>(ir::BinaryOp::Or); ++i)
@@ -223,9 +233,20 @@ void bind_isa_structs(nb::module_& m) {
   name_prop(param, "dtype", &isa::ParamDesc::dtype, dtype_name, parse_dtype);
   name_prop(param, "dir", &isa::ParamDesc::dir, param_direction_name, parse_dir);
 
+  nb::class_<isa::PartArg>(m, "PartArg")
+      .def(nb::init<>())
+      .def_rw("param", &isa::PartArg::param, "index of the group parameter passed, or -1 for `constant`")
+      .def_rw("constant", &isa::PartArg::constant);
+  auto part = nb::class_<isa::KernelPart>(m, "KernelPart")
+                  .def(nb::init<>())
+                  .def_rw("kernel", &isa::KernelPart::kernel)
+                  .def_rw("args", &isa::KernelPart::args);
+  name_prop(part, "role", &isa::KernelPart::role, isa::part_role_name, parse_part_role);
+
   auto kernel = nb::class_<isa::Kernel>(m, "Kernel")
                     .def(nb::init<>())
                     .def_rw("name", &isa::Kernel::name)
+                    .def_rw("parts", &isa::Kernel::parts)
                     .def_rw("params", &isa::Kernel::params)
                     .def_rw("tiles", &isa::Kernel::tiles)
                     .def_rw("num_regs", &isa::Kernel::num_regs)
@@ -418,6 +439,19 @@ void run_interruptibly(runtime::RunOptions& options, Run run) {
   if (error) std::rethrow_exception(error);
 }
 
+// A run's statistics as the dict CompiledProgram.last_run_stats holds.
+nb::dict stats_dict(const runtime::RunStats& model, const runtime::RuntimeStats& stats) {
+  nb::dict d;
+  d["modelled_cycles"] = model.modelled_cycles;
+  d["tasks"] = stats.tasks;
+  d["max_in_flight"] = stats.max_in_flight;
+  d["ring_waits"] = stats.ring_waits;
+  d["peak_tensor_bytes"] = stats.peak_tensor_bytes;
+  d["tensors_created"] = stats.tensors_created;
+  d["tensors_freed_early"] = stats.tensors_freed_early;
+  return d;
+}
+
 void bind_runtime(nb::module_& m) {
   bind_isa_structs(m);
 
@@ -436,21 +470,60 @@ void bind_runtime(nb::module_& m) {
         options.swimlane_path = swimlane_path;
         options.runtime_stats = &stats;
         run_interruptibly(options, [&] { runtime::run_host_program(program, host_args, options); });
-        nb::dict d;
-        d["modelled_cycles"] = model.modelled_cycles;
-        d["tasks"] = stats.tasks;
-        d["max_in_flight"] = stats.max_in_flight;
-        d["ring_waits"] = stats.ring_waits;
-        d["peak_tensor_bytes"] = stats.peak_tensor_bytes;
-        d["tensors_created"] = stats.tensors_created;
-        d["tensors_freed_early"] = stats.tensors_freed_early;
-        return d;
+        return stats_dict(model, stats);
       },
       "program"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = "sim", "num_workers"_a = 0,
       "trace_path"_a = nb::none(), "ring_size"_a = 1024, "swimlane_path"_a = "",
       "Runs an orchestration; tensors are (data_ptr, dtype, shape, strides_in_elements, name) tuples. trace_path "
       "writes the modelled timeline (sim engine); ring_size bounds the tasks in flight (0 = unbounded); "
       "swimlane_path writes the chip swimlane. Returns the run's statistics, modelled cycles included.");
+  nb::class_<runtime::ChipWorker>(m, "ChipWorker",
+                                  "A virtual chip whose worker pool stays up between runs (see pypto.runtime.ChipWorker).")
+      .def(
+          "__init__",
+          [](runtime::ChipWorker* w, const std::string& platform, const std::string& engine, int num_workers) {
+            runtime::RunOptions options{platform, engine, num_workers};
+            new (w) runtime::ChipWorker(options);
+          },
+          "platform"_a = "a2a3sim", "engine"_a = "sim", "num_workers"_a = 0)
+      .def(
+          "load",
+          [](runtime::ChipWorker& w, const isa::HostProgram& program) {
+            nb::gil_scoped_release release;  // loading may compile native kernels
+            return w.load(program);
+          },
+          "program"_a, nb::keep_alive<1, 2>(), "Prepares a host program for runs on this worker; returns its handle.")
+      .def(
+          "run",
+          [](runtime::ChipWorker& w, int handle, const nb::list& args, const std::optional<std::string>& trace_path,
+             size_t ring_size, const std::string& swimlane_path) {
+            std::vector<HostArg> host_args = to_host_args(args);
+            runtime::RuntimeStats stats;
+            runtime::RunStats model;
+            runtime::RunOptions options;
+            options.trace_path = trace_path.value_or("");
+            options.stats = &model;
+            options.ring_size = ring_size;
+            options.swimlane_path = swimlane_path;
+            options.runtime_stats = &stats;
+            run_interruptibly(options, [&] { w.run(handle, host_args, options); });
+            return stats_dict(model, stats);
+          },
+          "handle"_a, "args"_a, "trace_path"_a = nb::none(), "ring_size"_a = 1024, "swimlane_path"_a = "",
+          "Runs a loaded program on the worker's pool; arguments and result as run_host_program.")
+      .def(
+          "close",
+          [](runtime::ChipWorker& w) {
+            nb::gil_scoped_release release;
+            w.close();
+          },
+          "Stops the workers; later runs are errors.")
+      // These wait while another thread runs on the worker: without the GIL.
+      .def_prop_ro("closed", [](runtime::ChipWorker& w) { nb::gil_scoped_release r; return w.closed(); })
+      .def_prop_ro("runs", [](runtime::ChipWorker& w) { nb::gil_scoped_release r; return w.runs(); })
+      .def_prop_ro("num_workers", [](runtime::ChipWorker& w) { nb::gil_scoped_release r; return w.num_workers(); })
+      .def_prop_ro("platform", &runtime::ChipWorker::platform)
+      .def_prop_ro("engine", &runtime::ChipWorker::engine);
   m.def(
       "run_kernel",
       [](const isa::Kernel& kernel, const nb::list& args, const std::string& platform, const std::string& engine,
@@ -483,6 +556,22 @@ void bind_runtime(nb::module_& m) {
   m.def("set_native_include_dir", &runtime::set_native_include_dir, "dir"_a,
         "Where the native engine's generated C++ finds pypto/isa/optimized/ (the package's include/).");
   m.def("native_include_dir", &runtime::native_include_dir);
+  m.def(
+      "native_kernel_sources",
+      [](const isa::HostProgram& program, const std::string& platform) {
+        runtime::RunOptions options{platform, "native"};
+        const isa::ChipSpec chip = runtime::resolve_run_target(options);
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const isa::Kernel& k : program.kernels) {
+          std::vector<bool> natives;
+          std::string source = runtime::generate_native_source({&k}, chip, natives);
+          out.emplace_back(k.name, natives.empty() || !natives[0] ? std::string() : source);
+        }
+        return out;
+      },
+      "program"_a, "platform"_a = "a2a3sim",
+      "The C++ the native engine compiles for each kernel of a host program: (kernel name, source) pairs; the source "
+      "is empty for a kernel that runs on the reference library.");
   m.def("native_cache_dir", &runtime::native_cache_dir);
 
   m.def("isa_execute", &isa_execute, "mnemonic"_a, "outs"_a, "ins"_a, "attrs"_a = nb::dict(),

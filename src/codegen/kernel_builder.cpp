@@ -73,6 +73,21 @@ int KernelBuilder::define_view(const ir::VarPtr& var, int source_slot) {
 
 void KernelBuilder::bind_tile(const ir::Var* var, int slot) { tile_slots_[var] = slot; }
 
+std::vector<int> KernelBuilder::define_tiles(const ir::VarPtr& var) {
+  PYPTO_CHECK(var, "defining tiles without a variable");
+  auto* tuple = var->type->as<ir::TupleType>();
+  PYPTO_CHECK(tuple, "'" + var->name + "' is not a tuple of tiles");
+  std::vector<int> slots;
+  for (size_t i = 0; i < tuple->elems.size(); ++i) {
+    auto* type = tuple->elems[i]->as<ir::TileType>();
+    PYPTO_CHECK(type, "'" + var->name + "' is not a tuple of tiles");
+    PYPTO_CHECK(type->addr >= 0, "tile tuple '" + var->name + "' has no address: memory planning did not place it");
+    slots.push_back(add_tile(describe_tile(var->name + "_" + std::to_string(i), *type, var->span)));
+  }
+  tile_tuples_[var.get()] = slots;
+  return slots;
+}
+
 const isa::TileDesc& KernelBuilder::tile_desc(int slot) const {
   PYPTO_CHECK(tiles_ && slot >= 0 && slot < static_cast<int>(tiles_->size()), "bad tile slot");
   return (*tiles_)[slot];
@@ -88,6 +103,13 @@ int KernelBuilder::tile(const ir::ExprPtr& value) {
     auto tmp = temporary(value->type, value->span);
     lower_call(*c, tmp);
     return tile(tmp);
+  }
+  if (auto* g = value->as<ir::TupleGetItem>()) {
+    auto* base = g->tuple->as<ir::Var>();
+    auto it = base ? tile_tuples_.find(base) : tile_tuples_.end();
+    PYPTO_CHECK(it != tile_tuples_.end(), "tile of an unknown tuple");
+    PYPTO_CHECK(g->index >= 0 && g->index < static_cast<int>(it->second.size()), "tuple index out of range");
+    return it->second[g->index];
   }
   fail(ErrorKind::kType, value->span.line ? value->span : span_, "expected a tile value here");
 }

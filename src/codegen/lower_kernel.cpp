@@ -39,6 +39,8 @@ LoweredKernel lower_kernel(const ir::Function& fn) {
   k.name = fn.name;
   KernelBuilder kb(k.code, k.num_regs, k.reg_is_float, &k.tiles);
   kb.set_span(fn.span);
+  kb.func_type = fn.func_type;
+  kb.func_name = fn.name;
   for (size_t i = 0; i < fn.params.size(); ++i) {
     k.params.push_back(describe_param(fn.params[i], fn.directions[i]));
     if (k.params.back().is_tensor) kb.bind_tensor(fn.params[i].get(), static_cast<int>(i));

@@ -4,10 +4,13 @@
 #include "pypto/codegen/lower_program.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "pypto/codegen/kernel_builder.h"
 #include "pypto/codegen/lower_kernel.h"
+#include "pypto/codegen/pto_text.h"
+#include "pypto/isa/instructions.h"
 #include "stmt_lowering.h"
 
 namespace pypto::codegen {
@@ -15,6 +18,30 @@ namespace pypto::codegen {
 namespace {
 
 bool is_kernel(FunctionType t) { return t == FunctionType::InCore || t == FunctionType::AIC || t == FunctionType::AIV; }
+
+bool is_cube_memory(MemorySpace m) {
+  return m == MemorySpace::Mat || m == MemorySpace::Left || m == MemorySpace::Right || m == MemorySpace::Acc ||
+         m == MemorySpace::Bias;
+}
+
+// The first cross-core FIFO instruction of a kernel, or null.
+const isa::Instr* first_fifo_instr(const isa::Kernel& k) {
+  for (const isa::Instr& in : k.code) {
+    const isa::InstrDef* def = in.kind == isa::InstrKind::kTile ? isa::find_instr(in.mnemonic) : nullptr;
+    if (def && def->family == isa::InstrFamily::kCrossCore) return &in;
+  }
+  return nullptr;
+}
+
+std::string with_article(FunctionType f) {
+  const std::string name = function_type_name(f);
+  return (std::string("AEIOU").find(name[0]) != std::string::npos ? "an " : "a ") + name;
+}
+
+const char* group_shape_fix =
+    "write the Group function as calls of one @pl.function(type=pl.FunctionType.AIC) function and one or two "
+    "AIV functions (the first AIV call runs on AIV 0, the second on AIV 1), passing the group's own parameters or "
+    "constants, then `return` its Out tensors";
 
 struct ProgramLowering {
   const ir::Program& program;
@@ -24,22 +51,221 @@ struct ProgramLowering {
   std::vector<std::vector<int>> returned_params;  // per kernel
   std::map<int64_t, int64_t> task_ordinal;        // task id -> ordinal of its (latest) kCall
 
+  // The kernel of a call from the orchestration: an InCore/AIC/AIV kernel (a task on one
+  // core) or a Group function (a mixed task on one cluster).
   int kernel_of(const ir::FuncCall& call) {
-    auto it = kernel_index.find(call.callee);
-    if (it != kernel_index.end()) return it->second;
     ir::FunctionPtr fn = program.find(call.callee);
     if (!fn) fail(ErrorKind::kValue, call.span, "the program has no function '" + call.callee + "'");
+    if (fn->func_type == FunctionType::Group) return group_of(*fn);
     if (!is_kernel(fn->func_type))
       fail(ErrorKind::kType, call.span,
            "'" + call.callee + "' is a " + function_type_name(fn->func_type) +
-               " function; the orchestration submits only InCore kernels",
+               " function; the orchestration submits only InCore kernels and Group functions",
            "mark it @pl.function(type=pl.FunctionType.InCore) or @pl.jit.incore, or inline it with @pl.jit.inline");
-    LoweredKernel lk = lower_kernel(*fn);
+    const int index = lowered(*fn);
+    if (const isa::Instr* fifo = first_fifo_instr(host.kernels[index]))
+      fail(ErrorKind::kType, call.span,
+           "kernel '" + fn->name + "' exchanges tiles with another core (" + fifo->mnemonic +
+               (fifo->span.line > 0 ? " at " + fifo->span.str() : std::string()) +
+               ") and so runs only as part of a mixed task, but the orchestration calls it on its own",
+           "call a @pl.function(type=pl.FunctionType.Group) function that calls '" + fn->name + "' and its peer");
+    return index;
+  }
+
+  // Lowers a kernel function once.
+  int lowered(const ir::Function& fn) {
+    auto it = kernel_index.find(fn.name);
+    if (it != kernel_index.end()) return it->second;
+    LoweredKernel lk = lower_kernel(fn);
     host.kernels.push_back(std::move(lk.kernel));
     returned_params.push_back(std::move(lk.returned_params));
     int index = static_cast<int>(host.kernels.size()) - 1;
-    kernel_index[call.callee] = index;
+    kernel_index[fn.name] = index;
     return index;
+  }
+
+  // A Group function -> a Group kernel: no code of its own, one part per AIC/AIV call of its
+  // body, each part's arguments mapped to the group's parameters or constants.
+  int group_of(const ir::Function& g) {
+    auto it = kernel_index.find(g.name);
+    if (it != kernel_index.end()) return it->second;
+    isa::Kernel k;
+    k.name = g.name;
+    k.core = FunctionType::Group;
+    std::map<const ir::Var*, int> param_of;  // group parameters and names bound to them
+    for (size_t i = 0; i < g.params.size(); ++i) {
+      const ir::VarPtr& p = g.params[i];
+      isa::ParamDesc d;
+      d.name = p->name;
+      d.dir = g.directions[i];
+      if (auto* t = p->type->as<ir::TensorType>()) {
+        d.dtype = t->dtype;
+        for (auto& e : t->shape) d.shape.push_back(ir::as_const_int(e).value_or(-1));
+      } else if (auto* sc = p->type->as<ir::ScalarType>()) {
+        d.is_tensor = false;
+        d.dtype = sc->dtype;
+      } else {
+        fail(ErrorKind::kType, p->span, "parameter '" + p->name + "' of Group function '" + g.name + "' must be a tensor or a scalar");
+      }
+      k.params.push_back(d);
+      param_of[p.get()] = static_cast<int>(i);
+    }
+    std::vector<int> returned;
+    int aivs = 0;
+    bool has_aic = false;
+    std::vector<ir::StmtPtr> stmts;
+    std::function<void(const ir::StmtPtr&)> flatten = [&](const ir::StmtPtr& st) {
+      if (!st) return;
+      if (auto* seq = st->as<ir::SeqStmts>())
+        for (auto& x : seq->stmts) flatten(x);
+      else stmts.push_back(st);
+    };
+    flatten(g.body);
+    auto group_param = [&](const ir::ExprPtr& e, const Span& at) -> int {
+      auto* v = e->as<ir::Var>();
+      auto found = v ? param_of.find(v) : param_of.end();
+      if (found == param_of.end())
+        fail(ErrorKind::kType, e->span.line ? e->span : at,
+             "Group function '" + g.name + "' passes a value that is not one of its parameters or a constant",
+             group_shape_fix);
+      return found->second;
+    };
+    for (const ir::StmtPtr& st : stmts) {
+      const ir::FuncCall* call = nullptr;
+      const ir::Var* bound = nullptr;
+      if (auto* e = st->as<ir::EvalStmt>()) call = e->expr->as<ir::FuncCall>();
+      else if (auto* a = st->as<ir::AssignStmt>()) {
+        if (auto* v = a->value->as<ir::Var>(); v && param_of.count(v)) {  // an alias of a parameter
+          param_of[a->var.get()] = param_of[v];
+          continue;
+        }
+        call = a->value->as<ir::FuncCall>();
+        bound = a->var.get();
+      } else if (auto* r = st->as<ir::ReturnStmt>()) {
+        for (auto& v : r->values) {
+          if (!v->type->as<ir::TensorType>())
+            fail(ErrorKind::kType, r->span, "Group function '" + g.name + "' returns a value that is not a tensor", group_shape_fix);
+          returned.push_back(group_param(v, r->span));
+        }
+        continue;
+      }
+      if (!call)
+        fail(ErrorKind::kType, st->span,
+             "a Group function's body only calls its AIC and AIV functions, but '" + g.name + "' has another statement here",
+             group_shape_fix);
+      ir::FunctionPtr fn = program.find(call->callee);
+      if (!fn) fail(ErrorKind::kValue, call->span, "the program has no function '" + call->callee + "'");
+      if (fn->func_type != FunctionType::AIC && fn->func_type != FunctionType::AIV)
+        fail(ErrorKind::kType, call->span,
+             "Group function '" + g.name + "' calls '" + fn->name + "', " + with_article(fn->func_type) +
+                 " function; the parts of a mixed task are AIC and AIV functions",
+             "declare '" + fn->name + "' @pl.function(type=pl.FunctionType.AIC) for cube work or "
+             "@pl.function(type=pl.FunctionType.AIV) for vector work");
+      isa::KernelPart part;
+      if (fn->func_type == FunctionType::AIC) {
+        if (has_aic)
+          fail(ErrorKind::kType, call->span, "Group function '" + g.name + "' calls a second AIC function ('" + fn->name +
+                                                 "'); a cluster has one cube core",
+               "do the cube work of the group in one AIC function");
+        has_aic = true;
+        part.role = isa::PartRole::AIC;
+      } else {
+        if (aivs == 2)
+          fail(ErrorKind::kType, call->span, "Group function '" + g.name + "' calls a third AIV function ('" + fn->name +
+                                                 "'); a cluster has two vector cores",
+               "call at most two AIV functions (the first runs on AIV 0, the second on AIV 1)");
+        part.role = aivs++ == 0 ? isa::PartRole::AIV0 : isa::PartRole::AIV1;
+      }
+      part.kernel = lowered(*fn);
+      for (const ir::ExprPtr& a : call->args) {
+        isa::PartArg pa;
+        if (auto* c = a->as<ir::ConstInt>()) pa.constant = isa::Scalar::imm(c->value);
+        else if (auto* f = a->as<ir::ConstFloat>()) pa.constant = isa::Scalar::immf(f->value);
+        else if (auto* b = a->as<ir::ConstBool>()) pa.constant = isa::Scalar::imm(b->value ? 1 : 0);
+        else pa.param = group_param(a, call->span);
+        part.args.push_back(pa);
+      }
+      check_part(g, *call, part, k.params);
+      if (bound) {  // `out = self.aiv(..., out)`: the tensor the part returns
+        const std::vector<int>& rp = returned_params[part.kernel];
+        if (rp.size() == 1 && rp[0] >= 0 && part.args[rp[0]].param >= 0) param_of[bound] = part.args[rp[0]].param;
+      }
+      k.parts.push_back(std::move(part));
+    }
+    if (!has_aic || aivs == 0)
+      fail(ErrorKind::kType, g.span,
+           "Group function '" + g.name + "' calls " + (has_aic ? "no AIV function" : "no AIC function") +
+               "; a mixed task runs one AIC function and one or two AIV functions on a cluster",
+           group_shape_fix);
+    // A parameter is read / written by the group when some part reads / writes it.
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      bool reads = false, writes = false, used = false;
+      for (const isa::KernelPart& part : k.parts)
+        for (size_t a = 0; a < part.args.size(); ++a)
+          if (part.args[a].param == static_cast<int>(i)) {
+            const ParamDirection d = host.kernels[part.kernel].params[a].dir;
+            used = true;
+            reads = reads || d != ParamDirection::Out;
+            writes = writes || d != ParamDirection::In;
+          }
+      if (used && k.params[i].is_tensor)
+        k.params[i].dir = writes ? (reads ? ParamDirection::InOut : ParamDirection::Out) : ParamDirection::In;
+    }
+    check_peers(k, host.kernels);
+    k.pto_text = emit_group_pto(k, host.kernels);
+    host.kernels.push_back(std::move(k));
+    returned_params.push_back(returned);
+    const int index = static_cast<int>(host.kernels.size()) - 1;
+    kernel_index[g.name] = index;
+    return index;
+  }
+
+  // A part's kernel fits its core (no Vec tile on the AIC, no cube tile on an AIV), takes
+  // the arguments given, and talks only to peers the group has.
+  void check_part(const ir::Function& g, const ir::FuncCall& call, const isa::KernelPart& part,
+                  const std::vector<isa::ParamDesc>& group_params) {
+    isa::Kernel& pk = host.kernels[part.kernel];
+    const bool aic = part.role == isa::PartRole::AIC;
+    for (const isa::TileDesc& t : pk.tiles)
+      if (aic ? t.memory == MemorySpace::Vec : is_cube_memory(t.memory))
+        fail(ErrorKind::kType, call.span,
+             std::string(aic ? "AIC" : "AIV") + " function '" + pk.name + "' of Group '" + g.name + "' uses tile '" +
+                 t.name + "' in " + memory_space_name(t.memory) + ", which its core does not have (" +
+                 (aic ? "the cube core has L1/L0 buffers, no UB" : "a vector core has UB, no L1/L0 buffers") + ")",
+             aic ? "do the vector work in the AIV function: push the cube result there with pl.tpush_to_aiv"
+                 : "do the cube work in the AIC function: push the vector result there with pl.tpush_to_aic");
+    pk.core = aic ? FunctionType::AIC : FunctionType::AIV;
+    pk.pto_text = emit_pto(pk);
+    if (part.args.size() != pk.params.size())
+      fail(ErrorKind::kType, call.span,
+           "'" + pk.name + "' takes " + std::to_string(pk.params.size()) + " arguments, got " + std::to_string(part.args.size()),
+           "pass one argument per parameter");
+    for (size_t a = 0; a < part.args.size(); ++a) {
+      const bool tensor_param = pk.params[a].is_tensor;
+      const bool tensor_arg = part.args[a].param >= 0 && group_params[part.args[a].param].is_tensor;
+      if (tensor_param != tensor_arg)
+        fail(ErrorKind::kType, call.span,
+             "argument " + std::to_string(a) + " of '" + pk.name + "' (parameter '" + pk.params[a].name + "') must be " +
+                 (tensor_param ? "a tensor parameter of the group" : "a scalar (a parameter of the group or a constant)"),
+             group_shape_fix);
+    }
+  }
+
+  // Every FIFO instruction of the parts names a peer the group has (checked once all parts are known).
+  static void check_peers(const isa::Kernel& group, const std::vector<isa::Kernel>& kernels) {
+    int aivs = 0;
+    for (const isa::KernelPart& p : group.parts) aivs += p.role != isa::PartRole::AIC;
+    for (const isa::KernelPart& p : group.parts)
+      for (const isa::Instr& in : kernels[p.kernel].code) {
+        const isa::InstrDef* def = in.kind == isa::InstrKind::kTile ? isa::find_instr(in.mnemonic) : nullptr;
+        if (!def || def->family != isa::InstrFamily::kCrossCore) continue;
+        const std::string peer = isa::fifo_peer(in);
+        if (peer == "AIV1" && aivs < 2)
+          fail(ErrorKind::kValue, in.span,
+               in.mnemonic + " in '" + kernels[p.kernel].name + "' talks to AIV 1, but Group '" + group.name +
+                   "' runs only one AIV function (AIV 0)",
+               "use aiv=0, or call a second AIV function in the Group function");
+      }
   }
 
   void call(const ir::FuncCall& call, const ir::VarPtr& dst) {
@@ -85,6 +311,7 @@ struct ProgramLowering {
       in.attrs["deps"] = ordinals;
     }
     if (call.task.block_num > 0) in.attrs["block_num"] = std::vector<int64_t>{call.task.block_num};
+    if (call.task.manual) in.attrs["manual"] = true;
     if (call.task.task_id >= 0)
       task_ordinal[call.task.task_id] = std::count_if(host.code.begin(), host.code.end(), [](const isa::Instr& i) {
         return i.kind == isa::InstrKind::kCall;

@@ -5,6 +5,7 @@
 // (docs/pto-format.md describes the format).
 #include "pypto/codegen/pto_text.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <sstream>
@@ -261,5 +262,43 @@ class PtoWriter {
 }  // namespace
 
 std::string emit_pto(const isa::Kernel& kernel) { return PtoWriter(kernel).run(); }
+
+std::string emit_group_pto(const isa::Kernel& group, const std::vector<isa::Kernel>& kernels) {
+  std::ostringstream out;
+  out << "// pto group " << group.name << ": a mixed task on one cluster (1 AIC + 2 AIV); its parts run at once and "
+      << "exchange tiles through the cluster's FIFOs\n";
+  out << "func.func @" << group.name << "(";
+  int reg = 0;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < group.params.size(); ++i) {
+    const auto& p = group.params[i];
+    out << (i ? ", " : "");
+    if (p.is_tensor) {
+      std::string shape;
+      for (size_t d = 0; d < p.shape.size(); ++d) shape += (d ? "x" : "") + (p.shape[d] < 0 ? std::string("?") : std::to_string(p.shape[d]));
+      out << "%" << p.name << ": !pto.tensor<" << dtype_text(p.dtype) << ", " << shape << ", "
+          << lower(param_direction_name(p.dir)) << ">";
+      names.push_back("%" + p.name);
+    } else {
+      out << "%r" << reg << ": " << dtype_text(p.dtype);
+      names.push_back("%r" + std::to_string(reg++));
+    }
+  }
+  out << ") attributes {pto.core = \"mix\"} {\n";
+  for (const isa::KernelPart& part : group.parts) {
+    std::string role = isa::part_role_name(part.role);
+    role.erase(std::remove(role.begin(), role.end(), ' '), role.end());
+    out << "  pto.part[" << lower(role) << "] @"
+        << (part.kernel >= 0 && part.kernel < static_cast<int>(kernels.size()) ? kernels[part.kernel].name : "?") << "(";
+    for (size_t a = 0; a < part.args.size(); ++a) {
+      const isa::PartArg& pa = part.args[a];
+      out << (a ? ", " : "")
+          << (pa.param >= 0 && pa.param < static_cast<int>(names.size()) ? names[pa.param] : scalar_text(pa.constant));
+    }
+    out << ")\n";
+  }
+  out << "  return\n}\n";
+  return out.str();
+}
 
 }  // namespace pypto::codegen

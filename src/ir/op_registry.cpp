@@ -50,6 +50,11 @@ const OpDef* resolve_op(const std::string& dsl_name, const std::vector<TypePtr>&
   return op;
 }
 
+ExprPtr OpExpander::call(const std::string& name, const std::string& op, const std::vector<ExprPtr>& args,
+                         const Attrs& attrs, const Span& span) {
+  return emit(name, make_op_call(op, args, {}, attrs, span));
+}
+
 ExprPtr CallSite::arg(const std::string& name) const {
   size_t k = 0;
   for (auto& p : op.params) {

@@ -14,9 +14,8 @@
 #include "pypto/ir/op_registry.h"
 
 namespace pypto::ir {
-namespace {
 
-std::string format_float(double v) {
+std::string python_float(double v) {
   if (v != v) return "float('nan')";
   if (v == std::numeric_limits<double>::infinity()) return "float('inf')";
   if (v == -std::numeric_limits<double>::infinity()) return "float('-inf')";
@@ -26,6 +25,8 @@ std::string format_float(double v) {
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   return s;
 }
+
+namespace {
 
 // `, deps=[task_0, task_3]` for a launch with explicit task edges, else "".
 std::string task_deps(const std::vector<int64_t>& deps) {
@@ -53,32 +54,28 @@ bool is_python_keyword(const std::string& s) {
                                            "break", "class", "continue", "def", "del", "elif", "else", "except",
                                            "finally", "for", "from", "global", "if", "import", "in", "is",
                                            "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-                                           "while", "with", "yield", "pl", "self"};
+                                           "while", "with", "yield", "pl", "self", "torch"};
   return kw.count(s) > 0;
 }
 
-// Gives each Var of a function a unique, valid Python name: `c`, `c_1`, `c_2`, ...
-class Namer {
- public:
-  std::string name(const Var* v) {
-    auto it = names_.find(v);
-    if (it != names_.end()) return it->second;
-    std::string base;
-    for (char c : v->name) base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-    if (base.empty()) base = "v";
-    if (std::isdigit(static_cast<unsigned char>(base[0]))) base = "v" + base;
-    if (is_python_keyword(base)) base += "_";
-    std::string cand = base;
-    for (int k = 1; used_.count(cand); ++k) cand = base + "_" + std::to_string(k);
-    used_.insert(cand);
-    names_[v] = cand;
-    return cand;
-  }
+}  // namespace
 
- private:
-  std::unordered_map<const Var*, std::string> names_;
-  std::set<std::string> used_;
-};
+std::string PythonNamer::name(const Var* v) {
+  auto it = names_.find(v);
+  if (it != names_.end()) return it->second;
+  std::string base;
+  for (char c : v->name) base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (base.empty()) base = "v";
+  if (std::isdigit(static_cast<unsigned char>(base[0]))) base = "v" + base;
+  if (is_python_keyword(base)) base += "_";
+  std::string cand = base;
+  for (int k = 1; used_.count(cand); ++k) cand = base + "_" + std::to_string(k);
+  used_.insert(cand);
+  names_[v] = cand;
+  return cand;
+}
+
+namespace {
 
 class Printer {
  public:
@@ -128,8 +125,8 @@ class Printer {
       case ExprKind::ConstFloat: {
         auto* c = e->as<ConstFloat>();
         DataType d = e->type->as<ScalarType>()->dtype;
-        if (d == DataType::FP32) return format_float(c->value);
-        return "pl.const(" + format_float(c->value) + ", pl." + dtype_name(d) + ")";
+        if (d == DataType::FP32) return python_float(c->value);
+        return "pl.const(" + python_float(c->value) + ", pl." + dtype_name(d) + ")";
       }
       case ExprKind::ConstBool: return e->as<ConstBool>()->value ? "True" : "False";
       case ExprKind::Binary: {
@@ -147,7 +144,18 @@ class Printer {
         auto* f = e->as<FuncCall>();
         std::string out = "self." + f->callee + "(";
         for (size_t i = 0; i < f->args.size(); ++i) out += (i ? ", " : "") + expr(f->args[i]);
-        if (!f->task.deps.empty()) out += f->args.empty() ? task_deps(f->task.deps).substr(2) : task_deps(f->task.deps);
+        // A launch's task info as keywords that parse back (ids as integers: the program's
+        // launches after OutlineIncore have no `with ... as` names).
+        std::string kw;
+        if (f->task.task_id >= 0) kw += ", task_id=" + std::to_string(f->task.task_id);
+        if (!f->task.deps.empty()) {
+          kw += ", deps=[";
+          for (size_t i = 0; i < f->task.deps.size(); ++i) kw += (i ? ", " : "") + std::to_string(f->task.deps[i]);
+          kw += "]";
+        }
+        if (f->task.block_num > 0) kw += ", block_num=" + std::to_string(f->task.block_num);
+        if (f->task.manual) kw += ", manual=True";
+        if (!kw.empty()) out += f->args.empty() ? kw.substr(2) : kw;
         return out + ")";
       }
       case ExprKind::List: return list(e->as<ListExpr>()->elems);
@@ -248,7 +256,7 @@ class Printer {
         auto* sc = s->as<ScopeStmt>();
         std::string head = sc->task.block_num > 0 ? "with pl.spmd(" + std::to_string(sc->task.block_num) + ", level=pl.Level."
                                                   : std::string("with pl.at(level=pl.Level.");
-        head += level_name(sc->level) + task_deps(sc->task.deps) + ")";
+        head += level_name(sc->level) + task_deps(sc->task.deps) + (sc->task.manual ? ", manual=True" : "") + ")";
         if (sc->task.task_id >= 0) head += " as task_" + std::to_string(sc->task.task_id);
         line(indent, head + ":");
         yield_targets.push_back(nullptr);
@@ -320,7 +328,7 @@ class Printer {
     block(f.body, indent + 1);
   }
 
-  Namer namer;
+  PythonNamer namer;
   std::ostringstream os;
   std::vector<const std::vector<VarPtr>*> yield_targets;
 };
@@ -332,7 +340,7 @@ std::string print_attr(const AttrValue& value) {
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, int64_t>) return std::to_string(v);
-        else if constexpr (std::is_same_v<T, double>) return format_float(v);
+        else if constexpr (std::is_same_v<T, double>) return python_float(v);
         else if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
         else if constexpr (std::is_same_v<T, std::string>) return quote(v);
         else if constexpr (std::is_same_v<T, DataType>) return std::string("pl.") + dtype_name(v);

@@ -24,6 +24,27 @@ class Equal {
     return true;
   }
 
+  // Task ids are names: equal programs may number their launches differently, so ids are
+  // matched one-to-one as they are met (like Vars).
+  bool task_id(int64_t a, int64_t b) {
+    if (a < 0 || b < 0) return a == b;
+    auto ia = task_fwd_.find(a);
+    auto ib = task_bwd_.find(b);
+    if (ia != task_fwd_.end() || ib != task_bwd_.end())
+      return ia != task_fwd_.end() && ib != task_bwd_.end() && ia->second == b;
+    task_fwd_[a] = b;
+    task_bwd_[b] = a;
+    return true;
+  }
+
+  bool task(const TaskInfo& a, const TaskInfo& b) {
+    if (a.block_num != b.block_num || a.manual != b.manual || a.deps.size() != b.deps.size()) return false;
+    if (!task_id(a.task_id, b.task_id)) return false;
+    for (size_t i = 0; i < a.deps.size(); ++i)
+      if (!task_id(a.deps[i], b.deps[i])) return false;
+    return true;
+  }
+
   bool vars(const std::vector<VarPtr>& a, const std::vector<VarPtr>& b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
@@ -91,7 +112,7 @@ class Equal {
       }
       case ExprKind::FuncCall: {
         auto *x = a->as<FuncCall>(), *y = b->as<FuncCall>();
-        return x->callee == y->callee && exprs(x->args, y->args);
+        return x->callee == y->callee && task(x->task, y->task) && exprs(x->args, y->args);
       }
       case ExprKind::List: return exprs(a->as<ListExpr>()->elems, b->as<ListExpr>()->elems);
       case ExprKind::TupleGet: {
@@ -122,7 +143,7 @@ class Equal {
       }
       case StmtKind::Scope: {
         auto *x = a->as<ScopeStmt>(), *y = b->as<ScopeStmt>();
-        return x->level == y->level && stmt(x->body, y->body);
+        return x->level == y->level && task(x->task, y->task) && stmt(x->body, y->body);
       }
       case StmtKind::For: {
         auto *x = a->as<ForStmt>(), *y = b->as<ForStmt>();
@@ -152,6 +173,7 @@ class Equal {
 
  private:
   std::unordered_map<const Var*, const Var*> fwd_, bwd_;
+  std::unordered_map<int64_t, int64_t> task_fwd_, task_bwd_;
 };
 
 // Hashing mirrors Equal: variables hash by the order in which they are first met.
@@ -234,6 +256,7 @@ class Hasher {
     }
     if (auto* c = e->as<FuncCall>()) {
       mix_str(c->callee);
+      task(c->task);
       for (auto& a : c->args) expr(a);
     }
     if (auto* l = e->as<ListExpr>())
@@ -242,6 +265,14 @@ class Hasher {
       mix(t->index);
       expr(t->tuple);
     }
+  }
+
+  // Task info without the ids themselves (they are names; see the comparison).
+  void task(const TaskInfo& t) {
+    mix(static_cast<uint64_t>(t.block_num));
+    mix(t.manual ? 1 : 0);
+    mix(t.task_id >= 0 ? 1 : 0);
+    mix(t.deps.size());
   }
 
   void stmt(const StmtPtr& s) {
@@ -260,6 +291,7 @@ class Hasher {
       for (auto& x : q->stmts) stmt(x);
     if (auto* sc = s->as<ScopeStmt>()) {
       mix(static_cast<uint64_t>(sc->level));
+      task(sc->task);
       stmt(sc->body);
     }
     if (auto* f = s->as<ForStmt>()) {

@@ -147,7 +147,10 @@ ExprPtr IRMutator::mutate(const ExprPtr& e) {
       auto* t = e->as<TupleGetItem>();
       auto x = mutate(t->tuple);
       if (x == t->tuple) return e;
-      return std::make_shared<TupleGetItem>(x, t->index, t->type, t->span);
+      // The element's type follows the tuple's (e.g. the addresses memory planning gave it).
+      auto* tt = x->type ? x->type->as<TupleType>() : nullptr;
+      bool has = tt && t->index >= 0 && t->index < static_cast<int>(tt->elems.size());
+      return std::make_shared<TupleGetItem>(x, t->index, has ? tt->elems[t->index] : t->type, t->span);
     }
   }
   return e;

@@ -8,9 +8,9 @@ constexpr int64_t KiB = 1024;
 const std::vector<ChipSpec>& chips() {
   static const std::vector<ChipSpec> table = {
       {"a2a3sim", "Ascend 910B-class chip model: 24 clusters of 1 AIC + 2 AIV", 24, 24, 48, 192 * KiB, 512 * KiB,
-       64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 2 * KiB, 1.85, 32},
+       64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 2 * KiB, 1.85, 32, /*fifo_depth=*/2},
       {"a5sim", "Ascend 950-class chip model: 36 clusters of 1 AIC + 2 AIV", 36, 36, 72, 256 * KiB, 512 * KiB, 64 * KiB,
-       64 * KiB, 256 * KiB, 4 * KiB, 4 * KiB, 1.85, 32},
+       64 * KiB, 256 * KiB, 4 * KiB, 4 * KiB, 1.85, 32, /*fifo_depth=*/2},
   };
   return table;
 }

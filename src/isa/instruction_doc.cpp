@@ -34,11 +34,32 @@ std::string operand_text(const std::string& sig, bool mask_first = false) {
 std::string cost_text(const InstrDef& d) {
   char buf[96];
   if (d.family == InstrFamily::kMatmul) return "6 + ceil(M/16)·ceil(K/K0)·ceil(N/16) (x2 fp32)";
+  if (d.name == "TPUSH")
+    return "bytes / path GiB/s + 30: Acc -> Vec 128, other paths 100.9 (the global -> UB figure)";
+  if (d.name == "TPOP") return "30 (handshake: one transfer startup)";
   if (d.family == InstrFamily::kSync || d.pipe == Pipe::S) std::snprintf(buf, sizeof buf, "%g", d.cost.head);
   else if (d.cost.bandwidth_gib_s > 0)
     std::snprintf(buf, sizeof buf, "bytes / %g GiB/s + %g", d.cost.bandwidth_gib_s, d.cost.startup_cycles);
   else std::snprintf(buf, sizeof buf, "%g R + %g", d.cost.slope, d.cost.head);
   return std::string(buf) + (d.cost.published ? " (published)" : "");
+}
+
+// The FIFO protocol in one paragraph (docs/isa.md states it under the family's table).
+const char* cross_core_fifo_markdown() {
+  return "**Cross-core FIFOs.** A mixed task (a Group kernel) runs one AIC kernel and one or two AIV kernels\n"
+         "of a cluster at once. Each AIV has two FIFOs with the AIC, one per direction, of `fifo_depth` slots\n"
+         "(chip table: 2). Attribute `peer` names the other end: \"AIV0\" / \"AIV1\" in the AIC kernel, \"AIC\"\n"
+         "in an AIV kernel.\n\n"
+         "- TPUSH copies its tile's valid region (dtype, valid rows x cols) into the next slot. It waits while\n"
+         "  that slot is full or popped but not yet freed. An AIC push lands in the AIV's UB (Vec). An AIV push\n"
+         "  lands in the AIC's L1 (Mat).\n"
+         "- TPOP waits for the oldest filled slot and copies it into its destination tile. The destination's\n"
+         "  dtype and valid shape must equal the pushed tile's. The slot stays popped until TFREE.\n"
+         "- TFREE releases the oldest popped slot, so the producer may refill it. Its tile operand is the\n"
+         "  popped tile, written as an output, so that every read of the tile is ordered before the free.\n"
+         "- Timing (sim): a TPOP starts no earlier than its slot's TPUSH ended; a TPUSH into a recycled slot\n"
+         "  starts no earlier than the TFREE that released it. When every unfinished part of a mixed task\n"
+         "  waits on a FIFO, the run fails and names each part, its instruction, its line and the FIFO state.\n";
 }
 
 }  // namespace
@@ -60,7 +81,7 @@ std::string instruction_table_markdown() {
      << "sqrt and 1/x correctly rounded, the others within 1 ulp of it. TAXPY, TMULADDDST, TADDC\n"
      << "and TSUBC are two FP32 steps (no fused multiply-add); reductions and matmul accumulate in\n"
      << "FP32 in index order. Conversions (TCVT, TMOV, ...) round once, under TCVT's mode.\n\n";
-  for (int f = 0; f <= static_cast<int>(InstrFamily::kSync); ++f) {
+  for (int f = 0; f <= static_cast<int>(InstrFamily::kCrossCore); ++f) {
     const InstrFamily family = static_cast<InstrFamily>(f);
     os << "\n## " << instr_family_name(family) << "\n\n"
        << "| Instruction | .pto | Pipe | Outs | Ins | Dtypes | Memories | Cycles | Computes |\n"
@@ -77,6 +98,7 @@ std::string instruction_table_markdown() {
          << (mems.empty() ? "-" : mems) << " | " << cost_text(*d) << " | " << d->summary << " |\n";
     }
     if (family == InstrFamily::kCompare) os << "\n" << packed_mask_layout_markdown();
+    if (family == InstrFamily::kCrossCore) os << "\n" << cross_core_fifo_markdown();
   }
   return os.str();
 }

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <variant>
 
 namespace pypto::isa {
 
@@ -26,7 +27,7 @@ bool pipe_from_name(const std::string& name, Pipe* out) {
 const char* instr_family_name(InstrFamily f) {
   static const char* names[] = {"memory", "on-chip movement", "elementwise", "tile-scalar", "unary", "convert",
                                 "reduction", "broadcast", "cube", "compare/select", "fill", "generator",
-                                "index/sort", "sync"};
+                                "index/sort", "sync", "cross-core FIFO"};
   return names[static_cast<int>(f)];
 }
 
@@ -69,6 +70,8 @@ std::vector<MemorySpace> default_memories(const InstrDef& d) {
   if (d.name == "TEXTRACT" || d.name == "TRESHAPE" || d.name == "TSUBVIEW" || d.name == "TASSIGN")
     return {M::Vec, M::Mat, M::Left, M::Right, M::Acc};
   if (d.family == F::kMatmul) return {M::Acc};
+  if (d.name == "TPUSH") return {M::Acc, M::Mat, M::Vec};
+  if (d.name == "TPOP" || d.name == "TFREE") return {M::Vec, M::Mat};
   return {M::Vec};
 }
 
@@ -119,6 +122,18 @@ void add_more_instrs(std::vector<InstrDef>& t) {
   add("SET_FLAG", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "signal event attrs{event} from pipe attrs{src} to pipe attrs{dst}");
   add("WAIT_FLAG", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{dst} waits for event attrs{event} from pipe attrs{src}");
   add("PIPE_BARRIER", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{pipe} (or ALL) waits for every earlier instruction of that pipe (all pipes)");
+  // Cross-core tile FIFOs of a cluster (mixed tasks). TPUSH's pipe depends on its source
+  // (pipe_of): FIX from Acc, MTE1 from Mat, MTE3 from Vec; its cost is the transfer from the
+  // source to the peer's landing memory (Acc -> Vec: the L0C -> L1 figure). TPOP hands the
+  // next filled slot to its destination tile (the data already lies in this core's buffer):
+  // a handshake of one transfer startup on MTE2. TFREE gives the popped slot back to the
+  // producer; its tile is an output, so the compiler orders it after every read of the tile.
+  add("TPUSH", F::kCrossCore, Pipe::MTE3, "", "T", kAny, xfer(128),
+      "push the tile into the FIFO towards attrs{peer}: blocks while every slot is full or popped but not freed");
+  add("TPOP", F::kCrossCore, Pipe::MTE2, "T", "", kAny, {30, 0, 0, 0, false},
+      "dst = the oldest filled slot of the FIFO from attrs{peer} (blocks until one is pushed); dtype and shape must match the push");
+  add("TFREE", F::kCrossCore, Pipe::S, "T", "", kAny, vec(0, 1),
+      "give the oldest popped slot of the FIFO from attrs{peer} back to its producer (dst: the popped tile, now dead)");
 }
 
 std::vector<InstrDef> build_table() {
@@ -289,6 +304,13 @@ Pipe pipe_of(const Instr& instr, const Kernel& kernel) {
     return src.kind == Operand::kTile ? kernel.tiles.at(src.index).memory : MemorySpace::DDR;
   };
   if (def->name == "TSTORE") return source_memory() == MemorySpace::Acc ? Pipe::FIX : Pipe::MTE3;
+  if (def->name == "TPUSH") {
+    switch (source_memory()) {
+      case MemorySpace::Acc: return Pipe::FIX;
+      case MemorySpace::Mat: return Pipe::MTE1;
+      default: return Pipe::MTE3;
+    }
+  }
   if (def->name == "TMOV") {
     switch (source_memory()) {
       case MemorySpace::Acc: return Pipe::FIX;
@@ -316,6 +338,24 @@ double transfer_cost_cycles(MemorySpace src, MemorySpace dst, int64_t bytes) {
   return bytes_to_cycles(static_cast<double>(bytes), gib_s, 30);
 }
 
+const char* part_role_name(PartRole r) {
+  switch (r) {
+    case PartRole::AIC: return "AIC";
+    case PartRole::AIV0: return "AIV 0";
+    case PartRole::AIV1: return "AIV 1";
+  }
+  return "?";
+}
+
+MemorySpace fifo_landing_memory(const std::string& peer) { return peer == "AIC" ? MemorySpace::Mat : MemorySpace::Vec; }
+
+std::string fifo_peer(const Instr& instr) {
+  auto it = instr.attrs.find(kPeerAttr);
+  if (it == instr.attrs.end()) return "";
+  const std::string* s = std::get_if<std::string>(&it->second);
+  return s ? *s : "";
+}
+
 double instr_cost_cycles(const InstrDef& def, DataType dtype, int64_t rows, int64_t cols, int64_t k) {
   const int64_t bytes = dtype_bytes(dtype);
   if (def.family == InstrFamily::kMatmul) {
@@ -328,6 +368,7 @@ double instr_cost_cycles(const InstrDef& def, DataType dtype, int64_t rows, int6
   }
   if (def.family == InstrFamily::kSync || def.pipe == Pipe::S) return def.cost.head;
   if (def.name == "TPREFETCH") return def.cost.startup_cycles;
+  if (def.name == "TPOP") return def.cost.head;
   if (def.cost.bandwidth_gib_s > 0)
     return bytes_to_cycles(static_cast<double>(rows * cols * bytes), def.cost.bandwidth_gib_s, def.cost.startup_cycles);
   const double repeats = std::ceil(static_cast<double>(rows * cols * bytes) / 256.0);

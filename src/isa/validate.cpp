@@ -189,7 +189,37 @@ class Validator {
     };
     for (size_t i = 0; i < in.outs.size(); ++i) check(in.outs[i], def->outs_sig[i]);
     for (size_t i = 0; i < in.ins.size(); ++i) check(in.ins[i], def->ins_sig[i]);
+    if (def->family == InstrFamily::kCrossCore) cross_core(in);
   }
+
+  // A FIFO instruction names a peer of its own core's side, and its tile lives where the
+  // instruction reads or writes it (TPOP / TFREE: the memory the peer's pushes land in).
+  void cross_core(const Instr& in) const {
+    const std::string peer = fifo_peer(in);
+    if (peer != "AIC" && peer != "AIV0" && peer != "AIV1")
+      bad(in.span, in.mnemonic + " needs attribute peer = \"AIV0\", \"AIV1\" (in a cube kernel) or \"AIC\" (in a vector kernel), got '" +
+                       peer + "'");
+    if (core_ == FunctionType::AIC && peer == "AIC") bad(in.span, in.mnemonic + " in a cube (AIC) kernel names the AIC as its peer");
+    if (core_ == FunctionType::AIV && peer != "AIC") bad(in.span, in.mnemonic + " in a vector (AIV) kernel must name peer \"AIC\"");
+    const Operand& o = in.mnemonic == "TPUSH" ? in.ins.at(0) : in.outs.at(0);
+    const MemorySpace m = tiles_->at(o.index).memory;
+    if (in.mnemonic == "TPUSH") {
+      const bool ok = peer == "AIC" ? m == MemorySpace::Vec : (m == MemorySpace::Acc || m == MemorySpace::Mat);
+      if (!ok)
+        bad(in.span, "TPUSH of a " + std::string(memory_space_name(m)) + " tile towards " + peer +
+                         " (a vector core pushes Vec tiles, the cube core Acc or Mat tiles)");
+    } else {
+      const MemorySpace landing = peer == "AIC" ? MemorySpace::Vec : MemorySpace::Mat;  // this core's side
+      if (m != landing)
+        bad(in.span, in.mnemonic + " of a " + std::string(memory_space_name(m)) + " tile from " + peer + "; tiles from " +
+                         peer + " land in " + memory_space_name(landing));
+    }
+  }
+
+ public:
+  FunctionType core_ = FunctionType::AIV;
+
+ private:
 
   std::string what_;
   const std::vector<Instr>& code_;
@@ -206,15 +236,57 @@ void validate_kernel(const Kernel& kernel, const ChipSpec& chip) {
   Validator v("kernel '" + kernel.name + "'", kernel.code, kernel.num_regs, kernel.params,
               static_cast<int>(kernel.params.size()), chip);
   if (kernel.num_regs < 0 || kernel.num_regs > (1 << 20)) v.bad({}, "bad register count");
+  if (kernel.core == FunctionType::Group) {  // its parts hold the registers
+    if (!kernel.code.empty() || !kernel.tiles.empty())
+      v.bad({}, "a Group kernel (mixed task) has no code or tiles of its own; its parts do the work");
+    return;
+  }
   int scalars = 0;
   for (auto& p : kernel.params) scalars += p.is_tensor ? 0 : 1;
   if (scalars > kernel.num_regs) v.bad({}, "scalar parameters need " + std::to_string(scalars) + " registers");
+  if (!kernel.parts.empty()) v.bad({}, "only a Group kernel has parts");
+  v.core_ = kernel.core;
   v.check_tiles(kernel.tiles);
   v.check_code(false);
 }
 
+// A Group kernel's parts: one AIC kernel and one or two AIV kernels of the program, each
+// argument a parameter of the group (tensor for tensor, scalar for scalar) or a constant.
+static void validate_group(const HostProgram& program, const Kernel& group) {
+  auto bad = [&](const std::string& msg) {
+    fail(ErrorKind::kRuntime, {}, "malformed instruction stream in Group kernel '" + group.name + "': " + msg,
+         "instruction streams come from the compiler; if you built this one by hand, fix it as described");
+  };
+  int roles[3] = {0, 0, 0};
+  for (const KernelPart& p : group.parts) {
+    if (p.kernel < 0 || p.kernel >= static_cast<int>(program.kernels.size())) bad("a part names kernel #" + std::to_string(p.kernel));
+    const Kernel& k = program.kernels[p.kernel];
+    const int r = static_cast<int>(p.role);
+    if (r < 0 || r > 2) bad("a part has an unknown role");
+    ++roles[r];
+    const FunctionType want = p.role == PartRole::AIC ? FunctionType::AIC : FunctionType::AIV;
+    if (k.core != want)
+      bad("part '" + k.name + "' runs on " + part_role_name(p.role) + " but is a " + function_type_name(k.core) + " kernel");
+    if (p.args.size() != k.params.size())
+      bad("part '" + k.name + "' gets " + std::to_string(p.args.size()) + " arguments for " + std::to_string(k.params.size()) +
+          " parameters");
+    for (size_t a = 0; a < p.args.size(); ++a) {
+      const PartArg& pa = p.args[a];
+      if (pa.param >= static_cast<int>(group.params.size())) bad("part '" + k.name + "' uses group parameter #" + std::to_string(pa.param));
+      const bool tensor_arg = pa.param >= 0 && group.params[pa.param].is_tensor;
+      if (tensor_arg != k.params[a].is_tensor || (pa.param < 0 && pa.constant.kind != Scalar::kImm))
+        bad("argument " + std::to_string(a) + " of part '" + k.name + "' does not fit parameter '" + k.params[a].name + "'");
+    }
+  }
+  if (roles[0] != 1 || roles[1] != 1 || roles[2] > 1)
+    bad("a mixed task has one AIC part, one AIV 0 part and at most one AIV 1 part");
+}
+
 void validate_host_program(const HostProgram& program, const ChipSpec& chip) {
-  for (auto& k : program.kernels) validate_kernel(k, chip);
+  for (auto& k : program.kernels) {
+    validate_kernel(k, chip);
+    if (k.core == FunctionType::Group) validate_group(program, k);
+  }
   const int slots = static_cast<int>(program.tensors.size());
   Validator v("host program '" + program.name + "'", program.code, program.num_regs, program.params, slots, chip);
   if (program.params.size() > program.tensors.size()) v.bad({}, "fewer tensor slots than parameters");

@@ -3,6 +3,7 @@
 // them so that freeing waits for those launches and dropping a reference never frees early.
 #include "pypto/kernel/launch_queue.h"
 
+#include <cstdlib>
 #include <deque>
 #include <exception>
 #include <thread>
@@ -13,14 +14,20 @@ DeviceBuffer::DeviceBuffer(int64_t nbytes, std::string label) : label_(std::move
   if (nbytes <= 0 || nbytes % 4 != 0)
     fail(ErrorKind::kValue, {}, "pto.alloc_tensor(" + std::to_string(nbytes) + "): the size must be a positive multiple of 4 bytes",
          "pass n * 4 for n fp32 elements");
-  bytes_.assign(static_cast<size_t>(nbytes), 0);
+  bytes_ = static_cast<uint8_t*>(std::calloc(static_cast<size_t>(nbytes), 1));
+  if (!bytes_)
+    fail(ErrorKind::kCapacity, {}, "pto.alloc_tensor(" + std::to_string(nbytes) + "): out of host memory",
+         "allocate a smaller tensor or free tensors you no longer need");
+  nbytes_ = nbytes;
 }
+
+DeviceBuffer::~DeviceBuffer() { std::free(bytes_); }
 
 uint8_t* DeviceBuffer::data(const char* use) {
   if (freed_)
     fail(ErrorKind::kRuntime, {}, std::string(use) + " uses tensor '" + label_ + "' after it was freed",
          "keep the tensor alive (do not use it after its `with pto.Tensor(...)` block or .free())");
-  return bytes_.data();
+  return bytes_;
 }
 
 void DeviceBuffer::retain_for_launch() { ++pending_; }
@@ -38,7 +45,9 @@ void DeviceBuffer::wait_idle() {
 void DeviceBuffer::free() {
   wait_idle();
   freed_ = true;
-  std::vector<uint8_t>().swap(bytes_);
+  std::free(bytes_);
+  bytes_ = nullptr;
+  nbytes_ = 0;
 }
 
 namespace {

@@ -3,15 +3,38 @@
 // widths for `if i < n`), and pipeline programs become cube instructions per block with
 // double-buffered locals (see docs/kernel-api.md, "How kernels are compiled").
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
+#include <exception>
+#include <limits>
+#include <set>
+#include <thread>
 
+#include "pypto/codegen/insert_sync.h"
 #include "pypto/isa/chip.h"
+#include "pypto/isa/instructions.h"
 #include "pypto/kernel/lower_lanes.h"
+#include "pypto/isa/validate.h"
+#include "pypto/runtime/native_engine.h"
+#include "pypto/runtime/runtime.h"
+#include "pypto/runtime/sim_engine.h"
 
 namespace pypto::kernel {
 
 namespace {
+
+// Lanes per tile row at most (a chunk of the grid per loop iteration; see docs/kernel-api.md).
+constexpr int64_t kMaxChunkLanes = 16384;
+// Registers of loop-lowered lane kernels: the chunk range parameters, then two scratch
+// registers (guards and loop bounds), then loop counters and offsets.
+constexpr int kChunkLoReg = 0, kChunkHiReg = 1, kScratchReg = 2, kFirstFreeReg = 4;
+
+bool is_sync(const isa::Instr& in) {
+  if (in.kind != isa::InstrKind::kTile) return false;
+  const isa::InstrDef* def = isa::find_instr(in.mnemonic);
+  return def != nullptr && def->family == isa::InstrFamily::kSync;
+}
 
 struct Val {
   enum Kind { kNone, kUniform, kAffine, kData, kPtr, kMask, kLocal } kind = kNone;
@@ -56,8 +79,8 @@ double fold(const std::string& op, double a, double b, bool is_float, const Span
 
 class Lowerer {
  public:
-  Lowerer(const LaneProgram& p, const std::vector<LaunchArg>& args, LaunchShape shape, const std::string& platform)
-      : p_(p), args_(args), shape_(shape), chip_(*isa::chip_for_platform(platform)) {
+  Lowerer(const LaneProgram& p, const std::vector<LaunchArg>& args, LaunchShape shape, const isa::ChipSpec& chip)
+      : p_(p), args_(args), shape_(shape), chip_(chip) {
     out_.kernel.name = p.name;
     for (size_t i = 0; i < args.size(); ++i) {
       if (!args[i].buffer) continue;
@@ -77,34 +100,88 @@ class Lowerer {
     }
   }
 
-  LoweredKernel lanes(int64_t chunk_blocks) {
-    int slots = 2;
-    for (const LaneOp& op : p_.ops) {
-      if (op.kind == LaneOpKind::kLoad || op.kind == LaneOpKind::kBinary) slots += 1;
-      if (op.kind == LaneOpKind::kFma || op.kind == LaneOpKind::kMad || op.kind == LaneOpKind::kStore) slots += 5;
-    }
+  LoweredKernel lanes(int64_t chunk_blocks, bool unroll) {
     const int64_t cap = chip_.capacity(MemorySpace::Vec);
-    const int64_t per_block = shape_.block * 4 * slots;
+    const int64_t per_lane = bytes_per_lane();
+    const int64_t per_block = shape_.block * per_lane;
     if (per_block > cap)
       fail(ErrorKind::kCapacity, p_.ops.empty() ? Span{} : p_.ops[0].span,
            "kernel '" + p_.name + "' with blocks of " + std::to_string(shape_.block) + " lanes needs " +
-               std::to_string(per_block) + " bytes of vector buffer (" + std::to_string(slots) + " lane values x " +
+               std::to_string(per_block) + " bytes of vector buffer (" + std::to_string(per_lane / 4) + " lane values x " +
                std::to_string(shape_.block) + " x 4 B), the chip has " + std::to_string(cap),
            "launch with a smaller block");
     const bool per_block_ids = p_.uses(LaneOpKind::kBlockId) || p_.uses(LaneOpKind::kLaneId);
-    int64_t k = chunk_blocks > 0 ? chunk_blocks : std::min<int64_t>(cap / per_block, std::max<int64_t>(1, 16384 / shape_.block));
+    int64_t k = chunk_blocks > 0 ? chunk_blocks
+                                 : std::min<int64_t>(cap / std::max<int64_t>(per_block, 1),
+                                                     std::max<int64_t>(1, kMaxChunkLanes / shape_.block));
     if (per_block_ids) k = 1;
     k = std::max<int64_t>(1, std::min(k, shape_.grid));
     width_ = k * shape_.block;
     out_.chunk_lanes = width_;
     const int64_t total = shape_.grid * shape_.block;
+    out_.total_lanes = total;
+    ranged_ = !unroll;
+    if (ranged_) num_regs_ = kFirstFreeReg;
+    // Each chunk is lowered with immediate offsets; a chunk that repeats the first chunk of
+    // the current run (see repeats) is dropped again and counted, so the code stays small.
+    // Once a chunk repeats, the chunks up to the base where its lowering would change (see
+    // holds_while) repeat too and are counted without being lowered.
+    Run run;
     for (int64_t base = 0, blk = 0; base < total; base += width_, blk += k) {
       base_ = base;
       block_id_ = blk;
       chunk_ = std::min(width_, total - base);
+      same_until_ = std::numeric_limits<int64_t>::max();
+      holds_while(chunk_ == width_ ? total - width_ : base);
+      const size_t begin = out_.kernel.code.size();
       run_body(0, static_cast<int>(p_.ops.size()));
+      const Chunk c{begin, out_.kernel.code.size(), base};
+      if (!unroll && run.count > 0 && c.end > c.begin) {
+        std::vector<int> kinds;
+        if (repeats(out_.kernel.code, run.first, c, &kinds) && (run.count == 1 || kinds == run.kinds)) {
+          run.kinds = std::move(kinds);
+          run.count += 1;
+          out_.kernel.code.resize(begin);
+          out_.notes.resize(begin);
+          const int64_t more = (same_until_ - base) / width_;
+          run.count += more;
+          base += more * width_;
+          blk += more * k;
+          continue;
+        }
+      }
+      const size_t moved = close_run(run, c.begin);  // the new chunk follows the closed run
+      run = Run{Chunk{moved, moved + (c.end - c.begin), c.base}, {}, 1};
+    }
+    close_run(run, out_.kernel.code.size());
+    if (ranged_) {
+      // The chunk range [chunk_lo, chunk_hi) this run covers (lane bases): registers 0 and 1.
+      for (const char* name : {"chunk_lo", "chunk_hi"}) {
+        isa::ParamDesc d;
+        d.name = name;
+        d.is_tensor = false;
+        d.dtype = DataType::INT64;
+        d.dir = ParamDirection::In;
+        out_.kernel.params.push_back(d);
+      }
+      out_.args.push_back(runtime::HostArg::of_int(0));
+      out_.args.push_back(runtime::HostArg::of_int(total));
+      out_.chunk_range = true;
+      out_.independent_chunks = true;
+      for (const auto& [buf, offs] : accesses_)
+        if (written_.count(buf) && offs.size() != 1) out_.independent_chunks = false;
     }
     return finish();
+  }
+
+  // The vector-buffer bytes one lane needs: the first block lowered alone (one block per
+  // tile row), counting its tile slots without the capacity check.
+  int64_t bytes_per_lane() {
+    Lowerer trial(p_, args_, shape_, chip_);
+    trial.measuring_ = true;
+    trial.width_ = trial.chunk_ = shape_.block;
+    trial.run_body(0, static_cast<int>(p_.ops.size()));
+    return trial.next_addr_[static_cast<int>(MemorySpace::Vec)] / shape_.block;
   }
 
   LoweredKernel pipeline() {
@@ -123,9 +200,235 @@ class Lowerer {
   }
 
  private:
+  // Pipe flags (InsertSync, as for compiled kernels), then the notes of the inserted
+  // set_flag / wait_flag and the user-visible instruction list (see lower_lanes.h).
   LoweredKernel finish() {
-    out_.kernel.num_regs = 0;
+    out_.kernel.num_regs = num_regs_;
+    out_.kernel.reg_is_float.assign(static_cast<size_t>(num_regs_), false);
+    if (codegen::insert_sync(out_.kernel) > 0) {
+      std::vector<InstrNote> notes;
+      notes.reserve(out_.kernel.code.size());
+      size_t next = 0;
+      for (const isa::Instr& in : out_.kernel.code) {
+        if (is_sync(in)) {
+          InstrNote n = next < out_.notes.size() ? out_.notes[next] : (out_.notes.empty() ? InstrNote{} : out_.notes.back());
+          n.cls = "SYNC";
+          n.tensor_arg = -1;
+          n.tile = -1;
+          notes.push_back(n);
+        } else {
+          notes.push_back(out_.notes.at(next++));
+        }
+      }
+      out_.notes = std::move(notes);
+    }
+    out_.lane_pcs.clear();
+    for (size_t pc = 0; pc < out_.kernel.code.size(); ++pc)
+      if (out_.kernel.code[pc].kind == isa::InstrKind::kTile && !is_sync(out_.kernel.code[pc]))
+        out_.lane_pcs.push_back(static_cast<int>(pc));
     return std::move(out_);
+  }
+
+  // ---- loops --------------------------------------------------------------------------
+  // Chunks were lowered one after the other with immediate offsets. Consecutive chunks whose
+  // code is the same except for tile-window offsets that advance with the chunk base (or stay
+  // put) become one loop over a base register: LOOP r = first..last step width, with the
+  // advancing offsets read from r (+ a constant). The rest (a partial last chunk, chunks that
+  // differ) stays straight-line, so every lane computes exactly what the unrolled code does.
+  struct Chunk {
+    size_t begin, end;
+    int64_t base;
+  };
+
+  static const isa::Scalar* window_offset(const isa::Instr& in) {
+    if (in.kind != isa::InstrKind::kTile || (in.mnemonic != "TLOAD" && in.mnemonic != "TSTORE")) return nullptr;
+    if (in.ins.size() < 2 || in.ins[1].kind != isa::Operand::kScalarList || in.ins[1].list.size() != 2) return nullptr;
+    const isa::Scalar& s = in.ins[1].list[1];
+    return s.kind == isa::Scalar::kImm && !s.is_float ? &s : nullptr;
+  }
+  static isa::Scalar* window_offset(isa::Instr& in) {
+    return const_cast<isa::Scalar*>(window_offset(static_cast<const isa::Instr&>(in)));
+  }
+  static bool same_scalar(const isa::Scalar& a, const isa::Scalar& b) {
+    return a.kind == b.kind && a.reg == b.reg && a.is_float == b.is_float && a.i == b.i &&
+           (a.f == b.f || (std::isnan(a.f) && std::isnan(b.f)));
+  }
+  static bool same_operand(const isa::Operand& a, const isa::Operand& b) {
+    if (a.kind != b.kind || a.index != b.index || !same_scalar(a.scalar, b.scalar) || a.list.size() != b.list.size()) return false;
+    for (size_t i = 0; i < a.list.size(); ++i)
+      if (!same_scalar(a.list[i], b.list[i])) return false;
+    return true;
+  }
+  // Whether chunk q repeats chunk p: the same code except for tile-window offsets that are
+  // the same or differ by exactly the difference of the chunk bases; `kinds` gets 0 or 1
+  // per window offset accordingly.
+  static bool repeats(const std::vector<isa::Instr>& code, const Chunk& p, const Chunk& q, std::vector<int>* kinds) {
+    if (p.end - p.begin != q.end - q.begin) return false;
+    kinds->clear();
+    for (size_t t = 0; t < p.end - p.begin; ++t) {
+      const isa::Instr& a = code[p.begin + t];
+      const isa::Instr& b = code[q.begin + t];
+      if (a.kind != b.kind || a.mnemonic != b.mnemonic || a.attrs != b.attrs || a.span.line != b.span.line ||
+          a.span.file != b.span.file || a.outs.size() != b.outs.size() || a.ins.size() != b.ins.size())
+        return false;
+      for (size_t o = 0; o < a.outs.size(); ++o)
+        if (!same_operand(a.outs[o], b.outs[o])) return false;
+      const isa::Scalar* wa = window_offset(a);
+      const isa::Scalar* wb = window_offset(b);
+      if ((wa == nullptr) != (wb == nullptr)) return false;
+      for (size_t o = 0; o < a.ins.size(); ++o) {
+        if (wa && o == 1) {
+          if (!same_scalar(a.ins[1].list[0], b.ins[1].list[0])) return false;
+          const int64_t d = wb->i - wa->i;
+          if (d != 0 && d != q.base - p.base) return false;
+          kinds->push_back(d == 0 ? 0 : 1);
+          continue;
+        }
+        if (!same_operand(a.ins[o], b.ins[o])) return false;
+      }
+    }
+    return true;
+  }
+
+  struct Run {
+    Chunk first{0, 0, 0};
+    std::vector<int> kinds;  // per window offset of the first chunk: 0 fixed, 1 advancing
+    int64_t count = 0;       // chunks (loop iterations)
+  };
+
+  // A run of two or more chunks becomes a loop; with chunk ranges, a single chunk is guarded
+  // by `chunk_lo <= base < chunk_hi`. The run's first chunk is followed only by the chunk
+  // just lowered (starting at `next_begin`), which is moved behind; returns where it starts.
+  size_t close_run(const Run& run, size_t next_begin) {
+    std::vector<isa::Instr>& code = out_.kernel.code;
+    if (run.count == 0 || (run.count == 1 && (!ranged_ || run.first.end == run.first.begin))) return next_begin;
+    std::vector<isa::Instr> body(std::make_move_iterator(code.begin() + run.first.begin),
+                                 std::make_move_iterator(code.begin() + run.first.end));
+    std::vector<isa::Instr> next(std::make_move_iterator(code.begin() + run.first.end), std::make_move_iterator(code.end()));
+    std::vector<InstrNote> body_notes(out_.notes.begin() + run.first.begin, out_.notes.begin() + run.first.end);
+    std::vector<InstrNote> next_notes(out_.notes.begin() + run.first.end, out_.notes.end());
+    code.resize(run.first.begin);
+    out_.notes.resize(run.first.begin);
+    if (run.count >= 2)
+      emit_loop(body, body_notes, Chunk{0, body.size(), run.first.base}, run.first.base + (run.count - 1) * width_,
+                run.kinds, run.count);
+    else
+      emit_guarded(body, body_notes, run.first.base);
+    const size_t moved = code.size();
+    for (size_t i = 0; i < next.size(); ++i) {
+      code.push_back(std::move(next[i]));
+      out_.notes.push_back(std::move(next_notes[i]));
+    }
+    return moved;
+  }
+
+  void scalar_op(ir::BinaryOp op, int dst, isa::Scalar a, isa::Scalar b, const Span& span, const InstrNote& note) {
+    isa::Instr in;
+    in.kind = isa::InstrKind::kScalarBin;
+    in.sop = op;
+    in.dst_reg = dst;
+    in.a = a;
+    in.b = b;
+    in.span = span;
+    out_.kernel.code.push_back(in);
+    out_.notes.push_back(note);
+  }
+
+  // One chunk at lane base `base`, run when chunk_lo <= base < chunk_hi.
+  void emit_guarded(std::vector<isa::Instr>& code, std::vector<InstrNote>& notes, int64_t base) {
+    std::vector<isa::Instr>& out = out_.kernel.code;
+    InstrNote sn = notes.front();
+    sn.cls = "SCALAR";
+    sn.tensor_arg = -1;
+    sn.tile = -1;
+    const Span span = code.front().span;
+    const isa::Scalar b = isa::Scalar::imm(base);
+    scalar_op(ir::BinaryOp::Ge, kScratchReg, b, isa::Scalar::r(kChunkLoReg), span, sn);
+    scalar_op(ir::BinaryOp::Lt, kScratchReg + 1, b, isa::Scalar::r(kChunkHiReg), span, sn);
+    scalar_op(ir::BinaryOp::And, kScratchReg, isa::Scalar::r(kScratchReg), isa::Scalar::r(kScratchReg + 1), span, sn);
+    isa::Instr cond;
+    cond.kind = isa::InstrKind::kIf;
+    cond.a = isa::Scalar::r(kScratchReg);
+    cond.span = span;
+    const size_t if_pc = out.size();
+    out.push_back(cond);
+    out_.notes.push_back(sn);
+    for (size_t i = 0; i < code.size(); ++i) {
+      out.push_back(std::move(code[i]));
+      out_.notes.push_back(std::move(notes[i]));
+    }
+    isa::Instr endif;
+    endif.kind = isa::InstrKind::kEndIf;
+    endif.span = span;
+    out[if_pc].jump = static_cast<int>(out.size());
+    out.push_back(endif);
+    out_.notes.push_back(sn);
+  }
+
+  void emit_loop(const std::vector<isa::Instr>& code, const std::vector<InstrNote>& notes, const Chunk& first,
+                 int64_t last_base, const std::vector<int>& kinds, int64_t iterations) {
+    std::vector<isa::Instr>& out = out_.kernel.code;
+    const int r = num_regs_++;
+    InstrNote ln = notes[first.begin];
+    ln.cls = "LOOP";
+    ln.tensor_arg = -1;
+    ln.tile = -1;
+    isa::Instr begin;
+    begin.kind = isa::InstrKind::kLoopBegin;
+    begin.dst_reg = r;
+    begin.a = isa::Scalar::imm(first.base);
+    begin.b = isa::Scalar::imm(last_base + 1);
+    begin.step = isa::Scalar::imm(width_);
+    begin.span = code[first.begin].span;
+    if (ranged_) {  // bases in [max(first, chunk_lo), min(last + 1, chunk_hi)): bases are multiples of the width
+      InstrNote sn = ln;
+      sn.cls = "SCALAR";
+      scalar_op(ir::BinaryOp::Max, kScratchReg, begin.a, isa::Scalar::r(kChunkLoReg), begin.span, sn);
+      scalar_op(ir::BinaryOp::Min, kScratchReg + 1, begin.b, isa::Scalar::r(kChunkHiReg), begin.span, sn);
+      begin.a = isa::Scalar::r(kScratchReg);
+      begin.b = isa::Scalar::r(kScratchReg + 1);
+    }
+    const size_t begin_pc = out.size();
+    out.push_back(begin);
+    out_.notes.push_back(ln);
+    // Window offsets that advance: r + (offset - base), one register per distinct constant.
+    std::map<int64_t, isa::Scalar> at;
+    size_t site = 0;
+    for (size_t pc = first.begin; pc < first.end; ++pc) {
+      if (const isa::Scalar* w = window_offset(code[pc]); w && kinds.at(site++) == 1) {
+        const int64_t c = w->i - first.base;
+        if (!at.count(c)) at[c] = c == 0 ? isa::Scalar::r(r) : isa::Scalar::r(num_regs_++);
+      }
+    }
+    for (const auto& [c, reg] : at) {
+      if (c == 0) continue;
+      isa::Instr add;
+      add.kind = isa::InstrKind::kScalarBin;
+      add.sop = ir::BinaryOp::Add;
+      add.dst_reg = reg.reg;
+      add.a = isa::Scalar::r(r);
+      add.b = isa::Scalar::imm(c);
+      add.span = begin.span;
+      out.push_back(add);
+      InstrNote sn = ln;
+      sn.cls = "SCALAR";
+      out_.notes.push_back(sn);
+    }
+    site = 0;
+    for (size_t pc = first.begin; pc < first.end; ++pc) {
+      isa::Instr in = code[pc];
+      if (isa::Scalar* w = window_offset(in); w && kinds.at(site++) == 1) *w = at.at(w->i - first.base);
+      out.push_back(std::move(in));
+      InstrNote n = notes[pc];
+      n.repeat = iterations;
+      out_.notes.push_back(n);
+    }
+    isa::Instr end = begin;
+    end.kind = isa::InstrKind::kLoopEnd;
+    end.jump = static_cast<int>(begin_pc) + 1;
+    out.push_back(end);
+    out_.notes.push_back(ln);
+    out[begin_pc].jump = static_cast<int>(out.size());
   }
 
   // ---- values -------------------------------------------------------------------------
@@ -139,6 +442,7 @@ class Lowerer {
     vals_[id] = v;
   }
   static Val uniform(double x, bool f) { Val v; v.kind = Val::kUniform; v.num = x; v.is_float = f; return v; }
+  void holds_while(int64_t max_base) { same_until_ = std::min(same_until_, max_base); }
   int64_t active() const { return masks_.empty() ? chunk_ : std::min(chunk_, masks_.back()); }
 
   int tile(int slot, int64_t valid, MemorySpace mem = MemorySpace::Vec, int64_t rows = 1, int64_t cols = 0) {
@@ -153,7 +457,7 @@ class Lowerer {
     } else {
       addr = next_addr_[static_cast<int>(mem)];
       next_addr_[static_cast<int>(mem)] += rows * cols * 4;
-      if (next_addr_[static_cast<int>(mem)] > chip_.capacity(mem))
+      if (!measuring_ && next_addr_[static_cast<int>(mem)] > chip_.capacity(mem))
         fail(ErrorKind::kCapacity, span_, "kernel '" + p_.name + "' needs more than the " + std::to_string(chip_.capacity(mem)) +
                  " bytes of " + memory_space_name(mem) + " on " + chip_.platform,
              "use smaller tiles or fewer local buffers");
@@ -229,6 +533,9 @@ class Lowerer {
         Val m;
         m.kind = Val::kMask;
         m.valid = std::clamp<int64_t>(bound - x.off - base_, 0, chunk_);
+        // a full row stays full while base <= bound - off - chunk; an empty one stays empty
+        if (m.valid == chunk_) holds_while(bound - x.off - chunk_);
+        else if (m.valid > 0) holds_while(base_);
         return m;
       }
       fail(ErrorKind::kType, span_, "condition '" + op + "' between a " + kind_name(x) + " and a " + kind_name(y) +
@@ -250,22 +557,25 @@ class Lowerer {
     if (x.kind == Val::kData || y.kind == Val::kData) {
       const bool commutes = op == "+" || op == "*" || op == "min" || op == "max";
       if (x.kind == Val::kUniform && commutes) std::swap(x, y);
-      const int dst = tile(new_data_slot(), active());
-      InstrNote note;
-      note.cls = op == "+" ? "ADD" : op == "-" ? "SUB" : op == "*" ? "MUL" : op == "/" ? "DIV" : op == "min" ? "MIN" : "MAX";
-      note.tile = dst;
-      if (x.kind == Val::kData && y.kind == Val::kUniform && tile_op(op, true)) {
-        emit(tile_op(op, true), {isa::Operand::tile(dst)},
-             {isa::Operand::tile(tile(x.slot, active())), isa::Operand::scalar_of(isa::Scalar::immf(y.num))}, note);
-      } else if (tile_op(op, false)) {
-        const int a = data_tile(x, "arithmetic"), b = data_tile(y, "arithmetic");
-        emit(tile_op(op, false), {isa::Operand::tile(dst)}, {isa::Operand::tile(a), isa::Operand::tile(b)}, note);
-      } else {
+      if (!tile_op(op, false))
         fail(ErrorKind::kType, span_, "operator '" + op + "' on loaded lane values is not supported", "use + - * / min max");
+      const int slot = new_data_slot();
+      if (active() > 0) {  // a chunk with no active lane computes nothing
+        const int dst = tile(slot, active());
+        InstrNote note;
+        note.cls = op == "+" ? "ADD" : op == "-" ? "SUB" : op == "*" ? "MUL" : op == "/" ? "DIV" : op == "min" ? "MIN" : "MAX";
+        note.tile = dst;
+        if (x.kind == Val::kData && y.kind == Val::kUniform) {
+          emit(tile_op(op, true), {isa::Operand::tile(dst)},
+               {isa::Operand::tile(tile(x.slot, active())), isa::Operand::scalar_of(isa::Scalar::immf(y.num))}, note);
+        } else {
+          const int a = data_tile(x, "arithmetic"), b = data_tile(y, "arithmetic");
+          emit(tile_op(op, false), {isa::Operand::tile(dst)}, {isa::Operand::tile(a), isa::Operand::tile(b)}, note);
+        }
       }
       Val r;
       r.kind = Val::kData;
-      r.slot = last_data_slot_;
+      r.slot = slot;
       return r;
     }
     fail(ErrorKind::kType, span_, "operator '" + op + "' between a " + kind_name(x) + " and a " + kind_name(y) +
@@ -277,7 +587,13 @@ class Lowerer {
   // ---- memory -------------------------------------------------------------------------
   void check_window(const Val& ptr, int64_t lanes, const char* verb) {
     const int64_t numel = args_[ptr.arg].buffer->nbytes() / 4;
+    if (lanes > 0) {  // which elements, relative to the lane, each buffer's accesses touch
+      const DeviceBuffer* buf = args_[ptr.arg].buffer.get();
+      accesses_[buf].insert(ptr.off);
+      if (verb[0] == 'w') written_.insert(buf);
+    }
     const int64_t first = base_ + ptr.off;
+    if (lanes > 0) holds_while(numel - ptr.off - lanes);  // the window stays inside the tensor
     if (lanes > 0 && (first < 0 || first + lanes > numel))
       fail(ErrorKind::kValue, span_,
            std::string("lanes ") + std::to_string(base_) + ".." + std::to_string(base_ + lanes - 1) + " " + verb +
@@ -330,8 +646,8 @@ class Lowerer {
         break;
       }
       case LaneOpKind::kGlobalId: { Val v; v.kind = Val::kAffine; v.off = 0; set(op.dst, v); break; }
-      case LaneOpKind::kLaneId: { Val v; v.kind = Val::kAffine; v.off = -base_; set(op.dst, v); break; }
-      case LaneOpKind::kBlockId: set(op.dst, uniform(static_cast<double>(block_id_), false)); break;
+      case LaneOpKind::kLaneId: { holds_while(base_); Val v; v.kind = Val::kAffine; v.off = -base_; set(op.dst, v); break; }
+      case LaneOpKind::kBlockId: holds_while(base_); set(op.dst, uniform(static_cast<double>(block_id_), false)); break;
       case LaneOpKind::kBinary: set(op.dst, binary(op.name, val(op.args[0]), val(op.args[1]))); break;
       case LaneOpKind::kIf: {
         const Val& c = val(op.args[0]);
@@ -548,7 +864,14 @@ class Lowerer {
   std::map<int, bool> fresh_;
   std::vector<int64_t> masks_;
   int64_t width_ = 0, base_ = 0, chunk_ = 0, block_id_ = 0;
-  int parity_ = 0, next_slot_ = -1, next_data_slot_ = 0, last_data_slot_ = 0;
+  int parity_ = 0, next_slot_ = -1, next_data_slot_ = 0, last_data_slot_ = 0, num_regs_ = 0;
+  bool measuring_ = false;  // bytes_per_lane's trial: no capacity check
+  // The largest chunk base for which the chunk being lowered would give the same code (with
+  // window offsets moving with the base): every use of the base narrows it (holds_while).
+  int64_t same_until_ = std::numeric_limits<int64_t>::max();
+  bool ranged_ = false;     // lanes(): the code runs the chunks with bases in [chunk_lo, chunk_hi)
+  std::map<const DeviceBuffer*, std::set<int64_t>> accesses_;  // lane-relative element offsets
+  std::set<const DeviceBuffer*> written_;
   std::string stage_, after_;
   Span span_;
 };
@@ -560,7 +883,7 @@ bool lowers_to_tiles(const LaneProgram& program) {
 }
 
 LoweredKernel lower_lanes(const LaneProgram& program, const std::vector<LaunchArg>& args, LaunchShape shape,
-                          const std::string& platform, int64_t chunk_blocks) {
+                          const std::string& platform, int64_t chunk_blocks, bool unroll) {
   if (args.size() != program.params.size())
     fail(ErrorKind::kValue, program.ops.empty() ? Span{} : program.ops[0].span,
          "kernel '" + program.name + "' takes " + std::to_string(program.params.size()) + " arguments, got " +
@@ -570,9 +893,69 @@ LoweredKernel lower_lanes(const LaneProgram& program, const std::vector<LaunchAr
     fail(ErrorKind::kValue, {}, "launch of '" + program.name + "' with grid " + std::to_string(shape.grid) + " and block " +
              std::to_string(shape.block), "use positive grid and block sizes");
   if (!isa::chip_for_platform(platform)) fail(ErrorKind::kPlatform, {}, "unknown platform '" + platform + "'", "use a2a3sim");
-  Lowerer l(program, args, shape, platform);
+  Lowerer l(program, args, shape, *isa::chip_for_platform(platform));
   if (program.uses(LaneOpKind::kPipelineRun) || program.uses(LaneOpKind::kMma)) return l.pipeline();
-  return l.lanes(chunk_blocks);
+  return l.lanes(chunk_blocks, unroll);
+}
+
+int run_lowered(const LoweredKernel& lowered, const std::string& platform, const std::string& engine, int cores) {
+  const runtime::RunOptions options{platform, engine, 1};
+  const int64_t width = std::max<int64_t>(1, lowered.chunk_lanes);
+  const int64_t chunks = (lowered.total_lanes + width - 1) / width;
+  const isa::ChipSpec chip = runtime::resolve_run_target(options);
+  int n = 1;
+  if (lowered.chunk_range && lowered.independent_chunks) {
+    // hardware_concurrency reads /sys on every call (glibc): ask once
+    static const int host_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int host = cores > 0 ? cores : host_cpus;
+    // Two chunks per core at least: a core for one tile row costs more than it saves.
+    n = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({host, chip.aiv_cores, chunks / 2})));
+  }
+  if (n == 1) {
+    runtime::run_kernel(lowered.kernel, lowered.args, options);
+    return 1;
+  }
+  // The chunks are cut into pieces (contiguous chunk ranges, about four per core) that the
+  // cores take in order from a shared counter, so a core that runs slower (a busy host) takes
+  // fewer. Each core keeps its on-chip buffers (and the compiled kernel) across its pieces.
+  isa::validate_kernel(lowered.kernel, chip);
+  std::shared_ptr<runtime::NativeModule> module;
+  if (engine == "native") module = runtime::native_module_for({&lowered.kernel}, chip);
+  const int64_t pieces = std::min<int64_t>(chunks / 2, int64_t{4} * n);
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(pieces));
+  auto work = [&] {
+    std::unique_ptr<runtime::NativeCore> native;
+    std::unique_ptr<runtime::SimEngine> sim;
+    try {
+      if (module) native = std::make_unique<runtime::NativeCore>(chip, module, std::vector<const isa::Kernel*>{&lowered.kernel});
+      else sim = std::make_unique<runtime::SimEngine>(chip);
+    } catch (...) {
+      errors[0] = std::current_exception();
+      failed = true;
+      return;
+    }
+    std::vector<runtime::HostArg> args = lowered.args;
+    for (int64_t p; !failed && (p = next++) < pieces;) {
+      args[args.size() - 2] = runtime::HostArg::of_int(p * chunks / pieces * width);
+      args[args.size() - 1] = runtime::HostArg::of_int((p + 1) * chunks / pieces * width);
+      try {
+        if (native) native->run(lowered.kernel, args);
+        else sim->run(lowered.kernel, args);
+      } catch (...) {
+        errors[p] = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int c = 1; c < n; ++c) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors)  // the first piece's error: what an in-order run raises first
+    if (e) std::rethrow_exception(e);
+  return n;
 }
 
 }  // namespace pypto::kernel

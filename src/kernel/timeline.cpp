@@ -7,6 +7,7 @@
 #include <map>
 
 #include "pypto/isa/instructions.h"
+#include "pypto/runtime/scalar_machine.h"
 
 namespace pypto::kernel {
 
@@ -64,7 +65,9 @@ std::vector<TimelineEntry> model_timeline(const LoweredKernel& lowered) {
   std::map<std::pair<int64_t, std::string>, double> stage_end;
   std::vector<TimelineEntry> out;
   auto overlap = [](const Range& a, const Range& b) { return a.mem == b.mem && a.lo < b.hi && b.lo < a.hi; };
-  for (size_t i = 0; i < k.code.size(); ++i) {
+  std::vector<int> visible(k.code.size(), -1);  // pc -> user-visible index
+  for (size_t v = 0; v < lowered.lane_pcs.size(); ++v) visible.at(lowered.lane_pcs[v]) = static_cast<int>(v);
+  auto model = [&](size_t i) {
     const isa::Instr& in = k.code[i];
     const InstrNote& note = lowered.notes[i];
     const isa::Pipe pipe = isa::pipe_of(in, k);
@@ -92,20 +95,44 @@ std::vector<TimelineEntry> model_timeline(const LoweredKernel& lowered) {
     // Forget marks that can no longer delay anything (keeps long kernels linear).
     if (writes.size() > 64) writes.erase(writes.begin(), writes.begin() + 32);
     if (reads.size() > 64) reads.erase(reads.begin(), reads.begin() + 32);
-    out.push_back({static_cast<int>(i), start, end, isa::pipe_name(pipe)});
+    out.push_back({visible[i], start, end, isa::pipe_name(pipe)});
+  };
+  // The modelled order is the executed order: the scalar code (loops over chunk bases,
+  // chunk-range guards) runs on a scalar machine over the whole launch (chunk_lo = 0,
+  // chunk_hi = all lanes). Flags and scalar code take no modelled time here: the hazards
+  // the flags order are modelled directly.
+  runtime::ScalarMachine regs(k.num_regs, k.reg_is_float);
+  if (lowered.chunk_range) {
+    regs.set(0, runtime::ScalarValue::of_int(0));
+    regs.set(1, runtime::ScalarValue::of_int(lowered.total_lanes));
+  }
+  const int n = static_cast<int>(k.code.size());
+  for (int pc = 0; pc < n;) {
+    if (k.code[pc].kind != isa::InstrKind::kTile) {
+      pc = regs.step(k.code, pc);
+      continue;
+    }
+    if (visible[pc] >= 0) model(static_cast<size_t>(pc));
+    ++pc;
   }
   return out;
 }
 
 KernelStepper::KernelStepper(std::shared_ptr<LoweredKernel> lowered, const std::string& platform)
     : lowered_(std::move(lowered)), core_(*isa::chip_for_platform(platform)) {
+  for (const isa::Instr& in : lowered_->kernel.code)
+    if (in.kind != isa::InstrKind::kTile)
+      fail(ErrorKind::kValue, in.span, "kernel '" + lowered_->kernel.name + "' was lowered with loops; the stepper runs straight-line code",
+           "lower it with unroll=True (pypto.debug.debug_kernel does)");
   one_ = lowered_->kernel;
   one_.code.clear();
 }
 
+// Runs the next user-visible instruction. The set_flag / wait_flag InsertSync put around it
+// carry no data and order pipes only; one instruction at a time is already in order.
 void KernelStepper::step() {
   if (done()) fail(ErrorKind::kValue, {}, "the kernel has finished; no instruction left to step", "create a new debug_kernel context");
-  one_.code = {lowered_->kernel.code[pc_]};
+  one_.code = {lowered_->kernel.code[lowered_->lane_pcs[pc_]]};
   core_.run(one_, lowered_->args);
   ++pc_;
 }

@@ -19,6 +19,16 @@ std::string temp_name(const ExprPtr& call) {
 }
 
 class Flattener : public IRMutator {
+ public:
+  using IRMutator::mutate;
+  // One result of a multi-result op (`pl.sort32(t)[0]`): the call is named, its tuple placed.
+  ExprPtr mutate(const ExprPtr& e) override {
+    ExprPtr r = IRMutator::mutate(e);
+    auto* g = r ? r->as<TupleGetItem>() : nullptr;
+    if (!g || !g->tuple->as<Call>()) return r;
+    return std::make_shared<TupleGetItem>(hoist(g->tuple), g->index, g->type, g->span);
+  }
+
  protected:
   // Nested calls are replaced by Vars whose assignments collect in `hoisted_`.
   ExprPtr mutate_call(const std::shared_ptr<const Call>& c) override { return hoist_args(IRMutator::mutate_call(c)); }

@@ -159,24 +159,14 @@ class MemoryInference : public IRMutator {
 }  // namespace
 
 ProgramPtr infer_memory(const ProgramPtr& program, const PassContext&) {
-  std::vector<FunctionPtr> functions;
-  bool changed = false;
-  for (auto& f : program->functions) {
-    bool kernel = f->func_type == FunctionType::InCore || f->func_type == FunctionType::AIC ||
-                  f->func_type == FunctionType::AIV;
-    if (!kernel) {
-      functions.push_back(f);
-      continue;
-    }
+  return map_kernels(program, [](const FunctionPtr& f) {
     LoadUses uses;
     uses.visit_function(*f);
     std::unordered_set<const Var*> to_mat;
     for (auto& [v, cube] : uses.cube_only)
       if (cube) to_mat.insert(v);
-    functions.push_back(MemoryInference(std::move(to_mat)).mutate_function(f));
-    changed |= functions.back() != f;
-  }
-  return changed ? Program::make(program->name, functions) : program;
+    return MemoryInference(std::move(to_mat)).mutate_function(f);
+  });
 }
 
 }  // namespace pypto::passes

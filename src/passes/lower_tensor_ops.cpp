@@ -59,6 +59,8 @@ struct Tiling {
   ExprPtr valid(const ExprPtr& start) const {
     if (!ragged()) return nullptr;
     if (single()) return extent;
+    auto e = as_const_int(extent), s = as_const_int(start);
+    if (e && s) return idx(std::min(size, *e - *s));  // folded, as the parser folds constants
     return BinaryExpr::make(BinaryOp::Min, idx(size), BinaryExpr::make(BinaryOp::Sub, extent, start));
   }
 };
@@ -129,14 +131,45 @@ class Lowerer : public IRMutator {
     ExprPtr target = mutate(call->args[0]);
     ExprPtr src = mutate(call->args[1]);
     auto* offsets = call->args[2]->as<ListExpr>();
-    PYPTO_CHECK(offsets && offsets->elems.size() == 2, "tensor.assemble offsets");
+    PYPTO_CHECK(offsets, "tensor.assemble offsets");
     if (std::get<std::string>(call->attrs.at("atomic")) != "none")
       fail(ErrorKind::kType, call->span, "pl.assemble: atomic writes of a tensor-level value are not supported",
            "compute into a tile and pl.store it, or assemble without atomic");
-    std::vector<ExprPtr> offs = {mutate(offsets->elems[0]), mutate(offsets->elems[1])};
-    VarPtr result = write_tensor(target, src, offs, call->span);
+    std::vector<ExprPtr> offs;
+    for (auto& o : offsets->elems) offs.push_back(mutate(o));
+    auto* src_call = resolve(src)->as<Call>();
+    auto info = src_call ? tensor_op_info(*src_call->op) : std::nullopt;
+    bool batched = info && info->shape == TensorOpShape::kBatchMatmul;
+    if (offs.size() != (batched ? 3u : 2u))
+      fail(ErrorKind::kType, call->span,
+           batched ? "pl.batch_matmul gives a 3-D tensor; write it into a 3-D tensor (out[:] = ...)"
+                   : "tensor-level values are written into 2-D tensors here (a " + std::to_string(offs.size()) +
+                         "-D target)",
+           batched ? "create the output as [B, M, N]" : "load tiles of the 3-D tensor with pl.load and store them");
+    VarPtr result = batched ? write_batches(target, src, offs, call->span) : write_tensor(target, src, offs, call->span);
     if (var) replaced_[var.get()] = result;
     return true;
+  }
+
+  // A batched value (batch_matmul) is written one batch at a time: a loop over the batch
+  // carrying the target, each iteration writing the batch's [M, N] result block by block.
+  VarPtr write_batches(const ExprPtr& target, const ExprPtr& src, const std::vector<ExprPtr>& offs, const Span& span) {
+    ExprPtr batches = tensor_of(resolve(src)).shape[0];
+    auto bi = Var::make("batch", ScalarType::make(DataType::INDEX));
+    auto tgt_name = target->as<Var>() ? target->as<Var>()->name : std::string("out");
+    auto carried = Var::make(tgt_name, target->type);
+    std::vector<StmtPtr> body;
+    std::vector<StmtPtr>* saved = out_;
+    out_ = &body;
+    batch_ = bi;
+    VarPtr next = write_tensor(carried, src, {offs[1], offs[2]}, span, {add(bi, offs[0])});
+    batch_ = nullptr;
+    out_ = saved;
+    body.push_back(YieldStmt::make({next}));
+    auto result = Var::make(tgt_name, target->type);
+    out_->push_back(ForStmt::make(bi, idx(0), batches, idx(1), {carried}, {target}, SeqStmts::make(body), {result},
+                                  ForKind::Range, 0, span));
+    return result;
   }
 
   ExprPtr resolve(const ExprPtr& e) const {
@@ -153,6 +186,7 @@ class Lowerer : public IRMutator {
     int nodes = 0;
     int64_t widest_bytes = 4;
     bool matmul = false;
+    int64_t whole_row_cols = 0;  // gather/scatter operands loaded as whole rows of this many columns
   };
   void stats(const ExprPtr& e0, TreeStats& st) const {
     ExprPtr e = resolve(e0);
@@ -161,8 +195,16 @@ class Lowerer : public IRMutator {
     st.widest_bytes = std::max<int64_t>(st.widest_bytes, dtype_size(e->type));
     if (auto* c = e->as<Call>()) {
       auto info = tensor_op_info(*c->op);
-      if (info && info->shape == TensorOpShape::kMatmul) st.matmul = true;
-      if (info && info->shape != TensorOpShape::kMatmul)
+      bool cube = info && (info->shape == TensorOpShape::kMatmul || info->shape == TensorOpShape::kBatchMatmul);
+      if (cube) st.matmul = true;
+      if (info && (info->shape == TensorOpShape::kGather || info->shape == TensorOpShape::kScatter)) {
+        ++st.nodes;  // the whole-row operand block
+        for (size_t k = 0; k < c->args.size(); ++k)
+          if (k != 1 || info->shape == TensorOpShape::kScatter)
+            if (auto n = as_const_int(tensor_of(resolve(c->args[k])).shape[1]))
+              st.whole_row_cols = std::max(st.whole_row_cols, *n);
+      }
+      if (info && !cube)
         for (auto& a : c->args)
           if (a) stats(a, st);
     }
@@ -178,7 +220,8 @@ class Lowerer : public IRMutator {
     auto one = as_const_int(shape[1]);
     int64_t cols = one && *one == 1 ? 1 : pick_size(shape[1], 2048 / bytes, unit);
     if (st.matmul) cols = std::min<int64_t>(cols, 128);
-    int64_t row_cap = std::max<int64_t>(1, vec_block_bytes(st) / (std::max<int64_t>(cols, 64) * bytes));
+    int64_t row_cap =
+        std::max<int64_t>(1, vec_block_bytes(st) / (std::max<int64_t>({cols, 64, st.whole_row_cols}) * bytes));
     if (st.matmul) row_cap = std::min<int64_t>(row_cap, 128);
     auto r1 = as_const_int(shape[0]);
     int64_t rows = r1 && *r1 == 1 ? 1 : pick_size(shape[0], row_cap, 1);
@@ -206,7 +249,12 @@ class Lowerer : public IRMutator {
     if (!valid.empty()) kwargs.push_back({"valid_shape", ListExpr::make(valid)});
     Attrs attrs = {{"shape", std::vector<int64_t>{b.rows, b.cols}}, {"target_memory", mem}};
     std::string name = tensor->as<Var>() ? tensor->as<Var>()->name + "_tile" : "tile";
-    return assign(name, make_op_call("tile.load", {tensor, ListExpr::make({b.r0, b.c0})}, kwargs, attrs, span));
+    std::vector<ExprPtr> at = {b.r0, b.c0};
+    if (tensor_of(tensor).shape.size() == 3) {  // an operand of batch_matmul: the current batch
+      PYPTO_CHECK(batch_, "a 3-D tensor operand outside a batch loop");
+      at.insert(at.begin(), batch_);
+    }
+    return assign(name, make_op_call("tile.load", {tensor, ListExpr::make(at)}, kwargs, attrs, span));
   }
 
   ExprPtr as_vec(const ExprPtr& tile, const Span& span) {
@@ -246,11 +294,73 @@ class Lowerer : public IRMutator {
         }
         case TensorOpShape::kRowReduce:
         case TensorOpShape::kColReduce: t = reduce(*c, *info, b); break;
-        case TensorOpShape::kMatmul: t = matmul(*c, *info, b); break;
+        case TensorOpShape::kMatmul:
+        case TensorOpShape::kBatchMatmul: t = matmul(*c, *info, b); break;
+        case TensorOpShape::kGather: t = gather(*c, b, memo); break;
+        case TensorOpShape::kScatter: t = scatter(*c, b, memo); break;
       }
     }
     memo[e.get()] = t;
     return t;
+  }
+
+  // The static extent of dimension `d` of a tensor operand of a row-wise gather/scatter.
+  int64_t static_dim(const Call& c, const ExprPtr& e, int d, const char* what) const {
+    auto n = as_const_int(tensor_of(resolve(e)).shape[d]);
+    if (!n)
+      fail(ErrorKind::kValue, c.span,
+           "pl." + c.op->name + ": the " + what + " must be known at compile time; each block holds whole rows",
+           "use pl.tile." + c.op->name.substr(7) + " on tiles you load yourself");
+    return *n;
+  }
+
+  // A block of whole rows (r0.., all `n` columns, padded to whole 32-byte Vec rows).
+  Block whole_rows(const Block& b, int64_t n, int64_t bytes) const {
+    int64_t unit = std::max<int64_t>(1, 32 / bytes), padded = (n + unit - 1) / unit * unit;
+    return Block{b.r0, idx(0), b.rows, padded, b.vrows, padded != n ? idx(n) : nullptr};
+  }
+
+  void check_fits(const Call& c, const Block& b, int64_t bytes, const char* what) const {
+    if (b.rows * b.cols * bytes > chip_.capacity(MemorySpace::Vec) / 4)
+      fail(ErrorKind::kCapacity, c.span,
+           "pl." + c.op->name + ": a block of " + std::to_string(b.rows) + " whole rows of " + what + " (" +
+               std::to_string(b.cols) + " elements each) does not fit a quarter of UB",
+           "use pl.tile." + c.op->name.substr(7) + " on row blocks you load yourself");
+  }
+
+  // Block b of gather(src, indices): whole rows of src (indices may name any column) and
+  // block b of the indices.
+  ExprPtr gather(const Call& c, const Block& b, std::map<const Expr*, ExprPtr>& memo) {
+    ExprPtr src = resolve(c.args[0]);
+    if (!src->as<Var>())
+      fail(ErrorKind::kType, c.span, "pl.tensor.gather: 'src' must be a tensor, not a computed value",
+           "write it into a tensor first (tmp[:] = ...) and gather from that tensor");
+    int64_t bytes = dtype_size(src->type);
+    Block rows = whole_rows(b, static_dim(c, src, 1, "row length of 'src'"), bytes);
+    check_fits(c, rows, bytes, "'src'");
+    ExprPtr src_tile = load(src, rows, MemorySpace::Vec, c.span);
+    ExprPtr index = as_vec(tile_of(c.args[1], b, memo), c.span);
+    return assign("gather", call("tile.gather", {src_tile, index}, c.attrs, c.span));
+  }
+
+  // Block b of scatter(target, indices, src): b must hold whole rows of the target (any
+  // element of a row of src may land anywhere in the row); indices and src in whole rows.
+  ExprPtr scatter(const Call& c, const Block& b, std::map<const Expr*, ExprPtr>& memo) {
+    int64_t n = static_dim(c, c.args[0], 1, "row length of 'target'");
+    auto c0 = as_const_int(b.c0);
+    if (!c0 || *c0 != 0 || b.cols < n)
+      fail(ErrorKind::kCapacity, c.span,
+           "pl.tensor.scatter: the result is written in blocks of " + std::to_string(b.cols) +
+               " columns, but a scatter needs whole rows of the target (" + std::to_string(n) + " columns)",
+           "use pl.tile.scatter on row blocks you load yourself");
+    ExprPtr target = as_vec(tile_of(c.args[0], b, memo), c.span);
+    int64_t k = static_dim(c, c.args[2], 1, "row length of 'src'");
+    Block rows = whole_rows(b, k, std::max(dtype_size(resolve(c.args[2])->type), dtype_size(resolve(c.args[1])->type)));
+    check_fits(c, rows, dtype_size(resolve(c.args[2])->type), "'src'");
+    std::map<const Expr*, ExprPtr> row_memo;  // blocks of another width than b
+    ExprPtr index = as_vec(tile_of(c.args[1], rows, row_memo), c.span);
+    ExprPtr src = as_vec(tile_of(c.args[2], rows, row_memo), c.span);
+    return assign("scatter", call("tile.scatter", {target, index, src}, c.attrs, c.span));
   }
 
   // Combines two partial reductions of the same rows (or columns).
@@ -314,7 +424,7 @@ class Lowerer : public IRMutator {
         fail(ErrorKind::kType, c.span, "pl.matmul on tensors: each operand must be a tensor, not a computed value",
              "write the operand into a tensor first (out[:] = ...) and multiply that tensor");
     int64_t bytes = dtype_size(a->type);
-    ExprPtr k_extent = tensor_of(a).shape[1];
+    ExprPtr k_extent = tensor_of(a).shape.back();
     int64_t k_cap = std::max<int64_t>(
         16, std::min({chip_.capacity(MemorySpace::Left) / (2 * b.rows * bytes),
                       chip_.capacity(MemorySpace::Right) / (2 * b.cols * bytes),
@@ -360,8 +470,10 @@ class Lowerer : public IRMutator {
 
   // Writes the tensor-level value `src` into `target` at `offs`, block by block; returns the
   // updated target (the loops carry it, as `out = pl.store(...)` in a loop does).
-  VarPtr write_tensor(const ExprPtr& target, const ExprPtr& src, const std::vector<ExprPtr>& offs, const Span& span) {
-    const auto& shape = tensor_of(resolve(src)).shape;
+  VarPtr write_tensor(const ExprPtr& target, const ExprPtr& src, const std::vector<ExprPtr>& offs, const Span& span,
+                      const std::vector<ExprPtr>& lead = {}) {
+    const auto& full = tensor_of(resolve(src)).shape;
+    const std::vector<ExprPtr> shape(full.end() - 2, full.end());  // one batch of a batched value
     TreeStats st;
     stats(src, st);
     // Named members, not a structured binding: the lambdas below capture them, which
@@ -399,8 +511,10 @@ class Lowerer : public IRMutator {
     auto store_block = [&](const ExprPtr& tensor, std::vector<StmtPtr>& into) -> ExprPtr {
       for (auto& s : inner) into.push_back(s);
       auto v = Var::make(tgt_name, tensor_type);
-      into.push_back(AssignStmt::make(
-          v, call("tile.store", {tile, ListExpr::make({add(r0, offs[0]), add(c0, offs[1])}), tensor}, {}, span), span));
+      std::vector<ExprPtr> at = lead;
+      at.push_back(add(r0, offs[0]));
+      at.push_back(add(c0, offs[1]));
+      into.push_back(AssignStmt::make(v, call("tile.store", {tile, ListExpr::make(at), tensor}, {}, span), span));
       return v;
     };
     auto col_loop = [&](const ExprPtr& tensor, std::vector<StmtPtr>& into) {
@@ -414,6 +528,7 @@ class Lowerer : public IRMutator {
 
   const isa::ChipSpec& chip_;
   std::vector<StmtPtr>* out_ = nullptr;
+  ExprPtr batch_;  // the batch index while a batched value is written
 };
 
 // Any tensor-level value still used after lowering was used by something other than a write.
@@ -442,15 +557,7 @@ class LeftoverCheck : public IRVisitor {
 }  // namespace
 
 ProgramPtr lower_tensor_ops(const ProgramPtr& program, const PassContext& ctx) {
-  std::vector<FunctionPtr> functions;
-  bool changed = false;
-  for (auto& f : program->functions) {
-    bool kernel = f->func_type == FunctionType::InCore || f->func_type == FunctionType::AIC ||
-                  f->func_type == FunctionType::AIV;
-    if (!kernel) {
-      functions.push_back(f);
-      continue;
-    }
+  return map_kernels(program, [&](const FunctionPtr& f) {
     Lowerer lowerer(ctx.chip);
     FunctionPtr g = f;
     if (!g->body->as<SeqStmts>())
@@ -458,10 +565,8 @@ ProgramPtr lower_tensor_ops(const ProgramPtr& program, const PassContext& ctx) {
                          g->func_type, g->span);
     FunctionPtr out = lowerer.mutate_function(g);
     LeftoverCheck(lowerer.defs_).visit_function(*out);
-    functions.push_back(lowerer.defs_.empty() && out == g ? f : out);
-    changed |= functions.back() != f;
-  }
-  return changed ? Program::make(program->name, functions) : program;
+    return lowerer.defs_.empty() && out == g ? f : out;
+  });
 }
 
 }  // namespace pypto::passes

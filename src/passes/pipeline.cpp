@@ -41,6 +41,12 @@ const std::vector<Pass>& default_pipeline() {
        "Gives every op call that is nested inside another expression (`pl.store(pl.add(a, b), ...)`) its own "
        "assignment to a fresh value just before the statement, so that every tile the program computes has a "
        "name that memory planning can place and codegen can refer to."},
+      {"ExpandOps", expand_ops,
+       "Rewrites every call of a composite op, one that no single PTO instruction computes (`pl.sin` and "
+       "`pl.cos`: range reduction and a polynomial; `pl.fmods`: a fill then TFMOD; `pl.expand_clone` of a "
+       "[1, 1] tile: a row then a column broadcast), into the single-instruction op calls its registry entry "
+       "gives, each assigned to a fresh value, so that memory planning places the intermediate tiles like any "
+       "other tile."},
       {"InsertCarryCopies", insert_carry_copies,
        "A loop-carried tile and the value yielded for it share one buffer address. When the loop body still "
        "reads the carried tile after computing its next value (`alpha = exp(m - m_new)` after `m_new = ...`, "
@@ -49,7 +55,8 @@ const std::vector<Pass>& default_pipeline() {
       {"PlanMemory", plan_memory,
        "Places every tile of every InCore function at a 32-byte aligned address of its buffer "
        "(Vec=UB, Mat=L1, Left=L0A, Right=L0B, Acc=L0C, Bias). Loop-carried tiles, branch results and views "
-       "share their source's address. A function whose tiles exceed a buffer of the platform's chip fails "
+       "share their source's address. The two tiles an op such as sort32 returns (a tuple: values, indices) are "
+       "placed as one block, the second right after the first. A function whose tiles exceed a buffer of the platform's chip fails "
        "with an error naming the buffer, the capacity and the largest tiles."},
       {"PipelineLoops", pipeline_loops,
        "Software-pipelines every `for i in pl.pipeline(n, stage=k)` loop of an InCore function: it becomes a "
@@ -63,6 +70,21 @@ const std::vector<Pass>& default_pipeline() {
        "below 2 leaves a plain loop."},
   };
   return pipeline;
+}
+
+bool is_kernel_function(FunctionType t) {
+  return t == FunctionType::InCore || t == FunctionType::AIC || t == FunctionType::AIV;
+}
+
+ir::ProgramPtr map_kernels(const ir::ProgramPtr& program,
+                           const std::function<ir::FunctionPtr(const ir::FunctionPtr&)>& rewrite) {
+  std::vector<ir::FunctionPtr> functions;
+  bool changed = false;
+  for (auto& f : program->functions) {
+    functions.push_back(is_kernel_function(f->func_type) ? rewrite(f) : f);
+    changed |= functions.back() != f;
+  }
+  return changed ? ir::Program::make(program->name, functions) : program;
 }
 
 ir::ProgramPtr run_pipeline(const ir::ProgramPtr& program, const PassContext& ctx) {

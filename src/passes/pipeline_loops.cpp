@@ -26,9 +26,8 @@ ExprPtr index_const(int64_t v, const VarPtr& like, const Span& span) {
   return ConstInt::make(v, st ? st->dtype : DataType::INDEX, span);
 }
 
-int64_t aligned_bytes(const TileType& t, const isa::ChipSpec& chip) {
-  int64_t n = tile_bytes(t, {}, "");
-  return (n + chip.alignment_bytes - 1) / chip.alignment_bytes * chip.alignment_bytes;
+int64_t aligned_bytes(const TypePtr& t, const isa::ChipSpec& chip) {
+  return round_up(placed_bytes(t, chip.alignment_bytes, {}, ""), chip.alignment_bytes);
 }
 
 // Every tile Var a statement tree defines.
@@ -38,7 +37,7 @@ class TileDefs : public IRVisitor {
 
  protected:
   void visit_def(const VarPtr& v) override {
-    if (v->type->as<TileType>()) vars.push_back(v);
+    if (is_placed(v->type)) vars.push_back(v);
   }
 };
 
@@ -47,19 +46,19 @@ class StageCopy : public BodyCopy {
  public:
   const std::set<const Var*>* moved = nullptr;
   std::map<MemorySpace, int64_t> shift;
+  int64_t align = 32;
 
  protected:
   VarPtr mutate_def(const VarPtr& v) override {
     VarPtr c = BodyCopy::mutate_def(v);
-    auto* t = c->type->as<TileType>();
-    if (!t || !moved || !moved->count(v.get())) return c;
-    return Var::make(c->name, TileType::make(t->shape, t->dtype, t->memory, t->valid_shape, t->pad, t->addr + shift[t->memory]),
-                     c->span);
+    if (!is_placed(c->type) || !moved || !moved->count(v.get())) return c;
+    const TileType& t = first_tile(c->type);
+    return Var::make(c->name, placed_at(c->type, t.addr + shift[t.memory], align), c->span);
   }
 };
 
 // Expands the first (innermost) pl.pipeline loop it meets; `done` tells whether it did.
-class Pipeliner : public IRMutator {
+class Pipeliner : public SplicingMutator {
  public:
   Pipeliner(const Function& f, const isa::ChipSpec& chip) : chip_(chip) {
     GroupCollector groups;
@@ -68,22 +67,14 @@ class Pipeliner : public IRMutator {
     TileDefs all;
     all.visit_function(f);
     for (auto& v : groups_.vars()) {
-      auto* t = v->type->as<TileType>();
-      if (t->addr >= 0) top_[t->memory] = std::max(top_[t->memory], t->addr + aligned_bytes(*t, chip));
+      const TileType* t = &first_tile(v->type);
+      if (t->addr >= 0) top_[t->memory] = std::max(top_[t->memory], t->addr + aligned_bytes(v->type, chip));
     }
     function_ = f.name;
   }
   bool done = false;
 
  protected:
-  StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
-    auto r = IRMutator::mutate_seq(s);
-    if (r == s) return r;
-    std::vector<StmtPtr> out;
-    splice(r, out);
-    return SeqStmts::make(out, s->span);
-  }
-
   StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s0) override {
     auto r = IRMutator::mutate_for(s0);  // inner loops first
     auto* s = r->as<ForStmt>();
@@ -176,12 +167,12 @@ class Pipeliner : public IRMutator {
     lo_.clear();
     std::map<MemorySpace, int64_t> hi;
     for (auto& v : defs.vars) {
-      auto* t = v->type->as<TileType>();
+      const TileType* t = &first_tile(v->type);
       if (t->addr < 0 || !group_inside[groups_.group_of(v.get())]) continue;
       moved_.insert(v.get());
       auto [it, fresh] = lo_.try_emplace(t->memory, t->addr);
       if (!fresh) it->second = std::min(it->second, t->addr);
-      hi[t->memory] = std::max(hi[t->memory], t->addr + aligned_bytes(*t, chip_));
+      hi[t->memory] = std::max(hi[t->memory], t->addr + aligned_bytes(v->type, chip_));
     }
     region_ = {};
     for (auto& [m, low] : lo_) {
@@ -205,6 +196,7 @@ class Pipeliner : public IRMutator {
   // `carried` becomes the copy's yielded values. Copy j > 0 moves its own tiles to region j.
   std::vector<StmtPtr> copy_body(const ForStmt& s, const ExprPtr& i, std::vector<ExprPtr>& carried, int64_t j) {
     StageCopy copy;
+    copy.align = chip_.alignment_bytes;
     if (j > 0) {
       copy.moved = &moved_;
       for (auto& [m, low] : lo_) copy.shift[m] = top_[m] + (j - 1) * region_[m] - low;
@@ -235,23 +227,16 @@ class Pipeliner : public IRMutator {
 }  // namespace
 
 ProgramPtr pipeline_loops(const ProgramPtr& program, const PassContext& ctx) {
-  std::vector<FunctionPtr> functions;
-  bool changed = false;
-  for (auto& f : program->functions) {
-    FunctionPtr cur = f;
-    bool kernel = f->func_type == FunctionType::InCore || f->func_type == FunctionType::AIC ||
-                  f->func_type == FunctionType::AIV;
+  return map_kernels(program, [&](const FunctionPtr& f) {
     // One loop at a time: each expansion re-reads the addresses (inner loops first).
-    while (kernel) {
+    FunctionPtr cur = f;
+    while (true) {
       Pipeliner p(*cur, ctx.chip);
       FunctionPtr next = p.mutate_function(cur);
-      if (!p.done) break;
+      if (!p.done) return cur;
       cur = next;
     }
-    functions.push_back(cur);
-    changed |= cur != f;
-  }
-  return changed ? Program::make(program->name, functions) : program;
+  });
 }
 
 }  // namespace pypto::passes

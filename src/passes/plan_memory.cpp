@@ -32,13 +32,13 @@ class Liveness : public IRVisitor {
   }
   using IRVisitor::visit;
   void visit_def(const VarPtr& v) override {
-    if (!v->type->as<TileType>()) return;
+    if (!is_placed(v->type)) return;
     auto& iv = live[v.get()];
     if (iv.begin < 0) iv.begin = pos_;
     iv.end = std::max(iv.end, pos_);
   }
   void visit_var(const VarPtr& v) override {
-    if (!v->type->as<TileType>()) return;
+    if (!is_placed(v->type)) return;
     auto& iv = live[v.get()];
     if (iv.begin < 0) iv.begin = pos_;
     iv.end = std::max(iv.end, pos_);
@@ -80,23 +80,24 @@ class Liveness : public IRVisitor {
 
 class AddressRewriter : public IRMutator {
  public:
-  explicit AddressRewriter(std::unordered_map<const Var*, int64_t> addr) : addr_(std::move(addr)) {}
+  AddressRewriter(std::unordered_map<const Var*, int64_t> addr, int64_t align) : addr_(std::move(addr)), align_(align) {}
 
  protected:
   VarPtr mutate_def(const VarPtr& v) override {
     auto it = addr_.find(v.get());
     if (it == addr_.end()) return v;
-    auto* t = v->type->as<TileType>();
-    if (t->addr == it->second) return v;
-    return Var::make(v->name, TileType::make(t->shape, t->dtype, t->memory, t->valid_shape, t->pad, it->second), v->span);
+    if (v->type->as<TileType>() && v->type->as<TileType>()->addr == it->second) return v;
+    return Var::make(v->name, placed_at(v->type, it->second, align_), v->span);
   }
 
  private:
   std::unordered_map<const Var*, int64_t> addr_;
+  int64_t align_;
 };
 
 FunctionPtr plan_function(const FunctionPtr& f, const isa::ChipSpec& chip) {
   GroupCollector collector;
+  collector.align = chip.alignment_bytes;
   collector.visit_function(*f);
   TileGroups& groups = collector.groups;
 
@@ -107,7 +108,7 @@ FunctionPtr plan_function(const FunctionPtr& f, const isa::ChipSpec& chip) {
   };
   std::map<int, Group> by_root;
   for (auto& v : groups.vars()) {
-    auto* t = v->type->as<TileType>();
+    const TileType* t = &first_tile(v->type);
     int root = groups.group_of(v.get());
     auto [it, fresh] = by_root.try_emplace(root, Group{t->memory, 0, {}});
     Group& g = it->second;
@@ -116,7 +117,8 @@ FunctionPtr plan_function(const FunctionPtr& f, const isa::ChipSpec& chip) {
            "tile '" + v->name + "' must share storage with '" + g.members[0]->name + "' (a loop-carried value, branch result "
            "or view) but lives in " + memory_space_name(t->memory) + " instead of " + memory_space_name(g.memory),
            "keep loop-carried and yielded tiles in one memory space; use pl.move before the loop or after it");
-    g.bytes = std::max(g.bytes, tile_bytes(*t, v->span, v->name));
+    int64_t off = collector.offset.count(v.get()) ? collector.offset.at(v.get()) : 0;
+    g.bytes = std::max(g.bytes, off + placed_bytes(v->type, chip.alignment_bytes, v->span, v->name));
     g.members.push_back(v);
   }
 
@@ -162,7 +164,8 @@ FunctionPtr plan_function(const FunctionPtr& f, const isa::ChipSpec& chip) {
     }
     placed[g->memory].push_back({b, e, offset, size});
     used[g->memory] = std::max(used[g->memory], offset + size);
-    for (auto& v : g->members) addr[v.get()] = offset;
+    for (auto& v : g->members)
+      addr[v.get()] = offset + (collector.offset.count(v.get()) ? collector.offset.at(v.get()) : 0);
   }
   for (auto& [memory, bytes] : used) {
     int64_t cap = chip.capacity(memory);
@@ -183,22 +186,14 @@ FunctionPtr plan_function(const FunctionPtr& f, const isa::ChipSpec& chip) {
     fail(ErrorKind::kCapacity, f->span, msg.str(),
          "use smaller tiles and loop over the data in chunks (e.g. 64 or 128 rows per iteration)");
   }
-  AddressRewriter rewriter(std::move(addr));
+  AddressRewriter rewriter(std::move(addr), align);
   return rewriter.mutate_function(f);
 }
 
 }  // namespace
 
 ProgramPtr plan_memory(const ProgramPtr& program, const PassContext& ctx) {
-  std::vector<FunctionPtr> functions;
-  bool changed = false;
-  for (auto& f : program->functions) {
-    bool kernel = f->func_type == FunctionType::InCore || f->func_type == FunctionType::AIC ||
-                  f->func_type == FunctionType::AIV;
-    functions.push_back(kernel ? plan_function(f, ctx.chip) : f);
-    changed |= functions.back() != f;
-  }
-  return changed ? Program::make(program->name, functions) : program;
+  return map_kernels(program, [&](const FunctionPtr& f) { return plan_function(f, ctx.chip); });
 }
 
 }  // namespace pypto::passes

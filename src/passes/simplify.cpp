@@ -76,6 +76,17 @@ class Folder : public IRMutator {
   }
   using IRMutator::mutate;
 
+ protected:
+  // Valid shapes in tile types fold like the call arguments they came from.
+  VarPtr mutate_def(const VarPtr& v) override {
+    auto* t = v->type->as<TileType>();
+    if (!t || t->valid_shape.empty()) return v;
+    bool changed = false;
+    std::vector<ExprPtr> valid = mutate_all(t->valid_shape, &changed);
+    if (!changed) return v;
+    return Var::make(v->name, TileType::make(t->shape, t->dtype, t->memory, valid, t->pad, t->addr), v->span);
+  }
+
  private:
   static ExprPtr fold(const BinaryExpr& b, const ExprPtr& self) {
     DataType dt = self->type->as<ScalarType>()->dtype;
@@ -119,12 +130,15 @@ class UseCounter : public IRVisitor {
     };
     if (auto* t = v->type->as<TileType>()) exprs(t->valid_shape), exprs(t->shape);
     if (auto* t = v->type->as<TensorType>()) exprs(t->shape);
+    if (auto* t = v->type->as<TupleType>())  // the tiles of a multi-result op
+      for (auto& e : t->elems)
+        if (auto* tile = e->as<TileType>()) exprs(tile->valid_shape), exprs(tile->shape);
   }
 };
 
 bool pure(const ExprPtr& e) {
   if (auto* c = e->as<Call>()) {
-    if (!c->op->writes.empty()) return false;
+    if (!c->op->writes.empty() || c->op->effects) return false;
     for (auto& a : c->args)
       if (a && !pure(a)) return false;
     return true;

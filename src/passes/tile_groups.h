@@ -23,6 +23,50 @@ inline int64_t tile_bytes(const TileType& t, const Span& span, const std::string
   return n;
 }
 
+// A tuple of tiles: the value of a multi-result op (sort32 and mrgsort give values and
+// indices). It is placed as one block: its tiles lie back to back, each at an aligned offset.
+inline const TupleType* tile_tuple(const TypePtr& t) {
+  auto* tt = t ? t->as<TupleType>() : nullptr;
+  if (!tt || tt->elems.empty()) return nullptr;
+  for (auto& e : tt->elems)
+    if (!e->as<TileType>()) return nullptr;
+  return tt;
+}
+// Values that memory planning places: tiles and tuples of tiles.
+inline bool is_placed(const TypePtr& t) { return t && (t->as<TileType>() || tile_tuple(t)); }
+// The (first) tile of a placed value: its memory and address are the block's.
+inline const TileType& first_tile(const TypePtr& t) {
+  if (auto* tt = tile_tuple(t)) return *tt->elems[0]->as<TileType>();
+  return *t->as<TileType>();
+}
+inline int64_t round_up(int64_t n, int64_t align) { return (n + align - 1) / align * align; }
+// Bytes of a placed value; a tuple's tiles each start `align`-aligned.
+inline int64_t placed_bytes(const TypePtr& t, int64_t align, const Span& span, const std::string& name) {
+  if (auto* tt = tile_tuple(t)) {
+    int64_t n = 0;
+    for (auto& e : tt->elems) n += round_up(tile_bytes(*e->as<TileType>(), span, name), align);
+    return n;
+  }
+  return tile_bytes(*t->as<TileType>(), span, name);
+}
+// The placed value's type at address `addr` (a tuple's tiles at their offsets from it).
+inline TypePtr placed_at(const TypePtr& t, int64_t addr, int64_t align) {
+  auto at = [](const TileType& x, int64_t a) {
+    return TileType::make(x.shape, x.dtype, x.memory, x.valid_shape, x.pad, a);
+  };
+  if (auto* tt = tile_tuple(t)) {
+    std::vector<TypePtr> elems;
+    int64_t offset = addr;
+    for (auto& e : tt->elems) {
+      const TileType& x = *e->as<TileType>();
+      elems.push_back(at(x, offset));
+      offset += round_up(tile_bytes(x, {}, ""), align);
+    }
+    return TupleType::make(elems);
+  }
+  return at(*t->as<TileType>(), addr);
+}
+
 // Union-find over tile Vars.
 class TileGroups {
  public:
@@ -49,6 +93,16 @@ class TileGroups {
 
 inline bool is_tile(const ExprPtr& e) { return e && e->type->as<TileType>(); }
 
+// The Var whose storage a tile expression names: the Var itself, or for a tile of a
+// multi-result op's tuple (`tup[1]`) the tuple's Var; null otherwise.
+inline VarPtr storage_of(const ExprPtr& e) {
+  if (!e) return nullptr;
+  if (e->as<Var>()) return std::static_pointer_cast<const Var>(e);
+  if (auto* g = e->as<TupleGetItem>(); g && g->tuple->as<Var>() && tile_tuple(g->tuple->type))
+    return std::static_pointer_cast<const Var>(g->tuple);
+  return nullptr;
+}
+
 inline const YieldStmt* trailing_yield(const StmtPtr& body) {
   if (!body) return nullptr;
   if (auto* y = body->as<YieldStmt>()) return y;
@@ -59,6 +113,23 @@ inline const YieldStmt* trailing_yield(const StmtPtr& body) {
 class GroupCollector : public IRVisitor {
  public:
   TileGroups groups;
+  // Byte offset of a member from the address of the storage it names: a tile of a tuple
+  // (`idx = vals_idx[1]`) and its views lie inside the tuple's block; everything else is 0.
+  std::unordered_map<const Var*, int64_t> offset;
+  int64_t align = 32;  // the chip's tile alignment (PlanMemory sets it)
+
+  int64_t offset_of(const ExprPtr& e) const {
+    auto base = [&](const Var* v) {
+      auto it = offset.find(v);
+      return it == offset.end() ? int64_t{0} : it->second;
+    };
+    if (auto* v = e->as<Var>()) return base(v);
+    auto* g = e->as<TupleGetItem>();
+    auto* tt = g ? tile_tuple(g->tuple->type) : nullptr;
+    if (!tt) return 0;
+    TypePtr placed = placed_at(g->tuple->type, 0, align);
+    return base(g->tuple->as<Var>()) + placed->as<TupleType>()->elems[g->index]->as<TileType>()->addr;
+  }
 
  protected:
   // A loop-carried tile, its initial value, the value yielded for it and the loop's result
@@ -75,13 +146,18 @@ class GroupCollector : public IRVisitor {
     }
   }
   void visit_def(const VarPtr& v) override {
-    if (v->type->as<TileType>()) groups.add(v);
+    if (is_placed(v->type)) groups.add(v);
   }
   void visit_assign(const AssignStmt& s) override {
     IRVisitor::visit_assign(s);
-    if (auto* c = s.value->as<Call>(); c && c->op->view && !c->args.empty() && c->args[0]->as<Var>() && is_tile(s.var))
-      groups.unite(s.var, std::static_pointer_cast<const Var>(c->args[0]));
-    if (auto* v = s.value->as<Var>(); v && is_tile(s.var)) groups.unite(s.var, std::static_pointer_cast<const Var>(s.value));
+    auto share = [&](const ExprPtr& source) {
+      VarPtr base = storage_of(source);
+      if (!base || !is_tile(s.var)) return;
+      groups.unite(s.var, base);
+      if (int64_t off = offset_of(source)) offset[s.var.get()] = off;
+    };
+    if (auto* c = s.value->as<Call>(); c && c->op->view && !c->args.empty()) share(c->args[0]);
+    share(s.value);
   }
   void visit_for(const ForStmt& s) override {
     IRVisitor::visit_for(s);

@@ -11,16 +11,8 @@ using namespace ir;
 
 constexpr int64_t kMaxUnrolledIterations = 1024;
 
-class Unroller : public IRMutator {
+class Unroller : public SplicingMutator {
  protected:
-  StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
-    auto r = IRMutator::mutate_seq(s);
-    if (r == s) return r;
-    std::vector<StmtPtr> out;
-    splice(r, out);
-    return SeqStmts::make(out, s->span);
-  }
-
   StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s0) override {
     auto r = IRMutator::mutate_for(s0);  // inner loops first
     auto* s = r->as<ForStmt>();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <set>
 
 #include "pypto/runtime/scalar_machine.h"
@@ -290,6 +291,56 @@ bool IndexBox::empty() const {
 }
 
 KernelFootprint analyse_footprint(const isa::Kernel& kernel) { return Analyser(kernel).run(); }
+
+KernelFootprint compose_group_footprint(const isa::Kernel& group, const std::vector<const KernelFootprint*>& parts) {
+  KernelFootprint out;
+  std::vector<int> symbol_of(group.params.size(), -1);  // group scalar parameter -> symbol
+  for (size_t i = 0; i < group.params.size(); ++i)
+    if (!group.params[i].is_tensor) {
+      symbol_of[i] = out.num_scalar_params++;
+      out.scalar_param_index.push_back(static_cast<int>(i));
+    }
+  for (size_t p = 0; p < group.parts.size() && p < parts.size(); ++p) {
+    const isa::KernelPart& part = group.parts[p];
+    const KernelFootprint& fp = *parts[p];
+    const int loop_base = out.num_scalar_params + static_cast<int>(out.loops.size());
+    // A part's form in the group's symbols: its scalar parameters become the group's
+    // parameters or constants, its loops follow the loops of the parts before it.
+    auto subst = [&](const AffineForm& f) {
+      AffineForm g;
+      g.known = f.known;
+      g.c = f.c;
+      std::map<int, int64_t> terms;
+      for (const auto& [sym, coef] : f.terms) {
+        if (sym >= fp.num_scalar_params) {
+          terms[loop_base + sym - fp.num_scalar_params] += coef;
+          continue;
+        }
+        const int param = fp.scalar_param_index[sym];
+        const isa::PartArg& pa = part.args.at(param);
+        if (pa.param >= 0 && symbol_of.at(pa.param) >= 0) terms[symbol_of[pa.param]] += coef;
+        else if (pa.param < 0 && !pa.constant.is_float) g.c += coef * pa.constant.i;
+        else g.known = false;
+      }
+      for (const auto& [sym, coef] : terms)
+        if (coef != 0) g.terms.push_back({sym, coef});
+      return g;
+    };
+    for (const KernelFootprint::Loop& l : fp.loops) out.loops.push_back({subst(l.start), subst(l.stop), l.step});
+    for (const TensorAccess& a : fp.accesses) {
+      if (a.param < 0 || static_cast<size_t>(a.param) >= part.args.size() || part.args[a.param].param < 0) continue;
+      TensorAccess b = a;
+      b.param = part.args[a.param].param;
+      b.offsets.clear();
+      for (const AffineForm& o : a.offsets) {
+        b.offsets.push_back(subst(o));
+        if (!b.offsets.back().known) b.whole = true;
+      }
+      out.accesses.push_back(std::move(b));
+    }
+  }
+  return out;
+}
 
 void evaluate_footprint(const KernelFootprint& fp, const std::vector<HostArg>& args, std::vector<ParamFootprint>& out) {
   out.assign(args.size(), ParamFootprint{});

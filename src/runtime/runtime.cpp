@@ -272,6 +272,9 @@ isa::ChipSpec resolve_run_target(const RunOptions& options) {
 
 void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, const RunOptions& options) {
   const isa::ChipSpec chip = resolve_run_target(options);
+  if (kernel.core == FunctionType::Group)
+    fail(ErrorKind::kValue, {}, "'" + kernel.name + "' is a Group kernel (a mixed task); its parts run only inside a host program",
+         "run the program whose orchestration calls it (pypto.runtime.run)");
   isa::validate_kernel(kernel, chip);
   check_args(kernel.name, kernel.params, args);
   check_outputs(kernel.name, kernel.params, args);
@@ -291,13 +294,71 @@ void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, con
   if (options.stats) options.stats->modelled_cycles = trace.makespan();
 }
 
-void run_host_program(const isa::HostProgram& program, const std::vector<HostArg>& args, const RunOptions& options) {
-  const isa::ChipSpec chip = resolve_run_target(options);
+// A program made ready to run: what every run of it needs, computed once.
+struct PreparedProgram {
+  const isa::HostProgram* program = nullptr;
+  isa::ChipSpec chip;
+  std::vector<KernelFootprint> footprints;        // per kernel (a Group kernel: its parts' union)
+  std::vector<std::vector<const isa::Kernel*>> part_kernels;  // per Group kernel: its parts' kernels
+  std::vector<std::vector<int>> releases;         // per pc: created-tensor slots last used there
+  std::vector<int> ordinals;                      // per pc: kCall ordinal, or -1
+  CoreFactory native;                             // engine "native": a core running the compiled kernels
+  uint64_t id = 0;                                // unique per preparation (keys the workers' cores)
+};
+
+namespace {
+
+std::atomic<uint64_t> next_prepared_id{1};
+
+std::shared_ptr<PreparedProgram> prepare(const isa::HostProgram& program, const isa::ChipSpec& chip, const std::string& engine) {
   isa::validate_host_program(program, chip);
+  auto p = std::make_shared<PreparedProgram>();
+  p->program = &program;
+  p->chip = chip;
+  p->footprints.reserve(program.kernels.size());
+  for (const isa::Kernel& k : program.kernels) p->footprints.push_back(analyse_footprint(k));
+  // A mixed task touches what its parts touch (validation checked the part indices).
+  p->part_kernels.resize(program.kernels.size());
+  for (size_t i = 0; i < program.kernels.size(); ++i) {
+    const isa::Kernel& k = program.kernels[i];
+    if (k.core != FunctionType::Group) continue;
+    std::vector<const KernelFootprint*> parts;
+    for (const isa::KernelPart& part : k.parts) {
+      parts.push_back(&p->footprints[part.kernel]);
+      p->part_kernels[i].push_back(&program.kernels[part.kernel]);
+    }
+    p->footprints[i] = compose_group_footprint(k, parts);
+  }
+  p->releases = release_points(program);
+  p->ordinals = call_ordinals(program);
+  if (engine == "native") {
+    std::vector<const isa::Kernel*> kernels;  // a Group kernel has no code: its parts run
+    for (const isa::Kernel& k : program.kernels)
+      if (k.core != FunctionType::Group) kernels.push_back(&k);
+    auto module = native_module_for(kernels, chip);
+    p->native = [chip, module, kernels] { return std::make_unique<NativeCore>(chip, module, kernels); };
+  }
+  p->id = next_prepared_id++;
+  return p;
+}
+
+bool attr_flag(const isa::Instr& in, const char* key) {
+  auto it = in.attrs.find(key);
+  if (it == in.attrs.end()) return false;
+  if (auto* b = std::get_if<bool>(&it->second)) return *b;
+  if (auto* i = std::get_if<int64_t>(&it->second)) return *i != 0;
+  return false;
+}
+
+// Interprets the host code of `prep` on `pool` (reset for this run): scalar control flow,
+// tensor allocation, kernel calls submitted as tasks. Returns once every task has finished;
+// on an error the pool's remaining tasks are cancelled before anything they use is released.
+void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<HostArg>& args, const RunOptions& options) {
+  const isa::HostProgram& program = *prep.program;
   check_args(program.name, program.params, args);
   check_outputs(program.name, program.params, args);
 
-  TensorSlots slots;  // declared before the pool: tasks may use owned tensors until it joins
+  TensorSlots slots;  // outlives every task of the run (the pool is drained before it goes)
   slots.views.resize(std::max(program.tensors.size(), program.params.size()));
   ScalarMachine regs(program.num_regs, program.reg_is_float);
   int next_reg = 0;
@@ -305,24 +366,16 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
     if (args[i].kind == HostArg::kTensor) slots.views[i] = args[i].tensor;
     else regs.set(next_reg++, args[i].scalar());
   }
-  std::vector<KernelFootprint> footprints;
-  footprints.reserve(program.kernels.size());
-  for (const isa::Kernel& k : program.kernels) footprints.push_back(analyse_footprint(k));
-  const std::vector<std::vector<int>> releases = release_points(program);
-  const std::vector<int> ordinals = call_ordinals(program);
+  const std::vector<std::vector<int>>& releases = prep.releases;
+  const std::vector<int>& ordinals = prep.ordinals;
   std::vector<std::vector<size_t>> call_tasks(program.code.size());  // by call ordinal: its latest tasks
   size_t freed_early = 0;
 
-  CoreFactory factory;
   // The modelled timeline comes from the sim engine: a trace request runs there.
-  if (options.engine == "native" && options.trace_path.empty()) {
-    std::vector<const isa::Kernel*> kernels;
-    for (const isa::Kernel& k : program.kernels) kernels.push_back(&k);
-    auto module = native_module_for(kernels, chip);
-    factory = [chip, module, kernels] { return std::make_unique<NativeCore>(chip, module, kernels); };
-  }
-  TraceRecorder trace;  // declared before the pool: workers record into it until it joins
-  TaskPool pool(chip, options.num_workers, factory, options.ring_size, !options.swimlane_path.empty());
+  const bool native = prep.native && options.trace_path.empty();
+  TraceRecorder trace;  // outlives every task of the run: workers record into it
+  pool.reset(native ? prep.native : CoreFactory{}, prep.id * 2 + (native ? 1 : 0), options.ring_size,
+             !options.swimlane_path.empty());
   pool.set_trace(&trace, !options.trace_path.empty());
   pool.set_interrupt(options.interrupt);
   auto check_interrupt = [&](const Span& span) {
@@ -330,78 +383,87 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
       fail(ErrorKind::kRuntime, span, "the run of '" + program.name + "' was interrupted",
            "outputs may be partly written; run the program again");
   };
-  const int n = static_cast<int>(program.code.size());
-  for (int pc = 0; pc < n;) {
-    const isa::Instr& in = program.code[pc];
-    int next = regs.step(program.code, pc);
-    if (next < 0) {
-      switch (in.kind) {
-        case isa::InstrKind::kAllocTensor: allocate(slots, program, in); break;
-        case isa::InstrKind::kCall: {
-          if (in.callee < 0 || static_cast<size_t>(in.callee) >= program.kernels.size())
-            fail(ErrorKind::kRuntime, in.span, "call of kernel #" + std::to_string(in.callee) + ", which does not exist",
-                 "report this bug");
-          check_interrupt(in.span);
-          if (pool.failed()) break;  // stop submitting; wait_all rethrows the error
-          const isa::Kernel& kernel = program.kernels[in.callee];
-          TaskSpec spec;
-          spec.kernel = &kernel;
-          spec.footprint = &footprints[in.callee];
-          spec.span = &in.span;
-          spec.args = call_args(kernel, in, slots, regs);
-          for (int64_t d : int_list_attr(in, "deps")) {
-            if (d < 0 || static_cast<size_t>(d) >= call_tasks.size() || call_tasks[d].empty())
-              unsatisfiable_dependency(program, ordinals, ordinals[pc], static_cast<int>(d), in.span);
-            spec.deps.insert(spec.deps.end(), call_tasks[d].begin(), call_tasks[d].end());
+  try {
+    const int n = static_cast<int>(program.code.size());
+    for (int pc = 0; pc < n;) {
+      const isa::Instr& in = program.code[pc];
+      int next = regs.step(program.code, pc);
+      if (next < 0) {
+        switch (in.kind) {
+          case isa::InstrKind::kAllocTensor: allocate(slots, program, in); break;
+          case isa::InstrKind::kCall: {
+            if (in.callee < 0 || static_cast<size_t>(in.callee) >= program.kernels.size())
+              fail(ErrorKind::kRuntime, in.span, "call of kernel #" + std::to_string(in.callee) + ", which does not exist",
+                   "report this bug");
+            check_interrupt(in.span);
+            if (pool.failed()) break;  // stop submitting; wait_all rethrows the error
+            const isa::Kernel& kernel = program.kernels[in.callee];
+            TaskSpec spec;
+            spec.kernel = &kernel;
+            spec.footprint = &prep.footprints[in.callee];
+            spec.parts = prep.part_kernels[in.callee];
+            spec.span = &in.span;
+            spec.manual = attr_flag(in, "manual");
+            spec.args = call_args(kernel, in, slots, regs);
+            for (int64_t d : int_list_attr(in, "deps")) {
+              if (d < 0 || static_cast<size_t>(d) >= call_tasks.size() || call_tasks[d].empty())
+                unsatisfiable_dependency(program, ordinals, ordinals[pc], static_cast<int>(d), in.span);
+              spec.deps.insert(spec.deps.end(), call_tasks[d].begin(), call_tasks[d].end());
+            }
+            for (const isa::Operand& op : in.ins)
+              if (op.kind == isa::Operand::kTensor && static_cast<size_t>(op.index) < slots.owners.size() && slots.owners[op.index])
+                spec.keep_alive.push_back(slots.owners[op.index]);
+            const std::vector<int64_t> bn = int_list_attr(in, "block_num");
+            const int64_t blocks = bn.empty() ? 1 : bn[0];
+            if (blocks < 1)
+              fail(ErrorKind::kValue, in.span, "SPMD launch over " + std::to_string(blocks) + " blocks", "use pl.spmd(n) with n >= 1");
+            std::vector<size_t>& ids = call_tasks[ordinals[pc]];
+            ids.clear();
+            for (int64_t b = 0; b < blocks; ++b) {
+              TaskSpec block = b + 1 < blocks ? spec : std::move(spec);
+              block.block_idx = static_cast<int>(b);
+              block.block_num = static_cast<int>(blocks);
+              for (size_t i = 0; i < kernel.params.size(); ++i)
+                if (is_block_param(kernel.params[i])) block.args[i] = HostArg::of_int(kernel.params[i].name == "__block_idx" ? b : blocks);
+              ids.push_back(pool.submit(std::move(block)));
+            }
+            break;
           }
-          for (const isa::Operand& op : in.ins)
-            if (op.kind == isa::Operand::kTensor && static_cast<size_t>(op.index) < slots.owners.size() && slots.owners[op.index])
-              spec.keep_alive.push_back(slots.owners[op.index]);
-          const std::vector<int64_t> bn = int_list_attr(in, "block_num");
-          const int64_t blocks = bn.empty() ? 1 : bn[0];
-          if (blocks < 1)
-            fail(ErrorKind::kValue, in.span, "SPMD launch over " + std::to_string(blocks) + " blocks", "use pl.spmd(n) with n >= 1");
-          std::vector<size_t>& ids = call_tasks[ordinals[pc]];
-          ids.clear();
-          for (int64_t b = 0; b < blocks; ++b) {
-            TaskSpec block = b + 1 < blocks ? spec : std::move(spec);
-            block.block_idx = static_cast<int>(b);
-            block.block_num = static_cast<int>(blocks);
-            for (size_t i = 0; i < kernel.params.size(); ++i)
-              if (is_block_param(kernel.params[i])) block.args[i] = HostArg::of_int(kernel.params[i].name == "__block_idx" ? b : blocks);
-            ids.push_back(pool.submit(std::move(block)));
+          case isa::InstrKind::kScalarRead: {
+            pool.wait_all();  // the host reads memory that tasks may still be writing
+            std::vector<int64_t> index;
+            for (const isa::Scalar& s : in.ins.at(1).list) index.push_back(regs.get(s).as_int());
+            regs.set(in.dst_reg, read_tensor_element(slot_tensor(slots, in.ins.at(0).index, in), index, in.span));
+            break;
           }
-          break;
+          default:
+            fail(ErrorKind::kRuntime, in.span, "tile instruction '" + in.mnemonic + "' in host program '" + program.name + "'",
+                 "tile instructions belong in InCore kernels");
         }
-        case isa::InstrKind::kScalarRead: {
-          pool.wait_all();  // the host reads memory that tasks may still be writing
-          std::vector<int64_t> index;
-          for (const isa::Scalar& s : in.ins.at(1).list) index.push_back(regs.get(s).as_int());
-          regs.set(in.dst_reg, read_tensor_element(slot_tensor(slots, in.ins.at(0).index, in), index, in.span));
-          break;
-        }
-        default:
-          fail(ErrorKind::kRuntime, in.span, "tile instruction '" + in.mnemonic + "' in host program '" + program.name + "'",
-               "tile instructions belong in InCore kernels");
+        next = pc + 1;
       }
-      next = pc + 1;
+      // Past the last use of created tensors: drop the host's reference (the tasks that use
+      // them hold theirs until they finish).
+      for (int q = pc; q < next && q < n; ++q)
+        for (int slot : releases[q])
+          if (static_cast<size_t>(slot) < slots.owners.size() && slots.owners[slot]) {
+            slots.owners[slot].reset();
+            slots.views[slot].data = nullptr;
+            ++freed_early;
+          }
+      pc = next;
     }
-    // Past the last use of created tensors: drop the host's reference (the tasks that use
-    // them hold theirs until they finish).
-    for (int q = pc; q < next && q < n; ++q)
-      for (int slot : releases[q])
-        if (static_cast<size_t>(slot) < slots.owners.size() && slots.owners[slot]) {
-          slots.owners[slot].reset();
-          slots.views[slot].data = nullptr;
-          ++freed_early;
-        }
-    pc = next;
+    pool.wait_all();
+    check_interrupt({});
+  } catch (...) {
+    pool.cancel();
+    pool.set_trace(nullptr, false);
+    throw;
   }
-  pool.wait_all();
-  check_interrupt({});
+  pool.set_trace(nullptr, false);
   if (!options.trace_path.empty()) trace.write_chrome_json(options.trace_path);
   if (options.stats) options.stats->modelled_cycles = trace.makespan();
-  if (!options.swimlane_path.empty()) write_swimlane(options.swimlane_path, pool.records(), chip);
+  if (!options.swimlane_path.empty()) write_swimlane(options.swimlane_path, pool.records(), prep.chip);
   if (options.runtime_stats) {
     const PoolStats ps = pool.stats();
     RuntimeStats& st = *options.runtime_stats;
@@ -412,6 +474,77 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
     st.tensors_created = slots.created;
     st.tensors_freed_early = freed_early;
   }
+}
+
+[[noreturn]] void closed_worker() {
+  fail(ErrorKind::kRuntime, {}, "this ChipWorker is closed; its worker pool has stopped",
+       "create a new pypto.runtime.ChipWorker(config=...) (or use the worker inside `with ChipWorker(...) as w:`)");
+}
+
+}  // namespace
+
+void run_host_program(const isa::HostProgram& program, const std::vector<HostArg>& args, const RunOptions& options) {
+  const isa::ChipSpec chip = resolve_run_target(options);
+  auto prep = prepare(program, chip, options.engine);
+  TaskPool pool(chip, options.num_workers);
+  execute(*prep, pool, args, options);
+}
+
+ChipWorker::ChipWorker(const RunOptions& options) : options_(options), chip_(resolve_run_target(options)) {
+  pool_ = std::make_unique<TaskPool>(chip_, options_.num_workers);
+}
+
+ChipWorker::~ChipWorker() = default;
+
+int ChipWorker::load(const isa::HostProgram& program) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!pool_) closed_worker();
+  for (size_t i = 0; i < programs_.size(); ++i)
+    if (programs_[i]->program == &program) return static_cast<int>(i);
+  programs_.push_back(prepare(program, chip_, options_.engine));
+  return static_cast<int>(programs_.size() - 1);
+}
+
+void ChipWorker::run(int handle, const std::vector<HostArg>& args, const RunOptions& per_run) {
+  std::lock_guard<std::mutex> lk(mu_);  // one run at a time on this chip
+  if (!pool_) closed_worker();
+  if (handle < 0 || static_cast<size_t>(handle) >= programs_.size())
+    fail(ErrorKind::kValue, {}, "program handle " + std::to_string(handle) + " was not loaded onto this ChipWorker",
+         "register the compiled program first: worker.register(compiled)");
+  RunOptions options = per_run;
+  options.platform = options_.platform;
+  options.engine = options_.engine;
+  options.num_workers = options_.num_workers;
+  try {
+    execute(*programs_[handle], *pool_, args, options);
+  } catch (...) {
+    // A deadlock report stops the workers: start a fresh pool for the next run.
+    if (pool_->stopped()) pool_ = std::make_unique<TaskPool>(chip_, options_.num_workers);
+    ++runs_;
+    throw;
+  }
+  ++runs_;
+}
+
+void ChipWorker::close() {
+  std::lock_guard<std::mutex> lk(mu_);
+  pool_.reset();  // joins the workers
+  programs_.clear();
+}
+
+bool ChipWorker::closed() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return !pool_;
+}
+
+size_t ChipWorker::runs() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return runs_;
+}
+
+int ChipWorker::num_workers() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return pool_ ? pool_->num_workers() : 0;
 }
 
 }  // namespace pypto::runtime

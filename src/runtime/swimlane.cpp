@@ -1,8 +1,11 @@
 // Chrome-trace JSON of a run's tasks: one lane (tid) per virtual core (AIC 0.., then AIV 0..),
 // one complete event ("X") per task with its host worker in args, and an "s"/"f" flow pair
-// per dependency edge from the end of the earlier task to the start of the later one.
+// per dependency edge from the end of the earlier task to the start of the later one. With
+// the sim engine each task also carries its modelled cycles, and process 1 lays the tasks
+// out on the modelled clock.
 #include "pypto/runtime/swimlane.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -61,11 +64,70 @@ void write_swimlane(const std::string& path, const std::vector<TaskRecord>& reco
         << ",\"ts\":" << num(r.start_us) << ",\"dur\":" << num(std::max(r.end_us - r.start_us, 0.001))
         << ",\"args\":{\"task\":" << id << ",\"kind\":\"" << core_kind_name(r.kind) << "\",\"vcore\":" << r.vcore
         << ",\"worker\":" << r.worker;
+      if (r.cycles >= 0) o << ",\"modelled_cycles\":" << num(r.cycles);
       if (r.block_num > 1) o << ",\"block_idx\":" << r.block_idx << ",\"block_num\":" << r.block_num;
       o << ",\"deps\":[";
       for (size_t i = 0; i < r.deps.size(); ++i) o << (i ? "," : "") << r.deps[i];
       o << "]}}";
     }
+  }
+  // With the sim engine, a second process shows what the chip would do: tasks in
+  // submission order, each starting when its dependencies' modelled ends allow, on the
+  // lowest-numbered virtual core of its kind that is free by then (else the one that frees
+  // first; a mixed task takes a cluster), lasting its modelled cycles (1 us of trace time =
+  // clock_ghz * 1000 cycles).
+  bool modelled = false;
+  for (const TaskRecord& r : records) modelled |= r.cycles >= 0;
+  if (modelled) {
+    const double cycles_per_us = chip.clock_ghz * 1000.0;
+    o << ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":"
+      << json_string(chip.platform + " (modelled cycles)") << "}}";
+    std::vector<double> end(records.size(), 0), free_at(static_cast<size_t>(aic + aiv), 0);
+    std::vector<bool> lane_named(free_at.size(), false);
+    std::ostringstream tasks;
+    for (size_t id = 0; id < records.size(); ++id) {
+      const TaskRecord& r = records[id];
+      double ready = 0;
+      for (size_t d : r.deps)
+        if (d < id) ready = std::max(ready, end[d]);
+      // Candidate lane sets of this task's kind.
+      std::vector<std::vector<int>> options;
+      if (r.kind == CoreKind::AIC)
+        for (int c = 0; c < aic; ++c) options.push_back({c});
+      else if (r.kind == CoreKind::AIV)
+        for (int v = 0; v < aiv; ++v) options.push_back({aic + v});
+      else
+        for (int c = 0; c < aic && 2 * c + 1 < aiv; ++c) options.push_back({c, aic + 2 * c, aic + 2 * c + 1});
+      if (options.empty()) continue;
+      auto free_of = [&](const std::vector<int>& ls) {
+        double f = 0;
+        for (int l : ls) f = std::max(f, free_at[l]);
+        return f;
+      };
+      const std::vector<int>* pick = nullptr;
+      for (auto& ls : options)
+        if (free_of(ls) <= ready) { pick = &ls; break; }
+      if (!pick) {
+        pick = &options[0];
+        for (auto& ls : options)
+          if (free_of(ls) < free_of(*pick)) pick = &ls;
+      }
+      const double start = std::max(ready, free_of(*pick));
+      end[id] = start + std::max(r.cycles, 0.0);
+      for (int l : *pick) {
+        free_at[l] = end[id];
+        lane_named[l] = true;
+        tasks << ",\n{\"ph\":\"X\",\"name\":" << json_string(r.kernel) << ",\"cat\":\"modelled\",\"pid\":1,\"tid\":" << l
+              << ",\"ts\":" << num(start / cycles_per_us) << ",\"dur\":" << num(std::max(r.cycles, 0.0) / cycles_per_us)
+              << ",\"args\":{\"task\":" << id << ",\"start_cycle\":" << num(start) << ",\"cycles\":" << num(r.cycles)
+              << "}}";
+      }
+    }
+    for (size_t l = 0; l < lane_named.size(); ++l)
+      if (lane_named[l])
+        o << ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":" << l << ",\"args\":{\"name\":"
+          << json_string(static_cast<int>(l) < aic ? "AIC " + std::to_string(l) : "AIV " + std::to_string(l - aic)) << "}}";
+    o << tasks.str();
   }
   size_t flow = 0;
   for (size_t id = 0; id < records.size(); ++id) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "pypto/runtime/mixed_task.h"
 #include "pypto/runtime/sim_engine.h"
 
 namespace pypto::runtime {
@@ -58,7 +59,49 @@ TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory facto
   t0_ = std::chrono::steady_clock::now();
   int n = num_workers > 0 ? num_workers : static_cast<int>(std::thread::hardware_concurrency());
   n = std::max(n, 1);
+  num_workers_ = n;
   for (int i = 0; i < n; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+}
+
+void TaskPool::reset(CoreFactory factory, uint64_t runner_key, size_t ring_size, bool record) {
+  std::lock_guard<std::mutex> lk(mu_);
+  PYPTO_CHECK(finished_ == tasks_.size() && running_ == 0, "TaskPool::reset while tasks are in flight");
+  PYPTO_CHECK(!stop_, "TaskPool::reset after the workers stopped");
+  tasks_.clear();
+  buckets_.clear();
+  ready_.clear();
+  ready_hint_.store(0, std::memory_order_release);
+  std::fill(aic_busy_.begin(), aic_busy_.end(), 0);
+  std::fill(aiv_busy_.begin(), aiv_busy_.end(), 0);
+  finished_ = 0;
+  ring_resume_ = SIZE_MAX;
+  error_ = nullptr;
+  stats_ = PoolStats{};
+  ring_size_ = ring_size;
+  record_ = record;
+  trace_ = nullptr;
+  record_events_ = false;
+  interrupt_ = nullptr;
+  t0_ = std::chrono::steady_clock::now();
+  if (runner_key != runner_key_) {
+    factory_ = std::move(factory);
+    runner_key_ = runner_key;
+  }
+}
+
+void TaskPool::cancel() {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (!error_) error_ = std::make_exception_ptr(std::runtime_error("run cancelled"));  // skip queued tasks
+  lk.unlock();
+  work_cv_.notify_all();
+  lk.lock();
+  // Every unfinished task depends only on earlier ones, so the skipped tasks all finish.
+  done_cv_.wait(lk, [&] { return finished_ == tasks_.size() || stop_; });
+}
+
+bool TaskPool::stopped() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return stop_;
 }
 
 TaskPool::~TaskPool() {
@@ -155,12 +198,14 @@ size_t TaskPool::submit(TaskSpec spec) {
   const size_t id = tasks_.size();
   Task task;
   task.kernel = spec.kernel;
+  task.parts = std::move(spec.parts);
   task.args = std::move(spec.args);
   task.keep_alive = std::move(spec.keep_alive);
   task.span = spec.span;
   task.kind = core_kind_of(*spec.kernel);
   task.block_idx = spec.block_idx;
   task.block_num = spec.block_num;
+  task.manual = spec.manual;
   std::vector<size_t>& deps = task.deps;
   // Every dependency is recorded (records, swimlane arrows); only unfinished ones hold the
   // task back.
@@ -169,7 +214,8 @@ size_t TaskPool::submit(TaskSpec spec) {
 
   // Data dependencies: for each region, the conflicting unfinished regions of overlapping
   // views, newest first. A write that covers the region orders every older conflict
-  // already (they conflict with it too), so that bucket's scan stops there.
+  // already (they conflict with it too), so that bucket's scan stops there. A manual task
+  // (pl.manual_scope) gets no edges to other manual tasks and orders nothing older than it.
   for (const Region& x : regions) {
     for (Bucket& b : buckets_) {
       if (!(x.blo < b.hi && b.lo < x.bhi)) continue;
@@ -186,9 +232,11 @@ size_t TaskPool::submit(TaskSpec spec) {
         if (!(x.blo < y.bhi && y.blo < x.bhi)) continue;
         const bool exact = x.exact && y.exact && x.base == y.base && x.elem == y.elem && same_space(x.box, x.strides, y.box, y.strides);
         if (exact && !boxes_overlap(x.box, y.box)) continue;
+        const bool manual_y = tasks_[tid].manual;
+        if (spec.manual && manual_y) continue;
         deps.push_back(tid);
         // A covering write: every older conflict is ordered before it (finished, if it has).
-        if (exact && y.write && box_contains(y.box, x.box)) break;
+        if (exact && y.write && box_contains(y.box, x.box) && !manual_y) break;
       }
     }
   }
@@ -302,7 +350,7 @@ std::vector<TaskRecord> TaskPool::records() {
   if (!record_) return out;
   out.reserve(tasks_.size());
   for (const Task& t : tasks_)
-    out.push_back({t.kernel->name, t.kind, t.vcore, t.worker, t.block_idx, t.block_num, t.start_us, t.end_us, t.deps});
+    out.push_back({t.kernel->name, t.kind, t.vcore, t.worker, t.block_idx, t.block_num, t.start_us, t.end_us, t.deps, t.cycles});
   return out;
 }
 
@@ -337,9 +385,14 @@ void TaskPool::release_vcore(CoreKind kind, int id) {
 }
 
 void TaskPool::worker_loop(int worker) {
-  // This worker's virtual-core state: the engine's core, or a sim core.
-  std::unique_ptr<CoreRunner> runner = factory_ ? factory_() : nullptr;
-  std::unique_ptr<SimEngine> sim = runner ? nullptr : std::make_unique<SimEngine>(chip_);
+  // This worker's virtual-core state: the engine's core made by the factory of `runner_key`
+  // (remade when a later run brings another factory), or a sim core when there is none;
+  // the cores of mixed tasks' parts are made on first use and dropped with the factory.
+  std::unique_ptr<CoreRunner> runner;
+  std::unique_ptr<SimEngine> sim;
+  uint64_t runner_key = UINT64_MAX;
+  CoreFactory factory;  // this worker's copy of the current run's factory
+  MixedCores mixed;
   std::unique_lock<std::mutex> lk(mu_);
   while (true) {
     if (ready_.empty() && !stop_ && !polling_.exchange(true)) {
@@ -361,16 +414,57 @@ void TaskPool::worker_loop(int worker) {
     task.started = true;
     task.worker = worker;
     task.vcore = acquire_vcore(task.kind);
+    CoreFactory remake;
+    const bool stale = runner_key != runner_key_;
+    if (stale) {
+      remake = factory_;
+      runner_key = runner_key_;
+    }
     lk.unlock();
     std::exception_ptr err;
-    const double start = record_ ? now_us() : 0;
-    if (!skip) {
+    if (stale) {
+      factory = remake;
+      mixed.runners.clear();  // part cores of the previous factory
+      mixed.sims.clear();
       try {
-        if (runner) {
+        runner = remake ? remake() : nullptr;
+      } catch (...) {
+        err = std::current_exception();
+        runner_key = UINT64_MAX;
+      }
+    }
+    if (!runner && !sim) sim = std::make_unique<SimEngine>(chip_);
+    double cycles = -1;
+    const double start = record_ ? now_us() : 0;
+    if (!skip && !err) {
+      try {
+        if (task.kind == CoreKind::Mixed) {
+          // The parts' timelines go on virtual cores of their own: the AIC part on this
+          // worker's core, AIV i on core num_workers + 2 * worker + i.
+          const bool events = trace_ != nullptr && record_events_;
+          MixedResult r = run_mixed_task(*task.kernel, task.parts, task.args, chip_, factory, mixed, events);
+          cycles = r.cycles;
+          if (trace_ && r.cycles >= 0) {  // sim: the parts' modelled timelines
+            std::vector<int> cores;
+            const int nw = num_workers_;
+            for (isa::PartRole role : r.roles) {
+              const int core = role == isa::PartRole::AIC ? worker : nw + 2 * worker + (role == isa::PartRole::AIV1);
+              if (role != isa::PartRole::AIC) {
+                std::string name = "core ";
+                name.append(std::to_string(core)).append(" (mixed tasks of worker ").append(std::to_string(worker));
+                name.append(": ").append(isa::part_role_name(role)).append(")");
+                trace_->set_core_name(core, name);
+              }
+              cores.push_back(core);
+            }
+            trace_->add_group(cores, r.timelines);
+          }
+        } else if (runner) {
           runner->run(*task.kernel, task.args);
         } else {
           sim->set_record_events(trace_ != nullptr && record_events_);
           sim->run(*task.kernel, task.args);
+          cycles = sim->timeline().end_cycles;
           if (trace_) trace_->add(worker, sim->timeline());
         }
       } catch (...) {
@@ -384,6 +478,7 @@ void TaskPool::worker_loop(int worker) {
     if (err && !error_) error_ = err;
     task.start_us = start;
     task.end_us = end;
+    task.cycles = cycles;
     task.done = true;
     release_vcore(task.kind, task.vcore);
     --running_;

@@ -29,6 +29,24 @@ void TraceRecorder::add(int core, const Timeline& timeline) {
   core_clock_[core] += timeline.end_cycles;
 }
 
+void TraceRecorder::add_group(const std::vector<int>& cores, const std::vector<Timeline>& timelines) {
+  std::lock_guard<std::mutex> lk(mu_);
+  double offset = 0, length = 0;
+  for (size_t i = 0; i < cores.size(); ++i) {
+    if (cores[i] >= static_cast<int>(core_clock_.size())) core_clock_.resize(cores[i] + 1, 0.0);
+    offset = std::max(offset, core_clock_[cores[i]]);
+    if (i < timelines.size()) length = std::max(length, timelines[i].end_cycles);
+  }
+  for (size_t i = 0; i < cores.size() && i < timelines.size(); ++i) placed_.push_back({cores[i], offset, timelines[i]});
+  for (int c : cores) core_clock_[c] = offset + length;
+}
+
+void TraceRecorder::set_core_name(int core, const std::string& name) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (core >= static_cast<int>(core_names_.size())) core_names_.resize(core + 1);
+  core_names_[core] = name;
+}
+
 double TraceRecorder::makespan() const {
   std::lock_guard<std::mutex> lk(mu_);
   double m = 0;
@@ -49,8 +67,10 @@ void TraceRecorder::write_chrome_json(const std::string& path) const {
   };
   for (size_t core = 0; core < core_clock_.size(); ++core) {
     sep();
-    f << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << core << ", \"args\": {\"name\": \"core " << core
-      << "\"}}";
+    const std::string name = core < core_names_.size() && !core_names_[core].empty() ? core_names_[core]
+                                                                                       : "core " + std::to_string(core);
+    f << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << core << ", \"args\": {\"name\": \""
+      << escape(name) << "\"}}";
     for (int p = 0; p < 7; ++p) {
       sep();
       f << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << core << ", \"tid\": " << p

@@ -327,6 +327,109 @@ def endless_while(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
     return c
 
 
+# Mixed AIC+AIV tasks (cross-core FIFOs). The class form, so that the AIC and AIV functions
+# and the Group function that runs them together can be named.
+T16 = pl.Tensor[[16, 16], pl.FP32]
+B16 = np.zeros((16, 16), np.float32)
+
+
+@pl.program
+class FifoWrongCore:
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: T16):
+        pl.tpush_to_aiv(pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat), aiv=0)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, out: pl.Out[T16]):
+        t = pl.tpop_from_aiv([16, 16], pl.FP32, aiv=0)  # E:fifo_op_wrong_core
+        out = pl.store(t, [0, 0], out)
+        pl.tfree_to_aiv(t, aiv=0)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def g(self, a: T16, out: pl.Out[T16]):
+        self.cube(a)
+        out = self.vec(out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: T16, out: pl.Out[T16]):
+        out = self.g(a, out)
+        return out
+
+
+@pl.program
+class FifoKernelAlone:
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, out: pl.Out[T16]):
+        t = pl.tpop_from_aic([16, 16], pl.FP32)
+        out = pl.store(t, [0, 0], out)
+        pl.tfree_to_aic(t)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, out: pl.Out[T16]):
+        out = self.vec(out)  # E:fifo_kernel_alone
+        return out
+
+
+@pl.program
+class FifoDeadlock:
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: T16, c: pl.Out[T16]):
+        c = pl.store(pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, out: pl.Out[T16]):
+        t = pl.tpop_from_aic([16, 16], pl.FP32)  # E:fifo_deadlock
+        out = pl.store(t, [0, 0], out)
+        pl.tfree_to_aic(t)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def g(self, a: T16, c: pl.Out[T16], out: pl.Out[T16]):
+        self.cube(a, c)
+        out = self.vec(out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: T16, c: pl.Out[T16], out: pl.Out[T16]):
+        out = self.g(a, c, out)
+        return out
+
+
+@pl.program
+class FifoPopMismatch:
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[16, 32], pl.FP32]):
+        pl.tpush_to_aiv(pl.load(a, [0, 0], [16, 32], target_memory=pl.MemorySpace.Mat), aiv=0)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, out: pl.Out[T16]):
+        t = pl.tpop_from_aic([16, 16], pl.FP32)  # E:fifo_pop_mismatch
+        out = pl.store(t, [0, 0], out)
+        pl.tfree_to_aic(t)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def g(self, a: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[T16]):
+        self.cube(a)
+        out = self.vec(out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[T16]):
+        out = self.g(a, out)
+        return out
+
+
+def run_program(program, *args):
+    from pypto.runtime import run
+
+    return run(program, *args, config=RunConfig())
+
+
 CASES = [
     # (name, call, exception, message pattern, fix pattern)
     ("op_outside_kernel", lambda: op_outside_kernel(A, A.copy()), PyptoError, r"works on tiles, which exist only inside kernels", r"pl\.at"),
@@ -365,6 +468,10 @@ CASES = [
     ("while_never_changes", lambda: while_never_changes(A, A.copy(), 2), PyptoError, r"condition 'i < n' of this while loop never changes", r"rebind a name the condition reads"),
     ("break_in_parallel", lambda: break_in_parallel(A, A.copy(), 2), PyptoError, r"break in a pl\.parallel loop", r"pl\.range"),
     ("endless_while", lambda: endless_while(A, A.copy(), 3), PyptoError, r"while loop ran 16777216 iterations without its condition turning false", r"changes what the condition reads"),
+    ("fifo_op_wrong_core", lambda: run_program(FifoWrongCore, B16, B16.copy()), PyptoError, r"pl\.tpop_from_aiv runs on the cube core \(AIC\) but 'vec' is an AIV function", r"pl\.tpop_from_aic"),
+    ("fifo_kernel_alone", lambda: run_program(FifoKernelAlone, B16.copy()), PyptoError, r"kernel 'vec' exchanges tiles with another core .* runs only as part of a mixed task", r"Group"),
+    ("fifo_deadlock", lambda: run_program(FifoDeadlock, B16, B16.copy(), B16.copy()), PyptoError, r"deadlock in mixed task 'g'(.|\n)*AIC 'cube' has finished(.|\n)*AIV 0 'vec' waits at TPOP", r"every TPUSH needs a TPOP"),
+    ("fifo_pop_mismatch", lambda: run_program(FifoPopMismatch, np.zeros((16, 32), np.float32), B16.copy()), PyptoError, r"pops a 16x16 FP32 tile 't', but the TPUSH at .* pushed 'load' as 16x32 FP32", r"pl\.tpop_from_aic\(\[16, 32\], pl\.FP32\)"),
 ]
 
 

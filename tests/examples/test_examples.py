@@ -23,3 +23,15 @@ def load(relpath: str):
 def test_example(relpath, backend, capsys):
     load(relpath).main(backend)
     assert capsys.readouterr().out.strip().endswith("OK")
+
+
+@pytest.mark.parametrize("relpath", PROGRAMS)
+def test_example_ir_round_trips_after_every_pass(relpath, engine, capsys):
+    """verify="roundtrip": after parsing and after every pass the printed program parses
+    back to an equal one (checked once; the check does not depend on the engine)."""
+    if engine != "sim":
+        pytest.skip("the round trip is engine-independent; checked on the sim run")
+    from pypto.runtime import RunConfig
+
+    load(relpath).main("numpy", RunConfig(verify="roundtrip"))
+    assert capsys.readouterr().out.strip().endswith("OK")

@@ -64,3 +64,28 @@ def test_mad_is_a_true_multiply_add_and_tail_block_is_masked():
     out = np.zeros(n, np.float32)
     pto.memcpy_d2h(out, do)
     np.testing.assert_allclose(out, x * np.float32(1.5) + y, rtol=1e-6)
+
+
+def test_block_too_large_for_the_vector_buffer_names_the_need():
+    @pto.kernel
+    def add(a, b, o):
+        i = pto.get_global_id()
+        pto.fma(o + i, pto.load(a + i), pto.load(b + i), 0.0)
+
+    n = 32768  # 3 lane values (a, b, a + b) x 32768 lanes x 4 B = 384 KiB > the 192 KiB UB
+    d = pto.alloc_tensor(n * 4)
+    with pytest.raises(pto.PyptoError, match=r"(?s)needs 393216 bytes of vector buffer \(3 lane values x 32768.*smaller block"):
+        pto.launch(add, grid=1, block=n, args=(d, d, d))
+
+
+def test_out_of_bounds_in_a_late_chunk_is_reported():
+    # the first chunks are in bounds and become a loop; the chunk leaving the tensor is an error
+    @pto.kernel
+    def copy(a, o):
+        i = pto.get_global_id()
+        pto.store(o + i, pto.load(a + i))
+
+    d = pto.alloc_tensor(100000 * 4)
+    with pytest.raises(pto.PyptoError, match=r"(?s)lanes 98304\.\.114687 read elements 98304\.\.114687 of 'a', "
+                                             r"which holds 100000 fp32 elements.*if i < n"):
+        pto.launch(copy, grid=(512, 1, 1), block=(256, 1, 1), args=(d, d))

@@ -109,3 +109,24 @@ def test_class_form_program_runs_every_extent_and_parses_back():
 def test_a_dimension_name_must_be_an_identifier():
     with pytest.raises(TypeError, match="pl.dynamic needs a dimension name"):
         pl.dynamic("2M")
+
+
+@pl.jit
+def tensor_level(x: pl.Tensor[[M, 128], pl.FP32], w: pl.Tensor[[128, 64], pl.FP32],
+                 y: pl.Out[pl.Tensor[[M, 64], pl.FP32]], s: pl.Out[pl.Tensor[[M, 1], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[:] = pl.matmul(x, w)
+        s[:] = pl.row_sum(pl.mul(x, x))
+    return y, s
+
+
+@pytest.mark.parametrize("engine", ["native", "sim"])
+def test_tensor_level_ops_tile_a_dynamic_extent(engine):
+    # LowerTensorOps walks run-time extents in blocks, the last one with a valid shape.
+    for m in (100, 7, 300):
+        rng = np.random.default_rng(m)
+        x, w = rng.standard_normal((m, 128)).astype(np.float32), rng.standard_normal((128, 64)).astype(np.float32)
+        y, s = np.zeros((m, 64), np.float32), np.zeros((m, 1), np.float32)
+        tensor_level(x, w, y, s, config=RunConfig(engine=engine))
+        np.testing.assert_allclose(y, x @ w, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(s, (x * x).sum(1, keepdims=True), rtol=1e-4)

@@ -127,3 +127,47 @@ def test_deps_must_name_task_ids():
     x = np.zeros((R, C), np.float32)
     with pytest.raises(PyptoError, match="deps= must be a list of task ids"):
         bad(x, np.zeros((R, C), np.float32))
+
+
+@pl.jit.incore
+def scale_task(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y = pl.store(pl.muls(pl.load(x, [0, 0], [8, 16]), 2.0), [0, 0], y)
+    return y
+
+
+@pl.jit.incore
+def shift_task(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y = pl.store(pl.adds(pl.load(x, [0, 0], [8, 16]), 1.0), [0, 0], y)
+    return y
+
+
+@pl.jit
+def submitted(x: pl.Tensor, a: pl.Out[pl.Tensor], b: pl.Out[pl.Tensor]):
+    t = pl.submit(scale_task, x, a)
+    pl.submit(shift_task, x, b, deps=[t])  # no shared data: only the declared edge
+    return a, b
+
+
+@pytest.mark.parametrize("engine", ["native", "sim"])
+def test_submit_returns_a_task_id_for_later_deps(tmp_path, engine):
+    import json
+
+    x = np.random.default_rng(2).standard_normal((8, 16)).astype(np.float32)
+    a, b = np.zeros_like(x), np.zeros_like(x)
+    path = str(tmp_path / "swimlane.json")
+    submitted(x, a, b, config=RunConfig(engine=engine, enable_chip_swimlane=1, trace_path=path, verify="roundtrip"))
+    np.testing.assert_allclose(a, 2 * x)
+    np.testing.assert_allclose(b, x + 1)
+    ev = [e for e in json.load(open(path))["traceEvents"] if e["ph"] == "X" and e["pid"] == 0]
+    assert {e["args"]["task"]: e["args"]["deps"] for e in ev} == {0: [], 1: [0]}
+
+
+def test_submit_of_something_else_than_a_kernel_is_rejected():
+    @pl.jit
+    def bad(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+        pl.submit(np.add, x, y)
+        return y
+
+    x = np.zeros((8, 16), np.float32)
+    with pytest.raises(pl.ParseError, match="pl.submit launches a kernel"):
+        bad(x, x.copy())

@@ -65,7 +65,7 @@ def run(p, arrays, tmp_path, engine="sim", **kw):
     stats = c.run_host_program(p, args, "a2a3sim", engine, kw.pop("workers", 2), swimlane_path=path, **kw)
     with open(path) as f:
         events = json.load(f)["traceEvents"]
-    spans = {e["args"]["task"]: e for e in events if e["ph"] == "X"}
+    spans = {e["args"]["task"]: e for e in events if e["ph"] == "X" and e["pid"] == 0}  # host wall clock
     return stats, {t: set(e["args"]["deps"]) for t, e in spans.items()}, events
 
 
@@ -164,7 +164,7 @@ def test_spmd_blocks_see_their_block_index(tmp_path):
     stats, deps, events = run(program(["x", "y"], [ins], k), [x, y], tmp_path)
     np.testing.assert_array_equal(y, x + 2)
     assert stats["tasks"] == 4
-    blocks = sorted(e["args"]["block_idx"] for e in events if e["ph"] == "X")
+    blocks = sorted(e["args"]["block_idx"] for e in events if e["ph"] == "X" and e["pid"] == 0)
     assert blocks == [0, 1, 2, 3]
     assert all(d == set() for d in deps.values())  # each block writes its own rows
 
@@ -255,3 +255,25 @@ def test_two_host_workers_run_tasks_concurrently(tmp_path):
             j += 1
         overlap += j < len(s1) and s1[j][0] < hi
     assert overlap >= B // 10
+
+
+def test_swimlane_shows_modelled_cycles_on_the_sim_engine(tmp_path):
+    # Tasks 0 and 1 are independent (two virtual cores at once); task 2 reads what 0 wrote.
+    x, t, out = arrays(3)
+    code = [call(0, 1, 0, 0, 1, 1), call(0, 1, 8, 8, 1, 2), call(1, 2, 0, 0, 2, 3)]
+    _, deps, events = run(program("x t out".split(), code), [x, t, out], tmp_path)
+    host = {e["args"]["task"]: e for e in events if e["ph"] == "X" and e["pid"] == 0}
+    model = {e["args"]["task"]: e["args"] for e in events if e["ph"] == "X" and e["pid"] == 1}
+    names = [e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"]
+    assert names == ["a2a3sim (host wall clock)", "a2a3sim (modelled cycles)"]
+    for task in range(3):
+        assert model[task]["cycles"] > 0 and host[task]["args"]["modelled_cycles"] == model[task]["cycles"]
+    assert model[0]["start_cycle"] == 0 and model[1]["start_cycle"] == 0  # side by side on two cores
+    assert deps[2] == {0}
+    assert model[2]["start_cycle"] >= model[0]["start_cycle"] + model[0]["cycles"]  # after its producer
+
+
+def test_native_swimlane_has_no_modelled_process(tmp_path):
+    x, t = arrays(2)
+    _, _, events = run(program(["x", "t"], [call(0, 1, 0, 0, 1, 1)]), [x, t], tmp_path, engine="native")
+    assert not [e for e in events if e.get("pid") == 1]

@@ -29,6 +29,9 @@ class KernelBuilder {
   // with `var`'s own shape and valid shape: reshape, set_validshape.
   int define_view(const ir::VarPtr& var, int source_slot);
   void bind_tile(const ir::Var* var, int slot);
+  // One slot per tile of `var`, a tuple of planned tiles (the results of sort32 / mrgsort);
+  // `tile(tup[i])` then names slot i.
+  std::vector<int> define_tiles(const ir::VarPtr& var);
   const isa::TileDesc& tile_desc(int slot) const;
   // The TileDesc of a planned TileType (valid shape scalars are compiled here).
   isa::TileDesc describe_tile(const std::string& name, const ir::TileType& type, const Span& span);
@@ -66,6 +69,9 @@ class KernelBuilder {
   void lower_call(const ir::Call& call, const ir::VarPtr& dst);
   // Lowers a call of another function (host programs set this; kernels reject such calls).
   std::function<void(const ir::FuncCall&, const ir::VarPtr&)> on_func_call;
+  // The function being lowered (op lowerings that belong to one kind of function check it).
+  FunctionType func_type = FunctionType::Opaque;
+  std::string func_name;
 
  private:
   ir::VarPtr temporary(const ir::TypePtr& type, const Span& span);
@@ -75,7 +81,7 @@ class KernelBuilder {
   std::vector<isa::TileDesc>* tiles_;
   std::vector<isa::ParamDesc>* tensor_slots_;
   std::unordered_map<const ir::Var*, int> tile_slots_, tensors_;
-  std::unordered_map<const ir::Var*, std::vector<int>> tensor_tuples_;
+  std::unordered_map<const ir::Var*, std::vector<int>> tensor_tuples_, tile_tuples_;
   std::unordered_map<const ir::Var*, isa::Scalar> scalars_;
   std::vector<ir::VarPtr> temporaries_;  // keeps synthetic vars of nested calls alive
   Span span_;

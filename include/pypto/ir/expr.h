@@ -108,7 +108,8 @@ struct TaskInfo {
   int64_t task_id = -1;       // -1: the launch binds no task id
   std::vector<int64_t> deps;  // task ids of earlier launches this one runs after
   int64_t block_num = 0;      // > 0: SPMD launch over block_num blocks
-  bool empty() const { return task_id < 0 && deps.empty() && block_num == 0; }
+  bool manual = false;        // inside pl.manual_scope(): no automatic edges to other manual launches
+  bool empty() const { return task_id < 0 && deps.empty() && block_num == 0 && !manual; }
 };
 
 struct FuncCall : Expr {

@@ -42,6 +42,22 @@ struct CallSite {
 };
 
 using InferTypeFn = std::function<TypePtr(const CallSite&)>;
+
+// Composite ops (no one instruction computes them: pl.sin, pl.cos, ...) are rewritten by the
+// ExpandOps pass into calls of single-instruction ops on fresh tiles, before memory planning
+// places those tiles. An expansion calls `emit` for each intermediate value (it appends
+// `name = value` before the call and returns the new Var) and returns the value (usually a
+// call) that the composite call is replaced by, or null to keep this call as it is (lowered
+// by the op's `lower`).
+class OpExpander {
+ public:
+  virtual ~OpExpander() = default;
+  virtual ExprPtr emit(const std::string& name, const ExprPtr& value) = 0;
+  // emit(name, make_op_call(op, args, {}, attrs, span)).
+  ExprPtr call(const std::string& name, const std::string& op, const std::vector<ExprPtr>& args, const Attrs& attrs,
+               const Span& span);
+};
+using ExpandFn = std::function<ExprPtr(const Call& call, OpExpander& x)>;
 // Emits the PTO instructions of one call; `dst` is the value the call defines (may be null).
 using LowerFn = std::function<void(const Call& call, const VarPtr& dst, codegen::KernelBuilder& kb)>;
 
@@ -56,6 +72,22 @@ struct OpDef {
   std::string scalar_variant;       // op used when argument 1 is a scalar: tile.add -> tile.adds
   std::string writes;               // param the op writes in place and returns (tile.store: "tensor")
   bool view = false;                // result aliases argument 0's buffer (reshape, set_validshape)
+  // The op as a PyTorch expression (pypto.debug.torch_codegen), a template over the call:
+  //   {p}     argument or attribute p as a Python value (a tile/tensor name, a scalar
+  //           expression, a list, a torch dtype, a string); {p=v}: v when p is absent
+  //   {p:r}   tile argument p cut to the result's valid region; {p:v}: to its own
+  //   {p:vr}  / {p:vc}: the valid rows / columns of tile argument p
+  //   {R} {C} the valid rows / columns of the result; {dtype}: the result's torch dtype
+  // Tile results are torch tensors of their valid region; codegen places them in the
+  // allocated shape (padding with the result's pad value); a tuple of tiles (sort32) each.
+  // Helpers come with the script (the prelude in src/codegen/torch_codegen.cpp): _window,
+  // _store, _insert, _fit, _mm, _bmm, _cast, _cmp, _pack_mask, _unpack_mask, _div, _rem, _fmod,
+  // _shl, _shr, _part, _tri, _arange, _arg_reduce, _gather, _scatter, _mgather, _mscatter,
+  // _sort32, _mrgsort, and the cross-core FIFOs _tpush / _tpop / _tfree (Group functions run
+  // their parts as threads, _run_group).
+  std::string torch;
+  ExpandFn expand;                  // composite op: rewritten by ExpandOps (then `lower` is never reached)
+  bool effects = false;             // has an effect beyond its result (cross-core FIFOs): never removed
 };
 
 class OpRegistry {

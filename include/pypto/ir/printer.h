@@ -1,7 +1,9 @@
 // The IR printer: renders programs, functions, types and expressions as DSL text in the
 // `@pl.program` class form, which `pl.parse` reads back to a structurally equal program.
 #pragma once
+#include <set>
 #include <string>
+#include <unordered_map>
 
 #include "pypto/ir/stmt.h"
 
@@ -17,5 +19,20 @@ std::string print_type(const TypePtr& type);
 std::string print_expr(const ExprPtr& expr);
 // A compile-time attribute value in DSL spelling (`pl.FP32`, `[1, 2]`, `'round'`).
 std::string print_attr(const AttrValue& value);
+// A float as a Python literal: `1.0`, `1e-30`, `float('inf')`.
+std::string python_float(double v);
+
+// Gives each Var of a function a unique, valid Python name: `c`, `c_1`, `c_2`, ... (Python
+// keywords and the module names `pl`, `self`, `torch` get a trailing `_`).
+class PythonNamer {
+ public:
+  std::string name(const Var* v);
+  // Keeps `n` for something else (a function, a helper): no Var will be named `n`.
+  void reserve(const std::string& n) { used_.insert(n); }
+
+ private:
+  std::unordered_map<const Var*, std::string> names_;
+  std::set<std::string> used_;
+};
 
 }  // namespace pypto::ir

@@ -14,6 +14,9 @@ enum class TensorOpShape : uint8_t {
   kRowExpand,    // (a [M, N], v [M, 1]) -> [M, N]
   kColExpand,    // (a [M, N], v [1, N]) -> [M, N]
   kMatmul,       // [M, K] @ [K, N] -> [M, N]
+  kGather,       // (src [M, N], indices [M, K]) -> [M, K]: block (r, c) needs whole rows of src
+  kScatter,      // (target [M, N], indices [M, K], src [M, K]) -> [M, N]: blocks of whole rows
+  kBatchMatmul,  // [B, M, K] @ [B, K, N] (or [K, N]) -> [B, M, N]: one matmul per batch
 };
 
 struct TensorOpInfo {

@@ -21,6 +21,9 @@ struct ChipSpec {
   int64_t bias_bytes, scaling_bytes;
   double clock_ghz;
   int64_t alignment_bytes;   // every on-chip address is a multiple of this
+  // Slots of each cross-core tile FIFO of a cluster (one per direction between the AIC and
+  // each AIV): a TPUSH blocks while every slot is full or popped but not yet freed.
+  int fifo_depth = 2;
   // Bytes of the per-core buffer that holds `memory` (0 for DDR).
   int64_t capacity(MemorySpace memory) const;
 };

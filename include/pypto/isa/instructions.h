@@ -26,6 +26,7 @@ enum class InstrFamily : uint8_t {
   kGenerate,     // TCI TTRI TRANDOM: tiles from indices / counters
   kIndex,        // arg-reductions, gather / scatter, sort
   kSync,         // SET_FLAG WAIT_FLAG PIPE_BARRIER: order pipes (no data)
+  kCrossCore,    // TPUSH TPOP TFREE: tile FIFOs between the cores of a cluster (mixed tasks)
 };
 const char* instr_family_name(InstrFamily f);
 
@@ -100,7 +101,8 @@ const InstrDef* find_instr(const std::string& name);
 // Every entry, in table order.
 std::vector<const InstrDef*> all_instrs();
 // The pipe an instruction of `kernel` runs on (TSTORE from Acc and TMOV from Acc run on FIX,
-// TMOV from Mat on MTE1, TMOV between Vec tiles on V).
+// TMOV from Mat on MTE1, TMOV between Vec tiles on V; TPUSH from Acc on FIX, from Mat on
+// MTE1, from Vec on MTE3).
 Pipe pipe_of(const Instr& instr, const Kernel& kernel);
 
 // Modelled cycles of one instruction over a rows x cols region of `dtype` (chip-model.md):
@@ -112,5 +114,15 @@ Pipe pipe_of(const Instr& instr, const Kernel& kernel);
 double instr_cost_cycles(const InstrDef& def, DataType dtype, int64_t rows, int64_t cols, int64_t k = 0);
 // Cycles of a transfer of `bytes` from memory `src` to `dst` (DDR is global memory).
 double transfer_cost_cycles(MemorySpace src, MemorySpace dst, int64_t bytes);
+
+// Cross-core FIFOs (TPUSH / TPOP / TFREE). Attribute "peer" names the other core of the
+// cluster: "AIV0" or "AIV1" in a cube (AIC) kernel, "AIC" in a vector (AIV) kernel. A tile
+// pushed by the AIC lands in the AIV's UB (Vec); a tile pushed by an AIV lands in the AIC's
+// L1 (Mat).
+constexpr const char* kPeerAttr = "peer";
+// The memory a tile pushed towards `peer` lands in: Vec for "AIV0"/"AIV1", Mat for "AIC".
+MemorySpace fifo_landing_memory(const std::string& peer);
+// The peer attribute of a cross-core instruction, or "" when it is absent or not a string.
+std::string fifo_peer(const Instr& instr);
 
 }  // namespace pypto::isa

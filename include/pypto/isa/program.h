@@ -92,11 +92,33 @@ struct ParamDesc {
   ParamDirection dir = ParamDirection::In;
 };
 
+// Where a mixed task's part of a cluster runs: the cube core or one of its two vector cores.
+enum class PartRole : uint8_t { AIC, AIV0, AIV1 };
+const char* part_role_name(PartRole r);  // "AIC", "AIV 0", "AIV 1"
+
+// One argument of a part kernel: a parameter of the group kernel, or a constant.
+struct PartArg {
+  int param = -1;      // >= 0: index into the group kernel's params
+  Scalar constant;     // param < 0: this immediate (scalar parameters only)
+};
+
+// One kernel of a mixed (Group) task: which kernel, on which core of the cluster, and how
+// its parameters are filled from the group's arguments (one PartArg per parameter).
+struct KernelPart {
+  int kernel = -1;                 // index into HostProgram::kernels (an AIC or AIV kernel)
+  PartRole role = PartRole::AIC;
+  std::vector<PartArg> args;
+};
+
 // One InCore function compiled for a core. Tensor operands index `params`; scalar
 // parameters are preloaded into registers 0..(number of scalar params - 1) in order.
+// A Group kernel (core == FunctionType::Group) has no code of its own: it is a mixed task
+// whose `parts` (1 AIC + 1 or 2 AIV kernels) run concurrently on one cluster and exchange
+// tiles through the cluster's FIFOs (TPUSH / TPOP / TFREE).
 struct Kernel {
   std::string name;
-  FunctionType core = FunctionType::AIV;   // AIV (vector) or AIC (cube) work
+  FunctionType core = FunctionType::AIV;   // AIV (vector) or AIC (cube) work, or Group (mixed)
+  std::vector<KernelPart> parts;           // Group kernels only
   std::vector<ParamDesc> params;
   std::vector<TileDesc> tiles;
   int num_regs = 0;

@@ -62,13 +62,16 @@ struct LaneProgram {
   }
 };
 
-// Memory from pto.alloc_tensor: untyped bytes (viewed as fp32 by the lane ops). Launches
+// Memory from pto.alloc_tensor (host memory: the virtual device shares the host's): untyped bytes (viewed as fp32 by the lane ops). Launches
 // hold a reference for as long as they run, so dropping the Python object never frees
 // memory a kernel still uses; `free()` (pto.Tensor's with-exit) waits for those kernels.
 class DeviceBuffer {
  public:
   DeviceBuffer(int64_t nbytes, std::string label);
-  int64_t nbytes() const { return static_cast<int64_t>(bytes_.size()); }
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  int64_t nbytes() const { return nbytes_; }
   uint8_t* data(const char* use);  // a freed buffer is a user error naming `use`
   bool freed() const { return freed_; }
   const std::string& label() const { return label_; }
@@ -80,7 +83,10 @@ class DeviceBuffer {
   void free();                     // wait_idle, then release the memory
 
  private:
-  std::vector<uint8_t> bytes_;
+  // Zeroed host memory from calloc: large blocks are fresh zero pages, so allocating costs no
+  // pass over the memory (pages are touched by the first copy or kernel writing them).
+  uint8_t* bytes_ = nullptr;
+  int64_t nbytes_ = 0;
   std::string label_;
   bool freed_ = false;
   std::atomic<int> pending_{0};

@@ -13,21 +13,23 @@
 namespace pypto::kernel {
 
 struct TimelineEntry {
-  int instr = 0;              // index into the kernel's code
+  int instr = 0;              // user-visible instruction index (LoweredKernel::lane_pcs)
   double start = 0, end = 0;  // modelled cycles
   std::string pipe;
 };
 
+// One entry per executed user-visible instruction (a loop body once per iteration), in order.
 std::vector<TimelineEntry> model_timeline(const LoweredKernel& lowered);
 
-// Executes a lowered kernel one instruction at a time on one sim core, keeping the core's
-// buffers between steps (the code is straight-line with immediate operands).
+// Executes an unrolled lowered kernel one user-visible instruction at a time on one sim
+// core, keeping the core's buffers between steps (straight-line code, immediate operands;
+// InsertSync's flags are skipped). pc() counts user-visible instructions.
 class KernelStepper {
  public:
   KernelStepper(std::shared_ptr<LoweredKernel> lowered, const std::string& platform);
   int pc() const { return pc_; }
-  bool done() const { return pc_ >= static_cast<int>(lowered_->kernel.code.size()); }
-  void step();  // runs code[pc] and advances
+  bool done() const { return pc_ >= static_cast<int>(lowered_->lane_pcs.size()); }
+  void step();  // runs user-visible instruction pc and advances
   // fp32 contents of tile `tile` (valid region of its first row, or all of it).
   std::vector<float> tile_values(int tile, int64_t from, int64_t count);
   const LoweredKernel& lowered() const { return *lowered_; }

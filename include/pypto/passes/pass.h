@@ -24,6 +24,13 @@ struct Pass {
   std::string doc;   // one paragraph for docs/passes.md
 };
 
+// True for the functions that run on a core (InCore, AIC, AIV): the ones with tiles.
+bool is_kernel_function(FunctionType t);
+// The program with `rewrite` applied to each kernel function (others unchanged); the same
+// program object when nothing changed.
+ir::ProgramPtr map_kernels(const ir::ProgramPtr& program,
+                           const std::function<ir::FunctionPtr(const ir::FunctionPtr&)>& rewrite);
+
 // Outlines each `with pl.at(level=...)` scope into an InCore (or AIC/AIV) function and
 // replaces the scope by a call of it. (outline_incore.cpp)
 ir::ProgramPtr outline_incore(const ir::ProgramPtr& program, const PassContext& ctx);
@@ -48,6 +55,10 @@ ir::ProgramPtr simplify(const ir::ProgramPtr& program, const PassContext& ctx);
 // Gives every op call nested inside another expression its own assignment to a fresh Var,
 // so every computed tile is a named value. (flatten_calls.cpp)
 ir::ProgramPtr flatten_calls(const ir::ProgramPtr& program, const PassContext& ctx);
+
+// Rewrites every call of a composite op (pl.sin, pl.cos, pl.fmods, ...) inside InCore functions
+// into the single-instruction op calls of its definition (OpDef::expand). (expand_ops.cpp)
+ir::ProgramPtr expand_ops(const ir::ProgramPtr& program, const PassContext& ctx);
 
 // Copies a loop's yielded tile before the yield when the body still reads the carried tile
 // after the yielded value is computed, so both may live at once. (insert_carry_copies.cpp)

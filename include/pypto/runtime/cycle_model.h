@@ -39,7 +39,9 @@ class CycleModel {
   CycleModel(const isa::Kernel& kernel, bool record_events);
   // Times one tile instruction (after its operands are resolved, before it computes) and
   // checks its tile reads and writes for races; a race or an unmatched wait_flag throws.
-  void issue(int pc, const isa::Instr& instr, const TileCall& call);
+  // It starts no earlier than `not_before` (a cross-core FIFO: the peer's TPUSH that filled
+  // the slot, or the TFREE that emptied it). Returns the cycle it ends.
+  double issue(int pc, const isa::Instr& instr, const TileCall& call, double not_before = 0);
   // A scalar or control instruction: one cycle of the scalar pipe.
   void scalar();
   Timeline finish();

@@ -40,6 +40,11 @@ struct KernelFootprint {
 
 // Analyses the scalar code of `kernel` (straight-line, loops, if/else).
 KernelFootprint analyse_footprint(const isa::Kernel& kernel);
+// The footprint of a Group kernel (a mixed task): the union of its parts' footprints
+// (parts[i] is the footprint of group.parts[i]'s kernel), each part's scalar parameters
+// replaced by the group parameters or constants they are given and its tensor accesses
+// moved to the group's tensor parameters.
+KernelFootprint compose_group_footprint(const isa::Kernel& group, const std::vector<const KernelFootprint*>& parts);
 
 // An index box [lo, hi) of a tensor (one pair per dimension); empty when any hi <= lo.
 constexpr int kMaxBoxDims = 6;

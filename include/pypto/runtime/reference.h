@@ -89,5 +89,6 @@ void add_matmul_instrs(ReferenceTable& table);       // TMATMUL family
 void add_convert_instrs(ReferenceTable& table);      // TCVT TCMP TCMPS TSEL TSELS
 void add_index_instrs(ReferenceTable& table);        // arg-reductions, gather/scatter, sort
 void add_generate_instrs(ReferenceTable& table);     // TCI TTRI TRANDOM
+void add_cross_core_instrs(ReferenceTable& table);   // TPUSH TPOP TFREE (mixed tasks)
 
 }  // namespace pypto::runtime

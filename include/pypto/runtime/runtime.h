@@ -2,6 +2,8 @@
 // single kernel on one virtual core, on a chosen platform and engine.
 #pragma once
 #include <atomic>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,43 @@ struct RunOptions {
 // calls submitted as tasks. Returns when every task has finished; the first task error is
 // rethrown here. `args` are in the program's parameter order.
 void run_host_program(const isa::HostProgram& program, const std::vector<HostArg>& args, const RunOptions& options);
+class TaskPool;
+struct PreparedProgram;  // a program's footprints, host-code analyses and loaded kernels
+
+// A virtual chip that stays up between runs (`pypto.runtime.ChipWorker`): one worker pool
+// whose threads and per-worker cores persist, and the programs loaded onto it (footprints
+// analysed and native kernels loaded once). Runs are serialised: one at a time per worker.
+class ChipWorker {
+ public:
+  // Checks platform and engine and starts the workers (options: platform, engine, num_workers).
+  explicit ChipWorker(const RunOptions& options);
+  ~ChipWorker();
+  ChipWorker(const ChipWorker&) = delete;
+  ChipWorker& operator=(const ChipWorker&) = delete;
+
+  // Prepares `program` for runs and returns its handle (the same handle for the same
+  // program). `program` must stay alive while the worker may run it.
+  int load(const isa::HostProgram& program);
+  // Runs a loaded program like run_host_program; platform, engine and workers are the
+  // worker's own, the rest of `options` (ring size, trace, swimlane, stats) is per run.
+  void run(int handle, const std::vector<HostArg>& args, const RunOptions& options);
+  // Stops the workers and forgets the loaded programs; later loads and runs are errors.
+  void close();
+  bool closed();
+  size_t runs();        // runs started on this worker (failed ones included)
+  int num_workers();    // host threads of the pool (0 once closed)
+  const std::string& platform() const { return options_.platform; }
+  const std::string& engine() const { return options_.engine; }
+
+ private:
+  RunOptions options_;
+  isa::ChipSpec chip_;
+  std::mutex mu_;
+  std::unique_ptr<TaskPool> pool_;
+  std::vector<std::shared_ptr<PreparedProgram>> programs_;
+  size_t runs_ = 0;
+};
+
 // Runs one kernel on one virtual core of the chosen platform, on the calling thread.
 void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, const RunOptions& options);
 // Engines this build can run ("sim").

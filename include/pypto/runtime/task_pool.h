@@ -45,6 +45,9 @@ struct TaskSpec {
   std::vector<std::shared_ptr<void>> keep_alive; // released when the task finishes
   const Span* span = nullptr;                    // the call in the user's program
   int block_idx = 0, block_num = 1;              // SPMD block
+  bool manual = false;  // pl.manual_scope: waits only for `deps`; later tasks still order after it
+  // A mixed task (kernel->core == Group): the kernel of each of kernel->parts, in order.
+  std::vector<const isa::Kernel*> parts;
 };
 
 // A finished task as the swimlane shows it.
@@ -56,6 +59,7 @@ struct TaskRecord {
   int block_idx = 0, block_num = 1;
   double start_us = 0, end_us = 0;
   std::vector<size_t> deps;    // every task it waited for (data and explicit)
+  double cycles = -1;          // modelled cycles of the task (sim engine), else -1
 };
 
 struct PoolStats {
@@ -67,14 +71,25 @@ struct PoolStats {
 class TaskPool {
  public:
   // Starts `num_workers` workers (0 = one per host CPU), each with its own core of `chip`
-  // made by `factory` (default: a sim core). At most `ring_size` tasks are in flight
-  // (0 = unbounded); submit blocks while the ring is full.
+  // made by `factory` (default: a sim core) when it takes its first task. At most
+  // `ring_size` tasks are in flight (0 = unbounded); submit blocks while the ring is full.
   TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory factory = {}, size_t ring_size = 0,
            bool record = false);
   // Cancels tasks not yet started and joins the workers.
   ~TaskPool();
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
+
+  // Starts a new run on the same worker threads (a ChipWorker keeps one pool across runs):
+  // forgets the previous run's tasks, statistics, error and trace. Every task of the previous
+  // run must have finished. Workers keep their cores while `runner_key` stays the same and
+  // make new ones with `factory` when it changes (another program, another engine).
+  void reset(CoreFactory factory, uint64_t runner_key, size_t ring_size, bool record);
+  // After an error in the host code: skips the tasks not yet started and waits until every
+  // submitted task has finished, so the caller may release what the tasks use.
+  void cancel();
+  // True once a deadlock report stopped the workers; the pool cannot run again.
+  bool stopped();
 
   // Queues a task; returns its id (0, 1, ... in submission order). Blocks while the ring is
   // full; a deadlock found while blocked is a runtime error naming the tasks involved.
@@ -111,6 +126,7 @@ class TaskPool {
   };
   struct Task {
     const isa::Kernel* kernel;
+    std::vector<const isa::Kernel*> parts;  // mixed tasks
     std::vector<HostArg> args;
     std::vector<std::shared_ptr<void>> keep_alive;
     std::vector<size_t> dependents;
@@ -120,9 +136,11 @@ class TaskPool {
     bool done = false;
     bool started = false;
     CoreKind kind;
+    bool manual = false;
     int vcore = -1, worker = -1;
     int block_idx = 0, block_num = 1;
     double start_us = 0, end_us = 0;
+    double cycles = -1;
   };
   // Regions of one tensor view's byte range, with the unfinished tasks touching them.
   struct Bucket {
@@ -142,6 +160,7 @@ class TaskPool {
 
   isa::ChipSpec chip_;
   CoreFactory factory_;
+  uint64_t runner_key_ = 0;        // identifies factory_: workers remake their core when it changes
   size_t ring_size_;
   bool record_;
   std::mutex mu_;
@@ -165,6 +184,7 @@ class TaskPool {
   std::vector<Region> scratch_regions_;
   std::chrono::steady_clock::time_point t0_;
   std::vector<std::thread> workers_;
+  int num_workers_ = 0;
   TraceRecorder* trace_ = nullptr;
   const std::atomic<bool>* interrupt_ = nullptr;
   bool record_events_ = false;

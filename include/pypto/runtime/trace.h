@@ -14,6 +14,11 @@ class TraceRecorder {
  public:
   // Appends `timeline` to virtual core `core`; thread-safe.
   void add(int core, const Timeline& timeline);
+  // The parts of a mixed task: timelines[i] on cores[i], all starting together once every
+  // one of those cores is free; the cores stay busy until the last part ends.
+  void add_group(const std::vector<int>& cores, const std::vector<Timeline>& timelines);
+  // The name a core's process shows (default "core N").
+  void set_core_name(int core, const std::string& name);
   // Modelled cycles until the last core finishes.
   double makespan() const;
   // Writes Chrome-trace JSON; a file that cannot be written is a user error.
@@ -28,6 +33,7 @@ class TraceRecorder {
   mutable std::mutex mu_;
   std::vector<Placed> placed_;
   std::vector<double> core_clock_;
+  std::vector<std::string> core_names_;
 };
 
 }  // namespace pypto::runtime

@@ -1,7 +1,11 @@
 """The instruction-level debugger behind pypto.debug.debug_kernel: steps the PTO
-instructions of a kernel (lowered one block per tile row so that lane l of a block is
-column l), prints each lane's effect, reads the lanes' on-chip values, keeps breakpoints on
-instruction indices and shows the modelled instruction timeline."""
+instructions of a kernel (lowered one block per tile row, unrolled, so that lane l of a
+block is column l), prints each lane's effect, reads the lanes' on-chip values, keeps
+breakpoints on instruction indices and shows the modelled instruction timeline.
+
+Instruction indices are those of the lane program's instructions (LoweredKernel.lane_pcs):
+the set_flag / wait_flag that InsertSync adds between pipes are not counted, shown or
+stepped (they carry no data), so index i is the same with or without pipe flags."""
 
 import inspect
 from collections import namedtuple
@@ -34,7 +38,8 @@ class DebugContext:
         sync()
         self.kernel = k
         g, b = launch_shape(k, grid, block)
-        self.lowered = _k.lower(k.program, kernel_args(k, args), g, b, platform, 1)
+        # One block per tile row, unrolled: every block's instructions have their own index.
+        self.lowered = _k.lower(k.program, kernel_args(k, args), g, b, platform, 1, unroll=True)
         self.stepper = _k.KernelStepper(self.lowered, platform)
         self.names = _arg_names(k, args, frame)
         self.show_lanes = show_lanes

@@ -13,11 +13,14 @@ from .ops import (  # noqa: F401
     const,
     get_block_idx,
     get_block_num,
+    submit,
+    manual_scope,
     max,
     min,
     parallel,
     pipeline,
     range,
+    scope,
     spmd,
     static_assert,
     static_print,
@@ -63,6 +66,8 @@ from .types import (  # noqa: F401
 
 def __getattr__(name):
     """`pl.<op>` for every op spelling of the registry (`pl.add`, `pl.create_tile`, ...)."""
+    if name in _ops.NOT_SUPPORTED:
+        raise _ops.not_supported(name)
     stub = _ops.op_stub(name) if not name.startswith("__") else None
     if stub is None:
         raise AttributeError(f"module 'pypto.language' has no attribute '{name}'")

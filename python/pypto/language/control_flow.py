@@ -280,7 +280,7 @@ class ControlFlowParser:
         finally:
             self.yield_frames.pop()
             frame, self.spmd_frame = getattr(self, "spmd_frame", None), outer_spmd
-        task_id = next(_task_ids) if tid_name is not None else -1
+        task_id = new_task_id() if tid_name is not None else -1
         block_vars = list(frame.vars.values()) if block_num and frame is not None else []
         self.emit(ir.ScopeStmt(level, self.seq(body, node.body), self.span(node), task_id=task_id, deps=deps,
                                block_num=block_num, block_vars=block_vars))
@@ -291,10 +291,12 @@ class ControlFlowParser:
         """The task ids listed in deps=[...]: names bound by `with pl.at(...) as tid`."""
         if isinstance(deps, TaskId):
             deps = [deps]
-        if not isinstance(deps, (list, tuple)) or not all(isinstance(d, TaskId) for d in deps):
+        # Integers are the ids the printer writes for outlined launches (task_id=N).
+        ok = lambda d: isinstance(d, TaskId) or (isinstance(d, int) and not isinstance(d, bool) and d >= 0)
+        if not isinstance(deps, (list, tuple)) or not all(ok(d) for d in deps):
             raise self.error(node, f"deps= must be a list of task ids, got {self.describe(deps)}",
                              "bind ids with `with pl.at(level=...) as tid:` and pass deps=[tid]")
-        return [d.id for d in deps]
+        return [d.id if isinstance(d, TaskId) else d for d in deps]
 
 
 class TaskId:
@@ -320,4 +322,15 @@ class SpmdFrame:
         return self.vars[key]
 
 
-_task_ids = itertools.count()
+_next_task_id = [0]
+
+
+def new_task_id():
+    """A fresh task id (ids are unique across parses, so printed programs can name them)."""
+    _next_task_id[0] += 1
+    return _next_task_id[0] - 1
+
+
+def reserve_task_id(task_id):
+    """Keeps later fresh ids above an id a printed program names explicitly (task_id=N)."""
+    _next_task_id[0] = max(_next_task_id[0], task_id + 1)

@@ -46,13 +46,45 @@ class JitFunction:
         types = [arg_spec_type(s, i) for i, s in enumerate(arg_specs)]
         return ProgramBuilder(self.__name__).build_jit(self.source(), self.__name__, types)
 
+    def annotated_specs(self):
+        """The argument specs the parameter annotations give (for `f.compile()` with no
+        arguments): each parameter needs a full pl.Tensor[[M, N], dtype] or pl.Scalar[dtype]."""
+        from .types import DynDim, ScalarSpec, TensorSpec
+
+        parser = FunctionParser(self.source(), None)
+        specs = []
+        for p, spec, _ in parser.param_specs(False):
+            fix = (f"annotate it fully, e.g. `{p.arg}: pl.Tensor[[128, 128], pl.FP32]` or `{p.arg}: "
+                   f"pl.Scalar[pl.INDEX]`, or compile with example arguments: {self.__name__}.compile(*arrays)")
+            where = f"{self.__name__}.compile() without arguments takes shapes and dtypes from the annotations"
+            if spec is None:
+                raise parser.error(p, f"{where}; parameter '{p.arg}' has no annotation", fix)
+            if isinstance(spec, ScalarSpec):
+                specs.append(("scalar", spec.dtype, None))
+                continue
+            if not isinstance(spec, TensorSpec):
+                raise parser.error(p, f"{where}; parameter '{p.arg}' is annotated {parser.text(p.annotation)}, "
+                                      "which is not a tensor or scalar parameter type", fix)
+            if spec.shape is None:
+                raise parser.error(p, f"{where}; parameter '{p.arg}' is annotated bare pl.Tensor (no shape, no dtype)",
+                                   fix)
+            # A pl.dynamic dimension stays open (-1): the compiled program serves every extent.
+            dims = [-1 if isinstance(d, DynDim) else d for d in spec.shape]
+            if not all(isinstance(d, int) and not isinstance(d, bool) and (d > 0 or d == -1) for d in dims):
+                raise parser.error(p, f"{where}; parameter '{p.arg}' has shape {list(spec.shape)}, not positive "
+                                      "integers or pl.dynamic dimensions", fix)
+            specs.append(("tensor", tuple(dims), spec.dtype))
+        return specs
+
     def __call__(self, *args, config=None):
         from pypto import runtime
         return runtime.jit_call(self, args, config)
 
-    def compile(self, *args):
+    def compile(self, *args, config=None):
+        """The compiled program for these arguments (numpy arrays / torch tensors / numbers),
+        or, with no arguments, for the shapes and dtypes of the parameter annotations."""
         from pypto import runtime
-        return runtime.jit_compile(self, args)
+        return runtime.jit_compile(self, args, config)
 
     def lower(self, *args):
         from pypto import runtime
@@ -147,7 +179,7 @@ def parse(text, filename="<string>"):
     # Printed programs need only `pl` and plain values: no other names (and so no callables
     # with effects) are reachable from parsed text.
     env = {name: getattr(builtins, name) for name in ("True", "False", "None", "range", "len", "min", "max", "abs",
-                                                      "float")}  # float('inf') / float('nan'): printed constants
+                                                      "tuple", "float")}  # float('inf') / float('nan'): printed constants
     env["pl"] = pl
     for node in tree.body:
         if isinstance(node, ast.ClassDef):

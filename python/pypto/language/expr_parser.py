@@ -58,6 +58,9 @@ class ExprParser:
     def lookup(self, name, node):
         if name in self.symbols:
             return self.symbols[name]
+        frame = getattr(self, "spmd_frame", None)
+        if frame is not None and name in ("__block_idx", "__block_num"):  # as printed inside pl.spmd
+            return frame.var("get_block_idx" if name == "__block_idx" else "get_block_num", self.span(node))
         if name in self.source.env:
             return self.source.env[name]
         if name in self.out_of_scope:
@@ -137,6 +140,8 @@ class ExprParser:
                              "use an op such as pl.tensor.dim(t, axis)")
         try:
             return getattr(base, node.attr)
+        except ops.NotSupported as e:
+            raise self.error(node, e.message, e.fix) from None
         except AttributeError:
             owner = self.text(node.value)
             names = dir(base)
@@ -284,16 +289,12 @@ class ExprParser:
             return self.construct_call(func.name, node)
         if isinstance(func, FunctionRef):
             args, kwargs = self.call_args(node)
-            deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else []
-            if kwargs:
-                raise self.error(node, f"self.{func.name}(...) takes positional arguments (and deps=[...]) only")
-            return self.with_deps(self.program.call_method(self, func.name, args, node), deps)
+            task = self.launch_info(kwargs, node, f"self.{func.name}(...)")
+            return self.with_deps(self.program.call_method(self, func.name, args, node), **task)
         if getattr(func, "_pl_jit_kind", None) is not None:
             args, kwargs = self.call_args(node)
-            deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else []
-            if kwargs:
-                raise self.error(node, f"{func.__name__}(...) takes positional arguments (and deps=[...]) only")
-            return self.with_deps(self.program.call_jit(self, func, args, node), deps)
+            task = self.launch_info(kwargs, node, f"{func.__name__}(...)")
+            return self.with_deps(self.program.call_jit(self, func, args, node), **task)
         if callable(func):
             args, kwargs = self.call_args(node)
             runtime = [a for a in list(args) + list(kwargs.values()) if is_ir(a)]
@@ -307,12 +308,38 @@ class ExprParser:
                 raise self.error(node, f"evaluating '{self.text(node)}' at parse time failed: {e}") from None
         raise self.error(node, f"'{self.text(node.func)}' is not callable")
 
+    def launch_info(self, kwargs, node, what):
+        """The task keywords of a kernel call: deps=[...] and manual=, plus task_id= and
+        block_num= as the printer writes outlined launches."""
+        from .control_flow import reserve_task_id
+        deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else []
+        manual = self.manual_flag(kwargs.pop("manual", False), node)
+        task_id = self.constant(kwargs.pop("task_id", -1), node, "task_id=")
+        block_num = self.constant(kwargs.pop("block_num", 0), node, "block_num=")
+        if kwargs:
+            raise self.error(node, f"{what} takes positional arguments (and deps=[...], manual=) only, not "
+                                   f"'{next(iter(kwargs))}='")
+        for name, v in (("task_id", task_id), ("block_num", block_num)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < (-1 if name == "task_id" else 0):
+                raise self.error(node, f"{name}= takes a non-negative integer, got {v!r}")
+        if task_id >= 0:
+            reserve_task_id(task_id)
+        return {"deps": deps, "manual": manual, "task_id": task_id, "block_num": block_num}
+
     @staticmethod
-    def with_deps(call, deps):
-        """A kernel call that runs after the tasks `deps` (explicit task edges)."""
-        if not deps or not isinstance(call, ir.FuncCall):
+    def with_deps(call, deps, manual=False, task_id=-1, block_num=0):
+        """A kernel call that runs after the tasks `deps` (explicit task edges); `manual`: a
+        launch of a pl.manual_scope (no automatic edges to other manual launches)."""
+        if not (deps or manual or task_id >= 0 or block_num) or not isinstance(call, ir.FuncCall):
             return call
-        return ir.FuncCall(call.callee, list(call.args), call.type, call.span, deps=deps)
+        return ir.FuncCall(call.callee, list(call.args), call.type, call.span, task_id=task_id, deps=deps,
+                           block_num=block_num, manual=manual)
+
+    def manual_flag(self, value, node):
+        if not isinstance(value, bool):
+            raise self.error(node, f"manual= takes True or False, got {self.describe(value)}",
+                             "write manual=True, or call the kernel inside `with pl.manual_scope():`")
+        return value
 
     def call_args(self, node):
         args = []
@@ -391,7 +418,31 @@ class ExprParser:
         except (TypeError, OverflowError) as e:  # e.g. an attribute that does not fit in 64 bits
             raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
 
+    def submit(self, node):
+        """`tid = pl.submit(kernel, *args, deps=[...])`: launches the kernel (a @pl.jit.incore
+        function or self.<InCore function>) as one task and returns its task id, a parse-time
+        handle for later deps=[tid]. The kernel writes its Out arguments in place."""
+        from .control_flow import TaskId, new_task_id
+        if not node.args:
+            raise self.error(node, "pl.submit needs the kernel to launch", "write tid = pl.submit(kernel, x, y, deps=[...])")
+        func = self.eval(node.args[0])
+        args = [self.eval(a) for a in node.args[1:]]
+        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+        task = self.launch_info(kwargs, node, "pl.submit(...)")
+        if isinstance(func, FunctionRef):
+            call = self.program.call_method(self, func.name, args, node)
+        elif getattr(func, "_pl_jit_kind", None) == "incore":
+            call = self.program.call_jit(self, func, args, node)
+        else:
+            raise self.error(node, f"pl.submit launches a kernel, not '{self.text(node.args[0])}'",
+                             "pass a @pl.jit.incore function or self.<InCore function> as the first argument")
+        task["task_id"] = new_task_id() if task["task_id"] < 0 else task["task_id"]
+        self.emit(ir.EvalStmt(self.with_deps(call, **task), self.span(node)))
+        return TaskId(task["task_id"], self.text(node.args[0]))
+
     def construct_call(self, name, node):
+        if name == "submit":
+            return self.submit(node)
         if name in ("const", "min", "max", "static_assert", "static_print", "get_block_idx", "get_block_num"):
             args, kwargs = self.call_args(node)
         if name == "const":
@@ -421,13 +472,21 @@ class ExprParser:
                 return self.op_call("minimum" if name == "min" else "maximum", args, {}, node)
             return self.binary(ir.BinaryOp.Min if name == "min" else ir.BinaryOp.Max, args[0], args[1], node)
         if name == "static_assert":
-            cond = self.constant(args[0] if args else None, node, "the condition of pl.static_assert")
+            unknown = set(kwargs) - {"msg"}
+            if unknown or not args or len(args) + len(kwargs) > 2:
+                raise self.error(node, "pl.static_assert takes a condition and an optional message",
+                                 'write pl.static_assert(N % 16 == 0, "N must be a multiple of 16")')
+            cond = self.constant(args[0], node, "the condition of pl.static_assert")
             if not cond:
-                msg = args[1] if len(args) > 1 else self.text(node.args[0])
+                msg = args[1] if len(args) > 1 else kwargs.get("msg", self.text(node.args[0]))
                 raise self.error(node, f"pl.static_assert failed: {msg}")
             return None
         if name == "static_print":
-            print(f"{self.span(node)}:", *args)
+            if kwargs:
+                raise self.error(node, "pl.static_print takes positional values only", "write pl.static_print(x, N)")
+            # A run-time value prints as its name and type (its value exists only when the kernel runs).
+            shown = [f"{self.describe(a)}: {ir.print_type(a.type)}" if is_ir(a) else a for a in args]
+            print(f"{self.span(node)}:", *shown)
             return None
         if name in ("get_block_idx", "get_block_num"):
             if args or kwargs:
@@ -443,5 +502,7 @@ class ExprParser:
                  "cond": "the first statement of a pl.while_ loop body: pl.cond(x < n)",
                  "at": "a with statement: with pl.at(level=...):",
                  "spmd": "a with statement: with pl.spmd(n):",
+                 "scope": "a with statement: with pl.scope():",
+                 "manual_scope": "a with statement: with pl.manual_scope():",
                  "yield_": "the last statement of a for/if body: x = pl.yield_(v)"}[name]
         raise self.error(node, f"pl.{name} can only be used as {where}")

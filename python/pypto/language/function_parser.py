@@ -5,12 +5,14 @@ enclosing frame), parameters from annotations or call-site types, and the body."
 import ast
 import builtins
 import inspect
+import linecache
 import textwrap
 
 from pypto._core import ir
 
 from .control_flow import ControlFlowParser
 from .expr_parser import ExprParser, SelfRef
+from .scopes import ScopeParser
 from .stmt_parser import StmtParser
 from .types import DirectionSpec, ScalarSpec, TensorSpec, TupleSpec, annotation_spec
 from .while_loops import WhileParser
@@ -28,12 +30,15 @@ class Source:
         locals) is consulted after the closure and before the globals."""
         try:
             lines, start = inspect.getsourcelines(obj)
+            file = inspect.getsourcefile(obj) or "<unknown>"
         except (OSError, TypeError) as e:
-            raise RuntimeError(f"cannot read the source of {obj.__qualname__}: {e}; pl programs must be "
-                               "defined in a file (or use pl.parse(text))") from None
+            found = _class_source(obj) if inspect.isclass(obj) else None
+            if found is None:
+                raise RuntimeError(f"cannot read the source of {obj.__qualname__}: {e}; pl programs must be "
+                                   "defined in a file (or use pl.parse(text))") from None
+            lines, start, file = found
         tree = ast.parse(textwrap.dedent("".join(lines)))
         node = tree.body[0]
-        file = inspect.getsourcefile(obj) or "<unknown>"
         env = {}
         env.update(vars(builtins))
         module = inspect.getmodule(obj)
@@ -49,6 +54,25 @@ class Source:
         return Source(node, file, start - 1, env)
 
 
+def _class_source(cls):
+    """(lines, first line, file) of a class whose module is not in sys.modules (a file loaded
+    with importlib's spec_from_file_location, where inspect cannot find classes): found
+    through its methods' code objects, which know their file and lines."""
+    funcs = [v for v in vars(cls).values() if inspect.isfunction(v)]
+    if not funcs:
+        return None
+    file = funcs[0].__code__.co_filename
+    lines = linecache.getlines(file)
+    if not lines:
+        return None
+    first = min(f.__code__.co_firstlineno for f in funcs)
+    for node in ast.walk(ast.parse("".join(lines))):
+        if isinstance(node, ast.ClassDef) and node.name == cls.__name__ and node.lineno <= first <= node.end_lineno:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            return lines[start - 1:node.end_lineno], start, file
+    return None
+
+
 def returns_of(spec_value):
     """Return annotation value -> list of specs (`tuple[A, B]` and `pl.Tuple[A, B]` give two)."""
     if isinstance(spec_value, TupleSpec):
@@ -59,7 +83,7 @@ def returns_of(spec_value):
     return [spec_value]
 
 
-class FunctionParser(ExprParser, StmtParser, ControlFlowParser, WhileParser):
+class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, WhileParser):
     """Parses one function body. `program` resolves calls of other functions."""
 
     def __init__(self, source, program, fdef=None):

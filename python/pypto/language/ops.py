@@ -24,6 +24,33 @@ class OpStub:
         return f"pl.{self.dsl_name}"
 
 
+class NotSupported(AttributeError):
+    """A PyPTO name this implementation does not provide, with why and what to write instead."""
+
+    def __init__(self, message, fix):
+        super().__init__(f"{message}; fix: {fix}")
+        self.message, self.fix = message, fix
+
+
+# PyPTO names that do not fit this implementation's orchestration model (see docs/language.md).
+_RUNTIME_TASK_IDS = (
+    "an orchestration here keeps scalars in registers and has no run-time arrays, and a task id is a "
+    "parse-time handle of a launch site (`with pl.at(...) as tid`), resolved to that site's latest launch, "
+    "not a run-time value that could be stored and indexed"
+)
+_TASK_ID_FIX = ("bind the launch with `with pl.at(level=...) as tid:` and pass deps=[tid] to a later launch (inside "
+                "a loop, deps=[tid] waits for tid's latest launch); pl.manual_scope() drops the automatic edges")
+NOT_SUPPORTED = {
+    "array": ("pl.array.create(n, dtype) is not supported: " + _RUNTIME_TASK_IDS, _TASK_ID_FIX),
+    "TASK_ID": ("pl.TASK_ID (arrays of task ids) is not supported: " + _RUNTIME_TASK_IDS, _TASK_ID_FIX),
+}
+
+
+def not_supported(name):
+    message, fix = NOT_SUPPORTED[name]
+    return NotSupported(message, fix)
+
+
 class Construct:
     """A language construct handled by the parser itself (loops, scopes, yields, literals)."""
 
@@ -45,8 +72,11 @@ while_ = Construct("while_")
 cond = Construct("cond")
 at = Construct("at")
 spmd = Construct("spmd")
+scope = Construct("scope")
+manual_scope = Construct("manual_scope")
 get_block_idx = Construct("get_block_idx")
 get_block_num = Construct("get_block_num")
+submit = Construct("submit")
 yield_ = Construct("yield_")
 const = Construct("const")
 min = Construct("min")

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import inspect
-import json
 import os
 import sys
 import weakref
 
 from pypto import _core
+from pypto.runtime import artifacts
 from pypto.runtime.config import RunConfig
 from pypto.runtime.tensors import bind_tensor, is_tensor, tensor_spec
+
 
 def _find_native_headers() -> None:
     """Points the native engine at the optimised library's headers: pypto/include in an
@@ -24,24 +25,42 @@ def _find_native_headers() -> None:
 
 _find_native_headers()
 
-__all__ = ["CompiledProgram", "RunConfig", "jit_call", "jit_compile", "jit_lower", "run"]
+__all__ = ["ChipWorker", "CompiledProgram", "RegisteredProgram", "RunConfig", "jit_call", "jit_compile", "jit_lower",
+           "run"]
 
 
 class CompiledProgram:
-    """A compiled program: call it with arrays to run it again without recompiling."""
+    """A compiled program: call it with arrays to run it again without recompiling.
 
-    def __init__(self, compiled, config: RunConfig):
+    `platform`, `param_names` and `name` describe it; `output_dir` is its build directory
+    (passes_dump/, kernels/ with .pto and native C++, memory_map.json, report.html),
+    written when first asked for (or at compile time with dump_passes / save_kernels).
+    A compiled program is os.PathLike: os.fspath(compiled) is its output_dir."""
+
+    def __init__(self, compiled, config: RunConfig, source=None):
         self._compiled = compiled
+        self._source = source  # the program before the passes (to redo them for passes_dump)
         self.config = config
         self.platform = compiled.platform
         self.param_names = list(compiled.param_names)
         self.name = compiled.entry
-        self.output_dir = config.output_dir or os.path.join("build_output", self.name)
+        self._output_dir = config.output_dir or os.path.join("build_output", self.name)
+        self._artifacts_written = False
         self.modelled_cycles = None  # set by each run: cycles of the modelled timeline
         self.last_run_stats = None  # the task runtime's statistics of the latest call
         self.swimlane_path = None  # where the latest call wrote its swimlane, if it did
         self.dynamic_dims = self._dimension_params()
-        self._write_artifacts()
+        self._write_requested_artifacts()
+
+    @property
+    def output_dir(self) -> str:
+        """The build directory, with every artifact written (the first access writes them)."""
+        if not self._artifacts_written:
+            self.write_artifacts()
+        return self._output_dir
+
+    def __fspath__(self) -> str:
+        return self.output_dir
 
     def _dimension_params(self) -> dict:
         """{index of a trailing INDEX parameter: [(tensor parameter, axis), ...]} for every
@@ -76,6 +95,20 @@ class CompiledProgram:
         """The `.pto` text of each kernel, by kernel name."""
         return {k.name: k.pto_text for k in self._compiled.host.kernels}
 
+    def native_sources(self) -> dict:
+        """The C++ the native engine compiles for each kernel ("" where a kernel runs on the
+        reference library), by kernel name."""
+        return dict(_core.native_kernel_sources(self._compiled.host, self.platform))
+
+    def pass_results(self) -> list:
+        """(NN_after_<Pass>, program) for each pass that changed the program; the pipeline is
+        run again to record them when this program was compiled without dump_passes."""
+        results = list(self._compiled.pass_results)
+        if not results and self._source is not None:
+            again = _core.compile(self._source, self.platform, True, self.config.verify != "off")
+            results = list(again.pass_results)
+        return results
+
     def memory_map(self) -> list:
         """Per kernel, where each tile lives and during which instructions it is used."""
         kernels = []
@@ -102,26 +135,35 @@ class CompiledProgram:
             kernels.append({"name": k.name, "instructions": len(k.code), "tiles": tiles})
         return kernels
 
-    def _write_artifacts(self):
+    def _write_requested_artifacts(self):
+        """What RunConfig(dump_passes=, save_kernels=) asks for, at compile time."""
         cfg = self.config
         if cfg.dump_passes or cfg.save_kernels:
-            os.makedirs(self.output_dir, exist_ok=True)
-            with open(os.path.join(self.output_dir, "memory_map.json"), "w") as f:
-                json.dump(self.memory_map(), f, indent=1)
+            artifacts.write_memory_map(self._output_dir, self.memory_map())
         if cfg.dump_passes:
-            dump_dir = os.path.join(self.output_dir, "passes_dump")
-            os.makedirs(dump_dir, exist_ok=True)
-            for name, program in self._compiled.pass_results:
-                with open(os.path.join(dump_dir, name + ".py"), "w") as f:
-                    f.write(_core.ir.print_program(program))
+            artifacts.write_pass_dumps(self._output_dir, self._compiled.pass_results)
         if cfg.save_kernels:
-            kdir = cfg.save_kernels_dir or os.path.join(self.output_dir, "kernels")
-            os.makedirs(kdir, exist_ok=True)
-            for name, text in self.pto().items():
-                with open(os.path.join(kdir, name + ".pto"), "w") as f:
-                    f.write(text)
+            artifacts.write_kernels(cfg.save_kernels_dir or os.path.join(self._output_dir, "kernels"), self.pto())
+
+    def write_artifacts(self, passes: bool = True) -> str:
+        """Writes the build directory (see pypto.runtime.artifacts; `passes`: with
+        passes_dump/); returns its path."""
+        d = self._output_dir
+        artifacts.write_memory_map(d, self.memory_map())
+        if passes:
+            artifacts.write_pass_dumps(d, self.pass_results())
+        artifacts.write_kernels(os.path.join(d, "kernels"), self.pto(),
+                                _core.native_kernel_sources(self._compiled.host, self.platform))
+        artifacts.write_report(d)
+        self._artifacts_written = True
+        return d
 
     def __call__(self, *args, config: RunConfig | None = None):
+        return self._run(args, config, None)
+
+    def _run(self, args, config, worker):
+        """Runs on `args` in place: on a fresh task pool, or on `worker` (a ChipWorker's
+        (core worker, handle))."""
         try:
             bound, cfg = self._bind(args, config)
         except (TypeError, ValueError) as e:
@@ -133,18 +175,25 @@ class CompiledProgram:
         # trace_path records the modelled timeline (on the sim engine's cycle model).
         swimlane, trace = "", cfg.trace_path
         if cfg.enable_chip_swimlane:
-            swimlane = cfg.trace_path or os.path.join(cfg.output_dir or self.output_dir, "swimlane.json")
+            swimlane = cfg.trace_path or os.path.join(cfg.output_dir or self._output_dir, "swimlane.json")
             os.makedirs(os.path.dirname(os.path.abspath(swimlane)), exist_ok=True)
             trace = None
-        self.last_run_stats = _core.run_host_program(
-            host, bound, cfg.platform, cfg.engine, cfg.num_workers, trace, cfg.ring_size, swimlane
-        )
+        if worker is None:
+            self.last_run_stats = _core.run_host_program(
+                host, bound, cfg.platform, cfg.engine, cfg.num_workers, trace, cfg.ring_size, swimlane
+            )
+        else:
+            core_worker, handle = worker
+            self.last_run_stats = core_worker.run(handle, bound, trace, cfg.ring_size, swimlane)
         self.modelled_cycles = self.last_run_stats["modelled_cycles"]
         self.swimlane_path = swimlane or None
         rets = [args[i] if i < len(args) else None for i in host.returns]
         if not rets:
             return None
         return rets[0] if len(rets) == 1 else tuple(rets)
+
+    def __repr__(self):
+        return f"<CompiledProgram {self.name}({', '.join(self.param_names)}) for {self.platform}>"
 
     def _dimension_values(self, args, params, j, given=None):
         """The extent of dynamic dimension parameter j, read from the tensor arguments; every
@@ -247,7 +296,7 @@ def _compile(program, config: RunConfig) -> CompiledProgram:
     if roundtrip:
         for name, after in compiled.pass_results:
             _check_roundtrip(after, name.split("_after_", 1)[1])
-    return CompiledProgram(compiled, config)
+    return CompiledProgram(compiled, config, program)
 
 
 # Class-form programs are cached by structure: an equal program compiles once.
@@ -336,7 +385,10 @@ def _jit_key(specs, config):
 def jit_compile(jitfn, args, config: RunConfig | None = None) -> CompiledProgram:
     """Specialises `jitfn` on the shapes/dtypes of `args` and compiles it (cached)."""
     config = config or RunConfig()
-    specs = _arg_specs(jitfn, args)
+    if args or not _param_names(jitfn, 0):
+        specs = _arg_specs(jitfn, args)
+    else:
+        specs = jitfn.annotated_specs()  # f.compile(): shapes and dtypes from the annotations
     cache = _jit_cache.setdefault(jitfn, {})
     key = _jit_key(specs, config)
     compiled = cache.get(key)
@@ -394,3 +446,6 @@ def jit_call(jitfn, args, config: RunConfig | None = None):
 def jit_lower(jitfn, args, config: RunConfig | None = None):
     """The IR of `jitfn` after the pass pipeline, for these argument shapes and dtypes."""
     return jit_compile(jitfn, args, config).program
+
+
+from pypto.runtime.worker import ChipWorker, RegisteredProgram

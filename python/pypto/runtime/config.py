@@ -10,6 +10,45 @@ ENGINES = ("native", "sim")
 VERIFY_LEVELS = ("off", "basic", "roundtrip")
 
 
+def check_strategy(strategy, where: str):
+    """`strategy=` must be None or a pypto.ir.pass_manager.OptimizationStrategy (or its name)."""
+    from pypto.ir.pass_manager import OptimizationStrategy
+
+    if strategy is None or isinstance(strategy, OptimizationStrategy):
+        return strategy
+    if isinstance(strategy, str) and strategy in OptimizationStrategy.__members__:
+        return OptimizationStrategy[strategy]
+    raise ValueError(
+        f"{where}(strategy={strategy!r}): unknown optimisation strategy; use one of "
+        + ", ".join(f"OptimizationStrategy.{n}" for n in OptimizationStrategy.__members__)
+        + " (from pypto.ir.pass_manager import OptimizationStrategy)"
+    )
+
+
+def backend_platform(backend_type, platform, where: str, default_platform: str = "a2a3sim") -> str:
+    """The platform of `backend_type=` (a pypto.backend.BackendType or its name) together with
+    `platform=`: the backend's simulated chip unless the platform names the same chip family."""
+    from pypto.backend import BackendType
+
+    if backend_type is None:
+        return platform
+    if isinstance(backend_type, str) and backend_type in BackendType.__members__:
+        backend_type = BackendType[backend_type]
+    if not isinstance(backend_type, BackendType):
+        raise ValueError(
+            f"{where}(backend_type={backend_type!r}): unknown backend; use one of "
+            + ", ".join(f"BackendType.{n}" for n in BackendType.__members__)
+            + " (from pypto.backend import BackendType)"
+        )
+    chip = backend_type.value  # the simulated platform, e.g. "a2a3sim"
+    if platform in (None, default_platform) or platform in (chip, chip[: -len("sim")]):
+        return chip if platform in (None, default_platform) else platform
+    raise ValueError(
+        f"{where}(platform={platform!r}, backend_type=BackendType.{backend_type.name}): the backend is the "
+        f"'{chip}' chip but the platform names another; give one of them, or matching ones"
+    )
+
+
 def default_engine() -> str:
     """The engine of a RunConfig that names none: $PYPTO_ENGINE, else "native"."""
     return os.environ.get("PYPTO_ENGINE") or "native"
@@ -47,8 +86,8 @@ class RunConfig:
 
     def __post_init__(self):
         # PyPTO programs may name the chip family through backend_type instead of platform.
-        if self.backend_type is not None and self.platform == "a2a3sim":
-            self.platform = getattr(self.backend_type, "value", self.platform)
+        self.strategy = check_strategy(self.strategy, "RunConfig")
+        self.platform = backend_platform(self.backend_type, self.platform, "RunConfig")
         if self.engine not in ENGINES:
             raise ValueError(
                 f"RunConfig(engine={self.engine!r}): unknown engine; available: "

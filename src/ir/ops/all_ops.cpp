@@ -10,7 +10,11 @@ void register_all_ops(OpRegistry& registry) {
   ops::register_matmul_ops(registry);
   ops::register_shape_ops(registry);
   ops::register_compare_ops(registry);
+  ops::register_math_ops(registry);
+  ops::register_generate_ops(registry);
+  ops::register_index_ops(registry);
   ops::register_tensor_ops(registry);
   ops::register_tensor_compute_ops(registry);
+  ops::register_cross_core_ops(registry);
 }
 }  // namespace pypto::ir

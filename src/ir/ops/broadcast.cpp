@@ -74,10 +74,23 @@ void register_broadcast_ops(OpRegistry& r) {
            },
            .doc = std::string("Broadcast src ") + vshape + " across every " + unit + " of a tile shaped like target.",
            .aliases = {},
-           .scalar_variant = ""});
-    const std::pair<const char*, const char*> forms[] = {{"add", "+"}, {"sub", "-"}, {"mul", "*"},   {"div", "/"},
-                                                         {"max", "max"}, {"min", "min"}, {"expdif", ""}};
-    for (auto& [form, meaning] : forms) {
+           .scalar_variant = "",
+           .torch = rows ? "{src}[:{R}, :1].expand({R}, {C})" : "{src}[:1, :{C}].expand({R}, {C})"});
+    // The vector cut to the rows (columns) of the result's valid region, broadcast by torch.
+    const std::string v = rows ? "{row_vec}[:{R}, :1]" : "{col_vec}[:1, :{C}]";
+    struct Form {
+      const char* form;
+      const char* meaning;
+      std::string torch;
+    };
+    const Form forms[] = {{"add", "+", "{tile:r} + " + v},
+                          {"sub", "-", "{tile:r} - " + v},
+                          {"mul", "*", "{tile:r} * " + v},
+                          {"div", "/", "_div({tile:r}, " + v + ")"},
+                          {"max", "max", "torch.maximum({tile:r}, " + v + ")"},
+                          {"min", "min", "torch.minimum({tile:r}, " + v + ")"},
+                          {"expdif", "", "torch.exp({tile:r} - " + v + ")"}};
+    for (auto& [form, meaning, torch] : forms) {
       bool needs_float = std::string(form) == "expdif";
       std::string up = form;
       for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
@@ -89,7 +102,8 @@ void register_broadcast_ops(OpRegistry& r) {
              .doc = (needs_float ? std::string("exp(tile - v)") : std::string("tile ") + meaning + " v") + ", v a " + vshape +
                     " vector broadcast along each " + unit + ".",
              .aliases = {},
-             .scalar_variant = ""});
+             .scalar_variant = "",
+             .torch = torch});
     }
   }
 }

@@ -89,7 +89,8 @@ void register_compare_ops(OpRegistry& r) {
          .doc = "Elementwise comparison lhs <cmp_type> rhs (EQ NE LT LE GT GE) as a packed mask: a UINT8 tile "
                 "[rows, ceil(cols/8) rounded up to 32], element (r, c) in bit c%8 of byte (r, c/8).",
          .aliases = {},
-         .scalar_variant = "tile.cmps"});
+         .scalar_variant = "tile.cmps",
+         .torch = "_pack_mask(_cmp({lhs:v}, {rhs:v}, {cmp_type}))"});
   r.add({.name = "tile.cmps",
          .params = {expr_param("tile"), expr_param("scalar"), attr_param("cmp_type", std::string("EQ"))},
          .infer_type = infer_cmps,
@@ -97,7 +98,8 @@ void register_compare_ops(OpRegistry& r) {
          .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_cmp(c, d, kb, "TCMPS"); },
          .doc = "Elementwise comparison tile <cmp_type> scalar as a packed mask (UINT8, laid out like cmp's).",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_pack_mask(_cmp({tile:v}, {scalar}, {cmp_type}))"});
   r.add({.name = "tile.sel",
          .params = {expr_param("mask"), expr_param("lhs"), expr_param("rhs")},
          .infer_type = infer_sel,
@@ -106,7 +108,8 @@ void register_compare_ops(OpRegistry& r) {
          .doc = "Elementwise mask ? lhs : rhs, where mask is a packed mask as cmp/cmps make (one bit per element, "
                 "UINT8).",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "torch.where(_unpack_mask({mask}, {R}, {C}), {lhs:r}, {rhs:r})"});
 }
 
 }  // namespace pypto::ir::ops

@@ -95,19 +95,27 @@ struct Entry {
   const char* name;
   const char* pto;
   const char* doc;
+  const char* torch;
 };
 
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
   const Entry binary[] = {
-      {"add", "TADD", "Elementwise lhs + rhs."},       {"sub", "TSUB", "Elementwise lhs - rhs."},
-      {"mul", "TMUL", "Elementwise lhs * rhs."},       {"div", "TDIV", "Elementwise lhs / rhs."},
-      {"maximum", "TMAX", "Elementwise max(lhs, rhs)."}, {"minimum", "TMIN", "Elementwise min(lhs, rhs)."},
+      {"add", "TADD", "Elementwise lhs + rhs.", "{lhs:r} + {rhs:r}"},
+      {"sub", "TSUB", "Elementwise lhs - rhs.", "{lhs:r} - {rhs:r}"},
+      {"mul", "TMUL", "Elementwise lhs * rhs.", "{lhs:r} * {rhs:r}"},
+      {"div", "TDIV", "Elementwise lhs / rhs.", "_div({lhs:r}, {rhs:r})"},
+      {"maximum", "TMAX", "Elementwise max(lhs, rhs).", "torch.maximum({lhs:r}, {rhs:r})"},
+      {"minimum", "TMIN", "Elementwise min(lhs, rhs).", "torch.minimum({lhs:r}, {rhs:r})"},
   };
   const Entry scalar[] = {
-      {"adds", "TADDS", "tile + scalar."}, {"subs", "TSUBS", "tile - scalar."}, {"muls", "TMULS", "tile * scalar."},
-      {"divs", "TDIVS", "tile / scalar."}, {"maxs", "TMAXS", "max(tile, scalar)."}, {"mins", "TMINS", "min(tile, scalar)."},
+      {"adds", "TADDS", "tile + scalar.", "{tile:r} + {scalar}"},
+      {"subs", "TSUBS", "tile - scalar.", "{tile:r} - {scalar}"},
+      {"muls", "TMULS", "tile * scalar.", "{tile:r} * {scalar}"},
+      {"divs", "TDIVS", "tile / scalar.", "_div({tile:r}, {scalar})"},
+      {"maxs", "TMAXS", "max(tile, scalar).", "torch.clamp_min({tile:r}, {scalar})"},
+      {"mins", "TMINS", "min(tile, scalar).", "torch.clamp_max({tile:r}, {scalar})"},
   };
   const char* variant_of[] = {"tile.adds", "tile.subs", "tile.muls", "tile.divs", "tile.maxs", "tile.mins"};
   for (size_t i = 0; i < std::size(binary); ++i)
@@ -118,7 +126,8 @@ void register_elementwise_ops(OpRegistry& r) {
            .lower = {},
            .doc = binary[i].doc,
            .aliases = {},
-           .scalar_variant = variant_of[i]});
+           .scalar_variant = variant_of[i],
+           .torch = binary[i].torch});
   for (auto& e : scalar)
     r.add({.name = std::string("tile.") + e.name,
            .params = {expr_param("tile"), expr_param("scalar")},
@@ -127,12 +136,17 @@ void register_elementwise_ops(OpRegistry& r) {
            .lower = {},
            .doc = e.doc,
            .aliases = {},
-           .scalar_variant = ""});
+           .scalar_variant = "",
+           .torch = e.torch});
   const Entry unary[] = {
-      {"neg", "TNEG", "Elementwise -x."},           {"abs", "TABS", "Elementwise |x|."},
-      {"relu", "TRELU", "Elementwise max(x, 0)."},  {"recip", "TRECIP", "Elementwise 1 / x."},
-      {"exp", "TEXP", "Elementwise e^x."},          {"log", "TLOG", "Elementwise natural logarithm."},
-      {"sqrt", "TSQRT", "Elementwise square root."}, {"rsqrt", "TRSQRT", "Elementwise 1 / sqrt(x)."},
+      {"neg", "TNEG", "Elementwise -x.", "-{tile:r}"},
+      {"abs", "TABS", "Elementwise |x|.", "torch.abs({tile:r})"},
+      {"relu", "TRELU", "Elementwise max(x, 0).", "torch.relu({tile:r})"},
+      {"recip", "TRECIP", "Elementwise 1 / x.", "torch.reciprocal({tile:r})"},
+      {"exp", "TEXP", "Elementwise e^x.", "torch.exp({tile:r})"},
+      {"log", "TLOG", "Elementwise natural logarithm.", "torch.log({tile:r})"},
+      {"sqrt", "TSQRT", "Elementwise square root.", "torch.sqrt({tile:r})"},
+      {"rsqrt", "TRSQRT", "Elementwise 1 / sqrt(x).", "torch.rsqrt({tile:r})"},
   };
   for (size_t i = 0; i < std::size(unary); ++i)
     r.add({.name = std::string("tile.") + unary[i].name,
@@ -142,7 +156,8 @@ void register_elementwise_ops(OpRegistry& r) {
            .lower = {},
            .doc = unary[i].doc,
            .aliases = {},
-           .scalar_variant = ""});
+           .scalar_variant = "",
+           .torch = unary[i].torch});
   r.add({.name = "tile.cast",
          .params = {expr_param("tile"), attr_param("target_type", std::string()), attr_param("mode", std::string("round")),
                     attr_param("dtype", std::string())},
@@ -151,7 +166,8 @@ void register_elementwise_ops(OpRegistry& r) {
          .lower = lower_cast,
          .doc = "Convert to target_type (or dtype) with a rounding mode: none, rint, round, floor, ceil, trunc, odd.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_cast({tile:r}, {dtype}, {mode})"});
 }
 
 }  // namespace pypto::ir::ops

@@ -119,9 +119,73 @@ TypePtr infer_matmul_bias(const CallSite& s) {
   return TileType::make(const_shape({mm.m, mm.n}), mm.out, MemorySpace::Acc, mm.valid);
 }
 
+// gemv: the M = 1 case of the cube. 'lhs' is one row [1, K] (or a taller Left tile whose
+// valid shape has one row); the result is an Acc row [1, N].
+MatmulShape check_gemv(const CallSite& s) {
+  auto mm = check_operands(s, false, false);
+  const TileType& a = tile_arg(s, "lhs");
+  auto rows = as_const_int(valid_or_full(a)[0]);
+  if (!rows || *rows != 1)
+    op_fail(s, ErrorKind::kType,
+            "gemv multiplies one row: 'lhs' is " + type_str(s.arg("lhs")->type) + " with " +
+                (rows ? std::to_string(*rows) : std::string("a run-time number of")) + " valid rows, not 1",
+            "use pl.matmul for [M, K] @ [K, N], or load lhs as a [1, K] tile");
+  mm.m = 1;
+  std::vector<ExprPtr> valid;
+  const TileType& b = tile_arg(s, "rhs");
+  if (!b.valid_shape.empty()) valid = {ConstInt::make(1, DataType::INDEX), b.valid_shape[1]};
+  mm.valid = valid;
+  return mm;
+}
+
+TypePtr infer_gemv(const CallSite& s) {
+  auto mm = check_gemv(s);
+  DataType out = dtype_attr(s, "out_dtype");
+  if (out != mm.out)
+    op_fail(s, ErrorKind::kType,
+            std::string("out_dtype ") + dtype_name(out) + " is not a cube result for " +
+                dtype_name(tile_arg(s, "lhs").dtype) + " operands (the cube gives " + dtype_name(mm.out) + ")",
+            std::string("pass out_dtype=pl.") + dtype_name(mm.out) + " and pl.cast the result afterwards if needed");
+  return TileType::make(const_shape({1, mm.n}), out, MemorySpace::Acc, mm.valid);
+}
+
+TypePtr infer_gemv_acc(const CallSite& s) {
+  const TileType& acc = tile_arg(s, "acc");
+  auto mm = check_gemv(s);
+  if (acc.memory != MemorySpace::Acc)
+    op_fail(s, ErrorKind::kType,
+            std::string("argument 'acc' is a ") + memory_space_name(acc.memory) + " tile; it must be the Acc result of a gemv",
+            "start the accumulation with acc = pl.gemv(a, b)");
+  if (tile_shape(s, "acc", acc) != std::vector<int64_t>{1, mm.n} || acc.dtype != mm.out)
+    op_fail(s, ErrorKind::kType,
+            "argument 'acc' is " + type_str(s.arg("acc")->type) + " but lhs @ rhs gives " + shape_str({1, mm.n}) + " " +
+                dtype_name(mm.out),
+            "accumulate products of the same shape into one Acc tile");
+  return TileType::make(acc.shape, acc.dtype, MemorySpace::Acc, acc.valid_shape);
+}
+
+TypePtr infer_gemv_bias(const CallSite& s) {
+  auto mm = check_gemv(s);
+  const TileType& bias = tile_arg(s, "bias");
+  if (bias.memory != MemorySpace::Bias && !move_path(bias.memory, MemorySpace::Bias))
+    op_fail(s, ErrorKind::kType,
+            std::string("argument 'bias' is a ") + memory_space_name(bias.memory) + " tile; the cube reads it from Bias",
+            "pl.move(t, target_memory=pl.MemorySpace.Bias)");
+  if (tile_shape(s, "bias", bias) != std::vector<int64_t>{1, mm.n} || bias.dtype != mm.out)
+    op_fail(s, ErrorKind::kType,
+            "argument 'bias' is " + type_str(s.arg("bias")->type) + "; expected [1, " + std::to_string(mm.n) + "] " +
+                dtype_name(mm.out),
+            "pass one bias value per output column, in the result dtype");
+  return TileType::make(const_shape({1, mm.n}), mm.out, MemorySpace::Acc, mm.valid);
+}
+
 }  // namespace
 
 void register_matmul_ops(OpRegistry& r) {
+  // The PyTorch spellings of the cube family: product, accumulation, bias row.
+  const std::string torch_mm = "_mm({lhs}[:{R}, :{lhs:vc}], {rhs}[:{lhs:vc}, :{C}], {dtype})";
+  const std::string torch_acc = "{acc:r} + " + torch_mm;
+  const std::string torch_bias = torch_mm + " + {bias}[:1, :{C}]";
   r.add({.name = "tile.matmul",
          .params = {expr_param("lhs"), expr_param("rhs"), attr_param("out_dtype", DataType::FP32),
                     attr_param("a_trans", false), attr_param("b_trans", false)},
@@ -130,7 +194,8 @@ void register_matmul_ops(OpRegistry& r) {
          .lower = {},
          .doc = "Acc[M, N] = Left[M, K] @ Right[K, N] (a_trans/b_trans: operand stored transposed).",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = torch_mm});
   r.add({.name = "tile.matmul_acc",
          .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs")},
          .infer_type = infer_matmul_acc,
@@ -138,7 +203,8 @@ void register_matmul_ops(OpRegistry& r) {
          .lower = {},
          .doc = "acc + Left @ Right, into an Acc tile.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = torch_acc});
   r.add({.name = "tile.matmul_bias",
          .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias")},
          .infer_type = infer_matmul_bias,
@@ -146,7 +212,35 @@ void register_matmul_ops(OpRegistry& r) {
          .lower = {},
          .doc = "Left @ Right + bias (a [1, N] Bias tile added to every row), into an Acc tile.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = torch_bias});
+  r.add({.name = "tile.gemv",
+         .params = {expr_param("lhs"), expr_param("rhs"), attr_param("out_dtype", DataType::FP32)},
+         .infer_type = infer_gemv,
+         .pto = "TGEMV",
+         .lower = {},
+         .doc = "Acc[1, N] = Left[1, K] @ Right[K, N]: a row vector times a matrix on the cube.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = torch_mm});
+  r.add({.name = "tile.gemv_acc",
+         .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs")},
+         .infer_type = infer_gemv_acc,
+         .pto = "TGEMV_ACC",
+         .lower = {},
+         .doc = "acc + Left[1, K] @ Right[K, N], into the [1, N] Acc tile.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = torch_acc});
+  r.add({.name = "tile.gemv_bias",
+         .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias")},
+         .infer_type = infer_gemv_bias,
+         .pto = "TGEMV_BIAS",
+         .lower = {},
+         .doc = "Left[1, K] @ Right[K, N] + bias (a [1, N] Bias tile), into an Acc tile.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = torch_bias});
 }
 
 }  // namespace pypto::ir::ops

@@ -218,7 +218,8 @@ void register_memory_ops(OpRegistry& r) {
          .lower = lower_load,
          .doc = "Load a [rows, cols] window of a tensor at offsets into a Vec or Mat tile (valid_shape: partial tile).",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_window({tensor}, {offsets}, {R}, {C})"});
   r.add({.name = "tile.store",
          .params = {expr_param("tile"), list_param("offsets"), expr_param("output_tensor")},
          .infer_type = infer_store,
@@ -227,7 +228,8 @@ void register_memory_ops(OpRegistry& r) {
          .doc = "Write the tile's valid region into the tensor at offsets; returns the updated tensor.",
          .aliases = {},
          .scalar_variant = "",
-         .writes = "output_tensor"});
+         .writes = "output_tensor",
+         .torch = "_store({output_tensor}, {offsets}, {tile:v})"});
   r.add({.name = "tile.move",
          .params = {expr_param("tile"), attr_param("target_memory")},
          .infer_type = infer_move,
@@ -235,7 +237,8 @@ void register_memory_ops(OpRegistry& r) {
          .lower = {},
          .doc = "Copy a tile to another on-chip memory (Mat->Left/Right/Bias, Acc->Vec/Mat, Vec->Vec/Mat).",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "{tile:v}"});
   r.add({.name = "tile.create",
          .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), attr_param("target_memory", MemorySpace::Vec)},
          .infer_type = infer_create,
@@ -243,7 +246,8 @@ void register_memory_ops(OpRegistry& r) {
          .lower = lower_create,
          .doc = "An uninitialised tile of the given shape, dtype and memory.",
          .aliases = {"create_tile"},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "torch.zeros({shape}, dtype={dtype})"});
   r.add({.name = "tile.full",
          .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), expr_param("value", true)},
          .infer_type = infer_full,
@@ -251,7 +255,8 @@ void register_memory_ops(OpRegistry& r) {
          .lower = lower_full,
          .doc = "A Vec tile with every element set to value (0 when omitted).",
          .aliases = {"full"},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "torch.full({shape}, {value=0}, dtype={dtype})"});
 }
 
 }  // namespace pypto::ir::ops

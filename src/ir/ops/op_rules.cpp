@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "pypto/isa/instructions.h"
+
 namespace pypto::ir::ops {
 
 ParamSpec expr_param(const std::string& name, bool optional) { return {name, ParamKind::kExpr, optional, std::nullopt}; }
@@ -168,6 +170,18 @@ std::vector<ExprPtr> const_shape(const std::vector<int64_t>& shape) {
   return out;
 }
 
+int define_updated_tile(codegen::KernelBuilder& kb, const VarPtr& dst, int target) {
+  int out = kb.define_tile(dst);
+  if (kb.tile_desc(out).addr != kb.tile_desc(target).addr) {
+    isa::Instr copy;
+    copy.mnemonic = "TMOV";
+    copy.outs = {isa::Operand::tile(out)};
+    copy.ins = {isa::Operand::tile(target)};
+    kb.emit(copy);
+  }
+  return out;
+}
+
 void require_vec(const CallSite& s, const std::string& name, const TileType& t) {
   // An Acc tile is accepted: the InferMemory pass moves it to Vec first.
   if (t.memory == MemorySpace::Vec || move_path(t.memory, MemorySpace::Vec)) return;
@@ -191,6 +205,37 @@ void require_same_shape_dtype(const CallSite& s, const std::string& a_name, cons
             std::string("argument '") + b_name + "' has dtype " + dtype_name(b.dtype) + " but '" + a_name + "' has " +
                 dtype_name(a.dtype) + "; the dtypes must be equal",
             std::string("convert one operand with pl.cast(") + b_name + ", " + "pl." + dtype_name(a.dtype) + ")");
+}
+
+void require_instr_dtype(const CallSite& s, const std::string& name, const TileType& t, const std::string& pto) {
+  const isa::InstrDef* def = isa::find_instr(pto);
+  PYPTO_CHECK(def, "op '" + s.op.name + "' names unknown instruction " + pto);
+  if (def->allows(t.dtype)) return;
+  std::string list;
+  bool all_int = true, all_float = true;
+  for (DataType d : def->dtypes) {
+    list += (list.empty() ? "" : ", ") + std::string(dtype_name(d));
+    all_int = all_int && dtype_is_int(d);
+    all_float = all_float && dtype_is_float(d);
+  }
+  std::string fix = all_int     ? "this op needs an integer tile: convert with pl.cast(" + name + ", pl.INT32)"
+                    : all_float ? "this op needs a floating-point tile: convert with pl.cast(" + name + ", pl.FP32)"
+                                : "convert with pl.cast(" + name + ", pl.FP32) or another accepted dtype";
+  op_fail(s, ErrorKind::kType,
+          "argument '" + name + "' is " + dtype_name(t.dtype) + "; " + pto + " accepts " + list, fix);
+}
+
+void require_int_scalar(const CallSite& s, const std::string& name) {
+  const ScalarType& st = scalar_arg(s, name);
+  if (!dtype_is_int(st.dtype))
+    op_fail(s, ErrorKind::kType, "argument '" + name + "' must be an integer scalar, got " + dtype_name(st.dtype),
+            "pass a Python int or a pl.Scalar[pl.INT32] value");
+}
+
+std::vector<std::optional<int64_t>> static_valid(const TileType& t) {
+  std::vector<std::optional<int64_t>> out;
+  for (auto& e : valid_or_full(t)) out.push_back(as_const_int(e));
+  return out;
 }
 
 static const char* kCmpModes[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};

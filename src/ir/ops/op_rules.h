@@ -19,7 +19,11 @@ void register_matmul_ops(OpRegistry& r);
 void register_shape_ops(OpRegistry& r);
 void register_compare_ops(OpRegistry& r);
 void register_tensor_ops(OpRegistry& r);
+void register_math_ops(OpRegistry& r);        // bitwise, remainders, partial combines, sin/cos
+void register_generate_ops(OpRegistry& r);    // expands, expand_clone, tri, arange
+void register_index_ops(OpRegistry& r);       // arg-reductions, gather/scatter, sort32/mrgsort
 void register_tensor_compute_ops(OpRegistry& r);  // after the tile families it mirrors
+void register_cross_core_ops(OpRegistry& r);      // TPUSH / TPOP / TFREE (mixed tasks)
 
 // Parameter specs.
 ParamSpec expr_param(const std::string& name, bool optional = false);
@@ -56,10 +60,22 @@ std::vector<ExprPtr> valid_or_full(const TileType& t);
 std::vector<ExprPtr> const_shape(const std::vector<int64_t>& shape);
 
 // Vector-unit ops read and write Vec tiles only.
+// The result tile of an op that updates tile `target` in place (scatter, assemble): defined
+// for `dst`, with `target` copied into it first when planning gave it another buffer.
+int define_updated_tile(codegen::KernelBuilder& kb, const VarPtr& dst, int target);
+
 void require_vec(const CallSite& s, const std::string& name, const TileType& t);
 // `b` must have the shape and dtype of `a` (elementwise pairs).
 void require_same_shape_dtype(const CallSite& s, const std::string& a_name, const TileType& a,
                               const std::string& b_name, const TileType& b);
+
+// The tile's dtype must be one the PTO instruction `pto` accepts (its entry in
+// include/pypto/isa/instructions.h); the message lists the accepted dtypes.
+void require_instr_dtype(const CallSite& s, const std::string& name, const TileType& t, const std::string& pto);
+// The scalar argument must be an integer (Python int, pl.Scalar[pl.INT32], pl.Scalar[pl.INDEX]).
+void require_int_scalar(const CallSite& s, const std::string& name);
+// The static valid extents of a tile (nullopt for a run-time extent), full extents when it has none.
+std::vector<std::optional<int64_t>> static_valid(const TileType& t);
 
 // Spellings for messages: "[128, 64]", "Tile[[128, 64], FP32, Vec]".
 std::string shape_str(const std::vector<int64_t>& shape);

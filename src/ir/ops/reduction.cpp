@@ -34,16 +34,17 @@ void register_reduction_ops(OpRegistry& r) {
     const char* pto;
     bool rows;
     const char* doc;
+    const char* torch;  // integer sums and products accumulate in int64 and wrap to the dtype
   };
   const Entry entries[] = {
-      {"row_sum", "TROWSUM", true, "Sum of each row: [M, N] -> [M, 1]."},
-      {"row_max", "TROWMAX", true, "Maximum of each row: [M, N] -> [M, 1]."},
-      {"row_min", "TROWMIN", true, "Minimum of each row: [M, N] -> [M, 1]."},
-      {"row_prod", "TROWPROD", true, "Product of each row: [M, N] -> [M, 1]."},
-      {"col_sum", "TCOLSUM", false, "Sum of each column: [M, N] -> [1, N]."},
-      {"col_max", "TCOLMAX", false, "Maximum of each column: [M, N] -> [1, N]."},
-      {"col_min", "TCOLMIN", false, "Minimum of each column: [M, N] -> [1, N]."},
-      {"col_prod", "TCOLPROD", false, "Product of each column: [M, N] -> [1, N]."},
+      {"row_sum", "TROWSUM", true, "Sum of each row: [M, N] -> [M, 1].", "{tile:v}.sum(1, keepdim=True).to({dtype})"},
+      {"row_max", "TROWMAX", true, "Maximum of each row: [M, N] -> [M, 1].", "{tile:v}.amax(1, keepdim=True)"},
+      {"row_min", "TROWMIN", true, "Minimum of each row: [M, N] -> [M, 1].", "{tile:v}.amin(1, keepdim=True)"},
+      {"row_prod", "TROWPROD", true, "Product of each row: [M, N] -> [M, 1].", "{tile:v}.prod(1, keepdim=True).to({dtype})"},
+      {"col_sum", "TCOLSUM", false, "Sum of each column: [M, N] -> [1, N].", "{tile:v}.sum(0, keepdim=True).to({dtype})"},
+      {"col_max", "TCOLMAX", false, "Maximum of each column: [M, N] -> [1, N].", "{tile:v}.amax(0, keepdim=True)"},
+      {"col_min", "TCOLMIN", false, "Minimum of each column: [M, N] -> [1, N].", "{tile:v}.amin(0, keepdim=True)"},
+      {"col_prod", "TCOLPROD", false, "Product of each column: [M, N] -> [1, N].", "{tile:v}.prod(0, keepdim=True).to({dtype})"},
   };
   for (auto& e : entries) {
     bool rows = e.rows;
@@ -54,7 +55,8 @@ void register_reduction_ops(OpRegistry& r) {
            .lower = {},
            .doc = e.doc,
            .aliases = {},
-           .scalar_variant = ""});
+           .scalar_variant = "",
+           .torch = e.torch});
   }
 }
 

@@ -142,14 +142,7 @@ void lower_assemble(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   int target = kb.tile(c.args[0]);
   int src = kb.tile(c.args[1]);
   auto offsets = kb.scalars(c.args[2]);
-  int out = kb.define_tile(dst);
-  if (kb.tile_desc(out).addr != kb.tile_desc(target).addr) {
-    Instr copy;
-    copy.mnemonic = "TMOV";
-    copy.outs = {Operand::tile(out)};
-    copy.ins = {Operand::tile(target)};
-    kb.emit(copy);
-  }
+  int out = define_updated_tile(kb, dst, target);
   Instr in;
   in.mnemonic = "TINSERT";
   in.outs = {Operand::tile(out)};
@@ -194,7 +187,8 @@ void register_shape_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .writes = "",
-         .view = true});
+         .view = true,
+         .torch = "{tile}.reshape({shape})"});
   r.add({.name = "tile.transpose",
          .params = {expr_param("tile"), attr_param("axis1", int64_t{0}), attr_param("axis2", int64_t{1})},
          .infer_type = infer_transpose,
@@ -202,7 +196,8 @@ void register_shape_ops(OpRegistry& r) {
          .lower = {},
          .doc = "Transpose a Vec tile: [M, N] -> [N, M].",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "{tile:v}.transpose(0, 1)"});
   r.add({.name = "tile.transpose_view",
          .params = {expr_param("tile")},
          .infer_type = infer_transpose_view,
@@ -210,7 +205,8 @@ void register_shape_ops(OpRegistry& r) {
          .lower = {},
          .doc = "A Mat tile seen transposed ([M, N] -> [N, M]), e.g. for A @ B^T through Right.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "{tile:v}.transpose(0, 1)"});
   r.add({.name = "tile.slice",
          .params = {expr_param("tile"), attr_param("shape"), list_param("offsets"), list_param("valid_shape", true)},
          .infer_type = infer_slice,
@@ -218,7 +214,8 @@ void register_shape_ops(OpRegistry& r) {
          .lower = lower_slice,
          .doc = "Copy the [rows, cols] window at offsets out of a tile.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_window({tile}, {offsets}, {R}, {C})"});
   r.add({.name = "tile.concat",
          .params = {expr_param("lhs"), expr_param("rhs")},
          .infer_type = infer_concat,
@@ -226,7 +223,8 @@ void register_shape_ops(OpRegistry& r) {
          .lower = {},
          .doc = "Join two tiles with the same rows side by side: [M, A] ++ [M, B] -> [M, A + B].",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "torch.cat([{lhs}, {rhs}], dim=1)"});
   r.add({.name = "tile.assemble",
          .params = {expr_param("target"), expr_param("src"), list_param("offsets")},
          .infer_type = infer_assemble,
@@ -234,7 +232,8 @@ void register_shape_ops(OpRegistry& r) {
          .lower = lower_assemble,
          .doc = "Write src into target at offsets; returns the updated target.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "_insert({target}, {src:v}, {offsets})"});
   r.add({.name = "tile.fillpad",
          .params = {expr_param("tile"), attr_param("pad_value", PadValue::zero)},
          .infer_type = infer_fillpad,
@@ -242,7 +241,8 @@ void register_shape_ops(OpRegistry& r) {
          .lower = {},
          .doc = "A fully valid copy whose invalid region holds pad_value (zero, max or min).",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "{tile:v}"});
   r.add({.name = "tile.set_validshape",
          .params = {expr_param("tile"), list_param("valid_shape")},
          .infer_type = infer_set_validshape,
@@ -252,7 +252,8 @@ void register_shape_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .writes = "",
-         .view = true});
+         .view = true,
+         .torch = "{tile}"});
 }
 
 }  // namespace pypto::ir::ops

@@ -128,7 +128,8 @@ void register_tensor_ops(OpRegistry& r) {
          .lower = lower_create,
          .doc = "A new global-memory tensor (orchestration only), e.g. an intermediate passed to kernels as pl.Out.",
          .aliases = {"create_tensor"},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "torch.zeros({shape}, dtype={dtype})"});
   r.add({.name = "tensor.dim",
          .params = {expr_param("tensor"), attr_param("axis")},
          .infer_type = infer_dim,
@@ -136,7 +137,8 @@ void register_tensor_ops(OpRegistry& r) {
          .lower = lower_dim,
          .doc = "The extent of the tensor along axis, as an INDEX scalar.",
          .aliases = {},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "{tensor}.shape[{axis}]"});
   r.add({.name = "tensor.read",
          .params = {expr_param("tensor"), list_param("indices")},
          .infer_type = infer_read,
@@ -144,7 +146,8 @@ void register_tensor_ops(OpRegistry& r) {
          .lower = lower_read,
          .doc = "One element of the tensor at indices, as a scalar of the tensor's dtype.",
          .aliases = {"read"},
-         .scalar_variant = ""});
+         .scalar_variant = "",
+         .torch = "{tensor}[tuple({indices})].item()"});
   r.add({.name = "tensor.assemble",
          .params = {expr_param("target"), expr_param("src"), list_param("offsets"), attr_param("atomic", std::string("none"))},
          .infer_type = infer_assemble,
@@ -153,7 +156,8 @@ void register_tensor_ops(OpRegistry& r) {
          .doc = "Write src (a tile or tensor) into the target tensor at offsets; returns the updated target.",
          .aliases = {},
          .scalar_variant = "",
-         .writes = "target"});
+         .writes = "target",
+         .torch = "_store({target}, {offsets}, {src:v}, {atomic})"});
 }
 
 }  // namespace pypto::ir::ops

@@ -93,6 +93,41 @@ TypePtr infer_matmul(const CallSite& s, const OpDef& tile_op) {
   return TensorType::make({a.shape[0], b.shape[1]}, r->as<TileType>()->dtype);
 }
 
+// batch_matmul(lhs [B, M, K], rhs [B, K, N] or [K, N]) -> [B, M, N]: dtypes checked by the
+// tile matmul's rules on stand-in tiles.
+TypePtr infer_batch_matmul(const CallSite& s, const OpDef& tile_op) {
+  for (const char* name : {"lhs", "rhs"}) {
+    ExprPtr e = s.arg(name);
+    if (e && e->type && e->type->as<TileType>())
+      op_fail(s, ErrorKind::kType,
+              std::string("argument '") + name + "' is a tile; batch_matmul multiplies 3-D tensors [B, M, K] @ [B, K, N] "
+              "and tiles are 2-D",
+              "call pl.matmul on the [M, K] and [K, N] tiles of each batch, or pass the 3-D tensors");
+  }
+  const TensorType& a = tensor_arg(s, "lhs");
+  const TensorType& b = tensor_arg(s, "rhs");
+  if (a.shape.size() != 3)
+    op_fail(s, ErrorKind::kType, "'lhs' must be a 3-D tensor [B, M, K], got " + type_str(s.arg("lhs")->type),
+            "use pl.matmul for 2-D operands");
+  if (b.shape.size() != 3 && b.shape.size() != 2)
+    op_fail(s, ErrorKind::kType, "'rhs' must be [B, K, N] or a shared [K, N], got " + type_str(s.arg("rhs")->type));
+  size_t kb = b.shape.size() - 2;
+  if (b.shape.size() == 3 && !same_dim(a.shape[0], b.shape[0]))
+    op_fail(s, ErrorKind::kType,
+            "batch sizes differ: 'lhs' is " + type_str(s.arg("lhs")->type) + ", 'rhs' is " + type_str(s.arg("rhs")->type),
+            "give both operands the same leading dimension B, or a 2-D rhs shared by every batch");
+  if (!same_dim(a.shape[2], b.shape[kb]))
+    op_fail(s, ErrorKind::kType,
+            "inner dimensions differ: 'lhs' is " + type_str(s.arg("lhs")->type) + " and 'rhs' is " +
+                type_str(s.arg("rhs")->type),
+            "lhs must be [B, M, K] and rhs [B, K, N]");
+  std::vector<ExprPtr> args;
+  for (auto [t, mem] : {std::pair{&a, MemorySpace::Left}, {&b, MemorySpace::Right}})
+    args.push_back(Var::make("x", TileType::make(const_shape({16, 16}), t->dtype, mem)));
+  TypePtr r = tile_op.infer_type(CallSite{s.op, args, s.attrs, s.span});
+  return TensorType::make({a.shape[0], a.shape[1], b.shape[kb + 1]}, r->as<TileType>()->dtype);
+}
+
 void lower_unlowered(const Call& c, const VarPtr&, codegen::KernelBuilder&) {
   fail(ErrorKind::kType, c.span, "pl." + c.op->name + " on whole tensors is only compiled inside an InCore scope",
        "put it inside `with pl.at(level=pl.Level.CORE_GROUP):` and write the result with out[:] = ...");
@@ -112,7 +147,8 @@ void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape) {
                             .lower = lower_unlowered,
                             .doc = "Whole-tensor form of pl.tile." + name + ", tiled by LowerTensorOps: " + tile_op->doc,
                             .aliases = {},
-                            .scalar_variant = variant});
+                            .scalar_variant = variant,
+                            .torch = tile_op->torch});
   infos()[&def] = {tile_op, shape};
 }
 
@@ -123,6 +159,23 @@ void register_tensor_compute_ops(OpRegistry& r) {
   for (const char* n : {"adds", "subs", "muls", "divs", "maxs", "mins", "add", "sub", "mul", "div", "maximum", "minimum",
                         "neg", "abs", "relu", "recip", "exp", "log", "sqrt", "rsqrt", "cast"})
     add_form(r, n, S::kElementwise);
+  for (const char* n : {"ands", "ors", "xors", "shls", "shrs", "rems", "fmods", "and_", "or_", "xor", "shl", "shr",
+                        "rem", "fmod", "not_", "sin", "cos"})
+    add_form(r, n, S::kElementwise);
+  const OpDef* matmul = r.find("tile.matmul");
+  const OpDef& bmm = r.add({.name = "tensor.batch_matmul",
+                            .params = matmul->params,  // lhs, rhs, out_dtype, a_trans, b_trans
+                            .infer_type = [matmul](const CallSite& s) { return infer_batch_matmul(s, *matmul); },
+                            .pto = "",
+                            .lower = lower_unlowered,
+                            .doc = "[B, M, K] @ [B, K, N] (or a [K, N] rhs shared by every batch) -> [B, M, N], one "
+                                   "matmul per batch, tiled by LowerTensorOps like pl.matmul (TMATMUL, TMATMUL_ACC).",
+                            .aliases = {},
+                            .scalar_variant = "",
+                            .torch = "_bmm({lhs}, {rhs}, {dtype}, {a_trans}, {b_trans})"});
+  infos()[&bmm] = {matmul, S::kBatchMatmul};
+  add_form(r, "gather", S::kGather);
+  add_form(r, "scatter", S::kScatter);
   for (const char* n : {"row_sum", "row_max", "row_min", "row_prod"}) add_form(r, n, S::kRowReduce);
   for (const char* n : {"col_sum", "col_max", "col_min", "col_prod"}) add_form(r, n, S::kColReduce);
   for (const char* f : {"add", "sub", "mul", "div", "max", "min", "expdif"}) {

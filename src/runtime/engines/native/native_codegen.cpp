@@ -428,6 +428,12 @@ class KernelWriter {
   }
 
   void tile(const Instr& in, int pc) {
+    // Flags order pipes; the compiled code runs in program order, so they need no code
+    // (the reference library treats them as no-ops too).
+    if (const isa::InstrDef* def = isa::find_instr(in.mnemonic); def && def->family == isa::InstrFamily::kSync) {
+      body_ << "  /* " << in.mnemonic << " */\n";
+      return;
+    }
     // Tile operands in order outs then ins; every one must be a valid placed tile.
     std::vector<const isa::TileDesc*> tiles;
     bool placed = true;

@@ -60,6 +60,10 @@ double CycleModel::cost_of(const isa::Instr& instr, const TileCall& call) const 
     return isa::transfer_cost_cycles(memory_of(instr.ins.at(0)), MemorySpace::DDR, valid_bytes(call.in_tile(0)));
   if (def->name == "TMOV")
     return isa::transfer_cost_cycles(memory_of(instr.ins.at(0)), memory_of(instr.outs.at(0)), valid_bytes(call.out_tile()));
+  if (def->name == "TPUSH")  // into the peer's buffer: UB of an AIV, L1 of the AIC
+    return isa::transfer_cost_cycles(memory_of(instr.ins.at(0)), isa::fifo_landing_memory(isa::fifo_peer(instr)),
+                                     valid_bytes(call.in_tile(0)));
+  if (def->name == "TPOP" || def->name == "TFREE") return isa::instr_cost_cycles(*def, DataType::FP32, 0, 0);
   if (def->family == isa::InstrFamily::kMatmul) {
     const bool acc_in = def->name == "TMATMUL_ACC" || def->name == "TGEMV_ACC";
     const TileRef& left = call.in_tile(acc_in ? 1 : 0);
@@ -142,11 +146,11 @@ void CycleModel::check_and_record(const isa::Instr& instr, int pc, isa::Pipe pip
   accesses_.push_back({lo, hi, pipe, seq, write, tile.name, instr.mnemonic, instr.span, pc});
 }
 
-void CycleModel::issue(int pc, const isa::Instr& instr, const TileCall& call) {
+double CycleModel::issue(int pc, const isa::Instr& instr, const TileCall& call, double not_before) {
   const isa::InstrDef* def = isa::find_instr(instr.mnemonic);
   if (def != nullptr && def->family == isa::InstrFamily::kSync) {
     sync(instr);
-    return;
+    return now_;
   }
   const isa::Pipe pipe = isa::pipe_of(instr, kernel_);
   const int q = static_cast<int>(pipe);
@@ -160,17 +164,20 @@ void CycleModel::issue(int pc, const isa::Instr& instr, const TileCall& call) {
   const double cost = cost_of(instr, call);
   double start, end;
   if (pipe == isa::Pipe::S) {
-    start = now_;
+    // The scalar unit runs it in line; a cross-core wait (not_before) stalls the dispatcher.
+    start = std::max(now_, not_before);
+    if (def != nullptr && def->family == isa::InstrFamily::kCrossCore) start = std::max(start, pipe_free_[q]);
     end = now_ = start + cost;
     pipe_free_[q] = std::max(pipe_free_[q], end);
   } else {
-    start = std::max(pipe_free_[q], now_);
+    start = std::max({pipe_free_[q], now_, not_before});
     end = pipe_free_[q] = start + cost;
     now_ += 1;  // dispatch
   }
   timeline_.busy[q] += end - start;
   timeline_.end_cycles = std::max(timeline_.end_cycles, end);
   if (record_) timeline_.events.push_back({instr.mnemonic, pipe, start, end, pc, instr.span.line});
+  return end;
 }
 
 Timeline CycleModel::finish() {

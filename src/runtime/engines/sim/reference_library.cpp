@@ -37,6 +37,7 @@ const ReferenceTable& reference_library() {
     add_convert_instrs(t);
     add_index_instrs(t);
     add_generate_instrs(t);
+    add_cross_core_instrs(t);
     return t;
   }();
   return table;
@@ -80,7 +81,7 @@ void check_operands(const TileCall& call, const std::string& sig, const std::vec
 const OperandValue& computing_operand(const isa::InstrDef& def, const TileCall& call) {
   if (def.family == isa::InstrFamily::kMatmul)
     return call.ins.at(def.name == "TMATMUL_ACC" || def.name == "TGEMV_ACC" ? 1 : 0);
-  if (def.name == "TSTORE" || def.name == "TCMP" || def.name == "TCMPS" || def.name == "MSCATTER" ||
+  if (def.name == "TSTORE" || def.name == "TPUSH" || def.name == "TCMP" || def.name == "TCMPS" || def.name == "MSCATTER" ||
       def.name == "TPREFETCH" || def.name.find("ARG") != std::string::npos)
     return call.ins.at(0);
   return call.outs.at(0);

@@ -3,9 +3,16 @@
 // library or the scalar machine, timing each one with the cycle model.
 #include "pypto/runtime/sim_engine.h"
 
+#include "pypto/runtime/cluster.h"
+
 namespace pypto::runtime {
 
 namespace {
+
+bool is_fifo(const isa::Instr& in) {
+  return in.mnemonic.size() >= 4 && in.mnemonic[0] == 'T' &&
+         (in.mnemonic == "TPUSH" || in.mnemonic == "TPOP" || in.mnemonic == "TFREE");
+}
 
 std::string kib(int64_t bytes) {
   return bytes % 1024 == 0 ? std::to_string(bytes / 1024) + " KiB" : std::to_string(bytes) + " B";
@@ -124,8 +131,20 @@ void SimEngine::run(const isa::Kernel& kernel, const std::vector<HostArg>& args)
         TileCall call{instr, {}, {}};
         for (const isa::Operand& o : instr.outs) call.outs.push_back(resolve(*this, kernel, args, regs, instr, o));
         for (const isa::Operand& o : instr.ins) call.ins.push_back(resolve(*this, kernel, args, regs, instr, o));
-        model.issue(pc, instr, call);
-        execute_reference(call);
+        ClusterPart* part = is_fifo(instr) ? current_cluster_part() : nullptr;
+        if (part != nullptr) {
+          // A cross-core FIFO instruction starts once its slot allows (the peer's TPUSH or
+          // TFREE): the FIFO calls back with that cycle after it waited for the slot.
+          struct Reset {
+            ClusterPart* p;
+            ~Reset() { p->timing = nullptr; }
+          } reset{part};
+          part->timing = [&](double not_before) { return model.issue(pc, instr, call, not_before); };
+          execute_reference(call);
+        } else {
+          model.issue(pc, instr, call);
+          execute_reference(call);
+        }
         break;
       }
       case isa::InstrKind::kScalarRead: {

@@ -1,0 +1,89 @@
+"""`with pl.scope():` and `with pl.manual_scope():` in an orchestration. A scope bounds the
+lifetime of the tensors created in it: they are not visible after the block (the runtime
+frees a created tensor after its last use, so never later than the scope's end). Kernel
+launches inside a manual scope get no automatic dependencies on one another; they wait for
+their explicit `deps=[...]` only (and for earlier tasks outside manual scopes). Neither
+block leaves a node in the IR: launches carry `manual=True` (printed that way)."""
+
+import ast
+
+from pypto._core import ir
+
+from . import ops
+
+
+def _manual(stmt):
+    """`stmt` with its kernel launch (a call statement or a pl.at block) marked manual."""
+    if isinstance(stmt, ir.ScopeStmt):
+        if stmt.manual:
+            return stmt
+        return ir.ScopeStmt(stmt.level, stmt.body, stmt.span, task_id=stmt.task_id, deps=list(stmt.deps),
+                            block_num=stmt.block_num, block_vars=list(stmt.block_vars), manual=True)
+    value = stmt.value if isinstance(stmt, ir.AssignStmt) else stmt.expr if isinstance(stmt, ir.EvalStmt) else None
+    if not isinstance(value, ir.FuncCall) or value.manual:
+        return stmt
+    call = ir.FuncCall(value.callee, list(value.args), value.type, value.span, task_id=value.task_id,
+                       deps=list(value.deps), block_num=value.block_num, manual=True)
+    if isinstance(stmt, ir.AssignStmt):
+        return ir.AssignStmt(stmt.var, call, stmt.span)
+    return ir.EvalStmt(call, stmt.span)
+
+
+class ScopeParser:
+    """Mixin of FunctionParser (before StmtParser and ControlFlowParser): the scope blocks,
+    and `pl.at(..., manual=True)` as the IR printer writes a manual launch."""
+
+    manual_depth = 0
+
+    def emit(self, stmt):
+        super().emit(_manual(stmt) if self.manual_depth else stmt)
+
+    def stmt_With(self, node):
+        if len(node.items) == 1 and isinstance(node.items[0].context_expr, ast.Call):
+            call = node.items[0].context_expr
+            func = self.eval(call.func)
+            if isinstance(func, ops.Construct) and func.name in ("scope", "manual_scope"):
+                return self.lifetime_scope(node, func.name, call)
+            if isinstance(func, ops.Construct) and func.name in ("at", "spmd"):
+                manual = [k for k in call.keywords if k.arg == "manual"]
+                if manual:
+                    return self.manual_launch(node, call, manual[0])
+        return super().stmt_With(node)
+
+    def lifetime_scope(self, node, name, call):
+        if call.args or call.keywords or node.items[0].optional_vars is not None:
+            raise self.error(node, f"pl.{name}() takes no arguments and binds no name",
+                             f"write `with pl.{name}():`")
+        before = dict(self.symbols)
+        known = {v.node_id for v in before.values() if isinstance(v, ir.Expr)}
+        self.manual_depth += name == "manual_scope"
+        try:
+            for stmt in node.body:
+                self.parse_stmt(stmt)
+        finally:
+            self.manual_depth -= name == "manual_scope"
+        # Tensors born in the block that are neither outputs nor values from before it are
+        # the block's own: they end with it. Other names (rebound outputs, scalars) stay.
+        for n, v in list(self.symbols.items()):
+            if n in before or not isinstance(v, ir.Var) or not isinstance(v.type, ir.TensorType):
+                continue
+            if v.node_id in self.lineage or v.node_id in known:
+                continue
+            del self.symbols[n]
+            self.out_of_scope[n] = (f"`with pl.{name}()` at line {self.span(node).line}, which frees the "
+                                    "tensors created in it at its end,")
+
+    def manual_launch(self, node, call, keyword):
+        flag = self.eval(keyword.value)
+        if not isinstance(flag, bool):
+            raise self.error(node, f"manual= of pl.at takes True or False, got '{self.text(keyword.value)}'",
+                             "write manual=True (or put the block inside `with pl.manual_scope():`)")
+        stripped = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k is not keyword])
+        ast.copy_location(stripped, call)
+        item = ast.withitem(context_expr=stripped, optional_vars=node.items[0].optional_vars)
+        plain = ast.copy_location(ast.With(items=[item], body=node.body, type_comment=None), node)
+        self.manual_depth += flag
+        try:
+            return super().stmt_With(plain)
+        finally:
+            self.manual_depth -= flag

@@ -1,0 +1,211 @@
+// Tiles made from scalars and shapes: expands (a tile shaped like another, every element a
+// scalar: TEXPANDS), expand_clone (a row, column or single element broadcast to a shape, as
+// a new tile: TROWEXPAND / TCOLEXPAND / TMOV), tri (a triangular 0/1 mask: TTRI) and arange
+// (consecutive values in row-major order: TCI).
+#include "op_rules.h"
+#include "pypto/isa/instructions.h"
+
+namespace pypto::ir::ops {
+
+using codegen::KernelBuilder;
+using isa::Instr;
+using isa::Operand;
+
+namespace {
+
+// A 2-D shape attribute of a generated tile whose rows are whole 32-byte Vec rows.
+std::vector<int64_t> vec_shape(const CallSite& s, DataType dtype) {
+  auto shape = shape_attr(s, "shape");
+  if (shape.size() != 2) op_fail(s, ErrorKind::kType, "'shape' = " + shape_str(shape) + " is not 2-D; tiles are 2-D");
+  int64_t row_bytes = shape[1] * dtype_bytes(dtype);
+  if (row_bytes % 32 != 0)
+    op_fail(s, ErrorKind::kValue,
+            "a Vec tile row must be a multiple of 32 bytes; " + shape_str(shape) + " " + dtype_name(dtype) +
+                " has rows of " + std::to_string(row_bytes) + " bytes",
+            "round the columns up to a multiple of " + std::to_string(32 / dtype_bytes(dtype)) +
+                " and pass valid_shape=[rows, cols] for the real extent");
+  return shape;
+}
+
+// The optional valid_shape list of a generated tile: two entries inside the shape.
+std::vector<ExprPtr> valid_arg(const CallSite& s, const std::vector<int64_t>& shape) {
+  auto valid = list_arg(s, "valid_shape");
+  if (valid.empty()) return valid;
+  if (valid.size() != 2)
+    op_fail(s, ErrorKind::kType, "'valid_shape' must have 2 entries [rows, cols], got " + std::to_string(valid.size()));
+  for (size_t i = 0; i < 2; ++i) {
+    auto v = as_const_int(valid[i]);
+    if (v && (*v < 0 || *v > shape[i]))
+      op_fail(s, ErrorKind::kValue,
+              "valid_shape[" + std::to_string(i) + "] = " + std::to_string(*v) + " is outside 0.." + std::to_string(shape[i]),
+              "the valid shape is a prefix of the tile shape " + shape_str(shape));
+  }
+  return valid;
+}
+
+void require_dtype(const CallSite& s, DataType dt, const std::string& pto) {
+  const isa::InstrDef* def = isa::find_instr(pto);
+  if (def->allows(dt)) return;
+  std::string list;
+  for (DataType d : def->dtypes) list += (list.empty() ? "" : ", ") + std::string(dtype_name(d));
+  op_fail(s, ErrorKind::kType, std::string("dtype ") + dtype_name(dt) + " is not one " + pto + " writes (" + list + ")",
+          "pick one of those dtypes and pl.cast the result if needed");
+}
+
+// One instruction writing the result tile from scalar inputs.
+void emit_from_scalars(const Call& c, const VarPtr& dst, KernelBuilder& kb, const char* pto,
+                       const std::vector<isa::Scalar>& ins, Attrs attrs = {}) {
+  int out = kb.define_tile(dst);
+  Instr in;
+  in.mnemonic = pto;
+  in.outs = {Operand::tile(out)};
+  for (auto& s : ins) in.ins.push_back(Operand::scalar_of(s));
+  in.attrs = std::move(attrs);
+  kb.emit(in);
+}
+
+TypePtr infer_expands(const CallSite& s) {
+  const TileType& t = tile_arg(s, "target");
+  require_vec(s, "target", t);
+  tile_shape(s, "target", t);
+  scalar_arg(s, "scalar");
+  return TileType::make(t.shape, t.dtype, MemorySpace::Vec, t.valid_shape);
+}
+
+void lower_expands(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  emit_from_scalars(c, dst, kb, "TEXPANDS", {kb.scalar(c.args[1])});
+}
+
+// expand_clone(tile, shape): tile is [M, N] (a copy), [M, 1] (each row's value across the
+// row), [1, N] (the row down every row) or [1, 1] (one value everywhere) for shape [M, N].
+TypePtr infer_expand_clone(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  require_vec(s, "tile", t);
+  auto src = tile_shape(s, "tile", t);
+  auto shape = vec_shape(s, t.dtype);
+  for (int d = 0; d < 2; ++d)
+    if (src[d] != shape[d] && src[d] != 1)
+      op_fail(s, ErrorKind::kType,
+              "cannot broadcast a " + shape_str(src) + " tile to " + shape_str(shape) + ": dimension " +
+                  std::to_string(d) + " is " + std::to_string(src[d]) + ", neither 1 nor " + std::to_string(shape[d]),
+              "broadcast a [M, 1] column, a [1, N] row or a [1, 1] element, or slice the tile first");
+  // A broadcast dimension is valid everywhere; a copied one keeps the source's valid extent.
+  std::vector<ExprPtr> valid;
+  if (!t.valid_shape.empty()) {
+    for (int d = 0; d < 2; ++d)
+      valid.push_back(src[d] == 1 && shape[d] != 1 ? ConstInt::make(shape[d], DataType::INDEX) : t.valid_shape[d]);
+  }
+  return TileType::make(const_shape(shape), t.dtype, MemorySpace::Vec, valid);
+}
+
+// [1, 1] -> [M, N] with M, N > 1 takes two broadcasts: first to a [1, N] row.
+ExprPtr expand_expand_clone(const Call& c, OpExpander& x) {
+  auto src = *static_shape(c.args[0]->type->as<TileType>()->shape);
+  auto shape = std::get<std::vector<int64_t>>(c.attrs.at("shape"));
+  if (!(src[0] == 1 && src[1] == 1 && shape[0] > 1 && shape[1] > 1)) return nullptr;
+  ExprPtr row = x.call("row", "tile.expand_clone", {c.args[0]}, {{"shape", std::vector<int64_t>{1, shape[1]}}}, c.span);
+  return make_op_call("tile.expand_clone", {row}, {}, {{"shape", shape}}, c.span);
+}
+
+void lower_expand_clone(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  auto src_shape = *static_shape(c.args[0]->type->as<TileType>()->shape);
+  auto shape = std::get<std::vector<int64_t>>(c.attrs.at("shape"));
+  int src = kb.tile(c.args[0]);
+  int out = kb.define_tile(dst);
+  Instr in;
+  in.mnemonic = src_shape == shape ? "TMOV" : (src_shape[1] == 1 && shape[1] != 1 ? "TROWEXPAND" : "TCOLEXPAND");
+  PYPTO_CHECK(!(src_shape[0] == 1 && src_shape[1] == 1 && shape[0] > 1 && shape[1] > 1),
+              "expand_clone of a single element was not expanded");
+  in.outs = {Operand::tile(out)};
+  in.ins = {Operand::tile(src)};
+  kb.emit(in);
+}
+
+TypePtr infer_tri(const CallSite& s) {
+  DataType dt = dtype_attr(s, "dtype");
+  require_dtype(s, dt, "TTRI");
+  auto shape = vec_shape(s, dt);
+  if (s.arg("diagonal")) require_int_scalar(s, "diagonal");
+  bool_attr(s, "upper");
+  return TileType::make(const_shape(shape), dt, MemorySpace::Vec, valid_arg(s, shape));
+}
+
+void lower_tri(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  isa::Scalar diagonal = c.args[0] ? kb.scalar(c.args[0]) : isa::Scalar::imm(0);
+  const AttrValue& upper = c.attrs.at("upper");
+  bool up = std::holds_alternative<bool>(upper) ? std::get<bool>(upper) : std::get<int64_t>(upper) != 0;
+  emit_from_scalars(c, dst, kb, "TTRI", {diagonal}, {{"upper", up}});
+}
+
+TypePtr infer_arange(const CallSite& s) {
+  DataType dt = dtype_attr(s, "dtype");
+  require_dtype(s, dt, "TCI");
+  auto shape = vec_shape(s, dt);
+  if (s.arg("start")) {
+    const ScalarType& st = scalar_arg(s, "start");
+    if (dtype_is_float(st.dtype) && !dtype_is_float(dt))
+      op_fail(s, ErrorKind::kType,
+              std::string("'start' is a ") + dtype_name(st.dtype) + " scalar but the tile is " + dtype_name(dt),
+              "pass an integer start, or dtype=pl.FP32 for float values");
+  }
+  return TileType::make(const_shape(shape), dt, MemorySpace::Vec, valid_arg(s, shape));
+}
+
+void lower_arange(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  bool is_float = dtype_is_float(std::get<DataType>(c.attrs.at("dtype")));
+  isa::Scalar start = c.args[0] ? kb.scalar(c.args[0]) : (is_float ? isa::Scalar::immf(0.0) : isa::Scalar::imm(0));
+  emit_from_scalars(c, dst, kb, "TCI", {start});
+}
+
+}  // namespace
+
+void register_generate_ops(OpRegistry& r) {
+  r.add({.name = "tile.expands",
+         .params = {expr_param("target"), expr_param("scalar")},
+         .infer_type = infer_expands,
+         .pto = "TEXPANDS",
+         .lower = lower_expands,
+         .doc = "A Vec tile of target's shape, dtype and valid shape with every element set to scalar (target "
+                "gives only the type; pl.full makes one from a shape).",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "torch.full(({R}, {C}), {scalar}, dtype={dtype})"});
+  r.add({.name = "tile.expand_clone",
+         .params = {expr_param("tile"), attr_param("shape")},
+         .infer_type = infer_expand_clone,
+         .pto = "TROWEXPAND",
+         .lower = lower_expand_clone,
+         .doc = "Broadcast tile to shape [M, N] as a new tile: an [M, 1] column across each row (TROWEXPAND), a "
+                "[1, N] row down each row (TCOLEXPAND), a [1, 1] element everywhere (both), an [M, N] tile copied "
+                "(TMOV).",
+         .aliases = {},
+         .scalar_variant = "",
+         .writes = "",
+         .view = false,
+         .torch = "{tile:v}.expand({R}, {C}).clone()",
+         .expand = expand_expand_clone});
+  r.add({.name = "tile.tri",
+         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), expr_param("diagonal", true),
+                    attr_param("upper", false), list_param("valid_shape", true)},
+         .infer_type = infer_tri,
+         .pto = "TTRI",
+         .lower = lower_tri,
+         .doc = "Triangular 0/1 mask: element (r, c) is 1 where c - r <= diagonal (numpy.tril of ones), or "
+                "c - r >= diagonal with upper=True (numpy.triu); over the valid shape.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_tri({R}, {C}, {diagonal=0}, {upper}, {dtype})"});
+  r.add({.name = "tile.arange",
+         .params = {attr_param("shape"), expr_param("start", true), attr_param("dtype", DataType::INT32),
+                    list_param("valid_shape", true)},
+         .infer_type = infer_arange,
+         .pto = "TCI",
+         .lower = lower_arange,
+         .doc = "Consecutive values in row-major order over the valid shape: element (r, c) is start + r * "
+                "valid_cols + c (numpy.arange(start, start + rows * cols).reshape(rows, cols)).",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_arange({R}, {C}, {start=0}, {dtype})"});
+}
+
+}  // namespace pypto::ir::ops

@@ -1,0 +1,327 @@
+// Index ops on Vec tiles: arg-reductions (the column of each row's max/min, the row of each
+// column's max/min, as INT32), gather and scatter along each row by an integer index tile
+// (TGATHER / TSCATTER), gather from and scatter to global memory by flat element index
+// (MGATHER / MSCATTER), and sorting: sort32 sorts each 32-element block of each row and
+// mrgsort merges two sorted rows; both give (values, INT32 indices) pairs of tiles.
+#include <tuple>
+
+#include "op_rules.h"
+#include "pypto/isa/instructions.h"
+
+namespace pypto::ir::ops {
+
+using codegen::KernelBuilder;
+using isa::Instr;
+using isa::Operand;
+
+namespace {
+
+// The dtype of the index results of arg-reductions and sorts (instruction table summaries).
+constexpr DataType kIndexDtype = DataType::INT32;
+
+TypePtr infer_arg_reduce(const CallSite& s, bool rows, const std::string& pto) {
+  const TileType& t = tile_arg(s, "tile");
+  require_vec(s, "tile", t);
+  auto shape = tile_shape(s, "tile", t);
+  require_instr_dtype(s, "tile", t, pto);
+  if (s.arg("tmp")) {
+    const TileType& tmp = tile_arg(s, "tmp");
+    require_vec(s, "tmp", tmp);
+    if (tmp.dtype != t.dtype)
+      op_fail(s, ErrorKind::kType,
+              std::string("scratch tile 'tmp' is ") + dtype_name(tmp.dtype) + " but 'tile' is " + dtype_name(t.dtype),
+              "create the scratch tile with the input's dtype");
+  }
+  auto v = static_valid(t);
+  if ((v[0] && *v[0] == 0) || (v[1] && *v[1] == 0))
+    op_fail(s, ErrorKind::kValue, "the tile's valid region is empty; there is no max/min to locate");
+  std::vector<int64_t> out = rows ? std::vector<int64_t>{shape[0], 1} : std::vector<int64_t>{1, shape[1]};
+  std::vector<ExprPtr> valid;
+  if (!t.valid_shape.empty())
+    valid = rows ? std::vector<ExprPtr>{t.valid_shape[0], ConstInt::make(1, DataType::INDEX)}
+                 : std::vector<ExprPtr>{ConstInt::make(1, DataType::INDEX), t.valid_shape[1]};
+  return TileType::make(const_shape(out), kIndexDtype, MemorySpace::Vec, valid);
+}
+
+void require_index_tile(const CallSite& s, const std::string& name, const TileType& t) {
+  require_vec(s, name, t);
+  tile_shape(s, name, t);
+  if (!dtype_is_int(t.dtype))
+    op_fail(s, ErrorKind::kType, "argument '" + name + "' holds indices and must be an integer tile, got " +
+                                     std::string(dtype_name(t.dtype)),
+            "build it with pl.arange or an integer load, or pl.cast(" + name + ", pl.INT32)");
+}
+
+// gather(src, indices): result[r, c] = src[r, indices[r, c]], shaped like indices.
+TypePtr infer_gather(const CallSite& s) {
+  const TileType& src = tile_arg(s, "src");
+  const TileType& idx = tile_arg(s, "indices");
+  require_vec(s, "src", src);
+  auto ss = tile_shape(s, "src", src);
+  require_instr_dtype(s, "src", src, "TGATHER");
+  require_index_tile(s, "indices", idx);
+  auto is = tile_shape(s, "indices", idx);
+  if (is[0] > ss[0])
+    op_fail(s, ErrorKind::kType,
+            "'indices' " + shape_str(is) + " has more rows than 'src' " + shape_str(ss) + "; row r of the result "
+            "reads row r of src",
+            "gather from a src with at least as many rows as the index tile");
+  return TileType::make(idx.shape, src.dtype, MemorySpace::Vec, idx.valid_shape);
+}
+
+// scatter(target, indices, src): target with target[r, indices[r, c]] = src[r, c].
+TypePtr infer_scatter(const CallSite& s) {
+  const TileType& target = tile_arg(s, "target");
+  const TileType& idx = tile_arg(s, "indices");
+  const TileType& src = tile_arg(s, "src");
+  require_vec(s, "target", target);
+  require_vec(s, "src", src);
+  auto ts = tile_shape(s, "target", target);
+  auto ss = tile_shape(s, "src", src);
+  require_instr_dtype(s, "target", target, "TSCATTER");
+  require_index_tile(s, "indices", idx);
+  auto is = tile_shape(s, "indices", idx);
+  if (is != ss)
+    op_fail(s, ErrorKind::kType,
+            "'indices' is " + shape_str(is) + " but 'src' is " + shape_str(ss) + "; each src element needs its index",
+            "give one index per src element: an index tile of src's shape");
+  if (ss[0] > ts[0])
+    op_fail(s, ErrorKind::kType,
+            "'src' " + shape_str(ss) + " has more rows than 'target' " + shape_str(ts) + "; row r of src writes row r "
+            "of target",
+            "scatter into a target with at least as many rows as src");
+  if (src.dtype != target.dtype)
+    op_fail(s, ErrorKind::kType,
+            std::string("'src' is ") + dtype_name(src.dtype) + " but 'target' is " + dtype_name(target.dtype),
+            std::string("convert with pl.cast(src, pl.") + dtype_name(target.dtype) + ")");
+  return TileType::make(target.shape, target.dtype, MemorySpace::Vec, target.valid_shape, target.pad);
+}
+
+// The result is the target with src scattered in; when planning gave it another buffer the
+// target is copied there first (as tile.assemble does).
+void lower_scatter(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int target = kb.tile(c.args[0]);
+  int idx = kb.tile(c.args[1]);
+  int src = kb.tile(c.args[2]);
+  int out = define_updated_tile(kb, dst, target);
+  Instr in;
+  in.mnemonic = "TSCATTER";
+  in.outs = {Operand::tile(out)};
+  in.ins = {Operand::tile(src), Operand::tile(idx)};
+  kb.emit(in);
+}
+
+// mgather(tensor, indices): result[r, c] = tensor.flat[indices[r, c]] (row-major order).
+TypePtr infer_mgather(const CallSite& s) {
+  const TensorType& t = tensor_arg(s, "tensor");
+  const TileType& idx = tile_arg(s, "indices");
+  require_index_tile(s, "indices", idx);
+  if (idx.memory != MemorySpace::Vec)
+    op_fail(s, ErrorKind::kType,
+            std::string("'indices' is a ") + memory_space_name(idx.memory) + " tile; the gather reads indices from Vec",
+            "pl.move(indices, target_memory=pl.MemorySpace.Vec)");
+  const isa::InstrDef* def = isa::find_instr("MGATHER");
+  if (!def->allows(t.dtype))
+    op_fail(s, ErrorKind::kType, std::string("MGATHER does not move ") + dtype_name(t.dtype) + " elements");
+  auto is = tile_shape(s, "indices", idx);
+  if (is[1] * dtype_bytes(t.dtype) % 32 != 0)
+    op_fail(s, ErrorKind::kValue,
+            "the result, a " + shape_str(is) + " " + dtype_name(t.dtype) + " Vec tile, needs rows of a multiple of 32 "
+            "bytes",
+            "pad the index tile's columns and pass its valid_shape");
+  return TileType::make(idx.shape, t.dtype, MemorySpace::Vec, idx.valid_shape);
+}
+
+// mscatter(tile, indices, tensor): tensor.flat[indices[r, c]] = tile[r, c]; returns the tensor.
+TypePtr infer_mscatter(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  const TileType& idx = tile_arg(s, "indices");
+  const TensorType& out = tensor_arg(s, "output_tensor");
+  for (auto [name, tile] : {std::pair<const char*, const TileType*>{"tile", &t}, {"indices", &idx}})
+    if (tile->memory != MemorySpace::Vec)
+      op_fail(s, ErrorKind::kType,
+              std::string("'") + name + "' is a " + memory_space_name(tile->memory) + " tile; the scatter reads Vec",
+              std::string("pl.move(") + name + ", target_memory=pl.MemorySpace.Vec)");
+  require_index_tile(s, "indices", idx);
+  if (tile_shape(s, "indices", idx) != tile_shape(s, "tile", t))
+    op_fail(s, ErrorKind::kType, "'indices' must have the shape of 'tile': one flat index per element");
+  if (t.dtype != out.dtype)
+    op_fail(s, ErrorKind::kType, std::string("the tile is ") + dtype_name(t.dtype) + " but the tensor is " +
+                                     dtype_name(out.dtype),
+            std::string("convert first: pl.cast(tile, pl.") + dtype_name(out.dtype) + ")");
+  return s.arg("output_tensor")->type;
+}
+
+void lower_mscatter(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int tile = kb.tile(c.args[0]);
+  int idx = kb.tile(c.args[1]);
+  int tensor = kb.tensor(c.args[2]);
+  Instr in;
+  in.mnemonic = "MSCATTER";
+  in.outs = {Operand::tensor(tensor)};
+  in.ins = {Operand::tile(tile), Operand::tile(idx)};
+  kb.emit(in);
+  if (dst) kb.bind_tensor(dst.get(), tensor);
+}
+
+// sort32(tile): (values, indices), each shaped like the tile: every block of 32 columns of
+// each row (the last may be shorter) sorted descending, with the INT32 column each value
+// came from. Stable: equal values keep their order.
+TypePtr infer_sort32(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  require_vec(s, "tile", t);
+  tile_shape(s, "tile", t);
+  require_instr_dtype(s, "tile", t, "TSORT32");
+  return TupleType::make({TileType::make(t.shape, t.dtype, MemorySpace::Vec, t.valid_shape),
+                          TileType::make(t.shape, kIndexDtype, MemorySpace::Vec, t.valid_shape)});
+}
+
+// mrgsort(a_values, a_indices, b_values, b_indices): the two descending rows of each row
+// merged into one descending row of a's valid columns + b's (ties take a first), with the
+// indices carried along.
+TypePtr infer_mrgsort(const CallSite& s) {
+  const TileType& av = tile_arg(s, "a_values");
+  const TileType& ai = tile_arg(s, "a_indices");
+  const TileType& bv = tile_arg(s, "b_values");
+  const TileType& bi = tile_arg(s, "b_indices");
+  for (auto [name, t] : {std::pair<const char*, const TileType*>{"a_values", &av}, {"a_indices", &ai},
+                         {"b_values", &bv}, {"b_indices", &bi}})
+    require_vec(s, name, *t);
+  auto as = tile_shape(s, "a_values", av), bs = tile_shape(s, "b_values", bv);
+  require_instr_dtype(s, "a_values", av, "TMRGSORT");
+  if (bv.dtype != av.dtype)
+    op_fail(s, ErrorKind::kType,
+            std::string("'b_values' is ") + dtype_name(bv.dtype) + " but 'a_values' is " + dtype_name(av.dtype),
+            std::string("convert with pl.cast(b_values, pl.") + dtype_name(av.dtype) + ")");
+  for (auto [name, idx, vals, vshape] :
+       {std::tuple<const char*, const TileType*, const char*, std::vector<int64_t>>{"a_indices", &ai, "a_values", as},
+        {"b_indices", &bi, "b_values", bs}}) {
+    if (idx->dtype != kIndexDtype || tile_shape(s, name, *idx) != vshape)
+      op_fail(s, ErrorKind::kType,
+              std::string("'") + name + "' must be the " + dtype_name(kIndexDtype) + " indices of '" + vals + "' (" +
+                  shape_str(vshape) + "), got " + type_str(s.arg(name)->type),
+              "pass the (values, indices) pair that pl.sort32 or pl.mrgsort gave");
+  }
+  if (as[0] != bs[0])
+    op_fail(s, ErrorKind::kType,
+            "'a_values' has " + std::to_string(as[0]) + " rows but 'b_values' has " + std::to_string(bs[0]) +
+                "; row r of a merges with row r of b",
+            "merge tiles with the same number of rows");
+  std::vector<int64_t> out = {as[0], as[1] + bs[1]};
+  std::vector<ExprPtr> valid;
+  if (!av.valid_shape.empty() || !bv.valid_shape.empty()) {
+    auto va = valid_or_full(av), vb = valid_or_full(bv);
+    auto ca = as_const_int(va[1]), cb = as_const_int(vb[1]);
+    ExprPtr cols = ca && cb ? ConstInt::make(*ca + *cb, DataType::INDEX) : BinaryExpr::make(BinaryOp::Add, va[1], vb[1]);
+    valid = {va[0], cols};
+  }
+  return TupleType::make({TileType::make(const_shape(out), av.dtype, MemorySpace::Vec, valid),
+                          TileType::make(const_shape(out), kIndexDtype, MemorySpace::Vec, valid)});
+}
+
+// One instruction writing both tiles of the result tuple.
+void lower_pair(const Call& c, const VarPtr& dst, KernelBuilder& kb, const char* pto) {
+  std::vector<int> ins;
+  for (auto& a : c.args) ins.push_back(kb.tile(a));
+  PYPTO_CHECK(dst, std::string("pl.") + c.op->name + " without a result");
+  std::vector<int> outs = kb.define_tiles(dst);
+  Instr in;
+  in.mnemonic = pto;
+  for (int o : outs) in.outs.push_back(Operand::tile(o));
+  for (int i : ins) in.ins.push_back(Operand::tile(i));
+  kb.emit(in);
+}
+
+}  // namespace
+
+void register_index_ops(OpRegistry& r) {
+  struct Arg {
+    const char* name;
+    const char* pto;
+    bool rows;
+    const char* doc;
+  };
+  const Arg args[] = {
+      {"row_argmax", "TROWARGMAX", true, "Column index (INT32) of each row's maximum: [M, N] -> [M, 1]; ties give the first."},
+      {"row_argmin", "TROWARGMIN", true, "Column index (INT32) of each row's minimum: [M, N] -> [M, 1]; ties give the first."},
+      {"col_argmax", "TCOLARGMAX", false, "Row index (INT32) of each column's maximum: [M, N] -> [1, N]; ties give the first."},
+      {"col_argmin", "TCOLARGMIN", false, "Row index (INT32) of each column's minimum: [M, N] -> [1, N]; ties give the first."},
+  };
+  for (auto& a : args) {
+    bool rows = a.rows;
+    std::string pto = a.pto;
+    r.add({.name = std::string("tile.") + a.name,
+           .params = {expr_param("tile"), expr_param("tmp", true)},
+           .infer_type = [rows, pto](const CallSite& s) { return infer_arg_reduce(s, rows, pto); },
+           .pto = a.pto,
+           .lower = {},
+           .doc = a.doc,
+           .aliases = {},
+           .scalar_variant = "",
+           .torch = std::string("_arg_reduce({tile:v}, ") + (a.rows ? "True" : "False") + ", " +
+                    (pto.find("MAX") != std::string::npos ? "True" : "False") + ")"});
+  }
+  r.add({.name = "tile.gather",
+         .params = {expr_param("src"), expr_param("indices")},
+         .infer_type = infer_gather,
+         .pto = "TGATHER",
+         .lower = {},
+         .doc = "Gather along each row: result[r, c] = src[r, indices[r, c]] (numpy.take_along_axis(src, indices, "
+                "1)), shaped like the integer index tile; an index outside src's valid columns is a run-time error.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_gather({src:v}, {indices}, {R}, {C})"});
+  r.add({.name = "tile.scatter",
+         .params = {expr_param("target"), expr_param("indices"), expr_param("src")},
+         .infer_type = infer_scatter,
+         .pto = "TSCATTER",
+         .lower = lower_scatter,
+         .doc = "Scatter along each row: target with target[r, indices[r, c]] = src[r, c] (torch scatter on dim 1; "
+                "for repeated indices the last in row-major order wins); returns the updated target.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_scatter({target:v}, {indices}, {src:v})"});
+  r.add({.name = "tile.sort32",
+         .params = {expr_param("tile")},
+         .infer_type = infer_sort32,
+         .pto = "TSORT32",
+         .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_pair(c, d, kb, "TSORT32"); },
+         .doc = "Sort each block of 32 columns of each row descending (stable); returns (values, indices), both "
+                "shaped like the tile, indices INT32 columns within the row: `vals, idx = pl.sort32(t)`.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_sort32({tile:v})"});
+  r.add({.name = "tile.mrgsort",
+         .params = {expr_param("a_values"), expr_param("a_indices"), expr_param("b_values"), expr_param("b_indices")},
+         .infer_type = infer_mrgsort,
+         .pto = "TMRGSORT",
+         .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_pair(c, d, kb, "TMRGSORT"); },
+         .doc = "Merge two descending (values, indices) rows per row into one of a's + b's valid columns (ties take "
+                "a); returns (values, indices), e.g. the halves of a sort32 result sliced apart.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_mrgsort({a_values:v}, {a_indices}, {b_values:v}, {b_indices})"});
+  r.add({.name = "tile.mgather",
+         .params = {expr_param("tensor"), expr_param("indices")},
+         .infer_type = infer_mgather,
+         .pto = "MGATHER",
+         .lower = {},
+         .doc = "Gather from global memory: result[r, c] = tensor.flat[indices[r, c]] (row-major element index), a "
+                "Vec tile shaped like the integer index tile.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_mgather({tensor}, {indices}, {R}, {C})"});
+  r.add({.name = "tile.mscatter",
+         .params = {expr_param("tile"), expr_param("indices"), expr_param("output_tensor")},
+         .infer_type = infer_mscatter,
+         .pto = "MSCATTER",
+         .lower = lower_mscatter,
+         .doc = "Scatter to global memory: tensor.flat[indices[r, c]] = tile[r, c]; returns the updated tensor.",
+         .aliases = {},
+         .scalar_variant = "",
+         .writes = "output_tensor",
+         .view = false,
+         .torch = "_mscatter({tile:v}, {indices}, {output_tensor})"});
+}
+
+}  // namespace pypto::ir::ops
