@@ -119,12 +119,28 @@ PROGRAM = textwrap.dedent("""
 """)
 
 
+_children = []
+
+
+@pytest.fixture(autouse=True)
+def _kill_leftover_children():
+    """A failing test must not leave its child running (a 10^7-task run burns CPU for hours)."""
+    yield
+    while _children:
+        p = _children.pop()
+        if p.poll() is None:
+            p.kill()
+            p.wait(timeout=30)
+
+
 def run_python(code, args, env, **kw):
     """Runs `code` from a file (pl programs are parsed from their source file)."""
     path = pathlib.Path(env["PYPTO_CACHE_DIR"]).parent / f"prog_{abs(hash(code))}.py"
     path.write_text(code)
-    return subprocess.Popen([sys.executable, str(path), *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kw)
+    p = subprocess.Popen([sys.executable, str(path), *args], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, **kw)
+    _children.append(p)
+    return p
 
 
 def test_two_processes_compile_the_same_kernel_into_one_cache(tmp_path):
