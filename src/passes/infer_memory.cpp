@@ -64,10 +64,16 @@ class LoadUses : public IRVisitor {
     if (is_default_load(s.value)) cube_only.emplace(s.var.get(), true);
     IRVisitor::visit_assign(s);
   }
+  // A tile passed straight to an op is judged by what that operand needs; other arguments
+  // (nested calls, lists) are walked as usual.
   void visit_call(const Call& c) override {
     for (size_t k = 0; k < c.args.size(); ++k) {
-      auto* v = c.args[k] ? c.args[k]->as<Var>() : nullptr;
-      if (!v) continue;
+      if (!c.args[k]) continue;
+      auto* v = c.args[k]->as<Var>();
+      if (!v) {
+        visit(c.args[k]);
+        continue;
+      }
       auto it = cube_only.find(v);
       if (it == cube_only.end()) continue;
       auto need = needed_memory(c, k);
@@ -75,29 +81,12 @@ class LoadUses : public IRVisitor {
                            *need == MemorySpace::Bias);
       if (!cube) it->second = false;
     }
-    IRVisitor::visit_call(c);
   }
+  // Any other use (yield, return, plain copy, a list element) keeps the tile where it is.
   void visit_var(const VarPtr& v) override {
-    // A use outside an op call (yield, return, plain copy) keeps the tile where it is.
     auto it = cube_only.find(v.get());
-    if (it != cube_only.end() && !in_call_) it->second = false;
+    if (it != cube_only.end()) it->second = false;
   }
-  void visit(const ExprPtr& e) override {
-    bool call = e && e->as<Call>();
-    bool saved = in_call_;
-    if (call) {
-      // Arguments are judged by visit_call; only nested non-call uses reach visit_var.
-      in_call_ = true;
-      visit_call(*e->as<Call>());
-      in_call_ = saved;
-      return;
-    }
-    IRVisitor::visit(e);
-  }
-  using IRVisitor::visit;
-
- private:
-  bool in_call_ = false;
 };
 
 class MemoryInference : public IRMutator {

@@ -3,7 +3,6 @@ and `with pl.at(level=...)`, with loop-carried and branch-merged values in SSA f
 loops are in while_loops.py, break/continue in loop_exits.py)."""
 
 import ast
-import itertools
 
 from pypto._core import ir
 

@@ -68,6 +68,47 @@ MatmulShape check_operands(const CallSite& s, bool a_trans, bool b_trans) {
   return {m, ka, n, cube_output(s, a.dtype), valid};
 }
 
+// The checks shared by the matmul and gemv forms.
+DataType check_out_dtype(const CallSite& s, const MatmulShape& mm) {
+  DataType out = dtype_attr(s, "out_dtype");
+  if (out != mm.out)
+    op_fail(s, ErrorKind::kType,
+            std::string("out_dtype ") + dtype_name(out) + " is not a cube result for " +
+                dtype_name(tile_arg(s, "lhs").dtype) + " operands (the cube gives " + dtype_name(mm.out) + ")",
+            std::string("pass out_dtype=pl.") + dtype_name(mm.out) + " and pl.cast the result afterwards if needed");
+  return out;
+}
+
+// 'acc' of matmul_acc / gemv_acc (`op`: "matmul" or "gemv"): the Acc tile of lhs @ rhs.
+TypePtr check_acc(const CallSite& s, const MatmulShape& mm, const std::string& op) {
+  const TileType& acc = tile_arg(s, "acc");
+  if (acc.memory != MemorySpace::Acc)
+    op_fail(s, ErrorKind::kType,
+            std::string("argument 'acc' is a ") + memory_space_name(acc.memory) + " tile; it must be the Acc result of a " + op,
+            "start the accumulation with acc = pl." + op + "(a, b)");
+  if (tile_shape(s, "acc", acc) != std::vector<int64_t>{mm.m, mm.n} || acc.dtype != mm.out)
+    op_fail(s, ErrorKind::kType,
+            "argument 'acc' is " + type_str(s.arg("acc")->type) + " but lhs @ rhs gives " + shape_str({mm.m, mm.n}) + " " +
+                dtype_name(mm.out),
+            "accumulate products of the same shape into one Acc tile");
+  return TileType::make(acc.shape, acc.dtype, MemorySpace::Acc, acc.valid_shape);
+}
+
+// 'bias' of matmul_bias / gemv_bias: a [1, N] row in the result dtype, reachable in Bias.
+TypePtr check_bias(const CallSite& s, const MatmulShape& mm) {
+  const TileType& bias = tile_arg(s, "bias");
+  if (bias.memory != MemorySpace::Bias && !move_path(bias.memory, MemorySpace::Bias))
+    op_fail(s, ErrorKind::kType,
+            std::string("argument 'bias' is a ") + memory_space_name(bias.memory) + " tile; the cube reads it from Bias",
+            "pl.move(t, target_memory=pl.MemorySpace.Bias)");
+  if (tile_shape(s, "bias", bias) != std::vector<int64_t>{1, mm.n} || bias.dtype != mm.out)
+    op_fail(s, ErrorKind::kType,
+            "argument 'bias' is " + type_str(s.arg("bias")->type) + "; expected [1, " + std::to_string(mm.n) + "] " +
+                dtype_name(mm.out),
+            "pass one bias value per output column, in the result dtype");
+  return TileType::make(const_shape({mm.m, mm.n}), mm.out, MemorySpace::Acc, mm.valid);
+}
+
 TypePtr infer_matmul(const CallSite& s) {
   // The cube reads Left/Right as stored; a transposed operand is made in Mat with
   // pl.transpose_view before the move (the flags would otherwise be silently ignored).
@@ -78,46 +119,16 @@ TypePtr infer_matmul(const CallSite& s) {
               std::string("transpose the Mat tile before moving it: pl.move(pl.transpose_view(mat_tile), "
                           "target_memory=pl.MemorySpace.") + (flag[0] == 'a' ? "Left" : "Right") + ")");
   auto mm = check_operands(s, false, false);
-  DataType out = dtype_attr(s, "out_dtype");
-  if (out != mm.out)
-    op_fail(s, ErrorKind::kType,
-            std::string("out_dtype ") + dtype_name(out) + " is not a cube result for " +
-                dtype_name(tile_arg(s, "lhs").dtype) + " operands (the cube gives " + dtype_name(mm.out) + ")",
-            std::string("pass out_dtype=pl.") + dtype_name(mm.out) + " and pl.cast the result afterwards if needed");
+  DataType out = check_out_dtype(s, mm);
   return TileType::make(const_shape({mm.m, mm.n}), out, MemorySpace::Acc, mm.valid);
 }
 
 TypePtr infer_matmul_acc(const CallSite& s) {
-  const TileType& acc = tile_arg(s, "acc");
-  auto mm = check_operands(s, false, false);
-  if (acc.memory != MemorySpace::Acc)
-    op_fail(s, ErrorKind::kType,
-            std::string("argument 'acc' is a ") + memory_space_name(acc.memory) + " tile; it must be the Acc result of a matmul",
-            "start the accumulation with acc = pl.matmul(a, b)");
-  auto sacc = tile_shape(s, "acc", acc);
-  if (sacc != std::vector<int64_t>{mm.m, mm.n} || acc.dtype != mm.out)
-    op_fail(s, ErrorKind::kType,
-            "argument 'acc' is " + type_str(s.arg("acc")->type) + " but lhs @ rhs gives " + shape_str({mm.m, mm.n}) + " " +
-                dtype_name(mm.out),
-            "accumulate products of the same shape into one Acc tile");
-  return TileType::make(acc.shape, acc.dtype, MemorySpace::Acc, acc.valid_shape);
+  tile_arg(s, "acc");
+  return check_acc(s, check_operands(s, false, false), "matmul");
 }
 
-TypePtr infer_matmul_bias(const CallSite& s) {
-  auto mm = check_operands(s, false, false);
-  const TileType& bias = tile_arg(s, "bias");
-  if (bias.memory != MemorySpace::Bias && !move_path(bias.memory, MemorySpace::Bias))
-    op_fail(s, ErrorKind::kType,
-            std::string("argument 'bias' is a ") + memory_space_name(bias.memory) + " tile; the cube reads it from Bias",
-            "pl.move(t, target_memory=pl.MemorySpace.Bias)");
-  auto sb = tile_shape(s, "bias", bias);
-  if (sb != std::vector<int64_t>{1, mm.n} || bias.dtype != mm.out)
-    op_fail(s, ErrorKind::kType,
-            "argument 'bias' is " + type_str(s.arg("bias")->type) + "; expected [1, " + std::to_string(mm.n) + "] " +
-                dtype_name(mm.out),
-            "pass one bias value per output column, in the result dtype");
-  return TileType::make(const_shape({mm.m, mm.n}), mm.out, MemorySpace::Acc, mm.valid);
-}
+TypePtr infer_matmul_bias(const CallSite& s) { return check_bias(s, check_operands(s, false, false)); }
 
 // gemv: the M = 1 case of the cube. 'lhs' is one row [1, K] (or a taller Left tile whose
 // valid shape has one row); the result is an Acc row [1, N].
@@ -140,44 +151,16 @@ MatmulShape check_gemv(const CallSite& s) {
 
 TypePtr infer_gemv(const CallSite& s) {
   auto mm = check_gemv(s);
-  DataType out = dtype_attr(s, "out_dtype");
-  if (out != mm.out)
-    op_fail(s, ErrorKind::kType,
-            std::string("out_dtype ") + dtype_name(out) + " is not a cube result for " +
-                dtype_name(tile_arg(s, "lhs").dtype) + " operands (the cube gives " + dtype_name(mm.out) + ")",
-            std::string("pass out_dtype=pl.") + dtype_name(mm.out) + " and pl.cast the result afterwards if needed");
+  DataType out = check_out_dtype(s, mm);
   return TileType::make(const_shape({1, mm.n}), out, MemorySpace::Acc, mm.valid);
 }
 
 TypePtr infer_gemv_acc(const CallSite& s) {
-  const TileType& acc = tile_arg(s, "acc");
-  auto mm = check_gemv(s);
-  if (acc.memory != MemorySpace::Acc)
-    op_fail(s, ErrorKind::kType,
-            std::string("argument 'acc' is a ") + memory_space_name(acc.memory) + " tile; it must be the Acc result of a gemv",
-            "start the accumulation with acc = pl.gemv(a, b)");
-  if (tile_shape(s, "acc", acc) != std::vector<int64_t>{1, mm.n} || acc.dtype != mm.out)
-    op_fail(s, ErrorKind::kType,
-            "argument 'acc' is " + type_str(s.arg("acc")->type) + " but lhs @ rhs gives " + shape_str({1, mm.n}) + " " +
-                dtype_name(mm.out),
-            "accumulate products of the same shape into one Acc tile");
-  return TileType::make(acc.shape, acc.dtype, MemorySpace::Acc, acc.valid_shape);
+  tile_arg(s, "acc");
+  return check_acc(s, check_gemv(s), "gemv");
 }
 
-TypePtr infer_gemv_bias(const CallSite& s) {
-  auto mm = check_gemv(s);
-  const TileType& bias = tile_arg(s, "bias");
-  if (bias.memory != MemorySpace::Bias && !move_path(bias.memory, MemorySpace::Bias))
-    op_fail(s, ErrorKind::kType,
-            std::string("argument 'bias' is a ") + memory_space_name(bias.memory) + " tile; the cube reads it from Bias",
-            "pl.move(t, target_memory=pl.MemorySpace.Bias)");
-  if (tile_shape(s, "bias", bias) != std::vector<int64_t>{1, mm.n} || bias.dtype != mm.out)
-    op_fail(s, ErrorKind::kType,
-            "argument 'bias' is " + type_str(s.arg("bias")->type) + "; expected [1, " + std::to_string(mm.n) + "] " +
-                dtype_name(mm.out),
-            "pass one bias value per output column, in the result dtype");
-  return TileType::make(const_shape({1, mm.n}), mm.out, MemorySpace::Acc, mm.valid);
-}
+TypePtr infer_gemv_bias(const CallSite& s) { return check_bias(s, check_gemv(s)); }
 
 }  // namespace
 
