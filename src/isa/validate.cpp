@@ -183,6 +183,11 @@ class Validator {
         case 'L':
           if (o.kind != Operand::kScalarList) bad(in.span, in.mnemonic + ": operand must be a list of scalars");
           for (auto& s : o.list) scalar(s, in.span);
+          // Offsets into a tile (TEXTRACT, TINSERT, TSUBVIEW): tiles are 2-D, so (row, col).
+          // Offsets into a tensor have one entry per dimension, checked against the tensor at run time.
+          if ((def->outs_sig + def->ins_sig).find('G') == std::string::npos && o.list.size() != 2)
+            bad(in.span, in.mnemonic + ": the offsets into a tile are [row, col], got " + std::to_string(o.list.size()) +
+                             " entries");
           break;
         default: bad(in.span, in.mnemonic + ": unknown operand signature");
       }

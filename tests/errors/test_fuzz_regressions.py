@@ -170,3 +170,70 @@ def test_float_register_to_int_saturates(engine, f, want):
     args = [f, want, (x.ctypes.data, "FP32", [32, 64], [64, 1], "x"), (out.ctypes.data, "FP32", [16, 64], [64, 1], "out")]
     c.run_kernel(float_to_int_kernel(), args, engine=engine)
     np.testing.assert_array_equal(out, x[16:])  # the comparison with `want` held
+
+
+def extract_kernel(offsets):
+    """out = x[0:16, :] through a Vec tile and TEXTRACT with the given offset list."""
+    from pypto import _core as c
+
+    T, G = c.Operand.tile, c.Operand.tensor
+    k = c.Kernel()
+    k.name = "extract"
+    k.params = [c.ParamDesc("x", True, "FP32", [16, 64], "In"), c.ParamDesc("out", True, "FP32", [16, 32], "Out")]
+    k.tiles = [c.TileDesc("t", "FP32", "Vec", 16, 64, 0), c.TileDesc("u", "FP32", "Vec", 16, 32, 4096)]
+    k.num_regs, k.reg_is_float = 0, []
+
+    def tile(mnemonic, outs, ins):
+        i = c.Instr()
+        i.kind, i.mnemonic, i.outs, i.ins = c.InstrKind.Tile, mnemonic, outs, ins
+        return i
+
+    zero2 = c.Operand.list_of([c.Scalar.imm(0)] * 2)
+    k.code = [tile("TLOAD", [T(0)], [G(0), zero2]),
+              tile("TEXTRACT", [T(1)], [T(0), c.Operand.list_of([c.Scalar.imm(v) for v in offsets])]),
+              tile("TSTORE", [G(1)], [T(1), zero2])]
+    return c.insert_sync(k)
+
+
+@pytest.mark.parametrize("engine", ["sim", "native"])
+@pytest.mark.parametrize("offsets", [[], [8], [0, 8, 0]])
+def test_tile_offsets_of_the_wrong_length_are_rejected(engine, offsets):
+    """Was std::out_of_range (fuzz_interpreter): TEXTRACT / TINSERT / TSUBVIEW read offsets[1]
+    of a shorter list. The validator now names the instruction and the expected [row, col]."""
+    from pypto import _core as c
+
+    x = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+    out = np.zeros((16, 32), np.float32)
+    args = [(x.ctypes.data, "FP32", [16, 64], [64, 1], "x"), (out.ctypes.data, "FP32", [16, 32], [32, 1], "out")]
+    with pytest.raises(PyptoError, match=rf"TEXTRACT: the offsets into a tile are \[row, col\], got {len(offsets)} entries"):
+        c.run_kernel(extract_kernel(offsets), args, engine=engine)
+    assert not out.any()
+    c.run_kernel(extract_kernel([0, 8]), args, engine=engine)  # the same kernel with two offsets runs
+    np.testing.assert_array_equal(out, x[:, 8:40])
+
+
+@pytest.mark.parametrize("mnemonic", ["TEXTRACT", "TSUBVIEW", "TINSERT"])
+@pytest.mark.parametrize("offsets", [[], [1], [1, 2, 3]])
+def test_single_instruction_tile_offsets_of_the_wrong_length(mnemonic, offsets):
+    from pypto import _core
+
+    big, small = np.zeros((8, 8), np.float32), np.zeros((4, 4), np.float32)
+    outs, ins = ([small], [big, offsets]) if mnemonic != "TINSERT" else ([big], [small, offsets])
+    with pytest.raises(PyptoError, match=r"the offsets into a tile are \[row, col\]"):
+        _core.isa_execute(mnemonic, outs, ins)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan, 1e30])
+def test_scatter_float_index_out_of_int_range(bad):
+    """Was UBSan (fuzz_interpreter): a float index of +-inf converted to int64 is undefined.
+    Float indices saturate (NaN reads as 0), so +-inf and 1e30 are reported as outside the row."""
+    from pypto import _core
+
+    idx = np.array([[bad, 0.0], [1.0, 0.0]], np.float32)
+    src, dst = np.ones((2, 2), np.float32), np.zeros((2, 2), np.float32)
+    if np.isnan(bad):  # index 0: a valid scatter
+        _core.isa_execute("TSCATTER", [dst], [src, idx])
+        np.testing.assert_array_equal(dst, [[1, 0], [1, 1]])
+        return
+    with pytest.raises(PyptoError, match=r"index -?9223372036854775\d+ at \(0, 0\) of 'in1' is outside the destination row"):
+        _core.isa_execute("TSCATTER", [dst], [src, idx])

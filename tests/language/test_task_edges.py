@@ -17,7 +17,7 @@ R, C = 32, 64
 def swimlane(tmp_path):
     with open(tmp_path / "swimlane.json") as f:
         events = json.load(f)["traceEvents"]
-    spans = {e["args"]["task"]: e for e in events if e["ph"] == "X"}
+    spans = {e["args"]["task"]: e for e in events if e["ph"] == "X" and e["pid"] == 0}  # host clock (sim adds pid 1)
     return {t: set(e["args"]["deps"]) for t, e in spans.items()}, events
 
 

@@ -46,6 +46,7 @@ void CompileProgress::started(const std::string& kernel) {
   if (!enabled_) return;
   std::lock_guard<std::mutex> lk(mu_);
   running_.push_back(kernel);
+  draw();  // at once when the delay has passed: a compile shorter than a tick is shown too
 }
 
 void CompileProgress::finished(const std::string& kernel) {

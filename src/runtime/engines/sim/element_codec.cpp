@@ -57,8 +57,13 @@ int64_t read_int(const uint8_t* p, DataType t) {
     case DataType::UINT32: return load<uint32_t>(p);
     case DataType::UINT64: return static_cast<int64_t>(load<uint64_t>(p));
     default: {
-      const float f = read_float(p, t);
-      return std::isnan(f) ? 0 : static_cast<int64_t>(std::trunc(static_cast<double>(f)));
+      // Truncates toward zero, saturating: a float outside int64's range (or +-inf) has no
+      // int64 value, and converting it would be undefined behaviour. NaN reads as 0.
+      const double d = std::trunc(static_cast<double>(read_float(p, t)));
+      if (std::isnan(d)) return 0;
+      if (d >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+      if (d < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+      return static_cast<int64_t>(d);
     }
   }
 }

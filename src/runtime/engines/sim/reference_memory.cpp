@@ -107,10 +107,20 @@ void tfillpad(const TileCall& call) {
         dst.set_f(r, c, pad);
 }
 
+// The (row, col) offsets into a tile of TEXTRACT / TINSERT / TSUBVIEW (the kernel
+// validator rejects other lengths; single instructions from Python arrive here unchecked).
+const std::vector<int64_t>& tile_offsets(const TileCall& call) {
+  const auto& off = call.ins.at(1).list;
+  if (off.size() != 2)
+    call.fail_runtime("the offsets into a tile are [row, col], got " + std::to_string(off.size()) + " entries",
+                      "pass two offsets");
+  return off;
+}
+
 void textract(const TileCall& call) {
   const TileRef& dst = call.out_tile();
   const TileRef& src = call.in_tile(0);
-  const auto& off = call.ins.at(1).list;
+  const auto& off = tile_offsets(call);
   call.require_covers(src, off.at(0) + dst.valid_rows, off.at(1) + dst.valid_cols);
   for (int64_t r = 0; r < dst.valid_rows; ++r)
     for (int64_t c = 0; c < dst.valid_cols; ++c)
@@ -120,7 +130,7 @@ void textract(const TileCall& call) {
 void tinsert(const TileCall& call) {
   const TileRef& dst = call.out_tile();
   const TileRef& src = call.in_tile(0);
-  const auto& off = call.ins.at(1).list;
+  const auto& off = tile_offsets(call);
   call.require_covers(dst, off.at(0) + src.valid_rows, off.at(1) + src.valid_cols);
   for (int64_t r = 0; r < src.valid_rows; ++r)
     for (int64_t c = 0; c < src.valid_cols; ++c)
