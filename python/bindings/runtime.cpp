@@ -257,6 +257,7 @@ void bind_isa_structs(nb::module_& m) {
 
   nb::class_<isa::HostProgram>(m, "HostProgram")
       .def(nb::init<>())
+      .def(nb::init<const isa::HostProgram&>(), "a copy (edits to it leave the original as it was)")
       .def_rw("name", &isa::HostProgram::name)
       .def_rw("params", &isa::HostProgram::params)
       .def_rw("tensors", &isa::HostProgram::tensors)

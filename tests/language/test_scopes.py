@@ -66,7 +66,7 @@ def task_deps(fn, tmp_path):
     np.testing.assert_allclose(out, x + 1, rtol=1e-6)
     np.testing.assert_allclose(y, (x + 1) * 2, rtol=1e-6)
     events = json.loads(path.read_text())["traceEvents"]
-    return {e["args"]["task"]: set(e["args"]["deps"]) for e in events if e["ph"] == "X"}
+    return {e["args"]["task"]: set(e["args"]["deps"]) for e in events if e["ph"] == "X" and e["pid"] == 0}
 
 
 def test_automatic_dependencies_order_two_writers(tmp_path):

@@ -88,8 +88,9 @@ class CompiledProgram:
 
     @property
     def host_program(self):
-        """The instruction streams the engines execute."""
-        return self._compiled.host
+        """A copy of the instruction streams the engines execute: editing it (to hand-test
+        the race checker, say) leaves this compiled program's own streams as they were."""
+        return _core.HostProgram(self._compiled.host)
 
     def pto(self) -> dict:
         """The `.pto` text of each kernel, by kernel name."""

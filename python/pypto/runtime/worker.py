@@ -56,7 +56,7 @@ class ChipWorker:
                 f"worker runs '{self.config.platform}'; fix: compile it with "
                 f"RunConfig(platform='{self.config.platform}') or use a worker of its platform"
             )
-        handle = self._worker.load(compiled.host_program)  # the same handle again for a known program
+        handle = self._worker.load(compiled._compiled.host)  # the same handle again for a known program
         known = self._registered.get(handle)
         if known is None or known.compiled is not compiled:
             known = self._registered[handle] = RegisteredProgram(self, compiled, handle)
