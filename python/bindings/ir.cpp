@@ -87,7 +87,7 @@ const char* param_kind_name(ParamKind k) {
 }
 
 void bind_enums(nb::module_& m) {
-  bind_enum<DataType, 13>(m, "DataType", dtype_name);
+  bind_enum<DataType, 14>(m, "DataType", dtype_name);
   bind_enum<MemorySpace, 7>(m, "MemorySpace", memory_space_name);
   bind_enum<PadValue, 4>(m, "PadValue", pad_value_name);
   bind_enum<FunctionType, 8>(m, "FunctionType", function_type_name);
@@ -127,6 +127,10 @@ void bind_types(nb::module_& m) {
   nb::class_<TupleType, Type>(m, "TupleType")
       .def(nb::new_([](std::vector<TypePtr> e) { return std::make_shared<TupleType>(std::move(e)); }), "elems"_a)
       .def_ro("elems", &TupleType::elems);
+  nb::class_<ArrayType, Type>(m, "ArrayType")
+      .def(nb::new_([](int64_t n, DataType d) { return std::make_shared<ArrayType>(n, d); }), "size"_a, "dtype"_a)
+      .def_ro("size", &ArrayType::size)
+      .def_ro("dtype", &ArrayType::dtype);
   nb::class_<NoneType, Type>(m, "NoneType").def(nb::new_([]() { return std::make_shared<NoneType>(); }));
 }
 
@@ -171,19 +175,20 @@ void bind_exprs(nb::module_& m) {
       .def_prop_ro("attrs", [](const Call& c) { return from_attrs(c.attrs); });
   nb::class_<FuncCall, Expr>(m, "FuncCall")
       .def(nb::new_([](std::string c, std::vector<ExprPtr> a, TypePtr t, Span s, int64_t task_id,
-                       std::vector<int64_t> deps, int64_t block_num, bool manual) {
+                       std::vector<int64_t> deps, int64_t block_num, bool manual, std::vector<ExprPtr> dyn_deps) {
              auto f = std::make_shared<FuncCall>(std::move(c), std::move(a), std::move(t), s);
-             f->task = TaskInfo{task_id, std::move(deps), block_num, manual};
+             f->task = TaskInfo{task_id, std::move(deps), block_num, manual, std::move(dyn_deps)};
              return f;
            }),
            "callee"_a, "args"_a, "type"_a, "span"_a = Span{}, "task_id"_a = -1, "deps"_a = std::vector<int64_t>{},
-           "block_num"_a = 0, "manual"_a = false)
+           "block_num"_a = 0, "manual"_a = false, "dyn_deps"_a = std::vector<ExprPtr>{})
       .def_ro("callee", &FuncCall::callee)
       .def_ro("args", &FuncCall::args)
       .def_prop_ro("task_id", [](const FuncCall& f) { return f.task.task_id; })
       .def_prop_ro("deps", [](const FuncCall& f) { return f.task.deps; })
       .def_prop_ro("block_num", [](const FuncCall& f) { return f.task.block_num; })
-      .def_prop_ro("manual", [](const FuncCall& f) { return f.task.manual; });
+      .def_prop_ro("manual", [](const FuncCall& f) { return f.task.manual; })
+      .def_prop_ro("dyn_deps", [](const FuncCall& f) { return f.task.dyn_deps; });
   nb::class_<ListExpr, Expr>(m, "ListExpr")
       .def(nb::new_([](std::vector<ExprPtr> e, Span s) { return std::make_shared<ListExpr>(std::move(e), s); }),
            "elems"_a, "span"_a = Span{})
@@ -260,21 +265,23 @@ void bind_stmts(nb::module_& m) {
       .def_ro("stmts", &SeqStmts::stmts);
   nb::class_<ScopeStmt, Stmt>(m, "ScopeStmt")
       .def(nb::new_([](Level l, StmtPtr b, Span s, int64_t task_id, std::vector<int64_t> deps, int64_t block_num,
-                       std::vector<VarPtr> block_vars, bool manual) {
+                       std::vector<VarPtr> block_vars, bool manual, std::vector<ExprPtr> dyn_deps) {
              auto sc = std::make_shared<ScopeStmt>(l, std::move(b), s);
-             sc->task = TaskInfo{task_id, std::move(deps), block_num, manual};
+             sc->task = TaskInfo{task_id, std::move(deps), block_num, manual, std::move(dyn_deps)};
              sc->block_vars = std::move(block_vars);
              return sc;
            }),
            "level"_a, "body"_a, "span"_a = Span{}, "task_id"_a = -1, "deps"_a = std::vector<int64_t>{},
-           "block_num"_a = 0, "block_vars"_a = std::vector<VarPtr>{}, "manual"_a = false)
+           "block_num"_a = 0, "block_vars"_a = std::vector<VarPtr>{}, "manual"_a = false,
+           "dyn_deps"_a = std::vector<ExprPtr>{})
       .def_ro("level", &ScopeStmt::level)
       .def_ro("body", &ScopeStmt::body)
       .def_prop_ro("task_id", [](const ScopeStmt& s) { return s.task.task_id; })
       .def_prop_ro("deps", [](const ScopeStmt& s) { return s.task.deps; })
       .def_prop_ro("block_num", [](const ScopeStmt& s) { return s.task.block_num; })
       .def_prop_ro("block_vars", [](const ScopeStmt& s) { return s.block_vars; })
-      .def_prop_ro("manual", [](const ScopeStmt& s) { return s.task.manual; });
+      .def_prop_ro("manual", [](const ScopeStmt& s) { return s.task.manual; })
+      .def_prop_ro("dyn_deps", [](const ScopeStmt& s) { return s.task.dyn_deps; });
 
   nb::class_<Function>(m, "Function")
       .def(nb::new_([](std::string n, std::vector<VarPtr> p, std::vector<ParamDirection> d, std::vector<TypePtr> r,

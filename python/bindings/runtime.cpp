@@ -190,7 +190,9 @@ void bind_isa_structs(nb::module_& m) {
       .value("WhileCond", isa::InstrKind::kWhileCond)
       .value("WhileEnd", isa::InstrKind::kWhileEnd)
       .value("Call", isa::InstrKind::kCall)
-      .value("AllocTensor", isa::InstrKind::kAllocTensor);
+      .value("AllocTensor", isa::InstrKind::kAllocTensor)
+      .value("ArrayGet", isa::InstrKind::kArrayGet)
+      .value("ArraySet", isa::InstrKind::kArraySet);
   auto instr = nb::class_<isa::Instr>(m, "Instr")
                    .def(nb::init<>())
                    .def_rw("kind", &isa::Instr::kind)
@@ -255,6 +257,11 @@ void bind_isa_structs(nb::module_& m) {
                     .def_rw("pto_text", &isa::Kernel::pto_text);
   name_prop(kernel, "core", &isa::Kernel::core, function_type_name, parse_function_type);
 
+  nb::class_<isa::ArrayDesc>(m, "ArrayDesc")
+      .def(nb::init<>())
+      .def_rw("name", &isa::ArrayDesc::name)
+      .def_rw("dtype", &isa::ArrayDesc::dtype)
+      .def_rw("size", &isa::ArrayDesc::size);
   nb::class_<isa::HostProgram>(m, "HostProgram")
       .def(nb::init<>())
       .def(nb::init<const isa::HostProgram&>(), "a copy (edits to it leave the original as it was)")
@@ -265,6 +272,7 @@ void bind_isa_structs(nb::module_& m) {
       .def_rw("reg_is_float", &isa::HostProgram::reg_is_float)
       .def_rw("code", &isa::HostProgram::code)
       .def_rw("kernels", &isa::HostProgram::kernels)
+      .def_rw("arrays", &isa::HostProgram::arrays)
       .def_rw("returns", &isa::HostProgram::returns);
 }
 

@@ -150,6 +150,36 @@ int KernelBuilder::add_tensor(isa::ParamDesc desc) {
   return static_cast<int>(tensor_slots_->size()) - 1;
 }
 
+// ---- orchestration arrays and task ids ----
+
+int KernelBuilder::array(const ir::ExprPtr& value) {
+  if (auto* v = value->as<ir::Var>()) {
+    auto it = arrays_.find(v);
+    PYPTO_CHECK(it != arrays_.end(), "array '" + v->name + "' used before it was defined");
+    return it->second;
+  }
+  if (auto* c = value->as<ir::Call>()) {
+    auto tmp = temporary(value->type, value->span);
+    lower_call(*c, tmp);
+    return array(tmp);
+  }
+  fail(ErrorKind::kType, value->span.line ? value->span : span_, "expected a pl.array here");
+}
+
+int KernelBuilder::add_array(isa::ArrayDesc desc) {
+  if (!host_arrays)
+    fail(ErrorKind::kType, span_, "pl.array.create in a kernel: arrays live in the orchestration's memory",
+         "create the array in the orchestration (the @pl.jit body outside pl.at, or the Orchestration function)");
+  host_arrays->push_back(std::move(desc));
+  return static_cast<int>(host_arrays->size()) - 1;
+}
+
+int KernelBuilder::task_reg(int64_t task_id) {
+  auto it = task_regs_.find(task_id);
+  if (it != task_regs_.end()) return it->second;
+  return task_regs_[task_id] = new_reg(false);
+}
+
 // ---- scalars ----
 
 int KernelBuilder::new_reg(bool is_float) {

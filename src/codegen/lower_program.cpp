@@ -310,6 +310,26 @@ struct ProgramLowering {
       }
       in.attrs["deps"] = ordinals;
     }
+    // Run-time edges (deps=[arr[j]]): registers holding task ids, read at submission.
+    if (!call.task.dyn_deps.empty()) {
+      std::vector<int64_t> regs;
+      for (const ir::ExprPtr& e : call.task.dyn_deps) {
+        isa::Scalar s = kb.scalar(e);
+        if (s.kind != isa::Scalar::kReg) {  // a constant: give it a register
+          isa::Instr mov;
+          mov.kind = isa::InstrKind::kScalarMov;
+          mov.dst_reg = kb.new_reg(false);
+          mov.a = s;
+          mov.span = call.span;
+          kb.emit(mov);
+          s = isa::Scalar::r(mov.dst_reg);
+        }
+        regs.push_back(s.reg);
+      }
+      in.attrs["dep_regs"] = regs;
+    }
+    // A launch that binds a task id records its launch number where task.latest reads it.
+    if (call.task.task_id >= 0) in.attrs["launch_reg"] = std::vector<int64_t>{kb.task_reg(call.task.task_id)};
     if (call.task.block_num > 0) in.attrs["block_num"] = std::vector<int64_t>{call.task.block_num};
     if (call.task.manual) in.attrs["manual"] = true;
     if (call.task.task_id >= 0)
@@ -346,6 +366,7 @@ isa::HostProgram lower_program(const ir::Program& program, const std::string& en
   isa::HostProgram host;
   host.name = fn->name;
   KernelBuilder kb(host.code, host.num_regs, host.reg_is_float, nullptr, &host.tensors);
+  kb.host_arrays = &host.arrays;
   kb.set_span(fn->span);
   for (size_t i = 0; i < fn->params.size(); ++i) {
     const ir::VarPtr& p = fn->params[i];

@@ -37,6 +37,7 @@ std::string dtype_text(DataType t) {
     case DataType::BF16: return "bf16";
     case DataType::FP32: return "f32";
     case DataType::INDEX: return "index";
+    case DataType::TASK_ID: return "task_id";  // orchestration only: no kernel sees one
   }
   return "?";
 }
@@ -249,7 +250,9 @@ class PtoWriter {
         line("}");
         break;
       case isa::InstrKind::kCall:
-      case isa::InstrKind::kAllocTensor: line("// host instruction in a kernel"); break;
+      case isa::InstrKind::kAllocTensor:
+      case isa::InstrKind::kArrayGet:
+      case isa::InstrKind::kArraySet: line("// host instruction in a kernel"); break;
     }
   }
 

@@ -52,6 +52,8 @@ void StmtLowering::assign(const ir::AssignStmt& s) {
     kb_.bind_tensor(var, kb_.tensor(value));
   } else if (value->type->as<ir::ScalarType>()) {
     kb_.bind_scalar(var, kb_.scalar(value));
+  } else if (value->type->as<ir::ArrayType>()) {
+    kb_.bind_array(var, kb_.array(value));
   } else {
     fail(ErrorKind::kType, pick(value->span, s.span), "cannot assign a value of this kind to '" + s.var->name + "' here");
   }
@@ -94,6 +96,12 @@ StmtLowering::Carried StmtLowering::carry(const ir::VarPtr& var, const ir::ExprP
       c.index = kb_.tensor(init);
       kb_.bind_tensor(var.get(), c.index);
     }
+  } else if (var->type->as<ir::ArrayType>()) {  // one array, updated in place
+    c.kind = Carried::kArray;
+    if (init) {
+      c.index = kb_.array(init);
+      kb_.bind_array(var.get(), c.index);
+    }
   } else if (var->type->as<ir::ScalarType>()) {
     c.kind = Carried::kScalar;
     c.index = kb_.define_scalar(var);
@@ -131,6 +139,17 @@ void StmtLowering::copy_into(Carried& target, const ir::ExprPtr& value) {
         fail(ErrorKind::kValue, pick(value->span, kb_.span()),
              "a loop or branch must carry the same tensor buffer it started with",
              "write into the carried tensor (out = pl.store(t, offsets, out)) instead of switching to another tensor");
+      }
+      break;
+    }
+    case Carried::kArray: {
+      int slot = kb_.array(value);
+      if (target.index < 0) {
+        target.index = slot;
+        kb_.bind_array(target.var, slot);
+      } else if (slot != target.index) {
+        fail(ErrorKind::kValue, pick(value->span, kb_.span()), "a loop or branch must carry the same pl.array it started with",
+             "write into the carried array (arr[i] = v) instead of switching to another array");
       }
       break;
     }
@@ -186,6 +205,7 @@ void StmtLowering::bind_results(const std::vector<ir::VarPtr>& return_vars, std:
       case Carried::kTile: copy_tile(kb_.define_tile(rv), c.index); break;
       case Carried::kScalar: kb_.bind_scalar(rv.get(), isa::Scalar::r(c.index)); break;
       case Carried::kTensor: kb_.bind_tensor(rv.get(), c.index); break;
+      case Carried::kArray: kb_.bind_array(rv.get(), c.index); break;
     }
   }
 }

@@ -18,7 +18,7 @@ class StmtLowering {
  private:
   // Where a loop-carried or branch-joined value lives: a tile slot, a register or a tensor slot.
   struct Carried {
-    enum Kind { kTile, kScalar, kTensor } kind = kScalar;
+    enum Kind { kTile, kScalar, kTensor, kArray } kind = kScalar;
     int index = -1;          // tile slot, register, or tensor slot (-1: set by the first yield)
     const ir::Var* var = nullptr;  // the variable bound to a tensor slot on the first yield
   };

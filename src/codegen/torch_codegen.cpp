@@ -347,6 +347,17 @@ def _mrgsort(av, ai, bv, bi):
     return values, indices
 
 
+def _array(n, dtype):
+    """pl.array.create: a list of n zeros (task ids: 0 names no task; the script runs launches
+    in order, so task ids only need to be distinct)."""
+    return [0.0 if dtype.is_floating_point else 0] * n
+
+
+def _aset(array, index, value):
+    array[int(index)] = value
+    return array
+
+
 def _bmm(a, b, dtype, a_trans=False, b_trans=False):
     """[B, M, K] @ [B, K, N] (or a shared [K, N]): one _mm per batch."""
     if a_trans:
@@ -462,7 +473,8 @@ const char* torch_dtype(DataType d) {
     case DataType::FP16: return "torch.float16";
     case DataType::BF16: return "torch.bfloat16";
     case DataType::FP32: return "torch.float32";
-    case DataType::INDEX: return "torch.int64";
+    case DataType::INDEX:
+    case DataType::TASK_ID: return "torch.int64";
   }
   return "torch.float32";
 }

@@ -13,10 +13,12 @@ std::optional<E> lookup(const std::array<const char*, N>& names, const std::stri
   return std::nullopt;
 }
 
-constexpr std::array<const char*, 13> kDtypeNames = {"BOOL",   "INT8",   "INT16", "INT32", "INT64",
+// TASK_ID: a handle of a launched task in the orchestration (scalars and pl.array elements
+// only; no tensor or tile holds task ids).
+constexpr std::array<const char*, 14> kDtypeNames = {"BOOL",   "INT8",   "INT16", "INT32", "INT64",
                                                      "UINT8",  "UINT16", "UINT32", "UINT64", "FP16",
-                                                     "BF16",   "FP32",   "INDEX"};
-constexpr std::array<int, 13> kDtypeBytes = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
+                                                     "BF16",   "FP32",   "INDEX", "TASK_ID"};
+constexpr std::array<int, 14> kDtypeBytes = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8};
 constexpr std::array<const char*, 7> kMemNames = {"DDR", "Vec", "Mat", "Left", "Right", "Acc", "Bias"};
 constexpr std::array<const char*, 4> kPadNames = {"null", "zero", "max", "min"};
 constexpr std::array<const char*, 8> kFuncNames = {"Opaque", "Orchestration", "InCore", "AIC",
@@ -30,7 +32,7 @@ int dtype_bytes(DataType t) { return kDtypeBytes[static_cast<size_t>(t)]; }
 const char* dtype_name(DataType t) { return kDtypeNames[static_cast<size_t>(t)]; }
 std::optional<DataType> dtype_from_name(const std::string& n) { return lookup<DataType>(kDtypeNames, n); }
 bool dtype_is_float(DataType t) { return t == DataType::FP16 || t == DataType::BF16 || t == DataType::FP32; }
-bool dtype_is_int(DataType t) { return !dtype_is_float(t) && t != DataType::BOOL; }
+bool dtype_is_int(DataType t) { return !dtype_is_float(t) && t != DataType::BOOL && t != DataType::TASK_ID; }
 bool dtype_is_signed(DataType t) {
   return t == DataType::INT8 || t == DataType::INT16 || t == DataType::INT32 || t == DataType::INT64 ||
          t == DataType::INDEX || dtype_is_float(t);

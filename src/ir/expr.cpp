@@ -7,6 +7,7 @@ std::optional<DataType> element_dtype(const TypePtr& t) {
   if (auto* s = t->as<ScalarType>()) return s->dtype;
   if (auto* s = t->as<TensorType>()) return s->dtype;
   if (auto* s = t->as<TileType>()) return s->dtype;
+  if (auto* s = t->as<ArrayType>()) return s->dtype;
   return std::nullopt;
 }
 
@@ -41,6 +42,9 @@ static DataType scalar_dtype_of(const ExprPtr& e, BinaryOp op, const Span& s) {
 
 ExprPtr BinaryExpr::make(BinaryOp o, ExprPtr x, ExprPtr y, Span s) {
   DataType da = scalar_dtype_of(x, o, s), db = scalar_dtype_of(y, o, s);
+  if (da == DataType::TASK_ID || db == DataType::TASK_ID)
+    fail(ErrorKind::kType, s, std::string("operator '") + binary_op_symbol(o) + "' on a task id: task ids are handles, not numbers",
+         "store task ids in a pl.array of pl.TASK_ID and pass them in deps=[...]");
   DataType result;
   if (o >= BinaryOp::Eq && o <= BinaryOp::Or) {
     result = DataType::BOOL;
@@ -55,6 +59,9 @@ ExprPtr BinaryExpr::make(BinaryOp o, ExprPtr x, ExprPtr y, Span s) {
 ExprPtr UnaryExpr::make(UnaryOp o, ExprPtr x, Span s) {
   auto* st = x->type->as<ScalarType>();
   if (!st) fail(ErrorKind::kType, s, "unary operator takes a scalar operand", "use pl.neg for tiles");
+  if (st->dtype == DataType::TASK_ID)
+    fail(ErrorKind::kType, s, "unary operator on a task id: task ids are handles, not numbers",
+         "store task ids in a pl.array of pl.TASK_ID and pass them in deps=[...]");
   TypePtr t = o == UnaryOp::Not ? ScalarType::make(DataType::BOOL) : x->type;
   return std::make_shared<UnaryExpr>(o, std::move(x), std::move(t), std::move(s));
 }

@@ -28,14 +28,6 @@ std::string python_float(double v) {
 
 namespace {
 
-// `, deps=[task_0, task_3]` for a launch with explicit task edges, else "".
-std::string task_deps(const std::vector<int64_t>& deps) {
-  if (deps.empty()) return "";
-  std::string out = ", deps=[";
-  for (size_t i = 0; i < deps.size(); ++i) out += (i ? ", task_" : "task_") + std::to_string(deps[i]);
-  return out + "]";
-}
-
 std::string quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
@@ -91,6 +83,7 @@ class Printer {
       if (s->addr >= 0) out += ", pl.Addr(" + std::to_string(s->addr) + ")";
       return out + "]";
     }
+    if (auto* s = t->as<ArrayType>()) return "pl.Array[" + std::to_string(s->size) + ", pl." + dtype_name(s->dtype) + "]";
     if (auto* s = t->as<TupleType>()) {
       std::string out = "pl.Tuple[";
       for (size_t i = 0; i < s->elems.size(); ++i) out += (i ? ", " : "") + type(s->elems[i]);
@@ -148,10 +141,11 @@ class Printer {
         // launches after OutlineIncore have no `with ... as` names).
         std::string kw;
         if (f->task.task_id >= 0) kw += ", task_id=" + std::to_string(f->task.task_id);
-        if (!f->task.deps.empty()) {
-          kw += ", deps=[";
-          for (size_t i = 0; i < f->task.deps.size(); ++i) kw += (i ? ", " : "") + std::to_string(f->task.deps[i]);
-          kw += "]";
+        if (!f->task.deps.empty() || !f->task.dyn_deps.empty()) {
+          std::string d;
+          for (int64_t t : f->task.deps) d += (d.empty() ? "" : ", ") + std::to_string(t);
+          for (auto& e : f->task.dyn_deps) d += (d.empty() ? "" : ", ") + expr(e);
+          kw += ", deps=[" + d + "]";
         }
         if (f->task.block_num > 0) kw += ", block_num=" + std::to_string(f->task.block_num);
         if (f->task.manual) kw += ", manual=True";
@@ -169,6 +163,8 @@ class Printer {
 
   // Required parameters print by position, optional ones and attributes by keyword.
   std::string call(const Call& c) {
+    // A launch's task id as a value: the name the launch binds (`as task_N` / task_id=N).
+    if (c.op->name == "task.latest") return "task_" + std::to_string(std::get<int64_t>(c.attrs.at("task_id")));
     std::vector<std::string> parts;
     bool positional = true;
     size_t k = 0;
@@ -256,7 +252,10 @@ class Printer {
         auto* sc = s->as<ScopeStmt>();
         std::string head = sc->task.block_num > 0 ? "with pl.spmd(" + std::to_string(sc->task.block_num) + ", level=pl.Level."
                                                   : std::string("with pl.at(level=pl.Level.");
-        head += level_name(sc->level) + task_deps(sc->task.deps) + (sc->task.manual ? ", manual=True" : "") + ")";
+        std::string deps;
+        for (int64_t t : sc->task.deps) deps += (deps.empty() ? "task_" : ", task_") + std::to_string(t);
+        for (auto& e : sc->task.dyn_deps) deps += (deps.empty() ? "" : ", ") + expr(e);
+        head += level_name(sc->level) + (deps.empty() ? "" : ", deps=[" + deps + "]") + (sc->task.manual ? ", manual=True" : "") + ")";
         if (sc->task.task_id >= 0) head += " as task_" + std::to_string(sc->task.task_id);
         line(indent, head + ":");
         yield_targets.push_back(nullptr);

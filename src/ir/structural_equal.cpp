@@ -42,7 +42,7 @@ class Equal {
     if (!task_id(a.task_id, b.task_id)) return false;
     for (size_t i = 0; i < a.deps.size(); ++i)
       if (!task_id(a.deps[i], b.deps[i])) return false;
-    return true;
+    return exprs(a.dyn_deps, b.dyn_deps);
   }
 
   bool vars(const std::vector<VarPtr>& a, const std::vector<VarPtr>& b) {
@@ -82,6 +82,10 @@ class Equal {
       }
       case TypeKind::Tuple: return types(a->as<TupleType>()->elems, b->as<TupleType>()->elems);
       case TypeKind::None: return true;
+      case TypeKind::Array: {
+        auto *x = a->as<ArrayType>(), *y = b->as<ArrayType>();
+        return x->size == y->size && x->dtype == y->dtype;
+      }
     }
     return false;
   }
@@ -108,6 +112,8 @@ class Equal {
       }
       case ExprKind::Call: {
         auto *x = a->as<Call>(), *y = b->as<Call>();
+        if (x->op == y->op && x->op->name == "task.latest")  // a task id names a launch (see task_id)
+          return task_id(std::get<int64_t>(x->attrs.at("task_id")), std::get<int64_t>(y->attrs.at("task_id")));
         return x->op == y->op && x->attrs == y->attrs && exprs(x->args, y->args);
       }
       case ExprKind::FuncCall: {
@@ -213,6 +219,10 @@ class Hasher {
     }
     if (auto* s = t->as<TupleType>())
       for (auto& e : s->elems) type(e);
+    if (auto* s = t->as<ArrayType>()) {
+      mix(static_cast<uint64_t>(s->dtype));
+      mix(static_cast<uint64_t>(s->size));
+    }
   }
 
   void attr(const AttrValue& v) {
@@ -250,6 +260,7 @@ class Hasher {
       mix_str(c->op->name);
       for (auto& a : c->args) expr(a);
       for (auto& [k, v] : c->attrs) {
+        if (c->op->name == "task.latest") continue;  // a task id is a name (see task())
         mix_str(k);
         attr(v);
       }
@@ -273,6 +284,7 @@ class Hasher {
     mix(t.manual ? 1 : 0);
     mix(t.task_id >= 0 ? 1 : 0);
     mix(t.deps.size());
+    for (auto& e : t.dyn_deps) expr(e);
   }
 
   void stmt(const StmtPtr& s) {

@@ -53,6 +53,7 @@ void IRVisitor::visit_call(const Call& c) {
 }
 void IRVisitor::visit_func_call(const FuncCall& c) {
   for (auto& a : c.args) visit(a);
+  for (auto& d : c.task.dyn_deps) visit(d);
 }
 void IRVisitor::visit_assign(const AssignStmt& s) {
   visit(s.value);
@@ -91,7 +92,10 @@ void IRVisitor::visit_return(const ReturnStmt& s) {
 void IRVisitor::visit_seq(const SeqStmts& s) {
   for (auto& x : s.stmts) visit(x);
 }
-void IRVisitor::visit_scope(const ScopeStmt& s) { visit(s.body); }
+void IRVisitor::visit_scope(const ScopeStmt& s) {
+  for (auto& d : s.task.dyn_deps) visit(d);  // evaluated where the scope starts, outside its body
+  visit(s.body);
+}
 
 // ---------------------------------------------------------------- IRMutator
 
@@ -166,9 +170,11 @@ ExprPtr IRMutator::mutate_call(const std::shared_ptr<const Call>& c) {
 ExprPtr IRMutator::mutate_func_call(const std::shared_ptr<const FuncCall>& c) {
   bool changed = false;
   auto args = mutate_all(c->args, &changed);
+  auto dyn_deps = mutate_all(c->task.dyn_deps, &changed);
   if (!changed) return c;
   auto out = std::make_shared<FuncCall>(c->callee, std::move(args), c->type, c->span);
   out->task = c->task;
+  out->task.dyn_deps = std::move(dyn_deps);
   return out;
 }
 
@@ -279,9 +285,12 @@ StmtPtr IRMutator::mutate_seq(const std::shared_ptr<const SeqStmts>& s) {
 
 StmtPtr IRMutator::mutate_scope(const std::shared_ptr<const ScopeStmt>& s) {
   auto body = mutate(s->body);
-  if (body == s->body) return s;
+  bool changed = body != s->body;
+  auto dyn_deps = mutate_all(s->task.dyn_deps, &changed);
+  if (!changed) return s;
   auto out = std::make_shared<ScopeStmt>(s->level, body, s->span);
   out->task = s->task;
+  out->task.dyn_deps = std::move(dyn_deps);
   out->block_vars = s->block_vars;
   return out;
 }

@@ -124,7 +124,9 @@ class Validator {
         }
         case InstrKind::kCall:
         case InstrKind::kAllocTensor:
-          if (!host) bad(sp, "kernel code cannot call kernels or allocate tensors");
+        case InstrKind::kArrayGet:
+        case InstrKind::kArraySet:
+          if (!host) bad(sp, "kernel code cannot call kernels, allocate tensors or use orchestration arrays");
           host_instr_(in);
           break;
         default: bad(sp, "unknown instruction kind " + std::to_string(static_cast<int>(in.kind)));
@@ -295,6 +297,8 @@ void validate_host_program(const HostProgram& program, const ChipSpec& chip) {
   const int slots = static_cast<int>(program.tensors.size());
   Validator v("host program '" + program.name + "'", program.code, program.num_regs, program.params, slots, chip);
   if (program.params.size() > program.tensors.size()) v.bad({}, "fewer tensor slots than parameters");
+  for (const ArrayDesc& a : program.arrays)
+    if (a.size < 1 || a.size > (int64_t{1} << 20)) v.bad({}, "array '" + a.name + "' has " + std::to_string(a.size) + " elements");
   for (int r : program.returns)
     if (r < 0 || r >= slots) v.bad({}, "returns tensor slot " + std::to_string(r) + ", which does not exist");
   v.host_instr_ = [&](const Instr& in) {
@@ -313,6 +317,26 @@ void validate_host_program(const HostProgram& program, const ChipSpec& chip) {
       if (in.attrs.find("dtype") == in.attrs.end()) v.bad(in.span, "tensor allocation without a dtype");
       return;
     }
+    auto regs_attr = [&](const char* key) {
+      auto it = in.attrs.find(key);
+      if (it == in.attrs.end()) return;
+      auto* regs = std::get_if<std::vector<int64_t>>(&it->second);
+      if (!regs) v.bad(in.span, std::string("attribute '") + key + "' must list registers");
+      for (int64_t r : *regs)
+        if (r < 0 || r >= program.num_regs) v.bad(in.span, std::string(key) + " names register r" + std::to_string(r) + ", which does not exist");
+    };
+    if (in.kind == InstrKind::kArrayGet || in.kind == InstrKind::kArraySet) {
+      auto it = in.attrs.find("array");
+      auto* a = it == in.attrs.end() ? nullptr : std::get_if<int64_t>(&it->second);
+      if (!a || *a < 0 || *a >= static_cast<int64_t>(program.arrays.size()))
+        v.bad(in.span, "array instruction names no array of the program (" + std::to_string(program.arrays.size()) + " arrays)");
+      v.scalar(in.a, in.span);
+      if (in.kind == InstrKind::kArraySet) v.scalar(in.b, in.span);
+      else v.scalar(Scalar::r(in.dst_reg), in.span);
+      return;
+    }
+    regs_attr("dep_regs");
+    regs_attr("launch_reg");
     if (in.callee < 0 || in.callee >= static_cast<int>(program.kernels.size()))
       v.bad(in.span, "call of kernel #" + std::to_string(in.callee) + ", which does not exist");
     const Kernel& k = program.kernels[in.callee];

@@ -103,6 +103,11 @@ class Outliner : public IRMutator {
         fail(ErrorKind::kType, s->span,
              "tile '" + v->name + "' is defined outside the pl.at scope but used inside it; tiles live in a core's buffers",
              "load or create the tile inside the `with pl.at(...)` block");
+      if (v->type->as<ArrayType>())
+        fail(ErrorKind::kType, s->span,
+             "pl.array '" + v->name + "' is used inside the pl.at scope; arrays live in the orchestration's memory, "
+             "which kernels cannot read",
+             "read the element before the scope (x = " + v->name + "[i]) and use the scalar x inside it");
       params.push_back(v);
     }
     // Symbolic sizes in the parameters' tensor types (pl.dynamic dimensions) are passed too,

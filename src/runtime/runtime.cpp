@@ -369,6 +369,23 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
   const std::vector<std::vector<int>>& releases = prep.releases;
   const std::vector<int>& ordinals = prep.ordinals;
   std::vector<std::vector<size_t>> call_tasks(program.code.size());  // by call ordinal: its latest tasks
+  std::vector<std::vector<size_t>> launches;  // launch number - 1 -> its tasks (task ids as values)
+  const bool task_values = std::any_of(program.code.begin(), program.code.end(), [](const isa::Instr& i) {
+    return i.attrs.count("launch_reg") > 0;  // only then can a task id be read
+  });
+  std::vector<std::vector<ScalarValue>> arrays;  // pl.array.create: zero (no task) at the start of each run
+  for (const isa::ArrayDesc& a : program.arrays)
+    arrays.emplace_back(static_cast<size_t>(a.size), dtype_is_float(a.dtype) ? ScalarValue::of_float(0) : ScalarValue::of_int(0));
+  auto element = [&](const isa::Instr& in) -> ScalarValue& {
+    const auto a = static_cast<size_t>(std::get<int64_t>(in.attrs.at("array")));
+    const int64_t i = regs.get(in.a).as_int();
+    if (i < 0 || i >= static_cast<int64_t>(arrays[a].size()))
+      fail(ErrorKind::kRuntime, in.span,
+           "index " + std::to_string(i) + " is outside pl.array '" + program.arrays[a].name + "' of " +
+               std::to_string(arrays[a].size()) + " elements",
+           "keep the index in 0.." + std::to_string(arrays[a].size() - 1));
+    return arrays[a][static_cast<size_t>(i)];
+  };
   size_t freed_early = 0;
 
   // The modelled timeline comes from the sim engine: a trace request runs there.
@@ -391,6 +408,15 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
       if (next < 0) {
         switch (in.kind) {
           case isa::InstrKind::kAllocTensor: allocate(slots, program, in); break;
+          case isa::InstrKind::kArrayGet: regs.set(in.dst_reg, element(in)); break;
+          case isa::InstrKind::kArraySet: {
+            const ScalarValue v = regs.get(in.b);
+            const isa::ArrayDesc& desc = program.arrays[static_cast<size_t>(std::get<int64_t>(in.attrs.at("array")))];
+            element(in) = dtype_is_float(desc.dtype) ? ScalarValue::of_float(v.as_double())
+                          : desc.dtype == DataType::BOOL ? ScalarValue::of_int(v.as_int() != 0)
+                                                         : ScalarValue::of_int(v.as_int());
+            break;
+          }
           case isa::InstrKind::kCall: {
             if (in.callee < 0 || static_cast<size_t>(in.callee) >= program.kernels.size())
               fail(ErrorKind::kRuntime, in.span, "call of kernel #" + std::to_string(in.callee) + ", which does not exist",
@@ -410,6 +436,17 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
                 unsatisfiable_dependency(program, ordinals, ordinals[pc], static_cast<int>(d), in.span);
               spec.deps.insert(spec.deps.end(), call_tasks[d].begin(), call_tasks[d].end());
             }
+            for (int64_t r : int_list_attr(in, "dep_regs")) {  // deps=[arr[j]]: task ids read now
+              const int64_t t = regs.get(isa::Scalar::r(static_cast<int>(r))).as_int();
+              if (t == isa::kNoTask) continue;  // an element never written: no edge
+              if (t < 0 || t > static_cast<int64_t>(launches.size()))
+                fail(ErrorKind::kRuntime, in.span,
+                     "deps names task id " + std::to_string(t) + ", which no launch of this run has (" +
+                         std::to_string(launches.size()) + " launches so far)",
+                     "pass task ids bound by `with pl.at(...) as tid` (stored in a pl.array of pl.TASK_ID)");
+              const std::vector<size_t>& tasks = launches[static_cast<size_t>(t - 1)];
+              spec.deps.insert(spec.deps.end(), tasks.begin(), tasks.end());
+            }
             for (const isa::Operand& op : in.ins)
               if (op.kind == isa::Operand::kTensor && static_cast<size_t>(op.index) < slots.owners.size() && slots.owners[op.index])
                 spec.keep_alive.push_back(slots.owners[op.index]);
@@ -427,6 +464,9 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
                 if (is_block_param(kernel.params[i])) block.args[i] = HostArg::of_int(kernel.params[i].name == "__block_idx" ? b : blocks);
               ids.push_back(pool.submit(std::move(block)));
             }
+            if (task_values) launches.push_back(ids);
+            for (int64_t r : int_list_attr(in, "launch_reg"))
+              regs.set(static_cast<int>(r), ScalarValue::of_int(static_cast<int64_t>(launches.size())));
             break;
           }
           case isa::InstrKind::kScalarRead: {

@@ -152,20 +152,3 @@ def test_scope_errors_name_the_fix():
         bad_scope(x, x.copy())
     with pytest.raises(pl.ParseError, match=r"manual= takes True or False"):
         bad_manual(x, x.copy())
-
-
-def test_run_time_task_id_arrays_are_reported_as_unsupported():
-    @pl.jit
-    def with_array(x: pl.Tensor, out: pl.Out[pl.Tensor]):
-        ids = pl.array.create(4, pl.TASK_ID)
-        out = bump(x, out, deps=[ids[0]])
-        return out
-
-    x = np.zeros((R, C), np.float32)
-    with pytest.raises(pl.ParseError) as err:
-        with_array(x, x.copy())
-    msg = str(err.value)
-    assert "test_scopes.py:" in msg and "pl.array.create(n, dtype) is not supported" in msg
-    assert "task id is a parse-time handle" in msg and "fix: bind the launch with `with pl.at(level=...) as tid:`" in msg
-    with pytest.raises(AttributeError, match=r"pl.TASK_ID \(arrays of task ids\) is not supported"):
-        pl.TASK_ID

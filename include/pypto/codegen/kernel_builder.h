@@ -67,6 +67,15 @@ class KernelBuilder {
   // Lowers one op call that defines `dst` (null for a bare call): the op's own lowering,
   // or the default one-instruction lowering from its `pto` mnemonic.
   void lower_call(const ir::Call& call, const ir::VarPtr& dst);
+  // Orchestration arrays (pl.array.create; host programs only): the array slot of a value.
+  int array(const ir::ExprPtr& value);
+  void bind_array(const ir::Var* var, int slot) { arrays_[var] = slot; }
+  int add_array(isa::ArrayDesc desc);
+  std::vector<isa::ArrayDesc>* host_arrays = nullptr;  // set by the host program's lowering
+  // The register holding the latest launch number of the launch site `task_id` (0 before
+  // its first launch in a run); created on first use.
+  int task_reg(int64_t task_id);
+
   // Lowers a call of another function (host programs set this; kernels reject such calls).
   std::function<void(const ir::FuncCall&, const ir::VarPtr&)> on_func_call;
   // The function being lowered (op lowerings that belong to one kind of function check it).
@@ -83,6 +92,8 @@ class KernelBuilder {
   std::unordered_map<const ir::Var*, int> tile_slots_, tensors_;
   std::unordered_map<const ir::Var*, std::vector<int>> tensor_tuples_, tile_tuples_;
   std::unordered_map<const ir::Var*, isa::Scalar> scalars_;
+  std::unordered_map<const ir::Var*, int> arrays_;
+  std::unordered_map<int64_t, int> task_regs_;
   std::vector<ir::VarPtr> temporaries_;  // keeps synthetic vars of nested calls alive
   Span span_;
 };

@@ -6,7 +6,7 @@
 
 namespace pypto {
 
-enum class DataType : uint8_t { BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, FP16, BF16, FP32, INDEX };
+enum class DataType : uint8_t { BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, FP16, BF16, FP32, INDEX, TASK_ID };
 
 // Size of one element in bytes (BOOL is one byte; INDEX is 64-bit).
 int dtype_bytes(DataType t);

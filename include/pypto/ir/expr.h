@@ -109,7 +109,10 @@ struct TaskInfo {
   std::vector<int64_t> deps;  // task ids of earlier launches this one runs after
   int64_t block_num = 0;      // > 0: SPMD launch over block_num blocks
   bool manual = false;        // inside pl.manual_scope(): no automatic edges to other manual launches
-  bool empty() const { return task_id < 0 && deps.empty() && block_num == 0 && !manual; }
+  // Run-time edges: TASK_ID scalars (elements of a pl.array of TASK_ID) read when the launch
+  // is submitted; a TASK_ID that names no task (an element never written) adds no edge.
+  std::vector<ExprPtr> dyn_deps;
+  bool empty() const { return task_id < 0 && deps.empty() && dyn_deps.empty() && block_num == 0 && !manual; }
 };
 
 struct FuncCall : Expr {

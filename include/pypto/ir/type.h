@@ -14,7 +14,7 @@ using ExprPtr = std::shared_ptr<const Expr>;
 struct Type;
 using TypePtr = std::shared_ptr<const Type>;
 
-enum class TypeKind : uint8_t { Scalar, Tensor, Tile, Tuple, None };
+enum class TypeKind : uint8_t { Scalar, Tensor, Tile, Tuple, None, Array };
 
 struct Type {
   TypeKind kind;
@@ -64,6 +64,16 @@ struct TupleType : Type {
   std::vector<TypePtr> elems;
   explicit TupleType(std::vector<TypePtr> e) : Type(kKind), elems(std::move(e)) {}
   static TypePtr make(std::vector<TypePtr> e) { return std::make_shared<TupleType>(std::move(e)); }
+};
+
+// A small array of scalars in the orchestration (pl.array.create(n, dtype)): host memory
+// that only the orchestration reads and writes; TASK_ID arrays hold task handles.
+struct ArrayType : Type {
+  static constexpr TypeKind kKind = TypeKind::Array;
+  int64_t size;
+  DataType dtype;
+  ArrayType(int64_t n, DataType d) : Type(kKind), size(n), dtype(d) {}
+  static TypePtr make(int64_t n, DataType d) { return std::make_shared<ArrayType>(n, d); }
 };
 
 // The type of a statement-like call with no value (e.g. a bare kernel call with no return).

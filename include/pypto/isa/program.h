@@ -64,7 +64,13 @@ enum class InstrKind : uint8_t {
   kWhileEnd,    // jump to `jump` (the matching kWhileBegin)
   kCall,        // HostProgram only: submit kernel `callee` as a task with operands `ins`
   kAllocTensor, // HostProgram only: tensor slot outs[0] = new tensor (dtype, shape attrs)
+  kArrayGet,    // HostProgram only: dst_reg = arrays[attr "array"][a]
+  kArraySet,    // HostProgram only: arrays[attr "array"][a] = b
 };
+
+// Task ids in registers and TASK_ID arrays are launch numbers counted from 1 in each run;
+// 0 names no task (the value of a TASK_ID array element never written).
+constexpr int64_t kNoTask = 0;
 
 // One run of a while loop may take at most this many iterations; the engines report a loop
 // that runs longer as an error at the loop's line (a program never hangs).
@@ -82,6 +88,14 @@ struct Instr {
   int jump = -1;                  // control-flow target pc
   int callee = -1;                // kCall: index into HostProgram::kernels
   Span span;                      // the user's source line this instruction came from
+};
+
+// A pl.array of the orchestration: `size` scalars of `dtype`, zero (no task) at the start
+// of every run.
+struct ArrayDesc {
+  std::string name;
+  DataType dtype = DataType::INDEX;
+  int64_t size = 0;
 };
 
 struct ParamDesc {
@@ -138,6 +152,7 @@ struct HostProgram {
   std::vector<bool> reg_is_float;
   std::vector<Instr> code;
   std::vector<Kernel> kernels;
+  std::vector<ArrayDesc> arrays;           // pl.array.create(...) of the orchestration
   std::vector<int> returns;                // tensor slots returned
 };
 

@@ -8,6 +8,7 @@ from . import ops as _ops
 from .decorators import JitFunction, function, jit, loads, parse, program  # noqa: F401
 from .errors import ParseError  # noqa: F401
 from .ops import (  # noqa: F401
+    array,
     at,
     cond,
     const,
@@ -24,6 +25,7 @@ from .ops import (  # noqa: F401
     spmd,
     static_assert,
     static_print,
+    task,
     tensor,
     tile,
     unroll,
@@ -36,6 +38,7 @@ from .types import (  # noqa: F401
     FP16,
     FP32,
     INDEX,
+    TASK_ID,
     INT8,
     INT16,
     INT32,
@@ -45,6 +48,7 @@ from .types import (  # noqa: F401
     UINT32,
     UINT64,
     Addr,
+    Array,
     AtomicType,
     DynDim,
     DataType,

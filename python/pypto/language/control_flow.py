@@ -251,7 +251,7 @@ class ControlFlowParser:
                 raise self.error(node, "`with pl.at(...) as tid` binds one name", "write `with pl.at(level=...) as tid:`")
             tid_name = item.optional_vars.id
         args, kwargs = self.call_args(call)
-        deps = self.task_deps(kwargs.pop("deps", []), node)
+        deps, dyn_deps = self.task_deps(kwargs.pop("deps", []), node)
         block_num = 0
         if func.name == "spmd":
             n = kwargs.pop("n", args[0] if args else None)
@@ -282,20 +282,26 @@ class ControlFlowParser:
         task_id = new_task_id() if tid_name is not None else -1
         block_vars = list(frame.vars.values()) if block_num and frame is not None else []
         self.emit(ir.ScopeStmt(level, self.seq(body, node.body), self.span(node), task_id=task_id, deps=deps,
-                               block_num=block_num, block_vars=block_vars))
+                               block_num=block_num, block_vars=block_vars, dyn_deps=dyn_deps))
         if tid_name is not None:
             self.symbols[tid_name] = TaskId(task_id, tid_name)
 
     def task_deps(self, deps, node):
-        """The task ids listed in deps=[...]: names bound by `with pl.at(...) as tid`."""
-        if isinstance(deps, TaskId):
+        """The task ids listed in deps=[...]: (ids known at parse time, run-time ids). Parse-time
+        ids are names bound by `with pl.at(...) as tid` (or the integers the printer writes for
+        outlined launches, task_id=N); run-time ids are TASK_ID scalars such as `arr[j]` of a
+        pl.array of pl.TASK_ID."""
+        if isinstance(deps, TaskId) or (is_ir(deps) and not isinstance(deps.type, ir.ArrayType)):
             deps = [deps]
-        # Integers are the ids the printer writes for outlined launches (task_id=N).
-        ok = lambda d: isinstance(d, TaskId) or (isinstance(d, int) and not isinstance(d, bool) and d >= 0)
+        def run_time(d):
+            return is_ir(d) and isinstance(d.type, ir.ScalarType) and d.type.dtype == ir.DataType.TASK_ID
+        ok = lambda d: isinstance(d, TaskId) or run_time(d) or (isinstance(d, int) and not isinstance(d, bool) and d >= 0)
         if not isinstance(deps, (list, tuple)) or not all(ok(d) for d in deps):
             raise self.error(node, f"deps= must be a list of task ids, got {self.describe(deps)}",
-                             "bind ids with `with pl.at(level=...) as tid:` and pass deps=[tid]")
-        return [d.id if isinstance(d, TaskId) else d for d in deps]
+                             "bind ids with `with pl.at(level=...) as tid:` and pass deps=[tid], or store them in a "
+                             "pl.array.create(n, pl.TASK_ID) and pass deps=[arr[j]]")
+        static = [d.id if isinstance(d, TaskId) else d for d in deps if not run_time(d)]
+        return static, [d for d in deps if run_time(d)]
 
 
 class TaskId:

@@ -91,6 +91,9 @@ class ExprParser:
             return ir.ConstFloat(value, dtype if dtype is not None and ir.dtype_is_float(dtype) else ir.DataType.FP32, span)
         if isinstance(value, (list, tuple)):
             return ir.ListExpr([self.to_expr(v, node) for v in value], span)
+        from .control_flow import TaskId
+        if isinstance(value, TaskId):
+            return self.task_value(value, node)
         raise self.error(node, f"'{self.text(node)}' ({type(value).__name__}) cannot be used as a value here",
                          "use a tensor, tile, scalar or a Python number")
 
@@ -170,9 +173,16 @@ class ExprParser:
                              "use an if/else statement for run-time conditions")
         return self.eval(node.body if cond else node.orelse)
 
+    def task_value(self, tid, node):
+        """`tid` (bound by `with pl.at(...) as tid` or pl.submit) used as a value: the task id of
+        that launch site's latest launch, a TASK_ID scalar."""
+        return self.op_call("task.latest", [], {"task_id": tid.id}, node)
+
     def eval_Subscript(self, node):
         base = self.eval(node.value)
         index = self.eval(node.slice)
+        if is_ir(base) and isinstance(base.type, ir.ArrayType):  # arr[i]: one element of a pl.array
+            return self.op_call("array.get", [base, index], {}, node)
         if is_ir(base):
             if isinstance(base.type, ir.TupleType) and isinstance(index, int):
                 return ir.TupleGetItem(base, index, self.span(node))
@@ -311,8 +321,8 @@ class ExprParser:
     def launch_info(self, kwargs, node, what):
         """The task keywords of a kernel call: deps=[...] and manual=, plus task_id= and
         block_num= as the printer writes outlined launches."""
-        from .control_flow import reserve_task_id
-        deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else []
+        from .control_flow import TaskId, reserve_task_id
+        deps, dyn_deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else ([], [])
         manual = self.manual_flag(kwargs.pop("manual", False), node)
         task_id = self.constant(kwargs.pop("task_id", -1), node, "task_id=")
         block_num = self.constant(kwargs.pop("block_num", 0), node, "block_num=")
@@ -324,16 +334,19 @@ class ExprParser:
                 raise self.error(node, f"{name}= takes a non-negative integer, got {v!r}")
         if task_id >= 0:
             reserve_task_id(task_id)
-        return {"deps": deps, "manual": manual, "task_id": task_id, "block_num": block_num}
+            # The name the printer gives this launch's id when it is used as a value (task_N).
+            self.symbols.setdefault(f"task_{task_id}", TaskId(task_id, f"task_{task_id}"))
+        return {"deps": deps, "dyn_deps": dyn_deps, "manual": manual, "task_id": task_id, "block_num": block_num}
 
     @staticmethod
-    def with_deps(call, deps, manual=False, task_id=-1, block_num=0):
-        """A kernel call that runs after the tasks `deps` (explicit task edges); `manual`: a
-        launch of a pl.manual_scope (no automatic edges to other manual launches)."""
-        if not (deps or manual or task_id >= 0 or block_num) or not isinstance(call, ir.FuncCall):
+    def with_deps(call, deps, manual=False, task_id=-1, block_num=0, dyn_deps=()):
+        """A kernel call that runs after the tasks `deps` (explicit task edges) and the run-time
+        task ids `dyn_deps`; `manual`: a launch of a pl.manual_scope (no automatic edges to other
+        manual launches)."""
+        if not (deps or dyn_deps or manual or task_id >= 0 or block_num) or not isinstance(call, ir.FuncCall):
             return call
         return ir.FuncCall(call.callee, list(call.args), call.type, call.span, task_id=task_id, deps=deps,
-                           block_num=block_num, manual=manual)
+                           block_num=block_num, manual=manual, dyn_deps=list(dyn_deps))
 
     def manual_flag(self, value, node):
         if not isinstance(value, bool):
@@ -356,6 +369,11 @@ class ExprParser:
 
     def op_call(self, dsl_name, args, kwargs, node):
         """Resolves `pl.<dsl_name>` for these arguments and builds the checked Call."""
+        from .control_flow import TaskId
+        if any(isinstance(a, TaskId) for a in list(args) + list(kwargs.values())):  # a task id as a value
+            args = [self.task_value(a, node) if isinstance(a, TaskId) else a for a in args]
+            kwargs = {k: self.task_value(v, node) if isinstance(v, TaskId) else v for k, v in kwargs.items()}
+
         def type_of(v):
             if is_ir(v):
                 return v.type

@@ -32,18 +32,7 @@ class NotSupported(AttributeError):
         self.message, self.fix = message, fix
 
 
-# PyPTO names that do not fit this implementation's orchestration model (see docs/language.md).
-_RUNTIME_TASK_IDS = (
-    "an orchestration here keeps scalars in registers and has no run-time arrays, and a task id is a "
-    "parse-time handle of a launch site (`with pl.at(...) as tid`), resolved to that site's latest launch, "
-    "not a run-time value that could be stored and indexed"
-)
-_TASK_ID_FIX = ("bind the launch with `with pl.at(level=...) as tid:` and pass deps=[tid] to a later launch (inside "
-                "a loop, deps=[tid] waits for tid's latest launch); pl.manual_scope() drops the automatic edges")
-NOT_SUPPORTED = {
-    "array": ("pl.array.create(n, dtype) is not supported: " + _RUNTIME_TASK_IDS, _TASK_ID_FIX),
-    "TASK_ID": ("pl.TASK_ID (arrays of task ids) is not supported: " + _RUNTIME_TASK_IDS, _TASK_ID_FIX),
-}
+NOT_SUPPORTED = {}
 
 
 def not_supported(name):
@@ -93,7 +82,8 @@ def dsl_op_names():
     names = set()
     for op in ir.all_ops():
         names.add(op.name)
-        names.add(op.name.split(".", 1)[-1])
+        if op.name.startswith(("tile.", "tensor.")):  # pl.array.* / pl.task.* are always spelt out
+            names.add(op.name.split(".", 1)[-1])
         names.update(op.aliases)
     return names
 
@@ -123,3 +113,5 @@ class OpNamespace:
 
 tile = OpNamespace("tile")
 tensor = OpNamespace("tensor")
+array = OpNamespace("array")  # pl.array.create(n, dtype): arrays of the orchestration
+task = OpNamespace("task")    # pl.task.latest(task_id=N): what a printed `task_N` means

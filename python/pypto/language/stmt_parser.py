@@ -159,6 +159,12 @@ class StmtParser:
         if not isinstance(target.value, ast.Name):
             raise self.error(node, f"cannot write into '{self.text(target)}'", "write into a tensor name: out[...] = value")
         dst = self.eval(target.value)
+        if is_ir(dst) and isinstance(dst.type, ir.ArrayType):  # arr[i] = value: one element of a pl.array
+            if isinstance(target.slice, (ast.Slice, ast.Tuple)):
+                raise self.error(node, f"'{self.text(target)} = ...' writes one element of a pl.array",
+                                 f"write {target.value.id}[i] = value")
+            updated = self.op_call("array.set", [dst, self.eval(target.slice), self.eval(node.value)], {}, node)
+            return self.bind(target.value.id, updated, node)
         if not self.is_array(dst) or not isinstance(dst.type, ir.TensorType):
             raise self.error(node, f"'{target.value.id}[...] = ...' needs a tensor on the left")
         slices = list(target.slice.elts) if isinstance(target.slice, ast.Tuple) else [target.slice]
@@ -283,9 +289,11 @@ class StmtParser:
 
     def spec_to_type(self, spec, node, inferred=None):
         """The IR type of a (direction-free) spec; a short Tile spec takes the rest from `inferred`."""
-        from .types import ScalarSpec, TensorSpec, TupleSpec
+        from .types import ArraySpec, ScalarSpec, TensorSpec, TupleSpec
         if isinstance(spec, ScalarSpec):
             return ir.ScalarType(spec.dtype)
+        if isinstance(spec, ArraySpec):
+            return ir.ArrayType(spec.size, spec.dtype)
         if isinstance(spec, TupleSpec):
             return ir.TupleType([self.spec_to_type(annotation_spec(e), node) for e in spec.elems])
         if isinstance(spec, TensorSpec):

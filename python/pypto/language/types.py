@@ -24,6 +24,7 @@ FP16 = DataType.FP16
 BF16 = DataType.BF16
 FP32 = DataType.FP32
 INDEX = DataType.INDEX
+TASK_ID = DataType.TASK_ID  # task ids: the dtype of pl.array.create(n, pl.TASK_ID)
 
 
 class AtomicType:
@@ -83,6 +84,13 @@ class ScalarSpec(TypeSpec):
         self.dtype = dtype
 
 
+class ArraySpec(TypeSpec):
+    """`pl.Array[n, dtype]`: an orchestration array (made by pl.array.create(n, dtype))."""
+
+    def __init__(self, size, dtype):
+        self.size, self.dtype = size, dtype
+
+
 class TupleSpec(TypeSpec):
     def __init__(self, elems):
         self.elems = elems
@@ -124,6 +132,8 @@ class _TensorMeta(type):
         items = _items(key)
         if len(items) != 2 or not isinstance(items[1], DataType):
             raise TypeError("write pl.Tensor[[M, N], pl.FP32]: a shape list and a dtype")
+        if items[1] == TASK_ID:
+            raise TypeError("a tensor holds numbers, not task ids: keep task ids in pl.array.create(n, pl.TASK_ID)")
         return TensorSpec(_as_list(items[0], "the shape of pl.Tensor"), items[1])
 
 
@@ -168,6 +178,19 @@ class Scalar(metaclass=_ScalarMeta):
     """A scalar value or argument."""
 
 
+class _ArrayMeta(type):
+    def __getitem__(cls, key):
+        items = _items(key)
+        if len(items) != 2 or not isinstance(items[0], int) or isinstance(items[0], bool) or \
+                not isinstance(items[1], DataType):
+            raise TypeError("write pl.Array[n, pl.TASK_ID]: a size and a dtype")
+        return ArraySpec(items[0], items[1])
+
+
+class Array(metaclass=_ArrayMeta):
+    """The type of `pl.array.create(n, dtype)` (printed programs annotate arrays with it)."""
+
+
 class _TupleMeta(type):
     def __getitem__(cls, key):
         return TupleSpec(_items(key))
@@ -200,6 +223,6 @@ def annotation_spec(value):
         return TensorSpec()
     if isinstance(value, TypeSpec):
         return value
-    if value is Tile or value is Scalar:
+    if value is Tile or value is Scalar or value is Array:
         raise TypeError(f"{value.__name__} needs its shape/dtype: write pl.Tile[[M, N], pl.FP32] or pl.Scalar[pl.INT32]")
     return None

@@ -14,6 +14,7 @@ void register_all_ops(OpRegistry& registry) {
   ops::register_generate_ops(registry);
   ops::register_index_ops(registry);
   ops::register_tensor_ops(registry);
+  ops::register_array_ops(registry);
   ops::register_tensor_compute_ops(registry);
   ops::register_cross_core_ops(registry);
 }

@@ -121,6 +121,9 @@ std::vector<int64_t> shape_attr(const CallSite& s, const std::string& name) {
 DataType dtype_attr(const CallSite& s, const std::string& name) {
   auto* v = std::get_if<DataType>(&attr_of(s, name));
   if (!v) op_fail(s, ErrorKind::kType, "argument '" + name + "' must be a dtype such as pl.FP32");
+  if (*v == DataType::TASK_ID)
+    op_fail(s, ErrorKind::kType, "argument '" + name + "' is pl.TASK_ID: tiles and tensors hold numbers, not task ids",
+            "keep task ids in a pl.array.create(n, pl.TASK_ID)");
   return *v;
 }
 

@@ -24,6 +24,7 @@ void register_generate_ops(OpRegistry& r);    // expands, expand_clone, tri, ara
 void register_index_ops(OpRegistry& r);       // arg-reductions, gather/scatter, sort32/mrgsort
 void register_tensor_compute_ops(OpRegistry& r);  // after the tile families it mirrors
 void register_cross_core_ops(OpRegistry& r);      // TPUSH / TPOP / TFREE (mixed tasks)
+void register_array_ops(OpRegistry& r);           // pl.array of the orchestration, task ids as values
 
 // Parameter specs.
 ParamSpec expr_param(const std::string& name, bool optional = false);

@@ -39,9 +39,10 @@ std::string ops_reference_markdown() {
   std::string out =
       "# Ops reference\n\nGenerated from the op registry (src/ir/ops/). `pl.<name>` resolves to the tile op, or to the "
       "tensor op when the first argument is a tensor; a scalar second argument selects the scalar form.\n";
-  for (const char* family : {"tile.", "tensor."}) {
-    out += std::string("\n## ") + (family[1] == 'i' ? "Tile ops" : "Tensor ops") +
-           "\n\n| Signature | PTO | Also | Doc |\n|---|---|---|---|\n";
+  const std::pair<const char*, const char*> families[] = {
+      {"tile.", "Tile ops"}, {"tensor.", "Tensor ops"}, {"array.", "Orchestration arrays"}, {"task.", "Task ids"}};
+  for (const auto& [family, title] : families) {
+    out += std::string("\n## ") + title + "\n\n| Signature | PTO | Also | Doc |\n|---|---|---|---|\n";
     for (const OpDef* op : OpRegistry::instance().all()) {
       if (op->name.rfind(family, 0) != 0) continue;
       std::string also;

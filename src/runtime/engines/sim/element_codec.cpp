@@ -51,7 +51,8 @@ int64_t read_int(const uint8_t* p, DataType t) {
     case DataType::INT16: return load<int16_t>(p);
     case DataType::INT32: return load<int32_t>(p);
     case DataType::INT64:
-    case DataType::INDEX: return load<int64_t>(p);
+    case DataType::INDEX:
+    case DataType::TASK_ID: return load<int64_t>(p);
     case DataType::UINT8: return load<uint8_t>(p);
     case DataType::UINT16: return load<uint16_t>(p);
     case DataType::UINT32: return load<uint32_t>(p);
@@ -80,7 +81,8 @@ void write_double(uint8_t* p, DataType t, double v) {
     case DataType::INT16: store<int16_t>(p, saturate<int16_t>(v)); return;
     case DataType::INT32: store<int32_t>(p, saturate<int32_t>(v)); return;
     case DataType::INT64:
-    case DataType::INDEX: store<int64_t>(p, saturate<int64_t>(v)); return;
+    case DataType::INDEX:
+    case DataType::TASK_ID: store<int64_t>(p, saturate<int64_t>(v)); return;
     case DataType::UINT8: store<uint8_t>(p, saturate<uint8_t>(v)); return;
     case DataType::UINT16: store<uint16_t>(p, saturate<uint16_t>(v)); return;
     case DataType::UINT32: store<uint32_t>(p, saturate<uint32_t>(v)); return;
@@ -101,7 +103,8 @@ void write_int(uint8_t* p, DataType t, int64_t v) {
     case DataType::UINT32: store<uint32_t>(p, static_cast<uint32_t>(u)); return;
     case DataType::INT64:
     case DataType::UINT64:
-    case DataType::INDEX: store<uint64_t>(p, u); return;
+    case DataType::INDEX:
+    case DataType::TASK_ID: store<uint64_t>(p, u); return;
     // to a float dtype: one rounding (an int64 -> float -> bf16 chain would round twice);
     // int64 -> double is exact below 2^53, which covers every integer dtype but INT64.
     default: write_double(p, t, static_cast<double>(v)); return;
