@@ -3,6 +3,7 @@ and pl.TASK_ID arrays whose elements are task ids used in deps=[arr[j]] (run-tim
 Results are checked against numpy; edges against the swimlane the runtime writes."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -186,3 +187,22 @@ def test_array_mistakes_are_reported_at_their_line(tmp_path, body, message):
 def test_task_id_tensor_annotation_is_rejected():
     with pytest.raises(TypeError, match="a tensor holds numbers, not task ids"):
         pl.Tensor[[4], pl.TASK_ID]
+
+
+@pytest.mark.parametrize("construct,message,fix", [
+    ("with pl.cluster():", r"pl.cluster is not supported", r"FunctionType.Group"),
+    ("with pl.split(2):", r"pl.split\(\.\.\.\) optimisation hints are not supported", r"pl.spmd\(n\)"),
+])
+def test_unsupported_tier_two_constructs_name_the_alternative(tmp_path, construct, message, fix):
+    source = ("import pypto.language as pl\n\n\n@pl.jit\n"
+              "def hinted(x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):\n"
+              f"    {construct}\n"
+              "        out = pl.store(pl.load(x, [0, 0], [32, 64]), [0, 0], out)\n    return out\n")
+    path = tmp_path / "hinted.py"
+    path.write_text(source)
+    ns = {"__name__": "hinted", "__file__": str(path)}
+    exec(compile(source, str(path), "exec"), ns)
+    x = np.zeros((32, 64), np.float32)
+    with pytest.raises(pl.ParseError, match=message) as err:
+        ns["hinted"](x, x.copy())
+    assert "hinted.py:6:" in str(err.value) and re.search(r"fix: .*" + fix, str(err.value)), str(err.value)

@@ -32,7 +32,15 @@ class NotSupported(AttributeError):
         self.message, self.fix = message, fix
 
 
-NOT_SUPPORTED = {}
+NOT_SUPPORTED = {
+    "cluster": ("pl.cluster is not supported: a cluster's cube and vector cores are programmed as a mixed task",
+                "write a @pl.function(type=pl.FunctionType.Group) that calls one AIC and one or two AIV functions "
+                "exchanging tiles with pl.tpush_to_aiv / pl.tpop_from_aic (docs/language.md, "
+                "examples/intermediate/16_mixed_fifo.py)"),
+    "split": ("pl.split(...) optimisation hints are not supported: the compiler chooses the tiling itself",
+              "drop the hint; to split work across cores explicitly use pl.spmd(n) or a pl.parallel loop of pl.at "
+              "blocks"),
+}
 
 
 def not_supported(name):
