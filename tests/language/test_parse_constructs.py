@@ -282,3 +282,22 @@ def test_op_stubs_raise_outside_bodies():
         pl.tile.load(1, 2, 3)
     with pytest.raises(AttributeError):
         pl.not_an_op  # noqa: B018
+
+
+@pl.jit
+def _underscored(x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.AIV):
+        out = pl.store(pl.add(pl.load(x, [0, 0], [32, 64]), 1.0), [0, 0], out)
+    return out
+
+
+def test_a_function_named_with_an_underscore_round_trips():
+    """Its outlined kernel `_underscored_incore_0` prints as self._underscored_incore_0(...),
+    which parses back (private attributes of anything but `self` stay refused)."""
+    import numpy as np
+    from pypto.runtime import RunConfig
+
+    x = np.arange(32 * 64, dtype=np.float32).reshape(32, 64)
+    out = np.zeros_like(x)
+    _underscored(x, out, config=RunConfig(verify="roundtrip"))
+    np.testing.assert_array_equal(out, x + 1)

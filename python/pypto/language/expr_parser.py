@@ -132,7 +132,10 @@ class ExprParser:
         return self.lookup(node.id, node)
 
     def eval_Attribute(self, node):
-        if node.attr.startswith("_"):
+        # self.<function> names a function of the program (a @pl.jit `_helper` outlines to
+        # `_helper_incore_0`); any other private attribute could reach outside the language.
+        is_self = isinstance(node.value, ast.Name) and isinstance(self.lookup(node.value.id, node.value), SelfRef)
+        if node.attr.startswith("__") or (node.attr.startswith("_") and not is_self):
             raise self.error(node, f"attribute '{node.attr}' is private and cannot be used in a pl body",
                              "use the public names of pl and of your constants")
         base = self.eval(node.value)
