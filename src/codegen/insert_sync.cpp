@@ -138,6 +138,31 @@ class SyncPlanner {
     return s ? *s : "";
   }
 
+  // What one instruction reads and writes: on-chip tiles by their planned byte range, global
+  // tensors as a whole (memory DDR, range [slot, slot + 1)): a store to a tensor and a later
+  // load of it in the same kernel are ordered like a tile written by one pipe and read by
+  // another (the window may be known only at run time, so any two accesses of one tensor
+  // are taken to overlap).
+  struct Touched {
+    MemorySpace memory;
+    int64_t lo, hi;
+    bool write;
+  };
+  std::vector<Touched> touched_by(const isa::Instr& in) const {
+    std::vector<Touched> out;
+    auto add = [&](const isa::Operand& o, bool write) {
+      if (o.kind == isa::Operand::kTile) {
+        const isa::TileDesc& t = k_.tiles.at(o.index);
+        out.push_back({t.memory, t.addr, t.addr + t.rows * t.cols * dtype_bytes(t.dtype), write});
+      } else if (o.kind == isa::Operand::kTensor) {
+        out.push_back({MemorySpace::DDR, o.index, o.index + 1, write});
+      }
+    };
+    for (const auto& o : in.ins) add(o, false);
+    for (const auto& o : in.outs) add(o, true);
+    return out;
+  }
+
   void tile(int pc, const isa::Instr& in, State& st) {
     for (const Sync& s : before[pc]) apply(s, st);
     const isa::InstrDef* def = isa::find_instr(in.mnemonic);
@@ -158,17 +183,12 @@ class SyncPlanner {
       return;
     }
     const int q = static_cast<int>(isa::pipe_of(in, k_));
-    std::vector<std::pair<const isa::TileDesc*, bool>> touched;
-    for (const auto& o : in.ins)
-      if (o.kind == isa::Operand::kTile) touched.push_back({&k_.tiles.at(o.index), false});
-    for (const auto& o : in.outs)
-      if (o.kind == isa::Operand::kTile) touched.push_back({&k_.tiles.at(o.index), true});
+    const std::vector<Touched> touched = touched_by(in);
     // The latest unordered conflicting access per producer pipe.
     std::array<const Access*, 7> latest{};
-    for (const auto& [t, write] : touched) {
-      const int64_t lo = t->addr, hi = t->addr + t->rows * t->cols * dtype_bytes(t->dtype);
+    for (const auto& [m, lo, hi, write] : touched) {
       for (const Access& a : st.accesses) {
-        if (a.pipe == q || a.memory != t->memory || a.hi <= lo || hi <= a.lo || !(a.write || write)) continue;
+        if (a.pipe == q || a.memory != m || a.hi <= lo || hi <= a.lo || !(a.write || write)) continue;
         if (st.vc[q][a.pipe] >= a.seq) continue;
         if (!latest[a.pipe] || latest[a.pipe]->seq < a.seq) latest[a.pipe] = &a;
       }
@@ -193,10 +213,7 @@ class SyncPlanner {
     }
     const uint64_t seq = ++seq_[q];
     st.vc[q][q] = seq;
-    for (const auto& [t, write] : touched) {
-      const int64_t lo = t->addr, hi = t->addr + t->rows * t->cols * dtype_bytes(t->dtype);
-      const MemorySpace m = t->memory;
-      const bool w = write;
+    for (const auto& [m, lo, hi, w] : touched) {
       std::erase_if(st.accesses, [&](const Access& a) {
         return a.pipe == q && a.memory == m && a.lo >= lo && a.hi <= hi && (w || !a.write);
       });

@@ -183,3 +183,56 @@ def test_softmax_example_trace_through_run_config(tmp_path):
     # previous block, and V works while MTE3 (tid 4) stores
     assert any(overlaps(a, b) for a in ev if a["tid"] == 3 for b in ev if b["tid"] == 1)
     assert any(overlaps(a, b) for a in ev if a["tid"] == 1 for b in ev if b["tid"] == 4)
+
+
+def store_then_reload_kernel():
+    """tmp = a + 1 (TSTORE), then out = tmp * 2 reading tmp back (TLOAD): the reload must
+    wait for the store, a dependency through global memory."""
+    k = c.Kernel()
+    k.name = "reload"
+    k.params = [c.ParamDesc(n, True, "FP32", [16, 64], d) for n, d in (("a", "In"), ("tmp", "InOut"), ("out", "Out"))]
+    k.tiles = [c.TileDesc(n, "FP32", "Vec", 16, 64, i * 4096) for i, n in enumerate(("ta", "tb", "tc", "td"))]
+    T, G = c.Operand.tile, c.Operand.tensor
+    k.code = [
+        tile_instr("TLOAD", [T(0)], [G(0), offsets(0, 0)], 20),
+        tile_instr("TADDS", [T(1)], [T(0), c.Operand.scalar_of(c.Scalar.immf(1.0))], 21),
+        tile_instr("TSTORE", [G(1)], [T(1), offsets(0, 0)], 22),
+        tile_instr("TLOAD", [T(2)], [G(1), offsets(0, 0)], 23),
+        tile_instr("TMULS", [T(3)], [T(2), c.Operand.scalar_of(c.Scalar.immf(2.0))], 24),
+        tile_instr("TSTORE", [G(2)], [T(3), offsets(0, 0)], 25),
+    ]
+    return k
+
+
+def reload_args():
+    a = np.random.default_rng(1).standard_normal((16, 64)).astype(np.float32)
+    tmp, out = np.zeros_like(a), np.zeros_like(a)
+    return a, tmp, out, [tensor_arg(a, "a"), tensor_arg(tmp, "tmp"), tensor_arg(out, "out")]
+
+
+def test_reloading_a_stored_tensor_without_a_flag_is_a_race():
+    """The race checker covers global tensors too: the flags InsertSync puts between tiles,
+    without the MTE3 -> MTE2 one, leave the reload of 'tmp' unordered after its store."""
+    k = c.insert_sync(store_then_reload_kernel())
+    k.code = [i for i in k.code if not (i.mnemonic in ("SET_FLAG", "WAIT_FLAG") and i.attrs["src"] == "MTE3"
+                                         and i.attrs["dst"] == "MTE2")]
+    a, tmp, out, args = reload_args()
+    with pytest.raises(c.PyptoError, match=r"race in kernel 'reload': TLOAD \(test_kernel.py:23, pc \d+\) on pipe MTE2 "
+                                           r"reads tensor 'tmp' while TSTORE \(test_kernel.py:22, pc \d+\) on pipe MTE3 "
+                                           r"may still be writing it[\s\S]*set_flag\(PIPE_MTE3, PIPE_MTE2"):
+        c.run_kernel(k, args)
+
+
+def test_insert_sync_orders_a_reload_after_the_store(tmp_path):
+    a, tmp, out, args = reload_args()
+    k = c.insert_sync(store_then_reload_kernel())
+    assert "pto.set_flag[PIPE_MTE3, PIPE_MTE2" in c.emit_pto(k)
+    path = str(tmp_path / "trace.json")
+    c.run_kernel(k, args, trace_path=path)
+    np.testing.assert_array_equal(tmp, a + 1)
+    np.testing.assert_array_equal(out, (a + 1) * 2)
+    # In the modelled timeline the reload starts only once the store has finished.
+    ev = [e for e in json.load(open(path))["traceEvents"] if e["ph"] == "X"]
+    store = next(e for e in ev if e["name"] == "TSTORE")
+    reload = [e for e in ev if e["name"] == "TLOAD"][1]
+    assert reload["ts"] >= store["ts"] + store["dur"] - 1e-9

@@ -54,7 +54,7 @@ class CycleModel {
     isa::Pipe pipe;
     uint64_t seq;
     bool write;
-    std::string tile;     // name of the tile
+    std::string what;     // "tile 't'" or "tensor 'out'"
     std::string instr;    // mnemonic
     Span span;
     int pc;
@@ -64,7 +64,10 @@ class CycleModel {
     Clock clock;
   };
   void sync(const isa::Instr& instr);
-  void check_and_record(const isa::Instr& instr, int pc, isa::Pipe pipe, const TileRef& tile, bool write, uint64_t seq);
+  // Checks the access of bytes [lo, hi) of `what` (a tile, or a whole global tensor) against
+  // the unordered accesses of other pipes, then records it.
+  void check_and_record(const isa::Instr& instr, int pc, isa::Pipe pipe, const uint8_t* lo, const uint8_t* hi,
+                        const std::string& what, bool write, uint64_t seq);
   double cost_of(const isa::Instr& instr, const TileCall& call) const;
 
   const isa::Kernel& kernel_;

@@ -120,10 +120,8 @@ void CycleModel::sync(const isa::Instr& in) {
   now_ += 1;
 }
 
-void CycleModel::check_and_record(const isa::Instr& instr, int pc, isa::Pipe pipe, const TileRef& tile, bool write,
-                                  uint64_t seq) {
-  const uint8_t* lo = tile.data;
-  const uint8_t* hi = tile.data + tile.bytes();
+void CycleModel::check_and_record(const isa::Instr& instr, int pc, isa::Pipe pipe, const uint8_t* lo, const uint8_t* hi,
+                                  const std::string& what, bool write, uint64_t seq) {
   const int q = static_cast<int>(pipe);
   for (const Access& a : accesses_) {
     if (a.pipe == pipe || a.hi <= lo || hi <= a.lo || !(a.write || write)) continue;
@@ -132,8 +130,8 @@ void CycleModel::check_and_record(const isa::Instr& instr, int pc, isa::Pipe pip
     const char* kind = a.write ? (write ? "writes" : "reads") : "writes";
     fail(ErrorKind::kRuntime, instr.span,
          "race in kernel '" + kernel_.name + "': " + instr.mnemonic + " (" + where(instr.span, pc) + ") on pipe " + Q +
-             " " + kind + " tile '" + tile.name + "' while " + a.instr + " (" + where(a.span, a.pc) + ") on pipe " + P +
-             " may still be " + (a.write ? "writing" : "reading") + " '" + a.tile + "'; no flag orders " + P +
+             " " + kind + " " + what + " while " + a.instr + " (" + where(a.span, a.pc) + ") on pipe " + P +
+             " may still be " + (a.write ? "writing" : "reading") + " it; no flag orders " + P +
              " before " + Q,
          "insert set_flag(PIPE_" + P + ", PIPE_" + Q + ", EVENT_ID0) after the " + a.instr + " and wait_flag(PIPE_" + P +
              ", PIPE_" + Q + ", EVENT_ID0) before the " + instr.mnemonic +
@@ -143,7 +141,7 @@ void CycleModel::check_and_record(const isa::Instr& instr, int pc, isa::Pipe pip
   std::erase_if(accesses_, [&](const Access& a) {
     return a.pipe == pipe && a.lo >= lo && a.hi <= hi && (write || !a.write);
   });
-  accesses_.push_back({lo, hi, pipe, seq, write, tile.name, instr.mnemonic, instr.span, pc});
+  accesses_.push_back({lo, hi, pipe, seq, write, what, instr.mnemonic, instr.span, pc});
 }
 
 double CycleModel::issue(int pc, const isa::Instr& instr, const TileCall& call, double not_before) {
@@ -155,10 +153,18 @@ double CycleModel::issue(int pc, const isa::Instr& instr, const TileCall& call, 
   const isa::Pipe pipe = isa::pipe_of(instr, kernel_);
   const int q = static_cast<int>(pipe);
   const uint64_t seq = ++seq_[q];
-  for (const auto& o : call.ins)
-    if (o.kind == isa::Operand::kTile) check_and_record(instr, pc, pipe, o.tile, false, seq);
-  for (const auto& o : call.outs)
-    if (o.kind == isa::Operand::kTile) check_and_record(instr, pc, pipe, o.tile, true, seq);
+  // Tiles by their bytes; a global tensor as the whole span of its view (the window an
+  // instruction touches is checked by the library; any two accesses of one tensor conflict).
+  auto record = [&](const OperandValue& o, bool write) {
+    if (o.kind == isa::Operand::kTile) {
+      check_and_record(instr, pc, pipe, o.tile.data, o.tile.data + o.tile.bytes(), "tile '" + o.tile.name + "'", write, seq);
+    } else if (o.kind == isa::Operand::kTensor && o.tensor != nullptr) {
+      auto [lo, hi] = o.tensor->byte_range();
+      if (lo != hi) check_and_record(instr, pc, pipe, lo, hi, "tensor '" + o.tensor->name + "'", write, seq);
+    }
+  };
+  for (const auto& o : call.ins) record(o, false);
+  for (const auto& o : call.outs) record(o, true);
   clock_[q][q] = seq;
 
   const double cost = cost_of(instr, call);
