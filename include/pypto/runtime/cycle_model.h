@@ -49,8 +49,7 @@ class CycleModel {
  private:
   using Clock = std::array<uint64_t, 7>;  // per pipe: the last instruction seq known done
   struct Access {
-    const uint8_t* lo;
-    const uint8_t* hi;
+    uintptr_t lo, hi;     // the bytes touched, as addresses
     isa::Pipe pipe;
     uint64_t seq;
     bool write;
@@ -66,7 +65,7 @@ class CycleModel {
   void sync(const isa::Instr& instr);
   // Checks the access of bytes [lo, hi) of `what` (a tile, or a whole global tensor) against
   // the unordered accesses of other pipes, then records it.
-  void check_and_record(const isa::Instr& instr, int pc, isa::Pipe pipe, const uint8_t* lo, const uint8_t* hi,
+  void check_and_record(const isa::Instr& instr, int pc, isa::Pipe pipe, uintptr_t lo, uintptr_t hi,
                         const std::string& what, bool write, uint64_t seq);
   double cost_of(const isa::Instr& instr, const TileCall& call) const;
 

@@ -35,6 +35,36 @@ isa::Pipe attr_pipe(const isa::Instr& in, const std::string& key) {
   return p;
 }
 
+// The bytes of `t` that a TLOAD / TSTORE (or TPREFETCH) moves: from the element at its
+// offsets to the last element of the tile's valid region (the last two dimensions move with
+// the tile's rows and columns). Other instructions (MGATHER / MSCATTER: any element) and
+// offsets the library will reject get the whole view. Computed on addresses, never
+// dereferenced.
+std::pair<uintptr_t, uintptr_t> tensor_window(const isa::Instr& instr, const TileCall& call, const TensorView& t) {
+  auto [vlo, vhi] = t.byte_range();
+  const std::pair<uintptr_t, uintptr_t> whole{reinterpret_cast<uintptr_t>(vlo), reinterpret_cast<uintptr_t>(vhi)};
+  const TileRef* tile = nullptr;
+  if (instr.mnemonic == "TLOAD" && !call.outs.empty() && call.outs[0].kind == isa::Operand::kTile) tile = &call.outs[0].tile;
+  if (instr.mnemonic == "TSTORE" && !call.ins.empty() && call.ins[0].kind == isa::Operand::kTile) tile = &call.ins[0].tile;
+  if (tile == nullptr || call.ins.size() < 2 || call.ins[1].kind != isa::Operand::kScalarList) return whole;
+  const std::vector<int64_t>& off = call.ins[1].list;
+  const size_t rank = t.shape.size();
+  if (rank == 0 || off.size() != rank || t.strides.size() != rank || tile->valid_rows < 1 || tile->valid_cols < 1) return whole;
+  std::vector<int64_t> last = off;
+  last[rank - 1] += tile->valid_cols - 1;
+  if (rank >= 2) last[rank - 2] += tile->valid_rows - 1;
+  int64_t first_elem = 0, last_elem = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    if (off[d] < 0 || last[d] >= t.shape[d]) return whole;
+    first_elem += off[d] * t.strides[d];
+    last_elem += last[d] * t.strides[d];
+  }
+  const int64_t eb = dtype_bytes(t.dtype);
+  const auto base = reinterpret_cast<uintptr_t>(t.data);
+  const int64_t lo = std::min(first_elem, last_elem) * eb, hi = (std::max(first_elem, last_elem) + 1) * eb;
+  return {base + static_cast<uintptr_t>(lo), base + static_cast<uintptr_t>(hi)};
+}
+
 std::string where(const Span& s, int pc) {
   return (s.line > 0 ? s.str() + ", " : std::string()) + "pc " + std::to_string(pc);
 }
@@ -120,7 +150,7 @@ void CycleModel::sync(const isa::Instr& in) {
   now_ += 1;
 }
 
-void CycleModel::check_and_record(const isa::Instr& instr, int pc, isa::Pipe pipe, const uint8_t* lo, const uint8_t* hi,
+void CycleModel::check_and_record(const isa::Instr& instr, int pc, isa::Pipe pipe, uintptr_t lo, uintptr_t hi,
                                   const std::string& what, bool write, uint64_t seq) {
   const int q = static_cast<int>(pipe);
   for (const Access& a : accesses_) {
@@ -153,13 +183,15 @@ double CycleModel::issue(int pc, const isa::Instr& instr, const TileCall& call, 
   const isa::Pipe pipe = isa::pipe_of(instr, kernel_);
   const int q = static_cast<int>(pipe);
   const uint64_t seq = ++seq_[q];
-  // Tiles by their bytes; a global tensor as the whole span of its view (the window an
-  // instruction touches is checked by the library; any two accesses of one tensor conflict).
+  // Tiles by their bytes; a global tensor by the span of the window the instruction moves
+  // (tensors passed twice, e.g. in place as input and output, are told apart by window).
   auto record = [&](const OperandValue& o, bool write) {
     if (o.kind == isa::Operand::kTile) {
-      check_and_record(instr, pc, pipe, o.tile.data, o.tile.data + o.tile.bytes(), "tile '" + o.tile.name + "'", write, seq);
+      const auto lo = reinterpret_cast<uintptr_t>(o.tile.data);
+      check_and_record(instr, pc, pipe, lo, lo + static_cast<uintptr_t>(o.tile.bytes()), "tile '" + o.tile.name + "'",
+                       write, seq);
     } else if (o.kind == isa::Operand::kTensor && o.tensor != nullptr) {
-      auto [lo, hi] = o.tensor->byte_range();
+      auto [lo, hi] = tensor_window(instr, call, *o.tensor);
       if (lo != hi) check_and_record(instr, pc, pipe, lo, hi, "tensor '" + o.tensor->name + "'", write, seq);
     }
   };
