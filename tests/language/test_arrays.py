@@ -3,7 +3,9 @@ and pl.TASK_ID arrays whose elements are task ids used in deps=[arr[j]] (run-tim
 Results are checked against numpy; edges against the swimlane the runtime writes."""
 
 import json
+import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -14,6 +16,9 @@ import pypto.ir as pir
 import pypto.language as pl
 from pypto import PyptoError
 from pypto.runtime import RunConfig
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "runtime"))
+from hand_built_programs import binary_kernel, call  # noqa: E402
 
 N, R, C = 4, 32, 64
 
@@ -206,3 +211,85 @@ def test_unsupported_tier_two_constructs_name_the_alternative(tmp_path, construc
     with pytest.raises(pl.ParseError, match=message) as err:
         ns["hinted"](x, x.copy())
     assert "hinted.py:6:" in str(err.value) and re.search(r"fix: .*" + fix, str(err.value)), str(err.value)
+
+
+# ---- hand-built host programs: the new host instructions are validated ----------------------
+
+def hand_built(code, arrays=(), num_regs=2):
+    from pypto import _core as c
+
+    p = c.HostProgram()
+    p.name = "hand"
+    p.params = [c.ParamDesc(n, True, "FP32", [16, 64], d) for n, d in (("a", "In"), ("b", "In"), ("out", "Out"))]
+    p.tensors = list(p.params)
+    p.kernels = [binary_kernel("add", "TADD", 16, 64)]
+    p.num_regs, p.reg_is_float = num_regs, [False] * num_regs
+    descs = []
+    for name, dtype, size in arrays:
+        d = c.ArrayDesc()
+        d.name, d.dtype, d.size = name, getattr(c.ir.DataType, dtype), size
+        descs.append(d)
+    p.arrays = descs
+    p.code = code
+    return p
+
+
+def hand_args():
+    a = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+    b, out = np.ones_like(a), np.zeros_like(a)
+    return a, b, out, [(x.ctypes.data, "FP32", [16, 64], [64, 1], n) for x, n in ((a, "a"), (b, "b"), (out, "out"))]
+
+
+def host_instr(kind, **fields):
+    from pypto import _core as c
+
+    i = c.Instr()
+    i.kind = getattr(c.InstrKind, kind)
+    for k, v in fields.items():
+        setattr(i, k, v)
+    return i
+
+
+def test_hand_built_array_instruction_naming_no_array_is_rejected():
+    from pypto import _core as c
+
+    get = host_instr("ArrayGet", dst_reg=0, a=c.Scalar.imm(0))
+    get.attrs = {"array": 3}
+    a, b, out, args = hand_args()
+    with pytest.raises(PyptoError, match=r"malformed instruction stream in host program 'hand': array instruction names "
+                                         r"no array of the program \(1 arrays\)"):
+        c.run_host_program(hand_built([get], arrays=[("ids", "TASK_ID", 4)]), args, "a2a3sim", "sim", 1)
+
+
+def test_hand_built_deps_naming_a_task_id_that_was_never_launched():
+    """Register r0 holds 7, which names no launch of the run: an error at the call, not a hang."""
+    from pypto import _core as c
+
+    mov = host_instr("ScalarMov", dst_reg=0, a=c.Scalar.imm(7))
+    launch = call(0, 0, 1, 2)
+    launch.attrs = {"dep_regs": [0]}
+    a, b, out, args = hand_args()
+    with pytest.raises(PyptoError, match=r"deps names task id 7, which no launch of this run has \(0 launches so far\)"):
+        c.run_host_program(hand_built([mov, launch]), args, "a2a3sim", "sim", 1)
+    bad_reg = call(0, 0, 1, 2)
+    bad_reg.attrs = {"dep_regs": [5]}
+    with pytest.raises(PyptoError, match=r"dep_regs names register r5, which does not exist"):
+        c.run_host_program(hand_built([bad_reg]), args, "a2a3sim", "sim", 1)
+
+
+def test_hand_built_launch_number_round_trip_through_an_array():
+    """launch_reg puts the launch number (from 1) in r0; ArraySet/ArrayGet move it through an
+    array; a second launch depending on it runs after the first (the run completes)."""
+    from pypto import _core as c
+
+    first = call(0, 0, 1, 2)
+    first.attrs = {"launch_reg": [0]}
+    put = host_instr("ArraySet", a=c.Scalar.imm(2), b=c.Scalar.r(0))
+    put.attrs = {"array": 0}
+    get = host_instr("ArrayGet", dst_reg=1, a=c.Scalar.imm(2))
+    get.attrs = {"array": 0}
+    second = call(0, 2, 1, 2)  # out = out + b, after the first launch
+    second.attrs = {"dep_regs": [1]}
+    a, b, out, args = hand_args()
+    c.run_host_program(hand_built([first, put, get, second], arrays=[("ids", "TASK_ID", 4)]), args, "a2a3sim", "sim", 2)
+    np.testing.assert_array_equal(out, a + 2)
