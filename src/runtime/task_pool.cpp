@@ -311,7 +311,7 @@ void TaskPool::report_deadlock(std::unique_lock<std::mutex>& lk, const std::stri
     if (t.done || t.pending == 0) continue;
     msg += "\n  " + describe(id) + " waits for";
     for (size_t d : t.deps)
-      if (!tasks_[d].done) msg += " " + describe(d);
+      if (!tasks_[d].done) msg.append(" ").append(describe(d));  // append: g++ 12 warns (-Wrestrict) on " " + str
     ++shown;
   }
   stop_ = true;
