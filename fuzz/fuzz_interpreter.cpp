@@ -1,10 +1,12 @@
-// libFuzzer target: instruction streams built from arbitrary bytes must be rejected by
-// validation or run to completion; never crash, hang or read outside their buffers.
+// libFuzzer target: instruction streams built from arbitrary bytes (kernels, and a quarter of
+// the time host programs with pl.array instructions and run-time task-id deps) must be
+// rejected by validation or run to completion; never crash, hang or read outside their buffers.
 // Build: cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DPYPTO_FUZZ=ON -DPYPTO_BUILD_PYTHON=OFF
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "pypto/codegen/insert_sync.h"
 #include "pypto/isa/instructions.h"
 #include "pypto/runtime/runtime.h"
 
@@ -51,11 +53,142 @@ isa::Operand operand(Bytes& b, int num_regs, int tiles, int params) {
   }
 }
 
+// Gives the loops and ifs of `code` the jumps codegen would emit, where they pair up.
+void nest(std::vector<isa::Instr>& code) {
+  std::vector<int> open;
+  for (int pc = 0; pc < static_cast<int>(code.size()); ++pc) {
+    isa::Instr& in = code[pc];
+    switch (in.kind) {
+      case isa::InstrKind::kLoopBegin:
+      case isa::InstrKind::kIf: open.push_back(pc); break;
+      case isa::InstrKind::kElse:
+        if (!open.empty() && code[open.back()].kind == isa::InstrKind::kIf) {
+          code[open.back()].jump = pc + 1;
+          open.back() = pc;
+        }
+        break;
+      case isa::InstrKind::kLoopEnd:
+        if (!open.empty() && code[open.back()].kind == isa::InstrKind::kLoopBegin) {
+          code[open.back()].jump = pc + 1;
+          in.jump = open.back() + 1;
+          in.dst_reg = code[open.back()].dst_reg;
+          open.pop_back();
+        }
+        break;
+      case isa::InstrKind::kEndIf:
+        if (!open.empty() && code[open.back()].kind != isa::InstrKind::kLoopBegin) {
+          code[open.back()].jump = pc;
+          open.pop_back();
+        }
+        break;
+      default: break;
+    }
+  }
+}
+
+// Host-program mode: an orchestration with pl.array instructions, task ids in registers
+// (launch_reg) and run-time deps (dep_regs) around calls of one well-formed kernel; the
+// validator or the run must reject bad indices, registers and task ids with a PyptoError.
+void fuzz_host_program(Bytes& b) {
+  static std::vector<float> a(16 * 64, 1.0f), c(16 * 64, 2.0f), out(16 * 64, 0.0f);
+  isa::Kernel k;
+  k.name = "add";
+  for (const char* n : {"a", "b", "out"}) {
+    isa::ParamDesc p;
+    p.name = n;
+    p.shape = {16, 64};
+    p.dir = std::string(n) == "out" ? ParamDirection::Out : ParamDirection::In;
+    k.params.push_back(p);
+  }
+  for (int i = 0; i < 3; ++i) {
+    isa::TileDesc t;
+    t.name = "t" + std::to_string(i);
+    t.rows = 16;
+    t.cols = 64;
+    t.addr = i * 4096;
+    t.valid_rows = isa::Scalar::imm(16);
+    t.valid_cols = isa::Scalar::imm(64);
+    k.tiles.push_back(t);
+  }
+  auto tile_instr = [](const char* m, std::vector<isa::Operand> outs, std::vector<isa::Operand> ins) {
+    isa::Instr in;
+    in.mnemonic = m;
+    in.outs = std::move(outs);
+    in.ins = std::move(ins);
+    return in;
+  };
+  const auto zero = isa::Operand::list_of({isa::Scalar::imm(0), isa::Scalar::imm(0)});
+  k.code = {tile_instr("TLOAD", {isa::Operand::tile(0)}, {isa::Operand::tensor(0), zero}),
+            tile_instr("TLOAD", {isa::Operand::tile(1)}, {isa::Operand::tensor(1), zero}),
+            tile_instr("TADD", {isa::Operand::tile(2)}, {isa::Operand::tile(0), isa::Operand::tile(1)}),
+            tile_instr("TSTORE", {isa::Operand::tensor(2)}, {isa::Operand::tile(2), zero})};
+  codegen::insert_sync(k);
+
+  isa::HostProgram p;
+  p.name = "fuzz_host";
+  p.params = k.params;
+  p.tensors = k.params;
+  p.kernels = {k};
+  static constexpr DataType kArrayDtypes[] = {DataType::TASK_ID, DataType::INDEX, DataType::FP32};
+  for (int i = b.small(3); i > 0; --i)
+    p.arrays.push_back({"arr" + std::to_string(p.arrays.size()), kArrayDtypes[b.small(3)], b.small(10) - 1});
+  p.num_regs = 2 + b.small(4);
+  p.reg_is_float.assign(static_cast<size_t>(p.num_regs), false);
+  static const isa::InstrKind kKinds[] = {isa::InstrKind::kScalarMov, isa::InstrKind::kScalarBin, isa::InstrKind::kLoopBegin,
+                                          isa::InstrKind::kLoopEnd,   isa::InstrKind::kIf,        isa::InstrKind::kEndIf,
+                                          isa::InstrKind::kCall,      isa::InstrKind::kArrayGet,  isa::InstrKind::kArraySet};
+  auto reg_list = [&](int max_len) {
+    std::vector<int64_t> regs;
+    for (int i = b.small(max_len + 1); i > 0; --i) regs.push_back(b.small(p.num_regs + 2) - 1);
+    return regs;
+  };
+  while (!b.done() && p.code.size() < 16) {
+    isa::Instr in;
+    in.kind = kKinds[b.small(9)];
+    in.dst_reg = b.small(p.num_regs + 2) - 1;
+    in.sop = static_cast<ir::BinaryOp>(b.small(17));
+    in.a = scalar(b, p.num_regs);
+    in.b = scalar(b, p.num_regs);
+    in.step = scalar(b, p.num_regs);
+    in.jump = b.small(static_cast<int>(p.code.size()) + 4) - 1;
+    if (in.kind == isa::InstrKind::kCall) {
+      in.callee = b.small(5) ? 0 : b.small(3) - 1;
+      const int n = b.small(5) ? 3 : b.small(5);
+      for (int i = 0; i < n; ++i) in.ins.push_back(isa::Operand::tensor(b.small(5) ? i : b.small(5) - 1));
+      if (b.small(2)) in.attrs["dep_regs"] = reg_list(2);
+      if (b.small(2)) in.attrs["launch_reg"] = reg_list(1);
+    } else if (in.kind == isa::InstrKind::kArrayGet || in.kind == isa::InstrKind::kArraySet) {
+      in.attrs["array"] = int64_t{b.small(static_cast<int>(p.arrays.size()) + 2) - 1};
+    }
+    p.code.push_back(in);
+  }
+  if (b.small(2)) nest(p.code);
+  std::vector<runtime::HostArg> args;
+  for (auto* buf : {&a, &c, &out}) {
+    runtime::TensorView v;
+    v.data = buf->data();
+    v.shape = {16, 64};
+    v.strides = {64, 1};
+    v.name = "t";
+    args.push_back(runtime::HostArg::of_tensor(v));
+  }
+  runtime::RunOptions options;
+  options.num_workers = 1;
+  try {
+    runtime::run_host_program(p, args, options);
+  } catch (const PyptoError&) {
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<const isa::InstrDef*> table = isa::all_instrs();
   Bytes b(data, size);
+  if (b.small(4) == 0) {
+    fuzz_host_program(b);
+    return 0;
+  }
   isa::Kernel k;
   k.name = "fuzz";
   std::vector<std::vector<float>> storage;
@@ -129,37 +262,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     k.code.push_back(in);
   }
   // Half of the inputs get well-nested jumps (as codegen emits them) so execution goes deep.
-  if (b.small(2)) {
-    std::vector<int> open;
-    for (int pc = 0; pc < static_cast<int>(k.code.size()); ++pc) {
-      isa::Instr& in = k.code[pc];
-      switch (in.kind) {
-        case isa::InstrKind::kLoopBegin:
-        case isa::InstrKind::kIf: open.push_back(pc); break;
-        case isa::InstrKind::kElse:
-          if (!open.empty() && k.code[open.back()].kind == isa::InstrKind::kIf) {
-            k.code[open.back()].jump = pc + 1;
-            open.back() = pc;
-          }
-          break;
-        case isa::InstrKind::kLoopEnd:
-          if (!open.empty() && k.code[open.back()].kind == isa::InstrKind::kLoopBegin) {
-            k.code[open.back()].jump = pc + 1;
-            in.jump = open.back() + 1;
-            in.dst_reg = k.code[open.back()].dst_reg;
-            open.pop_back();
-          }
-          break;
-        case isa::InstrKind::kEndIf:
-          if (!open.empty() && k.code[open.back()].kind != isa::InstrKind::kLoopBegin) {
-            k.code[open.back()].jump = pc;
-            open.pop_back();
-          }
-          break;
-        default: break;
-      }
-    }
-  }
+  if (b.small(2)) nest(k.code);
   runtime::RunOptions options;
   try {
     runtime::run_kernel(k, args, options);

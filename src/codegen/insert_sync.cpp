@@ -213,11 +213,11 @@ class SyncPlanner {
     }
     const uint64_t seq = ++seq_[q];
     st.vc[q][q] = seq;
-    for (const auto& [m, lo, hi, w] : touched) {
+    for (const Touched& t : touched) {  // (a plain loop variable: clang 14 cannot capture structured bindings)
       std::erase_if(st.accesses, [&](const Access& a) {
-        return a.pipe == q && a.memory == m && a.lo >= lo && a.hi <= hi && (w || !a.write);
+        return a.pipe == q && a.memory == t.memory && a.lo >= t.lo && a.hi <= t.hi && (t.write || !a.write);
       });
-      st.accesses.push_back({m, lo, hi, q, seq, w, pc, region_, st.vc[q]});
+      st.accesses.push_back({t.memory, t.lo, t.hi, q, seq, t.write, pc, region_, st.vc[q]});
     }
     for (const Sync& s : after[pc]) apply(s, st);
   }
