@@ -1,5 +1,5 @@
 """The benchmarked PyPTO programs: a tiled fp32 GEMM (matmul + matmul_acc over K, one task
-per output tile), row softmax, RMSNorm, elementwise add, a graph of tiny tasks, and the
+per output tile), row softmax (fp32 and fp16), RMSNorm, elementwise add, a graph of tiny tasks, and the
 seed's instruction-level vector_add (@pto.kernel)."""
 
 import pypto as pto
@@ -8,6 +8,7 @@ import pypto.language as pl
 GEMM_N, GEMM_T = 1024, 128  # 1024^3 GEMM, 128x128 output tiles, K in 128 steps
 ROWS, COLS, RB = 4096, 4096, 2  # softmax / rmsnorm: 2 rows x 4096 per step
 ADD_ROWS, ADD_COLS, ADD_RB = 4096, 4096, 2  # 16M fp32 elements
+HALF_RB = 8  # fp16 softmax: 8 rows x 4096 per step
 
 
 @pl.jit.incore
@@ -41,6 +42,20 @@ def softmax(x: pl.Tensor, y: pl.Out[pl.Tensor]):
             e = pl.exp(pl.row_expand_sub(t, m))
             s = pl.row_sum(e)
             y = pl.store(pl.row_expand_div(e, s), [i * RB, 0], y)
+    return y
+
+
+@pl.jit
+def softmax_half(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    """softmax with fp16 (or bf16) tensors: every tile is fp16, computed in fp32 per
+    instruction and rounded once (the row sum accumulates in fp32, in order)."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(ROWS // HALF_RB):
+            t = pl.load(x, [i * HALF_RB, 0], [HALF_RB, COLS])
+            m = pl.row_max(t)
+            e = pl.exp(pl.row_expand_sub(t, m))
+            s = pl.row_sum(e)
+            y = pl.store(pl.row_expand_div(e, s), [i * HALF_RB, 0], y)
     return y
 
 

@@ -1,11 +1,18 @@
 """Differential test of the optimised tile library: every instruction of the table runs
 through the reference (engine "sim") and the native engine on the same random operands
 (shapes, dtypes and valid shapes drawn per case) and the results are compared: bitwise
-for integers and BOOL, within 2 ulp for float elementwise work, and within a relative
-tolerance for sums and matmul, whose summation order differs."""
+for integers, BOOL, fp16 and bf16, within 2 ulp for fp32 elementwise work, and within a
+relative tolerance for fp32 sums and matmul, whose summation order differs. The fp16 / bf16
+fast paths are then checked bit for bit on special values (NaN, infinities, subnormals,
+overflow, rounding ties), and shown to be taken."""
+
+import re
 
 import numpy as np
 import pytest
+import torch
+
+import pypto.language as pl
 from pypto import _core
 
 NP = {"FP32": np.float32, "FP16": np.float16, "INT32": np.int32, "INT16": np.int16,
@@ -156,6 +163,9 @@ def build_case(name, rng):
 def run(name, outs, ins, attrs, kw, engine):
     outs = [o.copy() for o in outs]
     kw = {k: v for k, v in kw.items() if v is not None}
+    ops = outs + list(ins)
+    if "dtypes" not in kw and any(isinstance(o, np.ndarray) and o.dtype == np.uint16 for o in ops):
+        kw["dtypes"] = ["BF16" if isinstance(o, np.ndarray) and o.dtype == np.uint16 else None for o in ops]
     try:
         _core.isa_execute(name, outs, ins, attrs, engine=engine, **kw)
         return outs, None
@@ -283,3 +293,197 @@ def test_native_matches_reference_on_special_values(name):
     else:
         bad = np.where(both_nan, 0, ulp_distance(r, n)) > 2
     assert not bad.any(), f"{name}: {a[bad][:4]}: {r[bad][:4]} (reference) vs {n[bad][:4]} (native)"
+
+
+# ---- fp16 / bf16 fast paths ----------------------------------------------------------------
+# Each of these instructions has an fp16 / bf16 fast path in the native engine (widen to
+# fp32, compute, round once to nearest even): its results must equal the reference's bit for
+# bit, NaNs included, on values that stress the rounding.
+HALF_BINARY = ["TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN"]
+HALF_SCALAR = ["TADDS", "TSUBS", "TMULS", "TDIVS", "TMAXS", "TMINS", "TLRELU", "TAXPY"]
+HALF_UNARY = ["TABS", "TNEG", "TRELU", "TEXP", "TLOG", "TSQRT", "TRSQRT", "TRECIP"]
+HALF_REDUCE = ["TROWSUM", "TROWMAX", "TROWMIN", "TCOLSUM", "TCOLMAX", "TCOLMIN"]
+HALF_EXPAND = ["TROWEXPAND", "TCOLEXPAND"] + [p + op for p in ("TROWEXPAND", "TCOLEXPAND")
+                                             for op in ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "EXPDIF")]
+HALF_FAST = HALF_BINARY + HALF_SCALAR + HALF_UNARY + HALF_REDUCE + HALF_EXPAND + ["TEXPANDS", "TCVT"]
+# (rows, cols, valid): partly valid, non-square, more rows and columns than a vector holds.
+HALF_SHAPES = [(16, 64, (11, 29)), (40, 70, (33, 51)), (3, 130, (2, 129))]
+# Scalars: exact, inexact (rounded to the element type first), a tie, past fp16's range, NaN.
+HALF_SCALARS = [0.75, 0.1, 1 + 2.0**-11, 65520.0, 1e6, -3.0, float("nan")]
+
+
+def half_bits(values, dtype):
+    """float32 values as fp16 (np.float16) or bf16 (uint16 bits, rounded to nearest even)."""
+    f = np.asarray(values, np.float32)
+    if dtype == "FP16":
+        with np.errstate(over="ignore"):  # past fp16's range: infinity
+            return f.astype(np.float16)
+    u = f.view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(f), ((u >> 16) | 0x40).astype(np.uint16), r)
+
+
+def half_specials(dtype):
+    """Bit patterns: signed zeros, infinities, NaNs (quiet, signalling, negative), the smallest
+    and largest subnormals, the smallest normal, the largest finite, and values whose sums
+    and products land on rounding ties or overflow."""
+    if dtype == "FP16":
+        bits = [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 0x0001, 0x8001, 0x03FF, 0x0400,
+                0x7BFF, 0xFBFF, 0x3C00, 0x3C01, 0x6800, 0x6801, 0x6802, 0x3800, 0x0200]
+        return np.array(bits, np.uint16).view(np.float16)
+    bits = [0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0x7F81, 0x0001, 0x8001, 0x007F, 0x0080,
+            0x7F7F, 0xFF7F, 0x3F80, 0x3F81, 0x4380, 0x4381, 0x4382, 0x3F00, 0x0040]
+    return np.array(bits, np.uint16)
+
+
+def half_operand(rng, shape, dtype, positive=False):
+    """Moderate values with specials and random bit patterns mixed in (a fifth each)."""
+    vals = rng.uniform(0.05 if positive else -4, 4, size=shape)
+    if rng.random() < 0.5:  # products / sums near the top of fp16's range
+        vals = vals * 16384
+    x = half_bits(vals, dtype).view(np.uint16)
+    spec = half_specials(dtype).view(np.uint16)
+    pick = rng.random(shape)
+    x = np.where(pick < 0.2, rng.choice(spec, size=shape), x)
+    x = np.where((pick >= 0.2) & (pick < 0.3), rng.integers(0, 1 << 16, size=shape).astype(np.uint16), x)
+    if positive:
+        x = x & np.uint16(0x7FFF)
+    return x.view(np.float16) if dtype == "FP16" else x
+
+
+def half_case(name, dtype, shape, rng, k):
+    R, C, valid = shape
+    t = lambda s, p=False: half_operand(rng, s, dtype, p)  # noqa: E731
+    z = lambda s: np.zeros(s, np.float16 if dtype == "FP16" else np.uint16)  # noqa: E731
+    kw = {"valid_shape": list(valid) if valid else None}
+    pos = name in ("TLOG", "TSQRT", "TRSQRT") and k % 2 == 0
+    s = HALF_SCALARS[k % len(HALF_SCALARS)]
+    if name in HALF_BINARY:
+        a, b = t((R, C)), t((R, C))
+        b[::3] = a[::3]  # x - x, x / x, max(x, x)
+        return [z((R, C))], [a, b], {}, kw
+    if name in HALF_SCALAR:
+        return [t((R, C)) if name == "TAXPY" else z((R, C))], [t((R, C)), s], {}, kw
+    if name in HALF_UNARY:
+        return [z((R, C))], [t((R, C), pos)], {}, kw
+    if name == "TEXPANDS":
+        return [z((R, C))], [s], {}, kw
+    if name in HALF_REDUCE:
+        out = z((R, 1)) if name.startswith("TROW") else z((1, C))
+        a = t((R, C))
+        if k % 2:  # mostly finite rows (sums that do not end in NaN), zeros of both signs
+            a = half_bits(rng.uniform(-4, 4, size=(R, C)) * 2.0 ** rng.integers(-20, 12, size=(R, C)), dtype)
+            a.view(np.uint16)[:, ::5] &= np.uint16(0x8000)
+        return [out], [a], {}, kw
+    if name in ("TROWEXPAND", "TCOLEXPAND"):
+        return [z((R, C))], [t((R, 1) if name == "TROWEXPAND" else (1, C))], {}, {}
+    if "EXPAND" in name:
+        return [z((R, C))], [t((R, C)), t((R, 1) if name.startswith("TROW") else (1, C))], {}, {}
+    raise AssertionError(name)
+
+
+# Instructions that combine two operands arithmetically: a NaN from two NaN operands keeps
+# either one's sign and payload, by the operand order each compiler picks (IEEE 754 leaves
+# it open), so there any NaN matches any NaN. Everywhere else NaNs match bit for bit.
+TWO_NAN = {"TADD", "TSUB", "TMUL", "TDIV", "TADDS", "TSUBS", "TMULS", "TDIVS", "TLRELU", "TAXPY", "TROWSUM",
+           "TCOLSUM"} | {p + op for p in ("TROWEXPAND", "TCOLEXPAND") for op in ("ADD", "SUB", "MUL", "DIV", "EXPDIF")}
+
+
+def assert_bits_equal(name, ref, nat):
+    """Bit equality (NaNs of TWO_NAN instructions: any NaN)."""
+    for r, n in zip(ref, nat):
+        ri = r.view(np.uint16 if r.itemsize == 2 else np.uint32)
+        ni = n.view(ri.dtype)
+        if r.dtype == np.uint16:  # bf16
+            nan = ((ri & 0x7FFF) > 0x7F80) & ((ni & 0x7FFF) > 0x7F80)
+        else:
+            nan = np.isnan(r) & np.isnan(n)
+        bad = (ri != ni) & ~(nan & (name in TWO_NAN))
+        assert not bad.any(), f"{name}: {int(bad.sum())} differ, first at {np.argwhere(bad)[0]}: " \
+                              f"reference {hex(ri[bad][0])}, native {hex(ni[bad][0])}"
+
+
+@pytest.mark.parametrize("shape", HALF_SHAPES)
+@pytest.mark.parametrize("dtype", ["FP16", "BF16"])
+@pytest.mark.parametrize("name", [n for n in HALF_FAST if n != "TCVT"])
+def test_native_half_fast_paths_match_reference_bit_for_bit(name, dtype, shape):
+    rng = np.random.default_rng(sum(map(ord, name + dtype)) + shape[1])
+    for k in range(2):
+        outs, ins, attrs, kw = half_case(name, dtype, shape, rng, k)
+        ref, ref_err = run(name, outs, ins, attrs, kw, "sim")
+        nat, nat_err = run(name, outs, ins, attrs, kw, "native")
+        assert ref_err is None and nat_err is None, (ref_err, nat_err)
+        assert_bits_equal(name, ref, nat)
+
+
+@pytest.mark.parametrize("shape", HALF_SHAPES)
+@pytest.mark.parametrize("src,dst", [("FP32", "FP16"), ("FP32", "BF16"), ("FP16", "FP32"), ("BF16", "FP32"),
+                                     ("FP16", "BF16"), ("BF16", "FP16"), ("FP16", "FP16")])
+def test_native_half_conversions_match_reference_bit_for_bit(src, dst, shape):
+    R, C, valid = shape
+    rng = np.random.default_rng(R * C)
+    if src == "FP32":  # every exponent, ties of both formats, NaN / inf, values past fp16's range
+        bits = rng.integers(0, 1 << 32, size=(R, C), dtype=np.uint64).astype(np.uint32)
+        bits[::2] &= np.uint32(0xFFFFE000 if dst == "FP16" else 0xFFFF0000)
+        bits[::2] |= np.uint32(0x1000 if dst == "FP16" else 0x8000)  # exact ties
+        bits[1::4] = (bits[1::4] & np.uint32(0x807FFFFF)) | np.uint32(0x38000000)  # fp16 subnormal / normal range
+        a = bits.view(np.float32)
+    else:
+        a = half_operand(rng, (R, C), src)
+    zero = np.zeros((R, C), {"FP32": np.float32, "FP16": np.float16, "BF16": np.uint16}[dst])
+    kw = {"valid_shape": list(valid) if valid else None}
+    for mode in ("none", "rint", "floor"):
+        ref, ref_err = run("TCVT", [zero], [a], {"mode": mode}, kw, "sim")
+        nat, nat_err = run("TCVT", [zero], [a], {"mode": mode}, kw, "native")
+        assert ref_err is None and nat_err is None, (ref_err, nat_err)
+        assert_bits_equal(f"TCVT {src}->{dst} {mode}", ref, nat)
+
+
+# A program in fp16 / bf16 (torch tensors): its kernel's C++ calls the optimised library for
+# every tile instruction (no reference fallback), and the results agree with torch.
+HR, HC = 24, 96
+
+
+@pl.jit
+def half_chain(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor], f: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.load(x, [0, 0], [HR, HC])
+        b = pl.load(w, [0, 0], [HR, HC])
+        e = pl.exp(pl.row_expand_sub(a, pl.row_max(a)))
+        sm = pl.row_expand_div(e, pl.row_sum(e))  # softmax
+        t = pl.maximum(pl.sub(pl.mul(pl.add(a, b), 0.5), pl.neg(b)), pl.minimum(a, pl.relu(b)))
+        u = pl.add(pl.sqrt(pl.abs(b)), pl.rsqrt(pl.adds(pl.abs(a), 1.0)))
+        v = pl.div(pl.muls(pl.log(pl.adds(pl.abs(b), 1.0)), 2.0), pl.adds(pl.abs(a), 1.0))
+        z = pl.row_expand_mul(pl.add(pl.add(t, u), v), pl.row_min(b))
+        y = pl.store(pl.add(sm, z), [0, 0], y)
+        f = pl.store(pl.cast(sm, target_type=pl.FP32, mode="rint"), [0, 0], f)
+    return y, f
+
+
+def half_chain_torch(x, w):
+    x, w = x.float(), w.float()
+    sm = torch.softmax(x, dim=-1)
+    t = torch.maximum((x + w) * 0.5 + w, torch.minimum(x, torch.relu(w)))
+    u = w.abs().sqrt() + torch.rsqrt(x.abs() + 1)
+    v = torch.log(w.abs() + 1) * 2 / (x.abs() + 1)
+    return sm + (t + u + v) * w.min(dim=-1, keepdim=True).values, sm
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_native_half_program_takes_the_fast_paths(dtype):
+    gen = torch.Generator().manual_seed(5)
+    x = (torch.randn(HR, HC, generator=gen) * 2).to(dtype)
+    w = torch.randn(HR, HC, generator=gen).to(dtype)
+    y, f = torch.zeros(HR, HC, dtype=dtype), torch.zeros(HR, HC)
+    compiled = half_chain.compile(x, w, y, f)
+    (source,) = [s for s in compiled.native_sources().values() if s]
+    tile_instrs = re.findall(r"/\* (T[A-Z_]+) \*/ (\{|FB)", source)
+    assert {"TADD", "TROWSUM", "TROWMAX", "TEXP", "TCVT", "TROWEXPANDDIV"} <= {m for m, _ in tile_instrs}
+    assert [m for m, how in tile_instrs if how == "FB"] == [], "instructions on the reference fallback"
+    half = "pto_opt::f16*" if dtype == torch.float16 else "pto_opt::bf16*"
+    assert f"pto_opt::row_reduce((({half})" in source and f"pto_opt::unary((({half})" in source
+    half_chain(x, w, y, f)
+    want_y, want_f = half_chain_torch(x, w)
+    tol = 2e-2 if dtype == torch.float16 else 8e-2
+    torch.testing.assert_close(f, want_f, rtol=tol, atol=1e-3)
+    torch.testing.assert_close(y.float(), want_y, rtol=tol, atol=tol)

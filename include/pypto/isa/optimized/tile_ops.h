@@ -1,11 +1,14 @@
-// Vector tile operations of the optimised library (fp32): elementwise, tile-scalar, unary,
-// row/column reductions and broadcasts, fills, the global <-> tile copies of TLOAD /
-// TSTORE, and compare / select with packed masks (several element types). Tiles are
-// row-major (pointer + row stride in elements); every function covers a rows x cols region.
+// Vector tile operations of the optimised library: elementwise, tile-scalar, unary,
+// row/column reductions and broadcasts, fills and conversions on fp32, fp16 and bf16 tiles
+// (the element type T is float, f16 or bf16; half-precision elements compute in fp32, see
+// half.h), the global <-> tile copies of TLOAD / TSTORE, and compare / select with packed
+// masks (several element types). Tiles are row-major (pointer + row stride in elements);
+// every function covers a rows x cols region.
 // Functions that check something return false to ask for the reference path (which reports
 // the error in the reference's words).
 #pragma once
 #include "pypto/isa/optimized/abi.h"
+#include "pypto/isa/optimized/half.h"
 #include "pypto/isa/optimized/vec.h"
 
 namespace pto_opt {
@@ -25,14 +28,25 @@ struct Min {
   vf operator()(vf a, vf b) const { return vmin(a, b); }
   float operator()(float a, float b) const { return smin(a, b); }
 };
-struct ExpDif { vf operator()(vf a, vf b) const { return vexp(a - b); } };
+struct ExpDif {  // exp of the difference rounded to fp32 (the reference's order)
+  vf operator()(vf a, vf b) const { return vexp(a - b); }
+  static double ref(float a, float b) { return __builtin_exp(static_cast<double>(a - b)); }
+};
 struct Leaky { vf operator()(vf a, vf s) const { return a > 0.0f ? a : a * s; } };
 
 struct Abs { vf operator()(vf a) const { return as_float(as_int(a) & 0x7fffffff); } };  // |-0| = +0
 struct Neg { vf operator()(vf a) const { return -a; } };
 struct Relu { vf operator()(vf a) const { return vmax(a, splat(0.0f)); } };  // NaN stays NaN, as in TMAX
-struct Exp { vf operator()(vf a) const { return vexp(a); } };
-struct Log { vf operator()(vf a) const { return vlog(a); } };
+// `ref`: the reference's double result of one element, for the ops that are not correctly
+// rounded in fp32 (half.h: narrow_op).
+struct Exp {
+  vf operator()(vf a) const { return vexp(a); }
+  static double ref(float a) { return __builtin_exp(static_cast<double>(a)); }
+};
+struct Log {
+  vf operator()(vf a) const { return vlog(a); }
+  static double ref(float a) { return __builtin_log(static_cast<double>(a)); }
+};
 #if defined(__AVX512F__)
 inline vf vsqrt(vf a) { return __builtin_ia32_sqrtps512_mask(a, a, -1, 4); }
 #elif defined(__AVX__)
@@ -41,36 +55,49 @@ inline vf vsqrt(vf a) { return __builtin_ia32_sqrtps256(a); }
 inline vf vsqrt(vf a) { vf r; for (int i = 0; i < W; ++i) r[i] = __builtin_sqrtf(a[i]); return r; }
 #endif
 struct Sqrt { vf operator()(vf a) const { return vsqrt(a); } };
-struct Rsqrt { vf operator()(vf a) const { return 1.0f / vsqrt(a); } };
+struct Rsqrt {
+  vf operator()(vf a) const { return 1.0f / vsqrt(a); }
+  static double ref(float a) { return 1.0 / __builtin_sqrt(static_cast<double>(a)); }
+};
 struct Recip { vf operator()(vf a) const { return 1.0f / a; } };
 
 // ---- elementwise ------------------------------------------------------------------------
 // d = op(a, b) over rows x cols.
-template <class Op>
-inline void binary(float* d, i64 ds, const float* a, i64 as, const float* b, i64 bs, i64 rows, i64 cols, Op op) {
+template <class T, class Op>
+inline void binary(T* d, i64 ds, const T* a, i64 as, const T* b, i64 bs, i64 rows, i64 cols, Op op) {
   for (i64 r = 0; r < rows; ++r, d += ds, a += as, b += bs) {
     i64 c = 0;
-    for (; c + W <= cols; c += W) st(d + c, op(ld(a + c), ld(b + c)));
-    if (c < cols) st_part(d + c, op(ld_part(a + c, cols - c), ld_part(b + c, cols - c)), cols - c);
+    for (; c + W <= cols; c += W) put(d + c, op, ld(a + c), ld(b + c));
+    if (c < cols) put_part(d + c, cols - c, op, ld_part(a + c, cols - c), ld_part(b + c, cols - c));
   }
 }
-// d = op(a, s).
-template <class Op>
-inline void with_scalar(float* d, i64 ds, const float* a, i64 as, float s, i64 rows, i64 cols, Op op) {
+// d = op(a, s) (s: already of T's precision, see scalar_of).
+template <class T, class Op>
+inline void with_scalar(T* d, i64 ds, const T* a, i64 as, float s, i64 rows, i64 cols, Op op) {
   const vf sv = splat(s);
   for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
     i64 c = 0;
-    for (; c + W <= cols; c += W) st(d + c, op(ld(a + c), sv));
-    if (c < cols) st_part(d + c, op(ld_part(a + c, cols - c), sv), cols - c);
+    for (; c + W <= cols; c += W) put(d + c, op, ld(a + c), sv);
+    if (c < cols) put_part(d + c, cols - c, op, ld_part(a + c, cols - c), sv);
   }
 }
 // d = op(a).
-template <class Op>
-inline void unary(float* d, i64 ds, const float* a, i64 as, i64 rows, i64 cols, Op op) {
+template <class T, class Op>
+inline void unary(T* d, i64 ds, const T* a, i64 as, i64 rows, i64 cols, Op op) {
   for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
     i64 c = 0;
-    for (; c + W <= cols; c += W) st(d + c, op(ld(a + c)));
-    if (c < cols) st_part(d + c, op(ld_part(a + c, cols - c)), cols - c);
+    for (; c + W <= cols; c += W) put(d + c, op, ld(a + c));
+    if (c < cols) put_part(d + c, cols - c, op, ld_part(a + c, cols - c));
+  }
+}
+// d = a converted to D (TCVT between fp32, fp16 and bf16; narrowing rounds to nearest even).
+// Quieting NaNs changes nothing for fp16 / bf16 results (narrowing quiets them too).
+template <class D, class S>
+inline void convert(D* d, i64 ds, const S* a, i64 as, i64 rows, i64 cols) {
+  for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
+    i64 c = 0;
+    for (; c + W <= cols; c += W) st(d + c, quiet(ld(a + c)));
+    if (c < cols) st_part(d + c, quiet(ld_part(a + c, cols - c)), cols - c);
   }
 }
 // d = d + s * a (TAXPY), rounding the product first like the reference (no FMA).
@@ -78,7 +105,8 @@ inline vf no_contract(vf v) {
   __asm__("" : "+x"(v));
   return v;
 }
-inline void axpy(float* d, i64 ds, const float* a, i64 as, float s, i64 rows, i64 cols) {
+template <class T>
+inline void axpy(T* d, i64 ds, const T* a, i64 as, float s, i64 rows, i64 cols) {
   const vf sv = splat(s);
   for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
     i64 c = 0;
@@ -86,47 +114,52 @@ inline void axpy(float* d, i64 ds, const float* a, i64 as, float s, i64 rows, i6
     if (c < cols) st_part(d + c, ld_part(d + c, cols - c) + no_contract(sv * ld_part(a + c, cols - c)), cols - c);
   }
 }
-inline void fill(float* d, i64 ds, float s, i64 rows, i64 cols) {
+template <class T>
+inline void fill(T* d, i64 ds, float s, i64 rows, i64 cols) {
   const vf sv = splat(s);
   for (i64 r = 0; r < rows; ++r, d += ds) {
     i64 c = 0;
     for (; c + W <= cols; c += W) st(d + c, sv);
-    for (; c < cols; ++c) d[c] = s;
+    if (c < cols) st_part(d + c, sv, cols - c);
   }
 }
 
 // ---- broadcasts -------------------------------------------------------------------------
 // d[r, c] = op(a[r, c], b[r * bs]) (TROWEXPAND<op>).
-template <class Op>
-inline void row_expand(float* d, i64 ds, const float* a, i64 as, const float* b, i64 bs, i64 rows, i64 cols, Op op) {
+template <class T, class Op>
+inline void row_expand(T* d, i64 ds, const T* a, i64 as, const T* b, i64 bs, i64 rows, i64 cols, Op op) {
   for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
-    const vf bv = splat(b[r * bs]);
+    const vf bv = splat(ld1(b + r * bs));
     i64 c = 0;
-    for (; c + W <= cols; c += W) st(d + c, op(ld(a + c), bv));
-    if (c < cols) st_part(d + c, op(ld_part(a + c, cols - c), bv), cols - c);
+    for (; c + W <= cols; c += W) put(d + c, op, ld(a + c), bv);
+    if (c < cols) put_part(d + c, cols - c, op, ld_part(a + c, cols - c), bv);
   }
 }
 // d[r, c] = op(a[r, c], b[c]) (TCOLEXPAND<op>).
-template <class Op>
-inline void col_expand(float* d, i64 ds, const float* a, i64 as, const float* b, i64 rows, i64 cols, Op op) {
+template <class T, class Op>
+inline void col_expand(T* d, i64 ds, const T* a, i64 as, const T* b, i64 rows, i64 cols, Op op) {
   for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
     i64 c = 0;
-    for (; c + W <= cols; c += W) st(d + c, op(ld(a + c), ld(b + c)));
-    if (c < cols) st_part(d + c, op(ld_part(a + c, cols - c), ld_part(b + c, cols - c)), cols - c);
+    for (; c + W <= cols; c += W) put(d + c, op, ld(a + c), ld(b + c));
+    if (c < cols) put_part(d + c, cols - c, op, ld_part(a + c, cols - c), ld_part(b + c, cols - c));
   }
 }
-inline void row_broadcast(float* d, i64 ds, const float* b, i64 bs, i64 rows, i64 cols) {
-  for (i64 r = 0; r < rows; ++r) fill(d + r * ds, ds, b[r * bs], 1, cols);
+// TROWEXPAND / TCOLEXPAND: element copies (bit for bit).
+template <class T>
+inline void row_broadcast(T* d, i64 ds, const T* b, i64 bs, i64 rows, i64 cols) {
+  for (i64 r = 0; r < rows; ++r, d += ds) {
+    const T v = b[r * bs];
+    for (i64 c = 0; c < cols; ++c) d[c] = v;
+  }
 }
-inline void col_broadcast(float* d, i64 ds, const float* b, i64 rows, i64 cols) {
-  for (i64 r = 0; r < rows; ++r, d += ds) __builtin_memmove(d, b, cols * 4);
+template <class T>
+inline void col_broadcast(T* d, i64 ds, const T* b, i64 rows, i64 cols) {
+  for (i64 r = 0; r < rows; ++r, d += ds) __builtin_memmove(d, b, cols * sizeof(T));
 }
 
 // ---- reductions -------------------------------------------------------------------------
-// d[r * dstride] = reduce over c of a[r, c]. Sums use W (x4) partial sums; max/min are exact.
-template <class Op>
-inline float reduce_row(const float* a, i64 cols, Op op);
-template <>
+// d[r * dstride] = reduce over c of a[r, c]. fp32 sums use W (x4) partial sums; fp16 / bf16
+// sums accumulate in fp32 in index order, as the reference does; max / min are exact.
 inline float reduce_row(const float* a, i64 cols, Add) {
   vf s0 = {}, s1 = {}, s2 = {}, s3 = {};
   i64 c = 0;
@@ -138,26 +171,58 @@ inline float reduce_row(const float* a, i64 cols, Add) {
   for (; c < cols; ++c) s += a[c];
   return s;
 }
-template <class Op>
-inline float reduce_row(const float* a, i64 cols, Op op) {
+// Max / min: the reference keeps the later of two equal values (acc > x ? acc : x), which
+// matters only for zeros: a zero result takes the sign of the row's last zero.
+template <class T, class Op>
+inline float reduce_row(const T* a, i64 cols, Op op) {
+  float s;
   if (cols < W) {
-    float s = a[0];
-    for (i64 c = 1; c < cols; ++c) s = op(s, a[c]);
-    return s;
+    s = ld1(a);
+    for (i64 c = 1; c < cols; ++c) s = op(s, ld1(a + c));
+  } else {
+    vf s0 = ld(a), s1 = s0;
+    i64 c = W;
+    for (; c + 2 * W <= cols; c += 2 * W) { s0 = op(s0, ld(a + c)); s1 = op(s1, ld(a + c + W)); }
+    for (; c + W <= cols; c += W) s0 = op(s0, ld(a + c));
+    s0 = op(s0, s1);
+    s = s0[0];
+    for (int i = 1; i < W; ++i) s = op(s, s0[i]);
+    for (; c < cols; ++c) s = op(s, ld1(a + c));
   }
-  vf s0 = ld(a), s1 = s0;
-  i64 c = W;
-  for (; c + 2 * W <= cols; c += 2 * W) { s0 = op(s0, ld(a + c)); s1 = op(s1, ld(a + c + W)); }
-  for (; c + W <= cols; c += W) s0 = op(s0, ld(a + c));
-  s0 = op(s0, s1);
-  float s = s0[0];
-  for (int i = 1; i < W; ++i) s = op(s, s0[i]);
-  for (; c < cols; ++c) s = op(s, a[c]);
+  if (s == 0.0f)
+    for (i64 c = cols - 1; c >= 0; --c)
+      if (ld1(a + c) == 0.0f) return ld1(a + c);
   return s;
 }
-template <class Op>
-inline void row_reduce(float* d, i64 dstride, const float* a, i64 as, i64 rows, i64 cols, Op op) {
-  for (i64 r = 0; r < rows; ++r) d[r * dstride] = reduce_row(a + r * as, cols, op);
+// Sums of fp16 / bf16 rows, in index order: W rows at a time, one per lane; each W x W block
+// is widened and transposed so that the column additions run in order.
+template <class T>
+inline void row_sum_ordered(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols) {
+  for (i64 r0 = 0; r0 < rows; r0 += W, a += W * as) {
+    const i64 nr = rows - r0 < W ? rows - r0 : W;
+    vf acc = {};
+    for (i64 c0 = 0; c0 < cols; c0 += W) {
+      const i64 nc = cols - c0 < W ? cols - c0 : W;
+      vf m[W];
+      for (int i = 0; i < W; ++i)
+        m[i] = i >= nr ? vf{} : nc == W ? ld(a + i * as + c0) : ld_part(a + i * as + c0, nc);
+      transpose(m);
+      int k = 0;
+      if (c0 == 0) acc = m[k++];
+      for (; k < nc; ++k) acc = acc + m[k];
+    }
+    for (int i = 0; i < nr; ++i) st1(d + (r0 + i) * dstride, acc[i]);
+  }
+}
+template <class T, class Op>
+inline void row_reduce(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols, Op op) {
+  for (i64 r = 0; r < rows; ++r) st1(d + r * dstride, reduce_row(a + r * as, cols, op));
+}
+inline void row_reduce(f16* d, i64 dstride, const f16* a, i64 as, i64 rows, i64 cols, Add) {
+  row_sum_ordered(d, dstride, a, as, rows, cols);
+}
+inline void row_reduce(bf16* d, i64 dstride, const bf16* a, i64 as, i64 rows, i64 cols, Add) {
+  row_sum_ordered(d, dstride, a, as, rows, cols);
 }
 // d[c] = reduce over r of a[r, c], rows in order (the reference's order).
 template <class Op>
@@ -165,6 +230,17 @@ inline void col_reduce(float* d, const float* a, i64 as, i64 rows, i64 cols, Op 
   __builtin_memmove(tmp_row, a, cols * 4);
   for (i64 r = 1; r < rows; ++r) binary(tmp_row, 0, tmp_row, 0, a + r * as, 0, 1, cols, op);
   __builtin_memmove(d, tmp_row, cols * 4);
+}
+// fp16 / bf16: W columns at a time, accumulated in fp32 and rounded once.
+template <class T, class Op>
+inline void col_reduce(T* d, const T* a, i64 as, i64 rows, i64 cols, Op op, float*) {
+  for (i64 c = 0; c < cols; c += W) {
+    const i64 n = cols - c < W ? cols - c : W;
+    vf acc = n == W ? ld(a + c) : ld_part(a + c, n);
+    for (i64 r = 1; r < rows; ++r) acc = op(acc, n == W ? ld(a + r * as + c) : ld_part(a + r * as + c, n));
+    if (n == W) st(d + c, acc);
+    else st_part(d + c, acc, n);
+  }
 }
 
 // ---- packed masks: compare and select -----------------------------------------------------

@@ -84,7 +84,7 @@ inline vf vexp(vf x) {
 // log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by a degree-9 polynomial in
 // m - 1, plus e ln2 in two parts. Accuracy: within 2 ulp of the correctly rounded result
 // for positive normal and subnormal inputs (measured by the differential test);
-// log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, log(NaN) = NaN.
+// log(0) = -inf, log(x < 0) = -NaN, log(inf) = inf, log(NaN) = NaN.
 inline vf vlog(vf x) {
   vi small = x < 1.17549435e-38f;  // subnormal (or zero / negative): scale up by 2^23
   vf xs = small ? x * 8388608.0f : x;
@@ -113,7 +113,7 @@ inline vf vlog(vf x) {
   r = r + ef * 0.693359375f;
   r = x == __builtin_inff() ? x : r;
   r = x == 0.0f ? splat(-__builtin_inff()) : r;
-  r = x < 0.0f ? splat(qnan()) : r;
+  r = x < 0.0f ? splat(-qnan()) : r;  // glibc's log: the negative default NaN
   return x != x ? x : r;
 }
 

@@ -215,19 +215,22 @@ class KernelWriter {
     const std::string& m = in.mnemonic;
     const isa::InstrDef* def = isa::find_instr(m);
     if (!def) return "";
-    auto all_fp32 = [&] {
-      for (const auto* t : tiles)
-        if (t->dtype != DataType::FP32) return false;
-      return !tiles.empty();
-    };
     auto covers = [&](int t, const std::string& rows, const std::string& cols) {
       return "(" + rows + " <= " + std::to_string(tiles[t]->rows) + " && " + cols + " <= " + std::to_string(tiles[t]->cols) +
              ")";
     };
     auto ld = [&](int t) { return std::to_string(tiles[t]->cols); };
-    auto P = [&](int t) { return ptr(*tiles[t]); };
+    // The arithmetic paths' element type: every tile fp32, every tile fp16 or every tile bf16.
+    std::string T = tiles.empty() ? "" : float_type(tiles[0]->dtype);
+    for (const auto* t : tiles)
+      if (t->dtype != tiles[0]->dtype) T = "";
+    auto P = [&](int t) { return ptr(*tiles[t], T.c_str()); };
     const std::string R = vr(0), C = vc(0);
-    auto scalar_f = [&](const Operand& o) { return "(float)" + as_double(get(o.scalar)); };
+    // A scalar operand rounded to the element type, as the reference's Splat does.
+    auto scalar_f = [&](const Operand& o) {
+      const std::string d = as_double(get(o.scalar));
+      return T == "float" ? "(float)" + d : "pto_opt::scalar_of<" + T + ">(" + d + ")";
+    };
 
     if (m == "TLOAD" || m == "TSTORE") {
       const bool load = m == "TLOAD";
@@ -267,7 +270,8 @@ class KernelWriter {
              std::to_string(dtype_bytes(tiles[0]->dtype)) + ");";
     }
     if (def->mask != isa::MaskUse::kNone) return mask_path(in, *def, tiles);
-    if (!all_fp32()) return "";
+    if (m == "TCVT") return convert_path(in, tiles);
+    if (T.empty()) return "";
     static const std::map<std::string, std::string> binary = {{"TADD", "Add"}, {"TSUB", "Sub"}, {"TMUL", "Mul"},
                                                                {"TDIV", "Div"}, {"TMAX", "Max"}, {"TMIN", "Min"}};
     static const std::map<std::string, std::string> with_scalar = {
@@ -324,7 +328,7 @@ class KernelWriter {
       return "ok = " + covers(1, R, C) + " && " + covers(2, "1", C) + "; if (ok) pto_opt::col_expand(" + P(0) + ", " +
              ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
     }
-    if (def->family == isa::InstrFamily::kMatmul) {
+    if (def->family == isa::InstrFamily::kMatmul && T == "float") {
       // The fast path reads ND (row-major) operands; other layouts go through the reference.
       for (const char* key : {"left_layout", "right_layout"}) {
         auto it = in.attrs.find(key);
@@ -355,6 +359,42 @@ class KernelWriter {
              ", (float*)f->scratch);";
     }
     return "";
+  }
+
+  // The C++ element type of a float dtype on the arithmetic fast paths ("" when none).
+  static std::string float_type(DataType t) {
+    switch (t) {
+      case DataType::FP32: return "float";
+      case DataType::FP16: return "pto_opt::f16";
+      case DataType::BF16: return "pto_opt::bf16";
+      default: return "";
+    }
+  }
+
+  // TCVT between fp32, fp16 and bf16 (tiles: dst, src). Widening is exact under every round
+  // mode; narrowing has a fast path for the default mode (nearest, ties to even); a copy to
+  // the same half type moves the bits. Unknown modes go to the reference, which reports them.
+  std::string convert_path(const Instr& in, const std::vector<const isa::TileDesc*>& tiles) {
+    if (tiles.size() != 2) return "";
+    const std::string D = float_type(tiles[0]->dtype), S = float_type(tiles[1]->dtype);
+    if (D.empty() || S.empty() || (D == "float" && S == "float")) return "";
+    std::string mode = "none";
+    if (auto it = in.attrs.find("mode"); it != in.attrs.end()) {
+      if (auto* s = std::get_if<std::string>(&it->second)) mode = *s;
+      else return "";
+    }
+    static const std::set<std::string> modes = {"none", "rint", "round", "floor", "ceil", "trunc", "odd"};
+    if (!modes.count(mode)) return "";
+    if (D != "float" && D != S && mode != "none" && mode != "rint") return "";
+    const std::string R = vr(0), C = vc(0);
+    const std::string cond = "ok = (" + R + " <= " + std::to_string(tiles[1]->rows) + " && " + C +
+                             " <= " + std::to_string(tiles[1]->cols) + ");";
+    const std::string l0 = std::to_string(tiles[0]->cols), l1 = std::to_string(tiles[1]->cols);
+    if (D == S)
+      return cond + " if (ok) pto_opt::copy_region(" + ptr(*tiles[0], "unsigned char") + ", " + l0 + ", 1, " +
+             ptr(*tiles[1], "unsigned char") + ", " + l1 + ", 1, " + R + ", " + C + ", 2);";
+    return cond + " if (ok) pto_opt::convert(" + ptr(*tiles[0], D.c_str()) + ", " + l0 + ", " +
+           ptr(*tiles[1], S.c_str()) + ", " + l1 + ", " + R + ", " + C + ");";
   }
 
   // The C++ element type of `t` on the compare / select fast paths ("" when none); `bits`
