@@ -428,11 +428,17 @@ def test_native_half_conversions_match_reference_bit_for_bit(src, dst, shape):
         bits[::2] |= np.uint32(0x1000 if dst == "FP16" else 0x8000)  # exact ties
         bits[1::4] = (bits[1::4] & np.uint32(0x807FFFFF)) | np.uint32(0x38000000)  # fp16 subnormal / normal range
         a = bits.view(np.float32)
+        # Ties where nearest-even and ties-away ("round") differ: in fp16's subnormal range,
+        # between 0 and the smallest subnormal, at the top of the range, and for bf16.
+        ties = np.array([2.0**-25, 3 * 2.0**-25, -5 * 2.0**-25, 0.5 + 2.0**-12, -(1 + 2.0**-11), 65520.0, -65520.0,
+                         1 + 2.0**-8, -(3 + 2.0**-6), np.frombuffer(np.uint32(0x7F7F8000).tobytes(), np.float32)[0]],
+                        np.float32)
+        a.flat[:min(a.size, ties.size)] = ties[:a.size]
     else:
         a = half_operand(rng, (R, C), src)
     zero = np.zeros((R, C), {"FP32": np.float32, "FP16": np.float16, "BF16": np.uint16}[dst])
     kw = {"valid_shape": list(valid) if valid else None}
-    for mode in ("none", "rint", "floor"):
+    for mode in ("none", "rint", "round", "floor"):
         ref, ref_err = run("TCVT", [zero], [a], {"mode": mode}, kw, "sim")
         nat, nat_err = run("TCVT", [zero], [a], {"mode": mode}, kw, "native")
         assert ref_err is None and nat_err is None, (ref_err, nat_err)

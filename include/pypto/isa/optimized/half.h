@@ -109,6 +109,21 @@ inline void st(bf16* p, vf v) { st_bits(p, narrow(v, bf16{})); }
 inline void st_part(f16* p, vf v, long n) { sth_part(p, narrow(v, f16{}), n); }
 inline void st_part(bf16* p, vf v, long n) { sth_part(p, narrow(v, bf16{}), n); }
 
+// Narrowing with ties away from zero (TCVT mode "round"): the nearest-even result, moved one
+// step up in magnitude where v lies exactly halfway between two neighbours and nearest-even
+// went down. The distances are exact in fp32 (the values are within an ulp of each other,
+// or one is zero); NaN and infinity compare false and keep the nearest-even result, and a
+// step up from the largest finite value (to infinity) is never a tie.
+template <class H> inline vh narrow_away(vf v, H h) {
+  const vh ne = narrow(v, h);
+  const vh up = ne + static_cast<unsigned short>(1);
+  const vf av = as_float(as_int(v) & 0x7fffffff), aw = as_float(as_int(widen(ne, h)) & 0x7fffffff),
+           au = as_float(as_int(widen(up, h)) & 0x7fffffff);
+  const vi tie = (aw < av) & ((av - aw) == (au - av));
+  const vh m = __builtin_convertvector(tie, vh);  // -1 -> 0xffff
+  return (ne & ~m) | (up & m);
+}
+
 // One element, as fp32 (widening is exact) and back (rounded once).
 inline float ld1(const float* p) { return *p; }
 inline float ld1(const f16* p) { return widen1(*p); }

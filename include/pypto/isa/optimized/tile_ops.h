@@ -100,6 +100,15 @@ inline void convert(D* d, i64 ds, const S* a, i64 as, i64 rows, i64 cols) {
     if (c < cols) st_part(d + c, quiet(ld_part(a + c, cols - c)), cols - c);
   }
 }
+// d = a narrowed to fp16 / bf16 with ties away from zero (TCVT mode "round", pl.cast's default).
+template <class H, class S>
+inline void convert_away(H* d, i64 ds, const S* a, i64 as, i64 rows, i64 cols) {
+  for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
+    i64 c = 0;
+    for (; c + W <= cols; c += W) st_bits(d + c, narrow_away(quiet(ld(a + c)), H{}));
+    if (c < cols) sth_part(d + c, narrow_away(quiet(ld_part(a + c, cols - c)), H{}), cols - c);
+  }
+}
 // d = d + s * a (TAXPY), rounding the product first like the reference (no FMA).
 inline vf no_contract(vf v) {
   __asm__("" : "+x"(v));

@@ -372,7 +372,8 @@ class KernelWriter {
   }
 
   // TCVT between fp32, fp16 and bf16 (tiles: dst, src). Widening is exact under every round
-  // mode; narrowing has a fast path for the default mode (nearest, ties to even); a copy to
+  // mode; narrowing has fast paths for nearest with ties to even (none, rint) and ties away
+  // from zero (round, pl.cast's default); a copy to
   // the same half type moves the bits. Unknown modes go to the reference, which reports them.
   std::string convert_path(const Instr& in, const std::vector<const isa::TileDesc*>& tiles) {
     if (tiles.size() != 2) return "";
@@ -385,7 +386,8 @@ class KernelWriter {
     }
     static const std::set<std::string> modes = {"none", "rint", "round", "floor", "ceil", "trunc", "odd"};
     if (!modes.count(mode)) return "";
-    if (D != "float" && D != S && mode != "none" && mode != "rint") return "";
+    const bool away = mode == "round";  // ties away from zero (pl.cast's default)
+    if (D != "float" && D != S && mode != "none" && mode != "rint" && !away) return "";
     const std::string R = vr(0), C = vc(0);
     const std::string cond = "ok = (" + R + " <= " + std::to_string(tiles[1]->rows) + " && " + C +
                              " <= " + std::to_string(tiles[1]->cols) + ");";
@@ -393,7 +395,8 @@ class KernelWriter {
     if (D == S)
       return cond + " if (ok) pto_opt::copy_region(" + ptr(*tiles[0], "unsigned char") + ", " + l0 + ", 1, " +
              ptr(*tiles[1], "unsigned char") + ", " + l1 + ", 1, " + R + ", " + C + ", 2);";
-    return cond + " if (ok) pto_opt::convert(" + ptr(*tiles[0], D.c_str()) + ", " + l0 + ", " +
+    const char* fn = away && D != "float" ? "convert_away" : "convert";
+    return cond + " if (ok) pto_opt::" + fn + "(" + ptr(*tiles[0], D.c_str()) + ", " + l0 + ", " +
            ptr(*tiles[1], S.c_str()) + ", " + l1 + ", " + R + ", " + C + ");";
   }
 
