@@ -493,3 +493,31 @@ def test_native_half_program_takes_the_fast_paths(dtype):
     tol = 2e-2 if dtype == torch.float16 else 8e-2
     torch.testing.assert_close(f, want_f, rtol=tol, atol=1e-3)
     torch.testing.assert_close(y.float(), want_y, rtol=tol, atol=tol)
+
+
+@pl.jit
+def narrow_default(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y = pl.store(pl.cast(pl.load(x, [0, 0], [8, 64]), target_type=pl.FP16), [0, 0], y)
+    return y
+
+
+def test_default_cast_to_fp16_takes_the_fast_path_and_rounds_ties_away():
+    """pl.cast's default mode is `round` (ties away from zero): on the fast path, checked on
+    hand-picked ties (nearest-even would differ) and against numpy elsewhere."""
+    x = np.random.default_rng(9).standard_normal((8, 64)).astype(np.float32)
+    ties = {(0, 0): (1 + 2.0**-11, 1 + 2.0**-10), (0, 1): (-(1 + 2.0**-11), -(1 + 2.0**-10)),
+            (0, 2): (3 * 2.0**-25, 2.0**-23), (0, 3): (2.0**-25, 2.0**-24), (0, 4): (65520.0, np.inf),
+            (0, 5): (2049.0, 2050.0)}  # ulp 2 above 2048: 2049 is halfway, away -> 2050 (even would give 2048)
+    for (r, c), (v, _) in ties.items():
+        x[r, c] = v
+    y = np.zeros((8, 64), np.float16)
+    compiled = narrow_default.compile(x, y)
+    (source,) = [s for s in compiled.native_sources().values() if s]
+    assert "pto_opt::convert_away(" in source and not re.findall(r"/\* TCVT \*/ FB", source)
+    narrow_default(x, y)
+    with np.errstate(over="ignore"):  # 65520 overflows to inf either way
+        want = x.astype(np.float16)  # nearest even: equal wherever x is not a tie
+    for (r, c), (_, away) in ties.items():
+        want[r, c] = away
+    np.testing.assert_array_equal(y.view(np.uint16), want.view(np.uint16))
