@@ -273,3 +273,51 @@ def test_ctrl_c_while_the_native_engine_compiles_leaves_the_cache_valid(tmp_path
     again = run_python(COMPILE, [], env)
     out, err = again.communicate(timeout=300)
     assert again.returncode == 0 and "finished" in out, (out, err)
+
+
+def os_threads():
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc")
+def test_runs_reuse_worker_threads():
+    """Task pools are kept between runs: 50 calls do not leave 50 pools' threads behind (nor
+    start one per call), and 8 threads at once make at most a few more."""
+    a, b = eight_inputs()[0]
+    c = np.zeros_like(a)
+    scaled_add(a, b, c)
+    before = os_threads()
+    for _ in range(50):
+        scaled_add(a, b, c)
+    assert os_threads() <= before + os.cpu_count()  # at most one more pool's workers
+    run_in_eight_threads(scaled_add, eight_inputs(), repeats=2)
+    assert os_threads() <= before + 5 * os.cpu_count()  # at most 4 idle pools are kept
+    np.testing.assert_allclose(c, 3 * a + b, rtol=1e-6)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_runs_programs():
+    """The parent's kept pools have no worker threads in a forked child (multiprocessing's
+    default on Linux); the child must make its own instead of waiting on them forever."""
+    a, b = eight_inputs()[1]
+    c = np.zeros_like(a)
+    scaled_add(a, b, c)  # the parent now keeps a pool
+    pid = os.fork()
+    if pid == 0:  # child: run, check, exit without running the parent's atexit handlers
+        code = 1
+        try:
+            out = np.zeros_like(a)
+            scaled_add(a, b, out)
+            code = 0 if np.allclose(out, 3 * a + b, rtol=1e-6) else 2
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child hung running a program")
