@@ -3,8 +3,6 @@
 #include "pypto/runtime/runtime.h"
 #include "pypto/isa/validate.h"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <deque>
@@ -525,68 +523,11 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
 
 }  // namespace
 
-namespace {
-
-// Idle task pools kept between runs, so that a call does not start and join worker threads
-// each time (a one-task run: ~390 us with a fresh pool, ~100 us on a kept one). A run takes
-// an idle pool of its platform and worker count, or makes one; afterwards the pool goes back
-// unless its workers stopped. Concurrent runs each hold their own pool. After a fork the
-// child's copies have no worker threads, so the cache starts afresh in a new process. The
-// cache is never destroyed: at exit, idle workers are blocked and own nothing of Python's.
-class PoolCache {
- public:
-  std::unique_ptr<TaskPool> take(const isa::ChipSpec& chip, int num_workers) {
-    std::lock_guard<std::mutex> lk(mu_);
-    if (pid_ != ::getpid()) {
-      (void)idle_.release();  // the parent's pools: their threads are not in this process
-      idle_ = std::make_unique<std::vector<Entry>>();
-      pid_ = ::getpid();
-    }
-    for (auto it = idle_->begin(); it != idle_->end(); ++it)
-      if (it->platform == chip.platform && it->num_workers == num_workers) {
-        std::unique_ptr<TaskPool> pool = std::move(it->pool);
-        idle_->erase(it);
-        return pool;
-      }
-    return std::make_unique<TaskPool>(chip, num_workers);
-  }
-  void give_back(std::unique_ptr<TaskPool> pool, const isa::ChipSpec& chip, int num_workers) {
-    if (!pool || pool->stopped()) return;
-    std::lock_guard<std::mutex> lk(mu_);
-    if (pid_ != ::getpid() || idle_->size() >= kMaxIdle) return;  // (a pool made before a fork, or enough kept)
-    idle_->push_back({chip.platform, num_workers, std::move(pool)});
-  }
-
- private:
-  static constexpr size_t kMaxIdle = 4;
-  struct Entry {
-    std::string platform;
-    int num_workers;
-    std::unique_ptr<TaskPool> pool;
-  };
-  std::mutex mu_;
-  pid_t pid_ = ::getpid();
-  std::unique_ptr<std::vector<Entry>> idle_ = std::make_unique<std::vector<Entry>>();
-};
-
-PoolCache& pool_cache() {
-  static PoolCache* cache = new PoolCache;  // never destroyed (see PoolCache)
-  return *cache;
-}
-
-}  // namespace
-
 void run_host_program(const isa::HostProgram& program, const std::vector<HostArg>& args, const RunOptions& options) {
   const isa::ChipSpec chip = resolve_run_target(options);
   auto prep = prepare(program, chip, options.engine);
-  std::unique_ptr<TaskPool> pool = pool_cache().take(chip, options.num_workers);
-  try {
-    execute(*prep, *pool, args, options);
-  } catch (...) {
-    pool_cache().give_back(std::move(pool), chip, options.num_workers);
-    throw;
-  }
-  pool_cache().give_back(std::move(pool), chip, options.num_workers);
+  TaskPool pool(chip, options.num_workers);
+  execute(*prep, pool, args, options);
 }
 
 ChipWorker::ChipWorker(const RunOptions& options) : options_(options), chip_(resolve_run_target(options)) {
