@@ -33,30 +33,26 @@ def gemm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
-@pl.jit
-def softmax(x: pl.Tensor, y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        for i in pl.range(ROWS // RB):
-            t = pl.load(x, [i * RB, 0], [RB, COLS])
-            m = pl.row_max(t)
-            e = pl.exp(pl.row_expand_sub(t, m))
-            s = pl.row_sum(e)
-            y = pl.store(pl.row_expand_div(e, s), [i * RB, 0], y)
-    return y
+def row_softmax(rb):
+    """Row softmax over `rb` rows x COLS per step (any float dtype: fp16 / bf16 tiles compute
+    in fp32 per instruction and round once; the row sum accumulates in fp32, in order)."""
+
+    @pl.jit
+    def softmax(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for i in pl.range(ROWS // rb):
+                t = pl.load(x, [i * rb, 0], [rb, COLS])
+                m = pl.row_max(t)
+                e = pl.exp(pl.row_expand_sub(t, m))
+                s = pl.row_sum(e)
+                y = pl.store(pl.row_expand_div(e, s), [i * rb, 0], y)
+        return y
+
+    return softmax
 
 
-@pl.jit
-def softmax_half(x: pl.Tensor, y: pl.Out[pl.Tensor]):
-    """softmax with fp16 (or bf16) tensors: every tile is fp16, computed in fp32 per
-    instruction and rounded once (the row sum accumulates in fp32, in order)."""
-    with pl.at(level=pl.Level.CORE_GROUP):
-        for i in pl.range(ROWS // HALF_RB):
-            t = pl.load(x, [i * HALF_RB, 0], [HALF_RB, COLS])
-            m = pl.row_max(t)
-            e = pl.exp(pl.row_expand_sub(t, m))
-            s = pl.row_sum(e)
-            y = pl.store(pl.row_expand_div(e, s), [i * HALF_RB, 0], y)
-    return y
+softmax = row_softmax(RB)
+softmax_half = row_softmax(HALF_RB)  # the fp16 case
 
 
 @pl.jit

@@ -130,26 +130,20 @@ void StmtLowering::copy_into(Carried& target, const ir::ExprPtr& value) {
       kb_.emit(mov);
       break;
     }
-    case Carried::kTensor: {
-      int slot = kb_.tensor(value);
+    case Carried::kTensor:
+    case Carried::kArray: {  // one buffer (a tensor slot or an array) updated in place
+      const bool array = target.kind == Carried::kArray;
+      const int slot = array ? kb_.array(value) : kb_.tensor(value);
       if (target.index < 0) {
         target.index = slot;
-        kb_.bind_tensor(target.var, slot);
+        if (array) kb_.bind_array(target.var, slot);
+        else kb_.bind_tensor(target.var, slot);
       } else if (slot != target.index) {
         fail(ErrorKind::kValue, pick(value->span, kb_.span()),
-             "a loop or branch must carry the same tensor buffer it started with",
-             "write into the carried tensor (out = pl.store(t, offsets, out)) instead of switching to another tensor");
-      }
-      break;
-    }
-    case Carried::kArray: {
-      int slot = kb_.array(value);
-      if (target.index < 0) {
-        target.index = slot;
-        kb_.bind_array(target.var, slot);
-      } else if (slot != target.index) {
-        fail(ErrorKind::kValue, pick(value->span, kb_.span()), "a loop or branch must carry the same pl.array it started with",
-             "write into the carried array (arr[i] = v) instead of switching to another array");
+             array ? "a loop or branch must carry the same pl.array it started with"
+                   : "a loop or branch must carry the same tensor buffer it started with",
+             array ? "write into the carried array (arr[i] = v) instead of switching to another array"
+                   : "write into the carried tensor (out = pl.store(t, offsets, out)) instead of switching to another tensor");
       }
       break;
     }

@@ -302,6 +302,7 @@ struct PreparedProgram {
   std::vector<std::vector<const isa::Kernel*>> part_kernels;  // per Group kernel: its parts' kernels
   std::vector<std::vector<int>> releases;         // per pc: created-tensor slots last used there
   std::vector<int> ordinals;                      // per pc: kCall ordinal, or -1
+  bool task_values = false;                       // some launch records its task id (launch_reg)
   CoreFactory native;                             // engine "native": a core running the compiled kernels
   uint64_t id = 0;                                // unique per preparation (keys the workers' cores)
 };
@@ -315,6 +316,8 @@ std::shared_ptr<PreparedProgram> prepare(const isa::HostProgram& program, const 
   auto p = std::make_shared<PreparedProgram>();
   p->program = &program;
   p->chip = chip;
+  p->task_values = std::any_of(program.code.begin(), program.code.end(),
+                               [](const isa::Instr& i) { return i.attrs.count("launch_reg") > 0; });
   p->footprints.reserve(program.kernels.size());
   for (const isa::Kernel& k : program.kernels) p->footprints.push_back(analyse_footprint(k));
   // A mixed task touches what its parts touch (validation checked the part indices).
@@ -369,10 +372,7 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
   const std::vector<std::vector<int>>& releases = prep.releases;
   const std::vector<int>& ordinals = prep.ordinals;
   std::vector<std::vector<size_t>> call_tasks(program.code.size());  // by call ordinal: its latest tasks
-  std::vector<std::vector<size_t>> launches;  // launch number - 1 -> its tasks (task ids as values)
-  const bool task_values = std::any_of(program.code.begin(), program.code.end(), [](const isa::Instr& i) {
-    return i.attrs.count("launch_reg") > 0;  // only then can a task id be read
-  });
+  std::vector<std::vector<size_t>> launches;  // launch number - 1 -> its tasks (kept when task ids are read)
   std::vector<std::vector<ScalarValue>> arrays;  // pl.array.create: zero (no task) at the start of each run
   for (const isa::ArrayDesc& a : program.arrays)
     arrays.emplace_back(static_cast<size_t>(a.size), dtype_is_float(a.dtype) ? ScalarValue::of_float(0) : ScalarValue::of_int(0));
@@ -464,7 +464,7 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
                 if (is_block_param(kernel.params[i])) block.args[i] = HostArg::of_int(kernel.params[i].name == "__block_idx" ? b : blocks);
               ids.push_back(pool.submit(std::move(block)));
             }
-            if (task_values) launches.push_back(ids);
+            if (prep.task_values) launches.push_back(ids);
             for (int64_t r : int_list_attr(in, "launch_reg"))
               regs.set(static_cast<int>(r), ScalarValue::of_int(static_cast<int64_t>(launches.size())));
             break;

@@ -157,6 +157,20 @@ def test_index_out_of_range_at_run_time_names_the_line():
     np.testing.assert_array_equal(out, x)
 
 
+def jit_from_file(tmp_path, name, body):
+    """A @pl.jit function `name`(x, out) on [32, 64] fp32 whose body starts with `body` (line 6
+    of its own file, so that messages name a real file and line); returns the function."""
+    source = ("import pypto.language as pl\n\n\n@pl.jit\n"
+              f"def {name}(x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):\n    "
+              + body + "\n    with pl.at(level=pl.Level.AIV):\n"
+              "        out = pl.store(pl.load(x, [0, 0], [32, 64]), [0, 0], out)\n    return out\n")
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    ns = {"__name__": name, "__file__": str(path)}
+    exec(compile(source, str(path), "exec"), ns)
+    return ns[name]
+
+
 @pytest.mark.parametrize("body,message", [
     ("a = pl.array.create(4, pl.INDEX)\n    a[4] = 1", r"index 4 is outside the pl.array of 4 elements"),
     ("a = pl.array.create(0, pl.INDEX)", r"a pl.array holds 1..1048576 elements, got 0"),
@@ -175,17 +189,10 @@ def test_index_out_of_range_at_run_time_names_the_line():
     ("t = pl.create_tensor([4], dtype=pl.TASK_ID)", r"tiles and tensors hold numbers, not task ids"),
 ])
 def test_array_mistakes_are_reported_at_their_line(tmp_path, body, message):
-    source = ("import pypto.language as pl\n\n\n@pl.jit\n"
-              "def bad(x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):\n    "
-              + body + "\n    with pl.at(level=pl.Level.AIV):\n"
-              "        out = pl.store(pl.load(x, [0, 0], [32, 64]), [0, 0], out)\n    return out\n")
-    path = tmp_path / "bad_array.py"
-    path.write_text(source)
-    ns = {"__name__": "bad_array", "__file__": str(path)}
-    exec(compile(source, str(path), "exec"), ns)
+    bad = jit_from_file(tmp_path, "bad_array", body)
     x = np.zeros((32, 64), np.float32)
     with pytest.raises((PyptoError, pl.ParseError), match=message) as err:
-        ns["bad"](x, x.copy())
+        bad(x, x.copy())
     assert "bad_array.py:" in str(err.value) and "fix:" in str(err.value), str(err.value)
 
 
@@ -199,17 +206,10 @@ def test_task_id_tensor_annotation_is_rejected():
     ("with pl.split(2):", r"pl.split\(\.\.\.\) optimisation hints are not supported", r"pl.spmd\(n\)"),
 ])
 def test_unsupported_tier_two_constructs_name_the_alternative(tmp_path, construct, message, fix):
-    source = ("import pypto.language as pl\n\n\n@pl.jit\n"
-              "def hinted(x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):\n"
-              f"    {construct}\n"
-              "        out = pl.store(pl.load(x, [0, 0], [32, 64]), [0, 0], out)\n    return out\n")
-    path = tmp_path / "hinted.py"
-    path.write_text(source)
-    ns = {"__name__": "hinted", "__file__": str(path)}
-    exec(compile(source, str(path), "exec"), ns)
+    hinted = jit_from_file(tmp_path, "hinted", construct + "\n        out = pl.store(pl.load(x, [0, 0], [32, 64]), [0, 0], out)")
     x = np.zeros((32, 64), np.float32)
     with pytest.raises(pl.ParseError, match=message) as err:
-        ns["hinted"](x, x.copy())
+        hinted(x, x.copy())
     assert "hinted.py:6:" in str(err.value) and re.search(r"fix: .*" + fix, str(err.value)), str(err.value)
 
 

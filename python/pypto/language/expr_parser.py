@@ -371,12 +371,8 @@ class ExprParser:
         return args, kwargs
 
     def op_call(self, dsl_name, args, kwargs, node):
-        """Resolves `pl.<dsl_name>` for these arguments and builds the checked Call."""
-        from .control_flow import TaskId
-        if any(isinstance(a, TaskId) for a in list(args) + list(kwargs.values())):  # a task id as a value
-            args = [self.task_value(a, node) if isinstance(a, TaskId) else a for a in args]
-            kwargs = {k: self.task_value(v, node) if isinstance(v, TaskId) else v for k, v in kwargs.items()}
-
+        """Resolves `pl.<dsl_name>` for these arguments and builds the checked Call (a task id
+        argument becomes its value in to_expr)."""
         def type_of(v):
             if is_ir(v):
                 return v.type
