@@ -2,6 +2,8 @@
 `pl.tensor.dim`) and the language constructs (`pl.range`, `pl.at`, `pl.yield_`, ...).
 They only have meaning inside a parsed body; calling one from Python raises a clear error."""
 
+import inspect
+
 from pypto._core import ir
 
 
@@ -49,10 +51,24 @@ def not_supported(name):
 
 
 class Construct:
-    """A language construct handled by the parser itself (loops, scopes, yields, literals)."""
+    """A language construct handled by the parser itself (loops, scopes, yields, literals).
+    `signature` is PyPTO's: the parser binds a use's arguments with `bind`, so the keywords
+    a construct accepts are stated once, here."""
 
-    def __init__(self, name):
+    def __init__(self, name, signature=None):
         self.name = name
+        if signature is not None:
+            self.__signature__ = inspect.signature(signature)
+
+    def bind(self, args, kwargs):
+        """{parameter: value} for a use with these arguments, defaults filled in; raises
+        TypeError naming the bad keyword or the missing argument."""
+        sig = getattr(self, "__signature__", None)
+        if sig is None:
+            raise TypeError(f"pl.{self.name} has no signature")
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
 
     def __call__(self, *args, **kwargs):
         raise _outside(self.name)
@@ -61,25 +77,54 @@ class Construct:
         return f"pl.{self.name}"
 
 
-range = Construct("range")
-parallel = Construct("parallel")
-unroll = Construct("unroll")
-pipeline = Construct("pipeline")
-while_ = Construct("while_")
-cond = Construct("cond")
-at = Construct("at")
-spmd = Construct("spmd")
-scope = Construct("scope")
-manual_scope = Construct("manual_scope")
-get_block_idx = Construct("get_block_idx")
-get_block_num = Construct("get_block_num")
-submit = Construct("submit")
-yield_ = Construct("yield_")
-const = Construct("const")
-min = Construct("min")
-max = Construct("max")
-static_assert = Construct("static_assert")
-static_print = Construct("static_print")
+# PyPTO's signatures of the constructs (facts of its API). Defaults that name enums are
+# written as None here; the parser reads None as "not given".
+def _range(*args, init_values=None, attrs=None): ...
+def _unroll(*args, attrs=None): ...
+def _pipeline(*args, stage=None, init_values=None, attrs=None): ...
+def _while(*, init_values=None): ...
+def _cond(condition): ...
+def _at(level=None, role=None, *, optimizations=None, deps=None, no_dep_args=None, dumps=None,
+        allow_early_resolve=False, name_hint="", windowize=False, manual=False): ...
+def _spmd(core_num=None, *, sync_start=False, name_hint="", optimizations=None, deps=None,
+          allow_early_resolve=False, predicate=None, level=None, manual=False): ...
+def _scope(mode=None): ...
+def _no_args(): ...
+def _submit(kernel, *args, deps=None, dumps=None, allow_early_resolve=False, predicate=None, attrs=None,
+            manual=False, task_id=-1, block_num=0): ...
+def _spmd_submit(kernel, *args, core_num=None, sync_start=False, deps=None, dumps=None,
+                 allow_early_resolve=False, predicate=None, attrs=None): ...
+def _yield(*values, value=None, v1=None, v2=None, v3=None, v4=None, v5=None): ...
+def _const(value, dtype): ...
+def _minmax(lhs, rhs): ...
+def _static_assert(condition, msg=""): ...
+def _static_print(*args): ...
+def _func_attr(attrs): ...
+def _cluster(*, name_hint=""): ...
+def _split_aiv(n, *, mode=None): ...
+def _split(mode, *, slot_num=None): ...
+def _cross_core_slot(*, slot_num): ...
+
+
+range = Construct("range", _range)
+parallel = Construct("parallel", _range)
+unroll = Construct("unroll", _unroll)
+pipeline = Construct("pipeline", _pipeline)
+while_ = Construct("while_", _while)
+cond = Construct("cond", _cond)
+at = Construct("at", _at)
+spmd = Construct("spmd", _spmd)
+scope = Construct("scope", _scope)
+manual_scope = Construct("manual_scope", _no_args)
+get_block_idx = Construct("get_block_idx", _no_args)
+get_block_num = Construct("get_block_num", _no_args)
+submit = Construct("submit", _submit)
+yield_ = Construct("yield_", _yield)
+const = Construct("const", _const)
+min = Construct("min", _minmax)
+max = Construct("max", _minmax)
+static_assert = Construct("static_assert", _static_assert)
+static_print = Construct("static_print", _static_print)
 
 LOOP_KINDS = {"range": ir.ForKind.Range, "parallel": ir.ForKind.Parallel, "unroll": ir.ForKind.Unroll,
               "pipeline": ir.ForKind.Pipeline}
@@ -94,6 +139,21 @@ def dsl_op_names():
             names.add(op.name.split(".", 1)[-1])
         names.update(op.aliases)
     return names
+
+
+def stub_ops(name):
+    """The registered ops a DSL spelling can resolve to: `tile.add` names one op; bare `add`
+    is `tile.add` or `tensor.add` by argument type, or an alias."""
+    found = []
+    for op in ir.all_ops():
+        if op.name == name or name in op.aliases or op.name in (f"tile.{name}", f"tensor.{name}"):
+            found.append(op)
+    return found
+
+
+def stub_keywords(stub):
+    """Every keyword the spelling of `stub` accepts (over the ops it can resolve to)."""
+    return {p.name for op in stub_ops(stub.dsl_name) for p in op.params}
 
 
 def op_stub(name):
