@@ -3,11 +3,14 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
 #include "pypto/codegen/torch_codegen.h"
 #include "pypto/compiler/compile.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/isa/chip.h"
 #include "pypto/passes/pass.h"
 
 namespace nb = nanobind;
@@ -41,6 +44,39 @@ void bind_compiler(nb::module_& m) {
       },
       nb::arg("program"), nb::arg("name"), nb::arg("platform") = "a2a3sim", nb::arg("verify") = true,
       "Runs the one pipeline pass `name` on `program` (for pass tests and debugging).");
+  m.def(
+      "chip_spec",
+      [](const std::string& platform) {
+        auto chip = isa::chip_for_platform(platform);
+        if (!chip) fail(ErrorKind::kPlatform, Span{}, "unknown platform '" + platform + "'", "use one of 'a2a3sim', 'a5sim'");
+        nb::dict d;
+        d["platform"] = chip->platform;
+        d["description"] = chip->description;
+        d["clusters"] = chip->clusters;
+        d["aic_cores"] = chip->aic_cores;
+        d["aiv_cores"] = chip->aiv_cores;
+        d["clock_ghz"] = chip->clock_ghz;
+        d["alignment_bytes"] = chip->alignment_bytes;
+        d["fifo_depth"] = chip->fifo_depth;
+        nb::dict caps;
+        for (MemorySpace m : {MemorySpace::DDR, MemorySpace::Vec, MemorySpace::Mat, MemorySpace::Left,
+                                  MemorySpace::Right, MemorySpace::Acc, MemorySpace::Bias})
+          caps[memory_space_name(m)] = chip->capacity(m);
+        d["capacity"] = caps;
+        // Which core holds each buffer (chip.h): the AIV its Vec buffer, the AIC the cube buffers.
+        d["core_memories"] = nb::dict();
+        d["core_memories"]["AIV"] = std::vector<std::string>{"Vec"};
+        d["core_memories"]["AIC"] = std::vector<std::string>{"Mat", "Left", "Right", "Acc", "Bias"};
+        d["scaling_bytes"] = chip->scaling_bytes;
+        return d;
+      },
+      nb::arg("platform"),
+      "The chip table's numbers of a simulated platform (src/isa/chip.cpp): cores, clusters, per-core buffer "
+      "bytes by memory space (capacity; 0 for DDR), clock, alignment.");
+  m.def("simulated_platforms", &isa::simulated_platforms, "The platforms of the chip table.");
+  m.def("move_path", &ir::move_path, nb::arg("from_mem"), nb::arg("to_mem"),
+        "The memories a tile passes through from `from_mem` to `to_mem` over the chip's legal on-chip moves "
+        "(empty when equal), or None.");
   m.def("check_platform", &compiler::check_platform, "Raises unless the platform can run here.");
   m.def("torch_codegen", &codegen::emit_torch, nb::arg("program"),
         "The program as an equivalent, runnable PyTorch script (pypto.debug.torch_codegen).");

@@ -4,6 +4,7 @@ import importlib
 
 from pypto import _core  # noqa: F401  (loads the extension first)
 from pypto._core import PyptoError
+from pypto.ir import _nodes  # noqa: F401  (PyPTO's accessors of the IR nodes)
 
 __version__ = "0.1.0"
 
@@ -22,7 +23,13 @@ def _kernel_names():
     return _KERNEL_NAMES
 
 
+# `import pypto` then `pypto.ir.X` / `pypto.backend.X` / ...: submodules load on first use.
+_SUBMODULES = ("backend", "debug", "ir", "isa", "language", "lanes", "pypto_core", "runtime", "tools")
+
+
 def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"pypto.{name}")
     if name == "__all__":
         return ["PyptoError", "__version__", *_kernel_names()]
     if name.startswith("__"):

@@ -1,6 +1,33 @@
 """Python face of the IR: re-exports the node classes, enums, printer and structural
-equality of `pypto._core.ir`, and `compile` (PyPTO's compile entry point)."""
+equality of `pypto._core.ir`, PyPTO's node accessors (pypto.ir._nodes), `compile`,
+`CompiledProgram`, the pass manager and pass-context names, and IRVisitor / IRMutator."""
 
 from pypto._core.ir import *
 from pypto._core.ir import print_program, structural_equal, structural_hash  # noqa: F401
+from pypto.ir import directions  # noqa: F401
+from pypto.ir._nodes import FunctionMap, GlobalVar, TensorView, TileView, python_print  # noqa: F401
 from pypto.ir.compiler import compile  # noqa: F401
+from pypto.ir.directions import inout, input, no_dep, output, output_existing, scalar_dir  # noqa: F401
+from pypto.ir.make import make_call  # noqa: F401
+from pypto.ir.pass_context import (  # noqa: F401
+    DiagnosticCheck,
+    DiagnosticCheckSet,
+    DiagnosticPhase,
+    MemoryPlanner,
+    PassContext,
+    RuntimeKind,
+    VerificationLevel,
+    VerificationMode,
+    make_roundtrip_instrument,
+)
+from pypto.ir.pass_manager import OptimizationStrategy, PassDumpLevel, PassManager  # noqa: F401
+from pypto.ir.visitor import IRMutator, IRVisitor  # noqa: F401
+
+
+def __getattr__(name):
+    # CompiledProgram lives with the runtime that runs it (one class); loaded on first use.
+    if name == "CompiledProgram":
+        from pypto.ir.compiled_program import CompiledProgram
+
+        return CompiledProgram
+    raise AttributeError(f"module 'pypto.ir' has no attribute {name!r}")

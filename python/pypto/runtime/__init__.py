@@ -29,7 +29,10 @@ __all__ = ["ChipWorker", "CompiledProgram", "RegisteredProgram", "RunConfig", "j
            "run"]
 
 
-class CompiledProgram:
+from pypto.ir.compiled_program import _PyptoCompiledProgramAPI  # noqa: E402
+
+
+class CompiledProgram(_PyptoCompiledProgramAPI):
     """A compiled program: call it with arrays to run it again without recompiling.
 
     `platform`, `param_names` and `name` describe it; `output_dir` is its build directory
@@ -37,7 +40,7 @@ class CompiledProgram:
     written when first asked for (or at compile time with dump_passes / save_kernels).
     A compiled program is os.PathLike: os.fspath(compiled) is its output_dir."""
 
-    def __init__(self, compiled, config: RunConfig, source=None):
+    def _setup(self, compiled, config: RunConfig, source=None):
         self._compiled = compiled
         self._source = source  # the program before the passes (to redo them for passes_dump)
         self.config = config
@@ -65,7 +68,7 @@ class CompiledProgram:
     def _dimension_params(self) -> dict:
         """{index of a trailing INDEX parameter: [(tensor parameter, axis), ...]} for every
         pl.dynamic dimension of the entry: its value is read from those arguments' shapes."""
-        entry = next((f for f in self._compiled.lowered.functions if f.name == self.name), None)
+        entry = self._compiled.lowered.find(self.name)
         if entry is None:
             return {}
         params = list(entry.params)
@@ -156,6 +159,7 @@ class CompiledProgram:
         artifacts.write_kernels(os.path.join(d, "kernels"), self.pto(),
                                 _core.native_kernel_sources(self._compiled.host, self.platform))
         artifacts.write_report(d)
+        self._write_manifest(d)
         self._artifacts_written = True
         return d
 
@@ -297,7 +301,7 @@ def _compile(program, config: RunConfig) -> CompiledProgram:
     if roundtrip:
         for name, after in compiled.pass_results:
             _check_roundtrip(after, name.split("_after_", 1)[1])
-    return CompiledProgram(compiled, config, program)
+    return CompiledProgram._wrap(compiled, config, program)
 
 
 # Class-form programs are cached by structure: an equal program compiles once.

@@ -66,7 +66,7 @@ class RunConfig:
     message because no NPU is present; "a2a3sim" (default) and "a5sim" run here.
     """
 
-    platform: str = "a2a3sim"
+    platform: str | None = None  # None: the backend of pypto.backend.set_backend_type (default a2a3sim)
     device_id: int = 0
     rtol: float = 1e-5
     atol: float = 1e-5
@@ -87,7 +87,9 @@ class RunConfig:
     def __post_init__(self):
         # PyPTO programs may name the chip family through backend_type instead of platform.
         self.strategy = check_strategy(self.strategy, "RunConfig")
-        self.platform = backend_platform(self.backend_type, self.platform, "RunConfig")
+        from pypto.backend import default_platform
+
+        self.platform = backend_platform(self.backend_type, self.platform, "RunConfig", None) or default_platform()
         if self.engine not in ENGINES:
             raise ValueError(
                 f"RunConfig(engine={self.engine!r}): unknown engine; available: "
