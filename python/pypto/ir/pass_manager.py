@@ -118,13 +118,18 @@ class PassManager:
         if dump_ir and output_dir is None:
             raise ValueError("PassManager.run_passes(dump_ir=True) needs output_dir; fix: pass output_dir='some/dir'")
         ctx = PassContext.current()
-        verify = (ctx.verify_level() if ctx is not None else "basic") != "off"
+        level = ctx.verify_level() if ctx is not None else "basic"
+        verify = level != "off"
         platform = platform or default_platform()
         _core.check_platform(platform)
         current = input_ir
         dumps = []
         for i, p in enumerate(self._passes, 1):
             after = _core.run_pass(current, p.name, platform, verify)
+            if level == "roundtrip":
+                from pypto.runtime import _check_roundtrip
+
+                _check_roundtrip(after, p.name)
             if not _core.ir.structural_equal(after, current):
                 dumps.append((f"{i:02d}_after_{p.name}", after))
             current = after

@@ -97,16 +97,16 @@ class IRVisitor:
         pass
 
     def visit_var(self, op):
-        self.visit_var_like(op)
+        return self.visit_var_like(op)
 
     def visit_iter_arg(self, op):
-        self.visit_var_like(op)
+        return self.visit_var_like(op)
 
     def visit_mem_ref(self, op):
-        self.visit_var_like(op)
+        return self.visit_var_like(op)
 
     def visit_window_buffer(self, op):
-        self.visit_var_like(op)
+        return self.visit_var_like(op)
 
     def visit_const_int(self, op):
         pass
@@ -122,7 +122,7 @@ class IRVisitor:
             self.visit_expr(a)
 
     def visit_submit(self, op):
-        self.visit_call(op)
+        return self.visit_call(op)
 
     def visit_make_tuple(self, op):
         for e in op.elems:
@@ -211,6 +211,14 @@ for _name in (*_UNARY.values(), *_UNARY_ONLY_PYPTO):
     setattr(IRVisitor, _name, _unary_default)
 
 
+def _rebuild_call(op, args):
+    """The op call `op` with its value arguments replaced by `args` (in the order of the op's
+    Expr / ExprList parameters; attributes kept); its type is inferred again."""
+    specs = [p for p in (_ir.op_params(op.op_name) or []) if p.kind != _ir.ParamKind.Attr]
+    kwargs = {spec.name: a for spec, a in zip(specs, args) if a is not None}
+    return _ir.make_op_call(op.op_name, [], kwargs, dict(op.attrs), op.span)
+
+
 def _same(a, b):
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
@@ -255,7 +263,7 @@ class IRMutator(IRVisitor):
         if isinstance(op, _ir.FuncCall):
             return _ir.FuncCall(op.callee, args, op.type, op.span, op.task_id, list(op.deps), op.block_num,
                                 op.manual, list(op.dyn_deps))
-        return _ir.make_op_call(op.op_name, args, {}, dict(op.attrs), op.span)
+        return _rebuild_call(op, args)
 
     def visit_make_tuple(self, op):
         elems = [self.visit_expr(e) for e in op.elems]
