@@ -292,6 +292,38 @@ class Backend:
                 best = [*head, b]
         return best
 
+    def get_handler(self) -> "Backend":
+        """PyPTO's code-generation hooks of the backend; here the backend itself (our one
+        code generator serves both chips, reading this description)."""
+        return self
+
+    def export_to_file(self, path) -> None:
+        """Writes the chip's description (the chip table's row) as JSON to `path`."""
+        import json
+
+        with open(path, "w") as f:
+            json.dump({"backend_type": self.backend_type.name, **self._spec}, f, indent=1)
+
+    @staticmethod
+    def import_from_file(path) -> "Backend":
+        """The Backend described by a file export_to_file wrote. Its numbers must be the chip
+        table's (the simulated chips are the table's): a file that differs is rejected."""
+        import json
+
+        with open(path) as f:
+            data = json.load(f)
+        name = data.get("backend_type")
+        if name not in BackendType.__members__:
+            raise ValueError(f"Backend.import_from_file({str(path)!r}): no known backend_type in the file; "
+                             "fix: pass a file written by Backend.export_to_file")
+        backend = get_backend_instance(BackendType[name])
+        if {k: v for k, v in data.items() if k != "backend_type"} != backend._spec:
+            raise ValueError(
+                f"Backend.import_from_file({str(path)!r}): the file's numbers differ from the {backend.platform} "
+                "chip table (src/isa/chip.cpp); fix: the simulated chips are fixed, export the backend again"
+            )
+        return backend
+
     def soc(self) -> SoC:
         """The chip as SoC -> Die -> Cluster -> Core -> Mem, from the chip table."""
         s = self._spec

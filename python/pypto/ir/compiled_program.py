@@ -95,6 +95,24 @@ class _PyptoCompiledProgramAPI:
 
     # ---- descriptions ----
     @property
+    def platform(self) -> str:
+        """The platform it was compiled for ("a2a3sim" / "a5sim")."""
+        return self.__dict__.get("_platform")
+
+    @platform.setter
+    def platform(self, value):
+        self.__dict__["_platform"] = value
+
+    @property
+    def param_names(self) -> list:
+        """The entry's parameter names, in order."""
+        return self.__dict__.get("_param_names")
+
+    @param_names.setter
+    def param_names(self, value):
+        self.__dict__["_param_names"] = value
+
+    @property
     def backend_type(self):
         """The pypto.backend.BackendType of the platform it was compiled for."""
         return _backend_of_platform(self.platform)
