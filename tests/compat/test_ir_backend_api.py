@@ -352,3 +352,93 @@ def test_module_paths():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert out.stdout.split() == ["compile", "Ascend950", "PassManager"], out.stderr
+
+
+# -- IRBuilder -------------------------------------------------------------------------------
+def _build_add_mul(ib):
+    fp32 = ir.DataType.FP32
+    with ib.program("AddMul") as p:
+        t = ib.tensor_type([N, N], fp32)
+        for name, func_type in (("kernel", ir.FunctionType.InCore), ("main", ir.FunctionType.Orchestration)):
+            with ib.function(name, type=func_type) as f:
+                a, b = f.param("a", t), f.param("b", t)
+                c = f.param("c", t, ir.directions.output)
+                f.return_type(t)
+                assert ib.in_function() and not ib.in_loop()
+                if name == "kernel":
+                    x = ib.let("x", ir.op.tile.load(a, ib.make_tuple([0, 0]), shape=[N, N]))
+                    y = ib.let("y", ir.op.tile.load(b, ib.make_tuple([0, 0]), shape=[N, N]))
+                    out = ib.let("c", ir.op.tile.store(ir.op.tile.mul(ir.op.tile.add(x, y), x),
+                                                       ib.make_tuple([0, 0]), c))
+                else:
+                    out = ib.let("c", ir.FuncCall("kernel", [a, b, c], t))
+                ib.return_stmt([out])
+    return p.get_result()
+
+
+def test_ir_builder_builds_the_parsed_program():
+    built = _build_add_mul(ir.IRBuilder())
+    assert ir.structural_equal(built, AddMul)
+    assert ir.structural_equal(pl.parse(built.as_python()), built)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_ir_builder_loop_with_a_carried_tile(engine):
+    ib = ir.IRBuilder()
+    fp32 = ir.DataType.FP32
+    with ib.program("Loop") as p:
+        t = ib.tensor_type([N, N], fp32)
+        with ib.function("kernel", type=ir.FunctionType.InCore) as f:
+            a, b, c = f.param("a", t), f.param("b", t), f.param("c", t, ir.directions.output)
+            f.return_type(t)
+            x = ib.let("x", ir.op.tile.load(a, ib.make_tuple([0, 0]), shape=[N, N]))
+            y = ib.let("y", ir.op.tile.load(b, ib.make_tuple([0, 0]), shape=[N, N]))
+            i = ib.var("i", ir.ScalarType(ir.DataType.INDEX))
+            with ib.for_loop(i, 0, 3, 1) as loop:
+                acc = loop.iter_arg("acc", x)
+                total = loop.return_var("total")
+                assert ib.in_loop()
+                nxt = ib.let("nxt", ir.op.tile.add(acc, y))
+                ib.yield_([nxt])
+            out = ib.let("c", ir.op.tile.store(total, ib.make_tuple([0, 0]), c))
+            ib.return_stmt([out])
+        with ib.function("main", type=ir.FunctionType.Orchestration) as g:
+            a, b, c = g.param("a", t), g.param("b", t), g.param("c", t, ir.directions.output)
+            g.return_type(t)
+            ib.return_stmt([ib.let("c", ir.FuncCall("kernel", [a, b, c], t))])
+    program = p.get_result()
+    assert ir.structural_equal(pl.parse(program.as_python()), program)
+    a, b, c = arrays(6)
+    pypto.runtime.run(program, a, b, c, config=RunConfig(engine=engine))
+    np.testing.assert_allclose(c, ((a + b) + b) + b, rtol=1e-6)  # the loop's order of fp32 adds
+
+
+def test_ir_builder_refuses_what_the_ir_cannot_hold():
+    ib = ir.IRBuilder()
+    with pytest.raises(NotImplementedError, match="memref.*fix:"):
+        ib.memref(ir.MemorySpace.Vec, 0, 1024)
+    with pytest.raises(NotImplementedError, match="break_stmt.*fix:"):
+        ib.break_stmt()
+    with pytest.raises(RuntimeError, match="outside a function"):
+        ib.let("x", 1)
+
+
+def test_backend_export_and_import(tmp_path):
+    be = pypto.backend.Backend950.instance()
+    path = tmp_path / "chip.json"
+    be.export_to_file(str(path))
+    assert json.loads(path.read_text())["capacity"]["Vec"] == _core.chip_spec("a5sim")["capacity"]["Vec"]
+    assert pypto.backend.Backend.import_from_file(str(path)) is be and be.get_handler() is be
+    data = json.loads(path.read_text())
+    data["capacity"]["Vec"] = 1
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="differ from the a5sim chip table"):
+        pypto.backend.Backend.import_from_file(str(path))
+
+
+def test_ir_op_namespace_builds_calls():
+    x = ir.Var("x", ir.TileType([ir.ConstInt(16), ir.ConstInt(16)], ir.DataType.FP32))
+    call = ir.op.tile.mul(x, x)
+    assert call.op_name == "tile.mul" and ir.structural_equal(call, ir.make_call("tile.mul", [x, x]))
+    with pytest.raises(AttributeError, match="no op 'tile.nonsense'"):
+        ir.op.tile.nonsense

@@ -5,6 +5,7 @@ equality of `pypto._core.ir`, PyPTO's node accessors (pypto.ir._nodes), `compile
 from pypto._core.ir import *
 from pypto._core.ir import print_program, structural_equal, structural_hash  # noqa: F401
 from pypto.ir import directions, op  # noqa: F401
+from pypto.ir.builder import IRBuilder  # noqa: F401
 from pypto.ir._nodes import FunctionMap, GlobalVar, TensorView, TileView, python_print  # noqa: F401
 from pypto.ir.compiler import compile  # noqa: F401
 from pypto.ir.directions import inout, input, no_dep, output, output_existing, scalar_dir  # noqa: F401

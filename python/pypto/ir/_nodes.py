@@ -174,13 +174,12 @@ def _install(cls, name, value):
 def install():
     prog, fn = _ir.Program, _ir.Function
     raw = prog.__dict__["functions"]
-    if not isinstance(raw, property) or getattr(raw.fget, "_pypto_map", False) is False:
-        if not getattr(getattr(raw, "fget", None), "_pypto_map", False):
-            def functions(self, _raw=raw):
-                return FunctionMap(_raw.__get__(self, prog))
+    if not getattr(getattr(raw, "fget", None), "_pypto_map", False):  # once per process
+        def functions(self, _raw=raw):
+            return FunctionMap(_raw.__get__(self, prog))
 
-            functions._pypto_map = True
-            prog.functions = property(functions, doc=FunctionMap.__doc__)
+        functions._pypto_map = True
+        prog.functions = property(functions, doc=FunctionMap.__doc__)
     _install(prog, "get_function", lambda self, name: self.find(str(name)))
     _install(prog, "get_global_var",
              lambda self, name: GlobalVar(name) if self.find(str(name)) is not None else None)

@@ -172,7 +172,7 @@ class _PyptoCompiledProgramAPI:
             args = [tensors[n] for n in self.param_names]
         else:
             args = list(tensors)
-        args = [a.copy() if is_tensor(a) and hasattr(a, "copy") else (a.clone() if is_tensor(a) else a) for a in args]
+        args = [(a.clone() if hasattr(a, "clone") else a.copy()) if is_tensor(a) else a for a in args]
         cfg = dataclasses.replace(self.config, engine="sim")
         self(*args, config=cfg)
         outs = self.output_indices
@@ -185,10 +185,8 @@ class _PyptoCompiledProgramAPI:
                                  f"({[self.param_names[i] for i in outs]}); fix: give one per output or a dict")
             pairs = [(self.param_names[i], e) for i, e in zip(outs, expected)]
         for name, want in pairs:
-            got = np.asarray(args[self.param_names.index(name)].cpu() if hasattr(args[0], "cpu") and
-                             not isinstance(args[self.param_names.index(name)], np.ndarray)
-                             else args[self.param_names.index(name)], dtype=np.float64)
-            want = np.asarray(want, dtype=np.float64)
+            got = _as_numpy(args[self.param_names.index(name)])
+            want = _as_numpy(want)
             if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=atol):
                 err = float(np.max(np.abs(got - want))) if got.shape == want.shape else float("nan")
                 raise AssertionError(
@@ -196,6 +194,15 @@ class _PyptoCompiledProgramAPI:
                     f"rtol={rtol}, atol={atol}, shapes {list(got.shape)} vs {list(want.shape)})"
                 )
         return True
+
+
+def _as_numpy(x):
+    """An array or torch tensor as a float64 numpy array."""
+    import numpy as np
+
+    if hasattr(x, "detach"):  # torch
+        x = x.detach().cpu().float().numpy()
+    return np.asarray(x, dtype=np.float64)
 
 
 def __getattr__(name):
