@@ -40,6 +40,13 @@ class AddMul:
         return c
 
 
+@pl.jit
+def jit_add(a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32], c: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        c = pl.store(pl.add(pl.load(a, [0, 0], [N, N]), pl.load(b, [0, 0], [N, N])), [0, 0], c)
+    return c
+
+
 def arrays(seed=0):
     rng = np.random.default_rng(seed)
     a, b = (rng.standard_normal((N, N)).astype(np.float32) for _ in range(2))
@@ -278,6 +285,10 @@ def test_compiled_program_pypto_constructor(tmp_path):
     compiled(a, b, c)
     np.testing.assert_allclose(c, expected(a, b), rtol=1e-6)
     assert isinstance(pypto.runtime.run(AddMul, a, b, c), ir.CompiledProgram)
+    jitted = jit_add.compile()
+    assert isinstance(jitted, ir.CompiledProgram) and jitted.orchestration_names and jitted.has_return
+    jitted(a, b, c)
+    np.testing.assert_allclose(c, a + b, rtol=1e-6)
 
 
 # -- pypto.backend ---------------------------------------------------------------------------
@@ -310,10 +321,40 @@ def test_backend_numbers_are_the_chip_tables(cls, platform):
     assert be.find_mem_path(M.Left, M.Vec) == []
 
 
-def test_the_chip_numbers_reach_memory_planning():
-    # the table's Vec capacity is the limit PlanMemory enforces: one tile over it fails
-    vec = pypto.backend.Backend910B.instance().get_mem_size(ir.MemorySpace.Vec)
-    assert vec == 192 * 1024  # docs/chip-model.md
+BIG = 256
+
+
+@pl.program
+class BigCopy:  # one 256x256 fp32 tile: 256 KiB
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[BIG, BIG], pl.FP32],
+               c: pl.Out[pl.Tensor[[BIG, BIG], pl.FP32]]) -> pl.Tensor[[BIG, BIG], pl.FP32]:
+        c = pl.store(pl.load(a, [0, 0], [BIG, BIG]), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[BIG, BIG], pl.FP32],
+             c: pl.Out[pl.Tensor[[BIG, BIG], pl.FP32]]) -> pl.Tensor[[BIG, BIG], pl.FP32]:
+        c = self.kernel(a, c)
+        return c
+
+
+def test_the_chip_numbers_are_the_ones_memory_planning_enforces(tmp_path):
+    # docs/language.md: UB 192 KiB, L1 512 KiB, L0A/L0B 64 KiB, L0C 128 KiB on a2a3sim
+    b910 = pypto.backend.Backend910B.instance()
+    M = ir.MemorySpace
+    assert [b910.get_mem_size(m) for m in (M.Vec, M.Mat, M.Left, M.Right, M.Acc)] == \
+        [192 * 1024, 512 * 1024, 64 * 1024, 64 * 1024, 128 * 1024]
+    assert b910.get_core_count("AIC") == 24 and b910.get_core_count("AIV") == 48
+    # a 256 KiB Vec tile is over the 910B's UB and within the 950's
+    assert b910.get_mem_size(M.Vec) < BIG * BIG * 4 <= pypto.backend.Backend950.instance().get_mem_size(M.Vec)
+    with pytest.raises(pypto.PyptoError, match=f"the a2a3sim chip has {b910.get_mem_size(M.Vec)} bytes"):
+        ir.compile(BigCopy, output_dir=str(tmp_path / "910"), backend_type=BackendType.Ascend910B)
+    compiled = ir.compile(BigCopy, output_dir=str(tmp_path / "950"), backend_type=BackendType.Ascend950)
+    a = np.random.default_rng(7).standard_normal((BIG, BIG)).astype(np.float32)
+    c = np.zeros_like(a)
+    compiled(a, c)
+    np.testing.assert_array_equal(c, a)
 
 
 def test_set_backend_type_selects_the_default_platform(tmp_path):
