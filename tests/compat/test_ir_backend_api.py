@@ -196,6 +196,8 @@ def test_pass_manager_runs_the_pipeline_compile_runs(tmp_path):
     for one in pm.passes():
         p = one(p)
     assert ir.structural_equal(p, lowered)
+    with ir.PassContext([ir.make_roundtrip_instrument()]):  # print -> parse -> equal after every pass
+        assert ir.structural_equal(pm.run_passes(AddMul), lowered)
     from pypto.ir.pass_manager import PassFactory, coerce_dump_level
     assert PassFactory.PlanMemory().name == "PlanMemory"
     assert coerce_dump_level(True) is ir.PassDumpLevel.EXPLICIT and coerce_dump_level(False) is ir.PassDumpLevel.NONE
@@ -285,10 +287,15 @@ def test_compiled_program_pypto_constructor(tmp_path):
     compiled(a, b, c)
     np.testing.assert_allclose(c, expected(a, b), rtol=1e-6)
     assert isinstance(pypto.runtime.run(AddMul, a, b, c), ir.CompiledProgram)
-    jitted = jit_add.compile()
+    jitted = jit_add.compile(config=RunConfig(output_dir=str(tmp_path / "jit")))
     assert isinstance(jitted, ir.CompiledProgram) and jitted.orchestration_names and jitted.has_return
     jitted(a, b, c)
     np.testing.assert_allclose(c, a + b, rtol=1e-6)
+    # a jit function's build directory reloads too (its specialised program is written)
+    reloaded = ir.CompiledProgram.from_dir(jitted.output_dir)
+    c2 = np.zeros_like(c)
+    reloaded(a, b, c2)
+    np.testing.assert_array_equal(c2, c)
 
 
 # -- pypto.backend ---------------------------------------------------------------------------
