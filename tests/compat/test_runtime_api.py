@@ -202,6 +202,28 @@ def test_partial_args_dump_writes_only_dump_tagged_tensors(engine, tmp_path):
     np.testing.assert_allclose(np.fromfile(d / entries[0]["file"], dtype=np.float32).reshape(N, N), x + 1, rtol=1e-6)
 
 
+@pl.jit
+def jit_tagged(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    t = pl.create_tensor([N, N], dtype=pl.FP32)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.store(pl.adds(pl.load(x, [0, 0], [N, N]), 1.0), [0, 0], t)
+    pl.dump_tag(t)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.muls(pl.load(t, [0, 0], [N, N]), 2.0), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_dump_tag_in_a_jit_orchestration(engine, tmp_path):
+    x, out = data(3)
+    jit_tagged(x, out, config=RunConfig(engine=engine, enable_dump_args=1, output_dir=str(tmp_path)))
+    np.testing.assert_array_equal(out, (x + np.float32(1)) * np.float32(2))
+    d = tmp_path / "dfx_outputs" / "args_dump"
+    entries = json.load(open(d / "args_dump.json"))["entries"]
+    assert [(e["task"], e["param"], e["phase"]) for e in entries] == [(1, "t", "before"), (1, "t", "after")]
+    np.testing.assert_array_equal(np.fromfile(d / entries[1]["file"], dtype=np.float32).reshape(N, N), x + np.float32(1))
+
+
 def test_no_dump_without_the_flag(tmp_path):
     x, out = data()
     runtime.run(Tagged, x, out, config=RunConfig(output_dir=str(tmp_path)))

@@ -64,6 +64,13 @@ class RunConfig:
     `ring_size` bounds the tasks in flight (submission blocks when the ring is full). `verify` is the check run between passes: "off",
     "basic" (structural invariants) or "roundtrip" (also print -> parse -> equal). Real-hardware platforms ("a2a3", "a5") fail with a clear
     message because no NPU is present; "a2a3sim" (default) and "a5sim" run here.
+
+    PyPTO's DFX flags write under <output_dir>/dfx_outputs/: enable_dump_args (1: tensors
+    tagged by pl.dump_tag / dumps=, 2: every tensor argument, before and after each task ->
+    args_dump/), enable_dep_gen (deps.json), enable_pmu (pmu.csv, modelled pipe cycles on the
+    sim engine), enable_scope_stats (scope_stats/scope_stats.jsonl); any of them forces
+    save_kernels. compile_profiling writes report/pipeline_profile.{txt,json}. The sizing and
+    planner fields are checked as PyPTO checks them (docs/runtime.md says what each does here).
     """
 
     platform: str = "a2a3sim"
