@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import math
 import threading
+import weakref
 
 import numpy as np
 
@@ -131,7 +132,7 @@ class ChipWorker:
     (ring_size, trace_path, enable_chip_swimlane, ...) apply to each run. Runs on one worker
     are serialised. Using a closed worker raises a PyptoError."""
 
-    _current: list = []  # workers initialised and not closed, latest last
+    _current: list = []  # weak references to workers initialised and not closed, latest last
     _lock = threading.Lock()
 
     def __init__(self, config: RunConfig | None = None, *, level: int = 2, runtime: str = _DEFAULT_RUNTIME,
@@ -154,7 +155,7 @@ class ChipWorker:
         if self._worker is None:
             self._worker = _core.ChipWorker(self.config.platform, self.config.engine, self.config.num_workers)
             with ChipWorker._lock:
-                ChipWorker._current.append(self)
+                ChipWorker._current.append(weakref.ref(self))
         return self
 
     def initialized(self) -> bool:
@@ -184,8 +185,9 @@ class ChipWorker:
     def current(cls, *, level=None, platform=None, device_id=None, runtime=None, require_sdma=False):
         """The most recently initialised open worker matching the given fields, or None."""
         with ChipWorker._lock:
-            for w in reversed(ChipWorker._current):
-                if not w.initialized() or not isinstance(w, cls):
+            for ref in reversed(ChipWorker._current):
+                w = ref()
+                if w is None or not w.initialized() or not isinstance(w, cls):
                     continue
                 if ((level is None or w.level() == level) and (platform is None or w.platform() == platform)
                         and (device_id is None or w.device_id() == device_id)
@@ -322,8 +324,7 @@ class ChipWorker:
         if self._worker is not None:
             self._worker.close()
         with ChipWorker._lock:
-            if self in ChipWorker._current:
-                ChipWorker._current.remove(self)
+            ChipWorker._current[:] = [r for r in ChipWorker._current if r() is not None and r() is not self]
 
     @property
     def closed(self) -> bool:
