@@ -24,7 +24,8 @@ void bind_compiler(nb::module_& m) {
       .def_ro("platform", &compiler::CompiledProgram::platform)
       .def_ro("entry", &compiler::CompiledProgram::entry)
       .def_ro("param_names", &compiler::CompiledProgram::param_names)
-      .def_ro("pass_results", &compiler::CompiledProgram::pass_results);
+      .def_ro("pass_results", &compiler::CompiledProgram::pass_results)
+      .def_ro("pass_times", &compiler::CompiledProgram::pass_times, "(pass name, seconds) per pass, then LowerProgram");
 
   m.def(
       "compile",

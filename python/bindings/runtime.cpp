@@ -468,7 +468,7 @@ void bind_runtime(nb::module_& m) {
       "run_host_program",
       [](const isa::HostProgram& program, const nb::list& args, const std::string& platform, const std::string& engine,
          int num_workers, const std::optional<std::string>& trace_path, size_t ring_size,
-         const std::string& swimlane_path) {
+         const std::string& swimlane_path, const std::string& dfx_dir, int dump_args, bool dep_gen, bool pmu, bool scope_stats) {
         std::vector<HostArg> host_args = to_host_args(args);
         runtime::RuntimeStats stats;
         runtime::RunStats model;
@@ -478,11 +478,17 @@ void bind_runtime(nb::module_& m) {
         options.ring_size = ring_size;
         options.swimlane_path = swimlane_path;
         options.runtime_stats = &stats;
+        options.dfx_dir = dfx_dir;
+        options.dump_args = dump_args;
+        options.dep_gen = dep_gen;
+        options.pmu = pmu;
+        options.scope_stats = scope_stats;
         run_interruptibly(options, [&] { runtime::run_host_program(program, host_args, options); });
         return stats_dict(model, stats);
       },
       "program"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = "sim", "num_workers"_a = 0,
-      "trace_path"_a = nb::none(), "ring_size"_a = 1024, "swimlane_path"_a = "",
+      "trace_path"_a = nb::none(), "ring_size"_a = 1024, "swimlane_path"_a = "", "dfx_dir"_a = "", "dump_args"_a = 0,
+      "dep_gen"_a = false, "pmu"_a = false, "scope_stats"_a = false,
       "Runs an orchestration; tensors are (data_ptr, dtype, shape, strides_in_elements, name) tuples. trace_path "
       "writes the modelled timeline (sim engine); ring_size bounds the tasks in flight (0 = unbounded); "
       "swimlane_path writes the chip swimlane. Returns the run's statistics, modelled cycles included.");
@@ -505,7 +511,8 @@ void bind_runtime(nb::module_& m) {
       .def(
           "run",
           [](runtime::ChipWorker& w, int handle, const nb::list& args, const std::optional<std::string>& trace_path,
-             size_t ring_size, const std::string& swimlane_path) {
+             size_t ring_size, const std::string& swimlane_path, const std::string& dfx_dir, int dump_args, bool dep_gen,
+             bool pmu, bool scope_stats) {
             std::vector<HostArg> host_args = to_host_args(args);
             runtime::RuntimeStats stats;
             runtime::RunStats model;
@@ -515,10 +522,16 @@ void bind_runtime(nb::module_& m) {
             options.ring_size = ring_size;
             options.swimlane_path = swimlane_path;
             options.runtime_stats = &stats;
+            options.dfx_dir = dfx_dir;
+            options.dump_args = dump_args;
+            options.dep_gen = dep_gen;
+            options.pmu = pmu;
+        options.scope_stats = scope_stats;
             run_interruptibly(options, [&] { w.run(handle, host_args, options); });
             return stats_dict(model, stats);
           },
           "handle"_a, "args"_a, "trace_path"_a = nb::none(), "ring_size"_a = 1024, "swimlane_path"_a = "",
+          "dfx_dir"_a = "", "dump_args"_a = 0, "dep_gen"_a = false, "pmu"_a = false, "scope_stats"_a = false,
           "Runs a loaded program on the worker's pool; arguments and result as run_host_program.")
       .def(
           "close",
@@ -582,6 +595,13 @@ void bind_runtime(nb::module_& m) {
       "The C++ the native engine compiles for each kernel of a host program: (kernel name, source) pairs; the source "
       "is empty for a kernel that runs on the reference library.");
   m.def("native_cache_dir", &runtime::native_cache_dir);
+  m.def(
+      "chip_clock_ghz",
+      [](const std::string& platform) {
+        runtime::RunOptions options{platform, "sim"};
+        return runtime::resolve_run_target(options).clock_ghz;
+      },
+      "platform"_a, "The modelled clock of a platform's chip (GHz): modelled cycles / clock_ghz = modelled ns.");
 
   m.def("isa_execute", &isa_execute, "mnemonic"_a, "outs"_a, "ins"_a, "attrs"_a = nb::dict(),
         "valid_shape"_a = nb::none(), "dtypes"_a = nb::none(), "memories"_a = nb::none(), "pad"_a = "null",

@@ -1,6 +1,7 @@
 // The compiler driver: checks the platform, runs the pass pipeline, lowers to instruction streams.
 #include "pypto/compiler/compile.h"
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 
@@ -25,7 +26,7 @@ CompiledProgram compile_program(const ir::ProgramPtr& program, const CompileOpti
   check_platform(options.platform);
   CompiledProgram out;
   out.platform = options.platform;
-  passes::PassContext ctx{*isa::chip_for_platform(options.platform), nullptr, options.verify};
+  passes::PassContext ctx{*isa::chip_for_platform(options.platform), nullptr, options.verify, &out.pass_times};
   if (options.keep_pass_results) {
     // Only passes that changed the program leave a dump; NN stays the pass's position.
     auto previous = std::make_shared<ir::ProgramPtr>(program);
@@ -51,7 +52,9 @@ CompiledProgram compile_program(const ir::ProgramPtr& program, const CompileOpti
   if (out.entry.empty())
     fail(ErrorKind::kType, {}, "program '" + program->name + "' has no Orchestration function to run",
          "add a @pl.function(type=pl.FunctionType.Orchestration) method that calls the kernels");
+  const auto t0 = std::chrono::steady_clock::now();
   out.host = codegen::lower_program(*out.lowered, out.entry);
+  out.pass_times.emplace_back("LowerProgram", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return out;
 }
 

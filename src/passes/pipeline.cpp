@@ -1,4 +1,5 @@
 // The compiler's pipeline: one list, read top to bottom. Each entry is its own file.
+#include <chrono>
 #include "pypto/passes/pass.h"
 
 namespace pypto::passes {
@@ -92,7 +93,10 @@ ir::ProgramPtr run_pipeline(const ir::ProgramPtr& program, const PassContext& ct
   ir::ProgramPtr current = program;
   int index = 0;
   for (const Pass& pass : default_pipeline()) {
+    const auto t0 = std::chrono::steady_clock::now();
     current = pass.run(current, ctx);
+    if (ctx.pass_times)
+      ctx.pass_times->emplace_back(pass.name, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (ctx.verify) verify_program(current, pass.name);
     if (ctx.after_pass) ctx.after_pass(++index, pass.name, current);
   }

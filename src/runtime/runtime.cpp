@@ -10,6 +10,7 @@
 #include <memory>
 #include <variant>
 
+#include "pypto/runtime/dfx.h"
 #include "pypto/runtime/native_engine.h"
 #include "pypto/runtime/scalar_machine.h"
 #include "pypto/runtime/sim_engine.h"
@@ -392,7 +393,12 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
   const bool native = prep.native && options.trace_path.empty();
   TraceRecorder trace;  // outlives every task of the run: workers record into it
   pool.reset(native ? prep.native : CoreFactory{}, prep.id * 2 + (native ? 1 : 0), options.ring_size,
-             !options.swimlane_path.empty());
+             !options.swimlane_path.empty() || options.dep_gen || options.pmu || options.scope_stats);
+  std::unique_ptr<ArgsDumper> dumper;
+  if (options.dump_args > 0) {
+    dumper = std::make_unique<ArgsDumper>(options.dfx_dir);
+    pool.set_dump_hook(dumper->hook());
+  }
   pool.set_trace(&trace, !options.trace_path.empty());
   pool.set_interrupt(options.interrupt);
   auto check_interrupt = [&](const Span& span) {
@@ -431,6 +437,12 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
             spec.span = &in.span;
             spec.manual = attr_flag(in, "manual");
             spec.args = call_args(kernel, in, slots, regs);
+            if (options.dump_args >= 2) {  // every tensor argument
+              for (size_t i = 0; i < kernel.params.size(); ++i)
+                if (kernel.params[i].is_tensor) spec.dump.push_back(static_cast<int>(i));
+            } else if (options.dump_args == 1) {  // those tagged by pl.dump_tag / dumps=
+              for (int64_t i : int_list_attr(in, "dump_args")) spec.dump.push_back(static_cast<int>(i));
+            }
             for (int64_t d : int_list_attr(in, "deps")) {
               if (d < 0 || static_cast<size_t>(d) >= call_tasks.size() || call_tasks[d].empty())
                 unsatisfiable_dependency(program, ordinals, ordinals[pc], static_cast<int>(d), in.span);
@@ -498,12 +510,18 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
   } catch (...) {
     pool.cancel();
     pool.set_trace(nullptr, false);
+    pool.set_dump_hook(nullptr);
     throw;
   }
   pool.set_trace(nullptr, false);
+  pool.set_dump_hook(nullptr);
   if (!options.trace_path.empty()) trace.write_chrome_json(options.trace_path);
   if (options.stats) options.stats->modelled_cycles = trace.makespan();
   if (!options.swimlane_path.empty()) write_swimlane(options.swimlane_path, pool.records(), prep.chip);
+  if (dumper) dumper->finish();
+  if (options.dep_gen) write_deps_json(options.dfx_dir + "/deps.json", pool.records());
+  if (options.scope_stats) write_scope_stats(options.dfx_dir + "/scope_stats/scope_stats.jsonl", pool.records());
+  if (options.pmu) write_pmu_csv(options.dfx_dir + "/pmu.csv", pool.records());
   if (options.runtime_stats) {
     const PoolStats ps = pool.stats();
     RuntimeStats& st = *options.runtime_stats;

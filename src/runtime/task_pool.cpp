@@ -82,6 +82,7 @@ void TaskPool::reset(CoreFactory factory, uint64_t runner_key, size_t ring_size,
   trace_ = nullptr;
   record_events_ = false;
   interrupt_ = nullptr;
+  dump_hook_ = nullptr;
   t0_ = std::chrono::steady_clock::now();
   if (runner_key != runner_key_) {
     factory_ = std::move(factory);
@@ -206,6 +207,7 @@ size_t TaskPool::submit(TaskSpec spec) {
   task.block_idx = spec.block_idx;
   task.block_num = spec.block_num;
   task.manual = spec.manual;
+  task.dump = std::move(spec.dump);
   std::vector<size_t>& deps = task.deps;
   // Every dependency is recorded (records, swimlane arrows); only unfinished ones hold the
   // task back.
@@ -350,7 +352,7 @@ std::vector<TaskRecord> TaskPool::records() {
   if (!record_) return out;
   out.reserve(tasks_.size());
   for (const Task& t : tasks_)
-    out.push_back({t.kernel->name, t.kind, t.vcore, t.worker, t.block_idx, t.block_num, t.start_us, t.end_us, t.deps, t.cycles});
+    out.push_back({t.kernel->name, t.kind, t.vcore, t.worker, t.block_idx, t.block_num, t.start_us, t.end_us, t.deps, t.cycles, t.busy});
   return out;
 }
 
@@ -435,15 +437,20 @@ void TaskPool::worker_loop(int worker) {
     }
     if (!runner && !sim) sim = std::make_unique<SimEngine>(chip_);
     double cycles = -1;
+    std::array<double, 7> busy{};
+    const bool dump = !skip && !err && dump_hook_ && !task.dump.empty();
     const double start = record_ ? now_us() : 0;
     if (!skip && !err) {
       try {
+        if (dump) dump_hook_(id, *task.kernel, task.args, task.dump, false);
         if (task.kind == CoreKind::Mixed) {
           // The parts' timelines go on virtual cores of their own: the AIC part on this
           // worker's core, AIV i on core num_workers + 2 * worker + i.
           const bool events = trace_ != nullptr && record_events_;
           MixedResult r = run_mixed_task(*task.kernel, task.parts, task.args, chip_, factory, mixed, events);
           cycles = r.cycles;
+          for (const Timeline& t : r.timelines)
+            for (size_t p = 0; p < busy.size(); ++p) busy[p] += t.busy[p];
           if (trace_ && r.cycles >= 0) {  // sim: the parts' modelled timelines
             std::vector<int> cores;
             const int nw = num_workers_;
@@ -465,8 +472,10 @@ void TaskPool::worker_loop(int worker) {
           sim->set_record_events(trace_ != nullptr && record_events_);
           sim->run(*task.kernel, task.args);
           cycles = sim->timeline().end_cycles;
+          busy = sim->timeline().busy;
           if (trace_) trace_->add(worker, sim->timeline());
         }
+        if (dump) dump_hook_(id, *task.kernel, task.args, task.dump, true);
       } catch (...) {
         err = std::current_exception();
       }
@@ -479,6 +488,7 @@ void TaskPool::worker_loop(int worker) {
     task.start_us = start;
     task.end_us = end;
     task.cycles = cycles;
+    task.busy = busy;
     task.done = true;
     release_vcore(task.kind, task.vcore);
     --running_;

@@ -251,5 +251,5 @@ def test_a_missing_flag_before_tfree_is_a_race():
     # its flags. (Editing it in place once made a later test's run report this race.)
     out[:] = 0
     again = run(mp.OneCubeOneVector, a, b, bias, out, config=RunConfig(engine="sim"))
-    assert again is compiled
+    assert again.compiled is compiled.compiled  # run() returns a RunResult standing for the cached program
     np.testing.assert_allclose(out, relu(a @ b + bias), rtol=1e-5, atol=1e-4)

@@ -3,6 +3,7 @@
 // Op lowerings (OpDef::lower) and the statement lowering talk to it.
 #pragma once
 #include <functional>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -72,6 +73,9 @@ class KernelBuilder {
   void bind_array(const ir::Var* var, int slot) { arrays_[var] = slot; }
   int add_array(isa::ArrayDesc desc);
   std::vector<isa::ArrayDesc>* host_arrays = nullptr;  // set by the host program's lowering
+  // Tensor slots marked by pl.dump_tag(t) so far (host code, in program order): later kernel
+  // calls passing them dump them at RunConfig(enable_dump_args=1).
+  std::set<int> dump_slots;
   // The register holding the latest launch number of the launch site `task_id` (0 before
   // its first launch in a run); created on first use.
   int task_reg(int64_t task_id);

@@ -22,6 +22,9 @@ struct CompiledProgram {
   std::string entry;                                              // the orchestration function
   std::vector<std::string> param_names;
   std::vector<std::pair<std::string, ir::ProgramPtr>> pass_results;  // "NN_after_<Pass>" -> program, changed passes only
+  // Seconds each pass of the pipeline took, in order, then "LowerProgram" (lowering to
+  // instruction streams): RunConfig(compile_profiling=True) writes them to report/pipeline_profile.*
+  std::vector<std::pair<std::string, double>> pass_times;
 };
 
 // Checks the platform, runs the pipeline and lowers to instruction streams. The entry is the

@@ -1,5 +1,7 @@
 // A pass transforms a whole program; the pipeline (pipeline.cpp) is one ordered list of them.
 #pragma once
+#include <utility>
+#include <vector>
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,6 +18,8 @@ struct PassContext {
   std::function<void(int, const std::string&, const ir::ProgramPtr&)> after_pass;
   // Run verify_program on the input and after every pass (verification level "basic").
   bool verify = true;
+  // Non-null: run_pipeline appends (pass name, seconds it took) for each pass (compile_profiling).
+  std::vector<std::pair<std::string, double>>* pass_times = nullptr;
 };
 
 struct Pass {

@@ -38,6 +38,12 @@ struct RunOptions {
   RuntimeStats* runtime_stats = nullptr;  // non-null: filled in when the run finishes
   // Set by the caller (Ctrl-C) to stop the run: no new tasks start, the run raises "interrupted".
   const std::atomic<bool>* interrupt = nullptr;
+  // DFX outputs (RunConfig's enable_* flags), written under `dfx_dir` (<output_dir>/dfx_outputs):
+  std::string dfx_dir;
+  int dump_args = 0;     // 1: args_dump/ of the tensors tagged by pl.dump_tag / dumps=; 2: of every tensor argument
+  bool dep_gen = false;  // deps.json: every task and the tasks it waited for
+  bool scope_stats = false;  // scope_stats/scope_stats.jsonl: tasks and time per launched kernel
+  bool pmu = false;      // pmu.csv: per task, modelled busy cycles of each pipe (sim engine)
 };
 
 // Interprets the host code of `program`: scalar control flow, tensor allocation and kernel

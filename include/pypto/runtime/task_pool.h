@@ -3,6 +3,7 @@
 // write-after-write, write-after-read) and for its explicit dependencies; each task runs on
 // a virtual core of its type (AIC, AIV, or a whole cluster for mixed tasks) of the chip.
 #pragma once
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -48,7 +49,15 @@ struct TaskSpec {
   bool manual = false;  // pl.manual_scope: waits only for `deps`; later tasks still order after it
   // A mixed task (kernel->core == Group): the kernel of each of kernel->parts, in order.
   std::vector<const isa::Kernel*> parts;
+  // RunConfig(enable_dump_args=): the argument positions whose tensors the pool's dump hook
+  // writes before and after the task runs.
+  std::vector<int> dump;
 };
+
+// Called by a worker just before (after = false) and just after (after = true) task `id`
+// runs, for the task's `dump` argument positions (the args dump of RunConfig(enable_dump_args=)).
+using DumpHook = std::function<void(size_t id, const isa::Kernel& kernel, const std::vector<HostArg>& args,
+                                    const std::vector<int>& which, bool after)>;
 
 // A finished task as the swimlane shows it.
 struct TaskRecord {
@@ -60,6 +69,7 @@ struct TaskRecord {
   double start_us = 0, end_us = 0;
   std::vector<size_t> deps;    // every task it waited for (data and explicit)
   double cycles = -1;          // modelled cycles of the task (sim engine), else -1
+  std::array<double, 7> busy{};  // sim engine: modelled busy cycles per pipe (isa::Pipe order); native: 0
 };
 
 struct PoolStats {
@@ -107,6 +117,9 @@ class TaskPool {
     trace_ = trace;
     record_events_ = record_events;
   }
+  // Writes the `dump` arguments of each task before and after it runs (null: none); call
+  // before the first submit.
+  void set_dump_hook(DumpHook hook) { dump_hook_ = std::move(hook); }
   // Tasks not yet started are skipped once `*flag` is set (the run was interrupted).
   void set_interrupt(const std::atomic<bool>* flag) { interrupt_ = flag; }
   size_t num_tasks();
@@ -141,6 +154,8 @@ class TaskPool {
     int block_idx = 0, block_num = 1;
     double start_us = 0, end_us = 0;
     double cycles = -1;
+    std::array<double, 7> busy{};
+    std::vector<int> dump;
   };
   // Regions of one tensor view's byte range, with the unfinished tasks touching them.
   struct Bucket {
@@ -188,6 +203,7 @@ class TaskPool {
   TraceRecorder* trace_ = nullptr;
   const std::atomic<bool>* interrupt_ = nullptr;
   bool record_events_ = false;
+  DumpHook dump_hook_;
 };
 
 }  // namespace pypto::runtime

@@ -22,8 +22,8 @@ def torch_codegen(program, *args, path=None) -> str:
     if isinstance(program, JitFunction) and program.kind == "entry":
         specs = _arg_specs(program, args) if args else program.annotated_specs()
         program = program.parse(specs)
-    elif isinstance(program, CompiledProgram):
-        program = program.program
+    elif isinstance(program, CompiledProgram) or type(program).__name__ == "RunResult":
+        program = program.program  # a RunResult: its compiled program's
     elif args:
         raise TypeError("torch_codegen(program, *args): example arguments are only for @pl.jit functions")
     if not isinstance(program, _core.ir.Program):

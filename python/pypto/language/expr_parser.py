@@ -392,6 +392,10 @@ class ExprParser:
             near = difflib.get_close_matches(dsl_name, sorted(ops.dsl_op_names()), n=1)
             raise self.error(node, f"unknown op 'pl.{dsl_name}'",
                              f"did you mean 'pl.{near[0]}'?" if near else "see docs/ops.md for the ops of the language")
+        if op.name == "tensor.dump_tag" and getattr(self, "in_kernel_code", lambda: False)():
+            raise self.error(node, "pl.dump_tag marks a tensor of the orchestration for the args dump, but this is "
+                                   "kernel code (an InCore function or a pl.at body)",
+                             "call pl.dump_tag(t) in the orchestration, before the launches that pass t")
         params = op.params
         signature = f"pl.{op.name}(" + ", ".join(p.name + ("=..." if p.optional or p.has_default else "")
                                                   for p in params) + ")"

@@ -186,6 +186,7 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, Whi
         """The ir.Function; `arg_types` (call-site or jit argument types) fill unannotated params.
         With `return_outs`, a body without `return` returns its Out/InOut parameters."""
         specs = self.param_specs(is_method)
+        self.func_type = func_type
         if is_method:
             self.symbols["self"] = SelfRef()
         if arg_types is not None and len(arg_types) != len(specs):
@@ -239,6 +240,14 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, Whi
             rets = declared_types
         return ir.Function(name, params, dirs, rets, self.seq(body, self.fdef.body), func_type, self.span(self.fdef))
 
+    def in_kernel_code(self) -> bool:
+        """True while parsing code that runs on a core: a kernel function, a `with pl.at` /
+        `pl.spmd` body, or an inline function spliced into one of those."""
+        kernel = (ir.FunctionType.InCore, ir.FunctionType.AIC, ir.FunctionType.AIV, ir.FunctionType.Group,
+                  ir.FunctionType.Spmd)
+        return (getattr(self, "func_type", None) in kernel or getattr(self, "inline_in_kernel", False)
+                or any(f.kind == "scope" for f in getattr(self, "yield_frames", ())))
+
     def parse_inline(self, args, node, caller):
         """Splices this (inline) function into `caller` with `args` bound to its parameters;
         returns the value of its `return`."""
@@ -249,6 +258,7 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, Whi
             self.symbols[p.arg] = a
         self.stmts = caller.stmts
         self.lineage = caller.lineage
+        self.inline_in_kernel = caller.in_kernel_code()  # spliced into a kernel or a pl.at body
         self.inline_result = []
         for stmt in self.fdef.body:
             if self.inline_result:

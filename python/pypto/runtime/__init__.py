@@ -10,7 +10,8 @@ import weakref
 from pypto import _core
 from pypto.runtime import artifacts
 from pypto.runtime.config import RunConfig
-from pypto.runtime.tensors import bind_tensor, is_tensor, tensor_spec
+from pypto.runtime.tensors import bind_tensor, is_tensor
+from pypto.runtime.tensors import tensor_spec as _spec_of  # (pypto.runtime.tensor_spec is the module)
 
 
 def _find_native_headers() -> None:
@@ -25,8 +26,52 @@ def _find_native_headers() -> None:
 
 _find_native_headers()
 
-__all__ = ["ChipWorker", "CompiledProgram", "RegisteredProgram", "RunConfig", "jit_call", "jit_compile", "jit_lower",
-           "run"]
+
+def pto_isa_include_dir() -> str:
+    """The include directory kernels are built against. PyPTO's is pto-isa's; here no pto-isa
+    is needed: it is the optimised tile library's headers (pypto/isa/optimized/) that the
+    native engine compiles kernels with."""
+    return _core.native_include_dir()
+
+
+def ensure_pto_isa_root() -> str:
+    """PyPTO fetches pto-isa and sets PTO_ISA_ROOT; nothing is fetched here: returns the
+    directory holding pto_isa_include_dir() (and sets PTO_ISA_ROOT to it when unset)."""
+    root = os.path.dirname(os.path.abspath(pto_isa_include_dir()))
+    os.environ.setdefault("PTO_ISA_ROOT", root)
+    return root
+
+
+_LOG_LEVELS = {"DEBUG": 10, "INFO": 20, "WARN": 30, "WARNING": 30, "ERROR": 40, "FATAL": 50, "CRITICAL": 50}
+
+
+def configure_log(level, *, sync_pypto: bool = False) -> None:
+    """Sets the level of the `pypto` logger (a logging level number or name: DEBUG, INFO,
+    WARN, ERROR). `sync_pypto`: PyPTO also sets its C++ log level; our C++ side does not log
+    (it raises errors), so the flag has no further effect."""
+    import logging
+
+    if isinstance(level, str):
+        if level.upper() not in _LOG_LEVELS:
+            raise ValueError(f"configure_log(level={level!r}): unknown level; use one of "
+                             + ", ".join(repr(n) for n in ("DEBUG", "INFO", "WARN", "ERROR")))
+        level = _LOG_LEVELS[level.upper()]
+    elif not isinstance(level, int) or isinstance(level, bool):
+        raise ValueError(f"configure_log(level={level!r}): give a level name such as 'INFO' or a logging level number")
+    logging.getLogger("pypto").setLevel(level)
+
+
+def log_level() -> int:
+    """The effective level of the `pypto` logger (a logging level number)."""
+    import logging
+
+    return logging.getLogger("pypto").getEffectiveLevel()
+
+
+__all__ = ["BenchmarkStats", "ChipWorker", "CompiledProgram", "DeviceTensor", "RegisteredProgram", "RegistrationHandle", "RunConfig",
+           "RunResult", "ScalarSpec", "TensorSpec", "TraceInvocation", "TraceSpan", "Worker", "benchmark", "compile_program", "configure_log",
+           "ensure_pto_isa_root", "execute_compiled", "jit_call", "jit_compile", "jit_lower", "log_level",
+           "pto_isa_include_dir", "run"]
 
 
 from pypto.ir.compiled_program import _PyptoCompiledProgramAPI  # noqa: E402
@@ -52,6 +97,7 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
         self.modelled_cycles = None  # set by each run: cycles of the modelled timeline
         self.last_run_stats = None  # the task runtime's statistics of the latest call
         self.swimlane_path = None  # where the latest call wrote its swimlane, if it did
+        self.dfx_dir = None  # <output_dir>/dfx_outputs when the latest call wrote DFX files
         self.dynamic_dims = self._dimension_params()
         self._write_requested_artifacts()
 
@@ -179,17 +225,21 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
         # enable_chip_swimlane writes the task swimlane (to trace_path if given); otherwise
         # trace_path records the modelled timeline (on the sim engine's cycle model).
         swimlane, trace = "", cfg.trace_path
+        out_dir = cfg.output_dir or self._output_dir
         if cfg.enable_chip_swimlane:
-            swimlane = cfg.trace_path or os.path.join(cfg.output_dir or self._output_dir, "swimlane.json")
+            swimlane = cfg.trace_path or os.path.join(out_dir, "swimlane.json")
             os.makedirs(os.path.dirname(os.path.abspath(swimlane)), exist_ok=True)
             trace = None
+        dfx = dict(dfx_dir=cfg.dfx_dir(out_dir), dump_args=cfg.enable_dump_args, dep_gen=bool(cfg.enable_dep_gen),
+                   pmu=bool(cfg.enable_pmu), scope_stats=bool(cfg.enable_scope_stats))
         if worker is None:
             self.last_run_stats = _core.run_host_program(
-                host, bound, cfg.platform, cfg.engine, cfg.num_workers, trace, cfg.ring_size, swimlane
+                host, bound, cfg.platform, cfg.engine, cfg.num_workers, trace, cfg.ring_size, swimlane, **dfx
             )
         else:
             core_worker, handle = worker
-            self.last_run_stats = core_worker.run(handle, bound, trace, cfg.ring_size, swimlane)
+            self.last_run_stats = core_worker.run(handle, bound, trace, cfg.ring_size, swimlane, **dfx)
+        self.dfx_dir = dfx["dfx_dir"] if cfg.any_dfx_enabled() else None
         self.modelled_cycles = self.last_run_stats["modelled_cycles"]
         self.swimlane_path = swimlane or None
         rets = [args[i] if i < len(args) else None for i in host.returns]
@@ -207,7 +257,7 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
         seen = []
         for i, axis in self.dynamic_dims.get(j, []):
             if i < len(args) and is_tensor(args[i]):
-                shape, _ = tensor_spec(args[i], params[i].name)
+                shape, _ = _spec_of(args[i], params[i].name)
                 if axis < len(shape):
                     seen.append((params[i].name, axis, int(shape[axis])))
         if given is not None:
@@ -252,7 +302,7 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
                         f"tensor, got {type(arg).__name__}; fix: pass a numpy array or torch tensor "
                         "of the compiled shape and dtype"
                     )
-                shape, dtype = tensor_spec(arg, p.name)
+                shape, dtype = _spec_of(arg, p.name)
                 want = tuple(p.shape)
                 fits = len(shape) == len(want) and all(w < 0 or s == w for s, w in zip(shape, want))
                 if not fits or dtype != p.dtype:
@@ -301,16 +351,18 @@ def _compile(program, config: RunConfig) -> CompiledProgram:
     if roundtrip:
         for name, after in compiled.pass_results:
             _check_roundtrip(after, name.split("_after_", 1)[1])
-    return CompiledProgram._wrap(compiled, config, program)
+    result = CompiledProgram._wrap(compiled, config, program)
+    if config.compile_profiling:
+        artifacts.write_pipeline_profile(result._output_dir, list(compiled.pass_times))
+    return result
 
 
 # Class-form programs are cached by structure: an equal program compiles once.
 _program_cache: dict = {}
 
 
-def run(program, *args, config: RunConfig | None = None) -> CompiledProgram:
-    """Compiles a class-form program (once per platform) and runs it on `args` in place."""
-    config = config or RunConfig()
+def _compile_cached(program, config: RunConfig) -> CompiledProgram:
+    """The CompiledProgram of a class-form program for `config` (compiled once per structure)."""
     key = (
         _core.ir.structural_hash(program),
         config.platform,
@@ -319,13 +371,13 @@ def run(program, *args, config: RunConfig | None = None) -> CompiledProgram:
         config.save_kernels_dir,
         config.output_dir,
         config.verify,
+        config.compile_profiling,
     )
     entries = _program_cache.setdefault(key, [])
     compiled = next((c for p, c in entries if _core.ir.structural_equal(p, program)), None)
     if compiled is None:
         compiled = _compile(program, config)
         entries.append((program, compiled))
-    compiled(*args, config=config)
     return compiled
 
 
@@ -350,7 +402,7 @@ def _arg_specs(jitfn, args):
     for i, a in enumerate(args):
         name = names[i]
         if is_tensor(a):
-            shape, dtype = tensor_spec(a, name)
+            shape, dtype = _spec_of(a, name)
             specs.append(("tensor", shape, getattr(_core.DataType, dtype)))
         elif isinstance(a, bool):
             specs.append(("scalar", _core.DataType.BOOL, a))
@@ -384,6 +436,7 @@ def _jit_key(specs, config):
         config.verify,
         config.save_kernels_dir,
         config.output_dir,
+        config.compile_profiling,
     )
 
 
@@ -453,4 +506,8 @@ def jit_lower(jitfn, args, config: RunConfig | None = None):
     return jit_compile(jitfn, args, config).program
 
 
-from pypto.runtime.worker import ChipWorker, RegisteredProgram
+from pypto.runtime.worker import (ChipWorker, DeviceTensor, RegisteredProgram, RegistrationHandle,  # noqa: E402
+                                  Worker)
+from pypto.runtime.tensor_spec import ScalarSpec, TensorSpec  # noqa: E402
+from pypto.runtime.runner import (BenchmarkStats, RunResult, TraceInvocation, TraceSpan, benchmark,  # noqa: E402
+                                  compile_program, execute_compiled, run)

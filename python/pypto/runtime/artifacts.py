@@ -5,6 +5,7 @@
     kernels/<kernel>.cpp             the C++ the native engine compiles for it
     memory_map.json                  per kernel, where each tile lives and when it is used
     report.html                      `pypto report` of the directory
+    report/pipeline_profile.{txt,json}  seconds per pass (RunConfig(compile_profiling=True))
 
 Writing only: what is written comes from the compiler (pass results, .pto text, memory map)
 and the native engine's code generator."""
@@ -48,3 +49,19 @@ def write_report(output_dir: str) -> None:
 
     with open(os.path.join(output_dir, "report.html"), "w") as f:
         f.write(build_report(output_dir))
+
+
+def write_pipeline_profile(output_dir: str, pass_times) -> None:
+    """report/pipeline_profile.json ({"passes": [{"name", "seconds"}], "total_seconds"}) and
+    the same as a table in pipeline_profile.txt; `pass_times`: (name, seconds) in order."""
+    report = os.path.join(output_dir, "report")
+    os.makedirs(report, exist_ok=True)
+    total = sum(t for _, t in pass_times)
+    with open(os.path.join(report, "pipeline_profile.json"), "w") as f:
+        json.dump({"passes": [{"name": n, "seconds": t} for n, t in pass_times], "total_seconds": total}, f, indent=1)
+    width = max([len(n) for n, _ in pass_times] + [5])
+    with open(os.path.join(report, "pipeline_profile.txt"), "w") as f:
+        f.write(f"{'pass':<{width}}  {'ms':>10}  {'%':>6}\n")
+        for n, t in pass_times:
+            f.write(f"{n:<{width}}  {t * 1e3:>10.3f}  {100 * t / total if total else 0:>6.1f}\n")
+        f.write(f"{'total':<{width}}  {total * 1e3:>10.3f}  {100.0:>6.1f}\n")

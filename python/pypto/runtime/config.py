@@ -64,6 +64,13 @@ class RunConfig:
     `ring_size` bounds the tasks in flight (submission blocks when the ring is full). `verify` is the check run between passes: "off",
     "basic" (structural invariants) or "roundtrip" (also print -> parse -> equal). Real-hardware platforms ("a2a3", "a5") fail with a clear
     message because no NPU is present; "a2a3sim" (default) and "a5sim" run here.
+
+    PyPTO's DFX flags write under <output_dir>/dfx_outputs/: enable_dump_args (1: tensors
+    tagged by pl.dump_tag / dumps=, 2: every tensor argument, before and after each task ->
+    args_dump/), enable_dep_gen (deps.json), enable_pmu (pmu.csv, modelled pipe cycles on the
+    sim engine), enable_scope_stats (scope_stats/scope_stats.jsonl); any of them forces
+    save_kernels. compile_profiling writes report/pipeline_profile.{txt,json}. The sizing and
+    planner fields are checked as PyPTO checks them (docs/runtime.md says what each does here).
     """
 
     platform: str | None = None  # None: the backend of pypto.backend.set_backend_type (default a2a3sim)
@@ -83,6 +90,23 @@ class RunConfig:
     ring_size: int = 1024
     output_dir: str | None = None
     verify: str = "basic"
+    # PyPTO's DFX, profiling and runtime-sizing fields (docs/runtime.md, "RunConfig"):
+    enable_dump_args: int = 0
+    enable_pmu: int = 0
+    enable_dep_gen: bool = False
+    enable_scope_stats: bool = False
+    compile_profiling: bool = False
+    diagnostic_phase: Any = None
+    disabled_diagnostics: Any = None
+    golden_data_dir: str | None = None
+    aicpu_thread_num: int | None = None
+    ring_task_window: Any = None
+    ring_heap: Any = None
+    ring_dep_pool: Any = None
+    distributed_config: Any = None
+    analyze_auto_scopes_for_deps: bool = False
+    memory_planner: Any = None
+    dump_ptoas_passes: bool = False
 
     def __post_init__(self):
         # PyPTO programs may name the chip family through backend_type instead of platform.
@@ -105,8 +129,105 @@ class RunConfig:
                 f"RunConfig(ring_size={self.ring_size!r}): must be an int >= 0 (tasks in flight at "
                 "most; 0 = unbounded)"
             )
+        self._check_dfx()
         if self.verify not in VERIFY_LEVELS:
             raise ValueError(
                 f"RunConfig(verify={self.verify!r}): unknown verification level; use one of "
                 + ", ".join(repr(v) for v in VERIFY_LEVELS)
             )
+
+        if self.any_dfx_enabled():
+            self.save_kernels = True  # as in PyPTO: a DFX run keeps its build directory
+
+    def any_dfx_enabled(self) -> bool:
+        """True when a DFX output is asked for (chip swimlane, args dump, PMU, dependency
+        graph, scope statistics); such a run keeps its kernels (save_kernels=True)."""
+        return bool(self.enable_chip_swimlane or self.enable_dump_args or self.enable_pmu or self.enable_dep_gen
+                    or self.enable_scope_stats)
+
+    def enable_l2_swimlane(self, value=1) -> RunConfig:
+        """Deprecated alias of enable_chip_swimlane (PyPTO's older name): sets it and returns
+        this config."""
+        import warnings
+
+        warnings.warn("RunConfig.enable_l2_swimlane is deprecated; use enable_chip_swimlane", DeprecationWarning,
+                      stacklevel=2)
+        self.enable_chip_swimlane = 4 if value is True else int(value)
+        if self.any_dfx_enabled():
+            self.save_kernels = True
+        return self
+
+    def dfx_dir(self, output_dir: str) -> str:
+        """Where the DFX files of a run go: <output_dir>/dfx_outputs."""
+        return os.path.join(output_dir, "dfx_outputs")
+
+    def _check_dfx(self):
+        def bad(name, value, want):
+            raise ValueError(f"RunConfig({name}={value!r}): {want}")
+
+        def level(name, allowed):
+            v = getattr(self, name)
+            if isinstance(v, bool):
+                v = int(v)
+            if not isinstance(v, int) or v not in allowed:
+                bad(name, getattr(self, name), "must be one of " + ", ".join(map(str, allowed)))
+            setattr(self, name, v)
+
+        level("enable_dump_args", (0, 1, 2))
+        if self.enable_chip_swimlane is True:
+            self.enable_chip_swimlane = 4
+        level("enable_chip_swimlane", (0, 1, 2, 3, 4))
+        if isinstance(self.enable_pmu, bool):
+            self.enable_pmu = 2 if self.enable_pmu else 0
+        if not isinstance(self.enable_pmu, int) or self.enable_pmu < 0:
+            bad("enable_pmu", self.enable_pmu, "must be 0 (off) or a PMU event type such as 2 (pipe use) or 4 (memory)")
+        for name in ("enable_dep_gen", "enable_scope_stats", "compile_profiling", "analyze_auto_scopes_for_deps",
+                     "dump_ptoas_passes"):
+            if not isinstance(getattr(self, name), (bool, int)):
+                bad(name, getattr(self, name), "must be True or False")
+        if self.aicpu_thread_num is not None and (not isinstance(self.aicpu_thread_num, int)
+                                                  or isinstance(self.aicpu_thread_num, bool)
+                                                  or self.aicpu_thread_num < 1):
+            bad("aicpu_thread_num", self.aicpu_thread_num, "must be None or an int >= 1")
+        pow2 = lambda v: v > 0 and v & (v - 1) == 0
+        self.ring_task_window = _ring_value(self.ring_task_window, "ring_task_window",
+                                            lambda v: pow2(v) and v >= 4, "a power of two >= 4")
+        self.ring_heap = _ring_value(self.ring_heap, "ring_heap", lambda v: pow2(v) and v >= 1024,
+                                     "a power of two >= 1024 (bytes)")
+        self.ring_dep_pool = _ring_value(self.ring_dep_pool, "ring_dep_pool", lambda v: 4 <= v <= 2**31 - 1,
+                                         "an int in [4, 2147483647]")
+        if self.ring_task_window is not None:  # our one task ring: the largest window given
+            window = self.ring_task_window if isinstance(self.ring_task_window, int) else max(self.ring_task_window)
+            if window:
+                self.ring_size = window
+        if self.memory_planner is not None:
+            name = getattr(self.memory_planner, "name", self.memory_planner)
+            if str(name).upper() not in MEMORY_PLANNERS:
+                bad("memory_planner", self.memory_planner, "must be None or one of " + ", ".join(map(repr, MEMORY_PLANNERS)))
+        if self.distributed_config is not None:
+            raise ValueError(
+                f"RunConfig(distributed_config={self.distributed_config!r}): a distributed configuration runs on "
+                "several chips, and pypto.runtime runs one virtual chip; fix: leave distributed_config=None here "
+                "(multi-chip programs use pypto.language.distributed, pld, which is not available yet)"
+            )
+
+
+MEMORY_PLANNERS = ("PYPTO", "DSA_RP", "PTOAS")
+
+
+def _ring_value(value, name, ok, want):
+    """A ring size: None, a scalar, or a list of 4 (one per ring level; 0 = the default)."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not ok(value):
+            raise ValueError(f"RunConfig({name}={value!r}): must be {want}")
+        return value
+    if isinstance(value, (list, tuple)) and len(value) == 4 and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        for v in value:
+            if v != 0 and not ok(v):
+                raise ValueError(f"RunConfig({name}={list(value)!r}): entry {v} must be {want} (or 0 for the default)")
+        return list(value)
+    raise ValueError(f"RunConfig({name}={value!r}): must be None, an int ({want}) or a list of 4 such ints "
+                     "(0 = the default)")

@@ -43,16 +43,59 @@ def _torch_dtypes():
     }
 
 
+_ITEMSIZE = {"FP32": 4, "FP16": 2, "BF16": 2, "INT32": 4, "INT16": 2, "INT8": 1, "INT64": 8, "UINT8": 1,
+             "UINT16": 2, "UINT32": 4, "UINT64": 8, "BOOL": 1}
+_NUMPY_OF = {name: dt for dt, name in _NUMPY_DTYPES.items()}
+
+
+def dtype_name(dtype, where: str) -> str:
+    """pypto's name ("FP32", ...) of a dtype given as a pl.DataType, a numpy or torch dtype,
+    or a name; anything else is a TypeError naming `where`."""
+    name = getattr(dtype, "name", None)
+    if name in _ITEMSIZE and not isinstance(dtype, np.dtype):
+        return name
+    if isinstance(dtype, str) and dtype.upper() in _ITEMSIZE:
+        return dtype.upper()
+    try:
+        npd = np.dtype(dtype)
+    except TypeError:
+        npd = None
+    if npd is not None and npd in _NUMPY_DTYPES:
+        return _NUMPY_DTYPES[npd]
+    torch_name = _torch_dtypes().get(dtype)
+    if torch_name is not None:
+        return torch_name
+    raise TypeError(f"{where}: dtype {dtype!r} is not supported by pypto; fix: use one of "
+                    + ", ".join(f"pl.{n}" for n in _ITEMSIZE))
+
+
+def itemsize(name: str) -> int:
+    return _ITEMSIZE[name]
+
+
+def numpy_dtype(name: str):
+    """The numpy dtype holding `name` (BF16: its 16-bit pattern as uint16)."""
+    return np.dtype(np.uint16) if name == "BF16" else _NUMPY_OF[name]
+
+
+def is_device_tensor(x) -> bool:
+    from pypto.runtime.worker import DeviceTensor
+
+    return isinstance(x, DeviceTensor)
+
+
 def is_torch_tensor(x) -> bool:
     return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
 
 
 def is_tensor(x) -> bool:
-    return isinstance(x, np.ndarray) or is_torch_tensor(x)
+    return isinstance(x, np.ndarray) or is_torch_tensor(x) or is_device_tensor(x)
 
 
 def tensor_spec(x, name: str):
     """(shape, dtype name) of an array argument, with a clear error for unsupported dtypes."""
+    if is_device_tensor(x):
+        return tuple(x.shape), x.dtype_name
     if isinstance(x, np.ndarray):
         dtype = _NUMPY_DTYPES.get(x.dtype)
         if dtype is None:
@@ -83,6 +126,9 @@ def tensor_spec(x, name: str):
 def bind_tensor(x, name: str, writable: bool):
     """The runtime's view of `x` (no copy). Outputs must be writable."""
     shape, dtype = tensor_spec(x, name)
+    if is_device_tensor(x):  # the worker's resident buffer: contiguous, written in place
+        x.check_alive(name)
+        return (int(x.data_ptr), dtype, list(shape), _row_major(shape), name)
     if isinstance(x, np.ndarray):
         if writable and not x.flags.writeable:
             raise ValueError(
@@ -114,3 +160,11 @@ def bind_tensor(x, name: str, writable: bool):
                 "element, e.g. np.empty(shape) or torch.empty(shape)"
             )
     return (int(ptr), dtype, list(shape), strides, name)
+
+
+def _row_major(shape):
+    strides, step = [], 1
+    for d in reversed(list(shape)):
+        strides.append(step)
+        step *= int(d)
+    return list(reversed(strides))

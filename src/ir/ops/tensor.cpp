@@ -118,9 +118,33 @@ void lower_assemble(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   if (dst) kb.bind_tensor(dst.get(), tensor);
 }
 
+TypePtr infer_dump_tag(const CallSite& s) {
+  tensor_arg(s, "tensor");
+  return NoneType::make();
+}
+
+// pl.dump_tag(t): later kernel calls that pass t dump it (RunConfig(enable_dump_args=1)).
+void lower_dump_tag(const Call& c, const VarPtr&, KernelBuilder& kb) {
+  if (!kb.is_host())
+    fail(ErrorKind::kType, c.span, "pl.dump_tag marks a tensor of the orchestration; a kernel has no task arguments to dump",
+         "call pl.dump_tag(t) in the orchestration, before the launches that pass t");
+  kb.dump_slots.insert(kb.tensor(c.args[0]));
+}
+
 }  // namespace
 
 void register_tensor_ops(OpRegistry& r) {
+  r.add({.name = "tensor.dump_tag",
+         .params = {expr_param("tensor")},
+         .infer_type = infer_dump_tag,
+         .pto = "",
+         .lower = lower_dump_tag,
+         .doc = "Marks an orchestration tensor for the partial args dump: with RunConfig(enable_dump_args=1) every later "
+                "launch passing it writes it to dfx_outputs/args_dump/ before and after the task runs (a statement).",
+         .aliases = {"dump_tag"},
+         .scalar_variant = "",
+         .torch = "None",
+         .effects = true});
   r.add({.name = "tensor.create",
          .params = {attr_param("shape"), attr_param("dtype", DataType::FP32)},
          .infer_type = infer_create,

@@ -89,7 +89,7 @@ def test_compile_without_arguments_needs_full_annotations():
     with pytest.raises(pl.ParseError) as err:
         bare.compile()
     msg = str(err.value)
-    assert "test_runtime_api.py:" in msg and "parameter 'a' is annotated bare pl.Tensor" in msg
+    assert "test_chip_worker_api.py:" in msg and "parameter 'a' is annotated bare pl.Tensor" in msg
     assert "fix: annotate it fully, e.g. `a: pl.Tensor[[128, 128], pl.FP32]`" in msg and "bare.compile(*arrays)" in msg
     with pytest.raises(pl.ParseError, match=r"parameter 'a' has no annotation[\s\S]*fix: annotate it fully"):
         unannotated.compile()
