@@ -286,7 +286,7 @@ def test_compiled_program_pypto_constructor(tmp_path):
     a, b, c = arrays(3)
     compiled(a, b, c)
     np.testing.assert_allclose(c, expected(a, b), rtol=1e-6)
-    assert isinstance(pypto.runtime.run(AddMul, a, b, c), ir.CompiledProgram)
+    assert isinstance(pypto.runtime.run(AddMul, a, b, c).compiled, ir.CompiledProgram)
     jitted = jit_add.compile(config=RunConfig(output_dir=str(tmp_path / "jit")))
     assert isinstance(jitted, ir.CompiledProgram) and jitted.orchestration_names and jitted.has_return
     jitted(a, b, c)
