@@ -12,7 +12,6 @@ recompiling; its attributes, e.g. modelled_cycles and output_dir, are the compil
 from __future__ import annotations
 
 import json
-import math
 import os
 import statistics
 import sys
@@ -25,7 +24,7 @@ import numpy as np
 from pypto import _core
 from pypto.runtime.config import RunConfig, backend_platform, check_strategy
 from pypto.runtime.tensor_spec import ScalarSpec, TensorSpec
-from pypto.runtime.tensors import is_tensor, is_torch_tensor
+from pypto.runtime.tensors import is_torch_tensor
 
 __all__ = ["BenchmarkStats", "RunConfig", "RunResult", "ScalarSpec", "TensorSpec", "TraceInvocation", "TraceSpan",
            "benchmark", "compile_program", "execute_compiled", "run"]
@@ -147,7 +146,6 @@ def run(program, *tensors, config: RunConfig | None = None, golden=None, test_na
     from pypto.runtime import golden_writer
 
     config = config or RunConfig()
-    name = test_name or getattr(program, "name", None) or getattr(program, "__name__", "") or ""
     args, spec_names = _make_args(tensors, config.golden_data_dir if golden is not None else None)
     compiled = _compiled_of(program, config, args)
     name = test_name or compiled.name
