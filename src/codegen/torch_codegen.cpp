@@ -711,13 +711,13 @@ class TorchEmitter {
   // parameters take each block's values (the call may pass placeholders or leave them out).
   bool spmd_launch(const ExprPtr& value, const std::string& target, int indent) {
     auto* f = value ? value->as<FuncCall>() : nullptr;
-    if (!f || f->task.block_num <= 0) return false;
+    if (!f || (f->task.block_num <= 0 && !f->task.core_num)) return false;
     FunctionPtr callee = program_.find(f->callee);
     PYPTO_CHECK(callee != nullptr, "call of unknown function " + f->callee);
     size_t hidden = 0;
     for (const VarPtr& p : callee->params) hidden += is_block_param(p->name);
     const bool omitted = f->args.size() + hidden == callee->params.size();
-    const std::string n = std::to_string(f->task.block_num);
+    const std::string n = f->task.core_num ? "int(" + expr(f->task.core_num) + ")" : std::to_string(f->task.block_num);
     std::string args;
     size_t next = 0;
     for (const VarPtr& p : callee->params) {
@@ -799,10 +799,11 @@ class TorchEmitter {
       case StmtKind::Scope: {
         auto* sc = s->as<ScopeStmt>();
         yield_targets_.push_back(nullptr);
-        if (sc->task.block_num > 0) {
+        if (sc->task.block_num > 0 || sc->task.core_num) {
           std::string idx = "_block", num;
           for (const VarPtr& v : sc->block_vars) (v->name == "__block_idx" ? idx : num) = expr(v);
-          const std::string n = std::to_string(sc->task.block_num);
+          const std::string n =
+              sc->task.core_num ? "int(" + expr(sc->task.core_num) + ")" : std::to_string(sc->task.block_num);
           line(indent, "for " + idx + " in range(" + n + "):  # pl.spmd(" + n + ")");
           if (!num.empty()) line(indent + 1, num + " = " + n);
           block(sc->body, indent + 1);

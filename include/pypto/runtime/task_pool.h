@@ -48,6 +48,11 @@ struct TaskSpec {
   bool manual = false;  // pl.manual_scope: waits only for `deps`; later tasks still order after it
   // A mixed task (kernel->core == Group): the kernel of each of kernel->parts, in order.
   std::vector<const isa::Kernel*> parts;
+  // no_dep_args=[t]: argument positions whose tensors get no dependency lookup/registration.
+  std::vector<int64_t> no_dep_args;
+  // predicate=(t[i] OP v): evaluated when the task is dispatched (its deps have finished);
+  // false retires the task without running it (its dependents still proceed).
+  std::function<bool()> predicate;
 };
 
 // A finished task as the swimlane shows it.
@@ -60,6 +65,7 @@ struct TaskRecord {
   double start_us = 0, end_us = 0;
   std::vector<size_t> deps;    // every task it waited for (data and explicit)
   double cycles = -1;          // modelled cycles of the task (sim engine), else -1
+  bool retired = false;        // its predicate was false: it did not run
 };
 
 struct PoolStats {
@@ -137,6 +143,8 @@ class TaskPool {
     bool started = false;
     CoreKind kind;
     bool manual = false;
+    bool retired = false;
+    std::function<bool()> predicate;
     int vcore = -1, worker = -1;
     int block_idx = 0, block_num = 1;
     double start_us = 0, end_us = 0;

@@ -32,6 +32,9 @@ def dimension_args(fn, exprs, caller, node):
     argument whose parameter has that dimension."""
     extra = []
     for p in list(fn.params)[len(exprs):]:
+        if p.name in ("__block_idx", "__block_num"):  # SPMD block parameters: the runtime fills them
+            extra.append(ir.ConstInt(0, ir.DataType.INDEX, caller.span(node)))
+            continue
         value = None
         for q, e in zip(fn.params, exprs):
             if isinstance(q.type, ir.TensorType) and isinstance(e.type, ir.TensorType):

@@ -18,12 +18,14 @@ def _manual(stmt):
         if stmt.manual:
             return stmt
         return ir.ScopeStmt(stmt.level, stmt.body, stmt.span, task_id=stmt.task_id, deps=list(stmt.deps),
-                            block_num=stmt.block_num, block_vars=list(stmt.block_vars), manual=True)
+                            block_num=stmt.block_num, block_vars=list(stmt.block_vars), manual=True,
+                            dyn_deps=list(stmt.dyn_deps), hints=stmt.hints)
     value = stmt.value if isinstance(stmt, ir.AssignStmt) else stmt.expr if isinstance(stmt, ir.EvalStmt) else None
     if not isinstance(value, ir.FuncCall) or value.manual:
         return stmt
     call = ir.FuncCall(value.callee, list(value.args), value.type, value.span, task_id=value.task_id,
-                       deps=list(value.deps), block_num=value.block_num, manual=True)
+                       deps=list(value.deps), block_num=value.block_num, manual=True, dyn_deps=list(value.dyn_deps),
+                       hints=value.hints)
     if isinstance(stmt, ir.AssignStmt):
         return ir.AssignStmt(stmt.var, call, stmt.span)
     return ir.EvalStmt(call, stmt.span)
@@ -51,17 +53,27 @@ class ScopeParser:
         return super().stmt_With(node)
 
     def lifetime_scope(self, node, name, call):
-        if call.args or call.keywords or node.items[0].optional_vars is not None:
-            raise self.error(node, f"pl.{name}() takes no arguments and binds no name",
-                             f"write `with pl.{name}():`")
+        from .launch import ScopeMode
+        if node.items[0].optional_vars is not None:
+            raise self.error(node, f"pl.{name}() binds no name", f"write `with pl.{name}():`")
+        b = self.bind_construct(ops.scope if name == "scope" else ops.manual_scope, call, node)
+        mode = b.get("mode")
+        if mode is not None and not isinstance(mode, ScopeMode):
+            raise self.error(node, f"mode= of pl.scope takes a pl.ScopeMode, got {self.describe(mode)}",
+                             "write pl.scope(mode=pl.ScopeMode.MANUAL) or pl.scope(mode=pl.ScopeMode.AUTO)")
+        manual = name == "manual_scope" or mode == ScopeMode.MANUAL
+        if self.manual_depth:  # PyPTO forbids AUTO-in-MANUAL and MANUAL-in-MANUAL
+            inner = "a manual scope" if manual else "an AUTO pl.scope()"
+            raise self.error(node, f"{inner} inside a manual scope: scopes do not nest in a MANUAL scope",
+                             "close the manual scope first, or drop the inner `with`")
         before = dict(self.symbols)
         known = {v.node_id for v in before.values() if isinstance(v, ir.Expr)}
-        self.manual_depth += name == "manual_scope"
+        self.manual_depth += manual
         try:
             for stmt in node.body:
                 self.parse_stmt(stmt)
         finally:
-            self.manual_depth -= name == "manual_scope"
+            self.manual_depth -= manual
         # Tensors born in the block that are neither outputs nor values from before it are
         # the block's own: they end with it. Other names (rebound outputs, scalars) stay.
         for n, v in list(self.symbols.items()):
