@@ -450,3 +450,19 @@ def test_manual_in_manual_is_rejected():
     x = data()
     with pytest.raises(pl.ParseError, match=r"a manual scope inside a manual scope[\s\S]*fix:"):
         nested(x, x.copy())
+
+
+@pl.jit
+def tile_block_idx(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.spmd(R // BAND):
+        i = pl.tile.get_block_idx()
+        n = pl.tensor.get_block_num()
+        out = pl.store(pl.adds(pl.load(x, [i * BAND, 0], [BAND, C]), n * 1.0), [i * BAND, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_namespaced_block_index(engine):
+    x, out = data(11), np.zeros((R, C), np.float32)
+    tile_block_idx(x, out, config=config(engine))
+    np.testing.assert_allclose(out, x + R // BAND, rtol=1e-6)

@@ -172,8 +172,10 @@ class OpNamespace:
         if name.startswith("__"):
             raise AttributeError(name)
         full = f"{self._prefix}.{name}"
-        if self._prefix == "tile" and name in ("get_block_idx", "get_block_num"):  # pl.tile.get_block_idx()
+        if self._prefix in ("tile", "tensor") and name in ("get_block_idx", "get_block_num"):  # pl.tile.get_block_idx()
             return globals()[name]
+        if self._prefix == "tensor" and name == "no_dep":  # pl.tensor.no_dep(t) is pl.no_dep(t)
+            return no_dep
         if ir.find_op(full) is None:
             raise AttributeError(f"pl.{full} is not an op of the language")
         return OpStub(full)
