@@ -56,10 +56,11 @@ def at_all_keywords(x: pl.Tensor, y: pl.Out[pl.Tensor]):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_at_accepts_every_keyword_and_names_the_kernel(engine, tmp_path):
     x, y = data(1), np.zeros((R, C), np.float32)
-    at_all_keywords(x, y, config=config(engine, tmp_path))
+    at_all_keywords(x, y, config=config(engine, tmp_path, save_kernels=True, output_dir=str(tmp_path / "out")))
     np.testing.assert_allclose(y, 2 * x, rtol=1e-6)
     _, names, _ = swimlane(tmp_path / "swimlane.json")
     assert names == {0: "scale_rows"}  # the swimlane lane label is the name_hint
+    assert [p.name for p in (tmp_path / "out" / "kernels").glob("*.pto")] == ["scale_rows.pto"]
 
 
 def test_at_keywords_are_printed_and_parse_back():
@@ -466,3 +467,27 @@ def test_namespaced_block_index(engine):
     x, out = data(11), np.zeros((R, C), np.float32)
     tile_block_idx(x, out, config=config(engine))
     np.testing.assert_allclose(out, x + R // BAND, rtol=1e-6)
+
+
+@pl.jit.incore
+def band_kernel(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    i = pl.tile.get_block_idx()
+    out = pl.store(pl.muls(pl.load(x, [i * BAND, 0], [BAND, C]), 3.0), [i * BAND, 0], out)
+    return out
+
+
+@pl.jit
+def spmd_dispatches_a_kernel(x: pl.Tensor, out: pl.Out[pl.Tensor], out2: pl.Out[pl.Tensor]):
+    with pl.spmd(R // BAND):  # the kernel reads the block index of the grid
+        out = band_kernel(x, out)
+    _, t = pl.spmd_submit(band_kernel, x, out2, core_num=R // BAND)
+    return out, out2
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_kernel_reads_the_block_index_of_its_launch(engine):
+    x = data(12)
+    out, out2 = np.zeros_like(x), np.zeros_like(x)
+    spmd_dispatches_a_kernel(x, out, out2, config=config(engine))
+    np.testing.assert_allclose(out, 3 * x, rtol=1e-6)
+    np.testing.assert_allclose(out2, 3 * x, rtol=1e-6)

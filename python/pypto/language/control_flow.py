@@ -297,11 +297,42 @@ class ControlFlowParser:
                 self.symbols.pop(loop_name, None)
         task_id = self.scope_task_id(tid_name) if tid_name is not None else -1
         block_vars = list(frame.vars.values()) if is_spmd and frame is not None else []
+        if is_spmd and self.spmd_dispatch(body, block_vars, task_id, deps, dyn_deps, block_num, hints, b):
+            if tid_name is not None:
+                self.symbols[tid_name] = TaskId(task_id, tid_name)
+            return
         self.emit(ir.ScopeStmt(level, self.seq(body, body_nodes), self.span(node), task_id=task_id, deps=deps,
                                block_num=block_num, block_vars=block_vars, dyn_deps=dyn_deps, hints=hints,
                                manual=b.get("manual") is True))
         if tid_name is not None:
             self.symbols[tid_name] = TaskId(task_id, tid_name)
+
+    def spmd_dispatch(self, body, block_vars, task_id, deps, dyn_deps, block_num, hints, b):
+        """A pl.spmd body that is one kernel launch dispatches that kernel over the grid (its
+        pl.get_block_idx() is the grid's): the launch itself carries the grid, nothing is outlined."""
+        if len(body) != 1 or not isinstance(body[0], (ir.AssignStmt, ir.EvalStmt)):
+            return False
+        value = body[0].value if isinstance(body[0], ir.AssignStmt) else body[0].expr
+        if not isinstance(value, ir.FuncCall) or value.block_num or value.task_id >= 0 or value.hints["core_num"]:
+            return False
+        blocks = {v.node_id for v in block_vars}
+        args = [ir.ConstInt(0, ir.DataType.INDEX, value.span) if a.node_id in blocks else a for a in value.args]
+        if any(self.uses_any(a, blocks) for a in args):
+            return False  # the block index feeds an argument expression: outline the body instead
+        hints = {k: v for k, v in hints.items() if k != "name_hint"}
+        call = ir.FuncCall(value.callee, args, value.type, value.span, task_id=task_id, deps=deps,
+                           block_num=block_num, manual=value.manual or b.get("manual") is True,
+                           dyn_deps=dyn_deps, hints=hints)
+        self.emit(ir.AssignStmt(body[0].var, call, body[0].span) if isinstance(body[0], ir.AssignStmt)
+                  else ir.EvalStmt(call, body[0].span))
+        return True
+
+    @staticmethod
+    def uses_any(expr, ids):
+        if expr.node_id in ids:
+            return True
+        return any(ControlFlowParser.uses_any(e, ids) for e in getattr(expr, "elems", []) or
+                   [getattr(expr, "a", None), getattr(expr, "b", None)] if e is not None and isinstance(e, ir.Expr))
 
     def scope_task_id(self, tid_name):
         """The id of `with ... as tid_name`: a fresh one, except for a name `task_N` (as the

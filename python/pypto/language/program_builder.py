@@ -32,8 +32,12 @@ def dimension_args(fn, exprs, caller, node):
     argument whose parameter has that dimension."""
     extra = []
     for p in list(fn.params)[len(exprs):]:
-        if p.name in ("__block_idx", "__block_num"):  # SPMD block parameters: the runtime fills them
-            extra.append(ir.ConstInt(0, ir.DataType.INDEX, caller.span(node)))
+        if p.name in ("__block_idx", "__block_num"):  # SPMD block parameters
+            frame = getattr(caller, "spmd_frame", None)
+            if frame is not None:  # called inside a pl.spmd block (or a kernel): the caller's block values
+                extra.append(frame.var("get_block_idx" if p.name == "__block_idx" else "get_block_num", caller.span(node)))
+            else:  # a launch from the orchestration: the runtime fills them per block
+                extra.append(ir.ConstInt(0, ir.DataType.INDEX, caller.span(node)))
             continue
         value = None
         for q, e in zip(fn.params, exprs):
