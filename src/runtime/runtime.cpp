@@ -160,6 +160,10 @@ std::vector<std::vector<int>> release_points(const isa::HostProgram& program) {
     if (in.kind == isa::InstrKind::kCall || in.kind == isa::InstrKind::kScalarRead)
       for (const isa::Operand& op : in.ins)
         if (op.kind == isa::Operand::kTensor) uses[op.index].push_back(pc);
+    // predicate=(t[i] OP v): the launch reads t when it is dispatched (its task keeps t alive)
+    if (auto it = in.attrs.find("predicate"); in.kind == isa::InstrKind::kCall && it != in.attrs.end())
+      if (auto* pr = std::get_if<std::vector<int64_t>>(&it->second); pr && !pr->empty())
+        uses[static_cast<int>((*pr)[0])].push_back(pc);
   }
   std::vector<std::vector<int>> at(n);
   for (const auto& [slot, alloc_pcs] : allocs) {

@@ -442,6 +442,7 @@ void TaskPool::worker_loop(int worker) {
     if (!skip && !err && task.predicate) {
       try {
         task.retired = !task.predicate();  // its deps have finished: the value is current
+        task.predicate = nullptr;          // releases the tensor it reads
       } catch (...) {
         err = std::current_exception();
       }

@@ -491,3 +491,33 @@ def test_kernel_reads_the_block_index_of_its_launch(engine):
     spmd_dispatches_a_kernel(x, out, out2, config=config(engine))
     np.testing.assert_allclose(out, 3 * x, rtol=1e-6)
     np.testing.assert_allclose(out2, 3 * x, rtol=1e-6)
+
+
+@pl.jit.incore
+def make_flag(src: pl.Tensor, flag: pl.Out[pl.Tensor]):
+    flag = pl.store(pl.load(src, [0, 0], [1, 8]), [0, 0], flag)
+    return flag
+
+
+@pl.jit
+def submit_predicate(x: pl.Tensor, src: pl.Tensor, out: pl.Out[pl.Tensor]):
+    flag = pl.create_tensor([1, 8], dtype=pl.INT32)
+    flag, made = pl.submit(make_flag, src, flag)
+    _, t = pl.submit(double_into, x, out, deps=[made], predicate=(flag[0, 3] == 7))  # the producer is in deps
+    joins = pl.array.create(1, pl.TASK_ID)
+    joins[0] = pl.system.task_dummy(deps=[t])
+    _, last = pl.submit(add_one_into, x, out, deps=[joins])
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("value", [7, 5])
+def test_submit_predicate_reads_the_producers_value(engine, value, tmp_path):
+    x = data(13)
+    src = np.full((1, 8), value, np.int32)
+    out = np.zeros_like(x)
+    submit_predicate(x, src, out, config=config(engine, tmp_path))
+    np.testing.assert_allclose(out, x + 1, rtol=1e-6)  # the last launch runs after the (maybe retired) one
+    deps, names, retired = swimlane(tmp_path / "swimlane.json")
+    assert retired[1] is (value != 7) and deps[1] == {0}
+    assert names[2] == "task_dummy" and deps[2] == {1} and 2 in deps[3]
