@@ -521,3 +521,64 @@ def test_submit_predicate_reads_the_producers_value(engine, value, tmp_path):
     deps, names, retired = swimlane(tmp_path / "swimlane.json")
     assert retired[1] is (value != 7) and deps[1] == {0}
     assert names[2] == "task_dummy" and deps[2] == {1} and 2 in deps[3]
+
+
+# ---------------------------------------------------------------- pl.cluster
+
+MM = 64
+Mat, Left, Right = pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right
+
+
+@pl.program
+class ClusterLinearRelu:
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[MM, MM], pl.FP32], b: pl.Tensor[[MM, MM], pl.FP32]):
+        acc = pl.matmul(pl.move(pl.load(a, [0, 0], [MM, MM], target_memory=Mat), target_memory=Left),
+                        pl.move(pl.load(b, [0, 0], [MM, MM], target_memory=Mat), target_memory=Right))
+        pl.tpush_to_aiv(acc, aiv=0)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def epilogue(self, bias: pl.Tensor[[MM, MM], pl.FP32], out: pl.Out[pl.Tensor[[MM, MM], pl.FP32]]):
+        t = pl.tpop_from_aic([MM, MM], pl.FP32)
+        r = pl.relu(pl.add(t, pl.load(bias, [0, 0], [MM, MM])))
+        pl.tfree_to_aic(t)
+        out = pl.store(r, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[MM, MM], pl.FP32], b: pl.Tensor[[MM, MM], pl.FP32],
+             bias: pl.Tensor[[MM, MM], pl.FP32], out: pl.Out[pl.Tensor[[MM, MM], pl.FP32]]):
+        with pl.cluster(name_hint="fused"):  # one mixed task: the AIC and the AIV part on one cluster
+            self.cube(a, b)
+            out = self.epilogue(bias, out)
+        return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cluster_is_a_group_function(engine, tmp_path):
+    from pypto.runtime import run
+
+    fused = next(f for f in ClusterLinearRelu.functions if f.name == "fused")
+    assert fused.func_type == pl.FunctionType.Group
+    text = ir.print_program(ClusterLinearRelu)
+    assert ir.structural_equal(ClusterLinearRelu, pl.parse(text))
+    rng = np.random.default_rng(14)
+    a, b, bias = (rng.standard_normal((MM, MM)).astype(np.float32) for _ in range(3))
+    out = np.zeros((MM, MM), np.float32)
+    run(ClusterLinearRelu, a, b, bias, out, config=config(engine, tmp_path))
+    np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-4)
+    deps, names, _ = swimlane(tmp_path / "swimlane.json")
+    assert names == {0: "fused"}  # one task
+
+
+def test_cluster_mistakes():
+    with pytest.raises(pl.ParseError, match=r"test_scopes_launches.py:\d+: a pl.cluster block holds kernel calls only"
+                                            r"[\s\S]*fix: put only calls of self.<AIC function>"):
+        @pl.program
+        class NotACall:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[MM, MM], pl.FP32], out: pl.Out[pl.Tensor[[MM, MM], pl.FP32]]):
+                with pl.cluster():
+                    with pl.at(level=pl.Level.AIV):
+                        out = pl.store(pl.load(a, [0, 0], [MM, MM]), [0, 0], out)
+                return out

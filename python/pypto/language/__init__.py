@@ -11,6 +11,7 @@ from .launch import Role, ScopeMode, SplitMode, adir, cross_core_slot, split, sy
 from .ops import (  # noqa: F401
     array,
     at,
+    cluster,
     cond,
     const,
     get_block_idx,

@@ -34,12 +34,7 @@ class NotSupported(AttributeError):
         self.message, self.fix = message, fix
 
 
-NOT_SUPPORTED = {
-    "cluster": ("pl.cluster is not supported: a cluster's cube and vector cores are programmed as a mixed task",
-                "write a @pl.function(type=pl.FunctionType.Group) that calls one AIC and one or two AIV functions "
-                "exchanging tiles with pl.tpush_to_aiv / pl.tpop_from_aic (docs/language.md, "
-                "examples/intermediate/16_mixed_fifo.py)"),
-}
+NOT_SUPPORTED = {}
 
 
 def not_supported(name):
@@ -120,6 +115,7 @@ get_block_num = Construct("get_block_num", _no_args)
 submit = Construct("submit", _submit)
 spmd_submit = Construct("spmd_submit", _spmd_submit)
 no_dep = Construct("no_dep", _no_dep)
+cluster = Construct("cluster", _cluster)
 yield_ = Construct("yield_", _yield)
 const = Construct("const", _const)
 min = Construct("min", _minmax)

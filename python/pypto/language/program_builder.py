@@ -88,7 +88,8 @@ class ProgramBuilder:
     def build_class(self):
         for name in self.methods:
             self.method(name)
-        return ir.Program(self.name, [self.functions[n] for n in self.methods])
+        extra = [f for n, f in self.functions.items() if n not in self.methods and f is not None]  # pl.cluster groups
+        return ir.Program(self.name, [self.functions[n] for n in self.methods] + extra)
 
     def call_method(self, caller, name, args, node):
         fn = self.method(name, caller, node)

@@ -46,6 +46,8 @@ class ScopeParser:
             func = self.eval(call.func)
             if isinstance(func, ops.Construct) and func.name in ("scope", "manual_scope"):
                 return self.lifetime_scope(node, func.name, call)
+            if isinstance(func, ops.Construct) and func.name == "cluster":
+                return self.cluster_scope(node, call)
             if isinstance(func, ops.Construct) and func.name in ("at", "spmd"):
                 manual = [k for k in call.keywords if k.arg == "manual"]
                 if manual:
@@ -99,3 +101,89 @@ class ScopeParser:
             return super().stmt_With(plain)
         finally:
             self.manual_depth -= flag
+
+    def cluster_scope(self, node, call):
+        """`with pl.cluster(name_hint=''):` over calls of AIC and AIV functions (class form):
+        the calls become a Group function (one mixed task on one cluster) and the block a call
+        of it. Arguments of the calls must be values from before the block or constants."""
+        fix = ("put only calls of self.<AIC function> and self.<AIV function> in the block, with values from "
+               "before it (or constants) as arguments")
+        b = self.bind_construct(ops.cluster, call, node)
+        if node.items[0].optional_vars is not None:
+            raise self.error(node, "pl.cluster() binds no name", "write `with pl.cluster():`")
+        name = b.get("name_hint") or ""
+        if name and (not isinstance(name, str) or not name.isidentifier()):
+            raise self.error(node, f"name_hint= of pl.cluster must be a Python identifier, got {name!r}",
+                             "write name_hint='fused'")
+        before = dict(self.symbols)
+        stmts = self.parse_stmts(node.body)
+        self.symbols = before
+        span = self.span(node)
+        inner, params, outer_args, param_of = set(), [], [], {}
+        current = {}  # param node_id -> its latest value inside the group
+        body = []
+        for st in stmts:
+            value = st.value if isinstance(st, ir.AssignStmt) else st.expr if isinstance(st, ir.EvalStmt) else None
+            if not isinstance(value, ir.FuncCall) or value.task_id >= 0 or value.deps or value.block_num:
+                raise self.error(node, "a pl.cluster block holds kernel calls only", fix)
+            callee = self.program.method(value.callee, self, node)
+            args = []
+            for a, direction in zip(value.args, callee.directions):
+                if isinstance(a, ir.Var) and a.node_id not in inner:
+                    if a.node_id not in param_of:
+                        p = ir.Var(a.name, a.type, span)
+                        param_of[a.node_id] = p
+                        params.append([p, ir.ParamDirection.In])
+                        outer_args.append(a)
+                    p = param_of[a.node_id]
+                    if direction != ir.ParamDirection.In:
+                        entry = next(e for e in params if e[0] is p)
+                        if entry[1] != ir.ParamDirection.InOut:
+                            entry[1] = direction
+                    args.append(current.get(p.node_id, p))
+                elif isinstance(a, ir.Var) or isinstance(a, (ir.ConstInt, ir.ConstFloat, ir.ConstBool)):
+                    args.append(a)
+                else:
+                    raise self.error(node, f"argument '{ir.print_expr(a)}' of self.{value.callee} in pl.cluster is "
+                                           "computed; a Group function passes its own parameters or constants", fix)
+            new_call = ir.FuncCall(value.callee, args, value.type, value.span)
+            if isinstance(st, ir.AssignStmt):
+                inner.add(st.var.node_id)
+                body.append(ir.AssignStmt(st.var, new_call, st.span))
+                outs = [param_of[a.node_id] for a, d in zip(value.args, callee.directions)
+                        if d != ir.ParamDirection.In and isinstance(a, ir.Var) and a.node_id in param_of]
+                if isinstance(st.var.type, ir.TensorType) and len(outs) == 1:
+                    current[outs[0].node_id] = st.var
+            else:
+                body.append(ir.EvalStmt(new_call, st.span))
+        outs = [p for p, d in params if d != ir.ParamDirection.In]
+        rets = [current.get(p.node_id, p) for p in outs]
+        body.append(ir.ReturnStmt(rets, span))
+        k, base = 0, name or f"{self.fdef.name}_cluster"
+        gname = base if name and base not in self.program.functions and base not in self.program.methods else None
+        while gname is None:
+            cand = f"{base}_{k}"
+            if cand not in self.program.functions and cand not in self.program.methods:
+                gname = cand
+            k += 1
+        fn = ir.Function(gname, [p for p, _ in params], [d for _, d in params], [r.type for r in rets],
+                         ir.SeqStmts(body, span), ir.FunctionType.Group, span)
+        self.program.functions[gname] = fn
+        ty = ir.NoneType() if not rets else rets[0].type if len(rets) == 1 else ir.TupleType([r.type for r in rets])
+        group_call = ir.FuncCall(gname, outer_args, ty, span)
+        if not rets:
+            return self.emit(ir.EvalStmt(group_call, span))
+        by_param = {p.node_id: n for n, (p, d) in zip([self.name_of(a, before) for a in outer_args], params)}
+        targets = [by_param[p.node_id] for p in outs]
+        if len(rets) == 1:
+            return self.bind(targets[0], group_call, node)
+        tup = ir.Var("_".join(targets), ty, span)
+        self.emit(ir.AssignStmt(tup, group_call, span))
+        self.track_lineage(tup, group_call)
+        for i, n in enumerate(targets):
+            self.bind(n, ir.TupleGetItem(tup, i, span), node)
+
+    @staticmethod
+    def name_of(var, symbols):
+        """The name `var` is bound to in `symbols` (its own name otherwise)."""
+        return next((n for n, v in symbols.items() if v is var), var.name)
