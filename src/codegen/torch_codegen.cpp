@@ -735,6 +735,28 @@ class TorchEmitter {
     return true;
   }
 
+  // A launch with predicate=(t[i] OP v) runs only when the comparison holds (the runtime
+  // evaluates it at dispatch; the script runs launches in order, after their producers).
+  int predicated(const ExprPtr& value, const std::string&, int indent) {
+    auto* f = value ? value->as<FuncCall>() : nullptr;
+    if (!f || !f->task.predicate) return indent;
+    line(indent, "if " + expr(f->task.predicate) + ":  # predicate=: the task is retired when false");
+    return indent + 1;
+  }
+  // ... and a retired launch's result is the tensors it would have written, unchanged.
+  void retired_value(const ExprPtr& value, const std::string& target, int indent) {
+    auto* f = value ? value->as<FuncCall>() : nullptr;
+    if (!f || !f->task.predicate) return;
+    FunctionPtr callee = program_.find(f->callee);
+    std::vector<std::string> vals;  // a kernel returns the Out / InOut tensors it writes
+    for (size_t i = 0; callee && i < callee->params.size() && i < f->args.size(); ++i)
+      if (callee->directions[i] != ParamDirection::In) vals.push_back(expr(f->args[i]));
+    line(indent, "else:");
+    std::string joined;
+    for (size_t i = 0; i < vals.size(); ++i) joined += (i ? ", " : "") + vals[i];
+    line(indent + 1, target + " = " + (vals.size() == 1 ? joined : "(" + joined + ")"));
+  }
+
   void stmt(const StmtPtr& s, int indent) {
     switch (s->kind) {
       case StmtKind::Seq:
@@ -742,12 +764,15 @@ class TorchEmitter {
         break;
       case StmtKind::Assign: {
         auto* a = s->as<AssignStmt>();
-        if (!spmd_launch(a->value, expr(a->var), indent)) line(indent, expr(a->var) + " = " + expr(a->value));
+        const int at = predicated(a->value, expr(a->var), indent);
+        if (!spmd_launch(a->value, expr(a->var), at)) line(at, expr(a->var) + " = " + expr(a->value));
+        retired_value(a->value, expr(a->var), indent);
         break;
       }
       case StmtKind::Eval: {
         auto* e = s->as<EvalStmt>();
-        if (!spmd_launch(e->expr, "", indent)) line(indent, expr(e->expr));
+        const int at = predicated(e->expr, "", indent);
+        if (!spmd_launch(e->expr, "", at)) line(at, expr(e->expr));
         break;
       }
       case StmtKind::Yield: {

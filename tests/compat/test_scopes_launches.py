@@ -582,3 +582,22 @@ def test_cluster_mistakes():
                     with pl.at(level=pl.Level.AIV):
                         out = pl.store(pl.load(a, [0, 0], [MM, MM]), [0, 0], out)
                 return out
+
+
+@pytest.mark.parametrize("flag_value", [1, 0])
+def test_torch_script_honours_the_predicate(flag_value):
+    torch = pytest.importorskip("torch")
+    from pypto import debug as dbg
+
+    x = data(15)
+    flag = np.full((1, 8), flag_value, np.int32)
+    compiled = predicated.compile(x, flag, np.zeros_like(x), np.zeros_like(x))
+    ns = {}
+    exec(compile(dbg.torch_codegen(compiled), "script", "exec"), ns)
+    out, after = torch.zeros(R, C), torch.zeros(R, C)
+    ns["ENTRY"](torch.from_numpy(x.copy()), torch.from_numpy(flag), out, after)
+    want = np.zeros_like(x)
+    if flag_value:
+        want[: 2 * BAND] = 2 * x[: 2 * BAND]
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(after.numpy(), x + 1, rtol=1e-6)
