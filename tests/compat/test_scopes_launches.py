@@ -601,3 +601,19 @@ def test_torch_script_honours_the_predicate(flag_value):
         want[: 2 * BAND] = 2 * x[: 2 * BAND]
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
     np.testing.assert_allclose(after.numpy(), x + 1, rtol=1e-6)
+
+
+def test_cluster_rejects_early_resolve():
+    with pytest.raises(pl.ParseError, match=r"allow_early_resolve= are not allowed under pl.cluster\(\)[\s\S]*fix:"):
+        @pl.program
+        class EarlyResolve:
+            @pl.function(type=pl.FunctionType.AIC)
+            def cube(self, a: pl.Tensor[[MM, MM], pl.FP32], b: pl.Tensor[[MM, MM], pl.FP32]):
+                acc = pl.matmul(pl.move(pl.load(a, [0, 0], [MM, MM], target_memory=Mat), target_memory=Left),
+                                pl.move(pl.load(b, [0, 0], [MM, MM], target_memory=Mat), target_memory=Right))
+                pl.tpush_to_aiv(acc, aiv=0)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[MM, MM], pl.FP32], b: pl.Tensor[[MM, MM], pl.FP32]):
+                with pl.cluster():
+                    self.cube(a, b, allow_early_resolve=True)

@@ -126,6 +126,10 @@ class ScopeParser:
             value = st.value if isinstance(st, ir.AssignStmt) else st.expr if isinstance(st, ir.EvalStmt) else None
             if not isinstance(value, ir.FuncCall) or value.task_id >= 0 or value.deps or value.block_num:
                 raise self.error(node, "a pl.cluster block holds kernel calls only", fix)
+            if value.hints["predicate"] is not None or value.hints["allow_early_resolve"]:
+                raise self.error(node, "predicate= and allow_early_resolve= are not allowed under pl.cluster() "
+                                       "(its parts start together on one cluster)",
+                                 "drop them from the calls in the pl.cluster block")
             callee = self.program.method(value.callee, self, node)
             args = []
             for a, direction in zip(value.args, callee.directions):
