@@ -329,10 +329,14 @@ class ControlFlowParser:
 
     @staticmethod
     def uses_any(expr, ids):
+        """Whether `expr` reads one of the values `ids` (node ids)."""
         if expr.node_id in ids:
             return True
-        return any(ControlFlowParser.uses_any(e, ids) for e in getattr(expr, "elems", []) or
-                   [getattr(expr, "a", None), getattr(expr, "b", None)] if e is not None and isinstance(e, ir.Expr))
+        parts = []
+        for attr in ("a", "b", "elems", "args"):
+            v = getattr(expr, attr, None)
+            parts.extend(v if isinstance(v, (list, tuple)) else [v])
+        return any(isinstance(e, ir.Expr) and ControlFlowParser.uses_any(e, ids) for e in parts)
 
     def scope_task_id(self, tid_name):
         """The id of `with ... as tid_name`: a fresh one, except for a name `task_N` (as the
