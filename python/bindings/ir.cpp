@@ -53,6 +53,45 @@ Attrs to_attrs(const nb::dict& d) {
   return out;
 }
 
+// PyPTO's launch keywords of a TaskInfo as a dict (the parser's view): core_num, sync_start,
+// name_hint, role, split, split_slot_num, slot_num, no_dep_args, dumps, allow_early_resolve,
+// windowize, predicate. Keys absent from `d` keep their defaults.
+void apply_hints(TaskInfo& t, const nb::dict& d) {
+  for (auto [k, v] : d) {
+    const std::string key = nb::cast<std::string>(k);
+    if (key == "core_num") t.core_num = v.is_none() ? nullptr : nb::cast<ExprPtr>(v);
+    else if (key == "sync_start") t.sync_start = nb::cast<bool>(v);
+    else if (key == "name_hint") t.name_hint = nb::cast<std::string>(v);
+    else if (key == "role") t.role = nb::cast<int>(v);
+    else if (key == "split") t.split = nb::cast<int>(v);
+    else if (key == "split_slot_num") t.split_slot_num = nb::cast<int64_t>(v);
+    else if (key == "slot_num") t.slot_num = nb::cast<int64_t>(v);
+    else if (key == "no_dep_args") t.no_dep_args = nb::cast<std::vector<ExprPtr>>(v);
+    else if (key == "dumps") t.dumps = nb::cast<std::vector<ExprPtr>>(v);
+    else if (key == "allow_early_resolve") t.allow_early_resolve = nb::cast<bool>(v);
+    else if (key == "windowize") t.windowize = nb::cast<bool>(v);
+    else if (key == "predicate") t.predicate = v.is_none() ? nullptr : nb::cast<ExprPtr>(v);
+    else throw nb::key_error(("unknown launch hint '" + key + "'").c_str());
+  }
+}
+
+nb::dict hints_of(const TaskInfo& t) {
+  nb::dict d;
+  d["core_num"] = t.core_num ? nb::cast(t.core_num) : nb::none();
+  d["sync_start"] = t.sync_start;
+  d["name_hint"] = t.name_hint;
+  d["role"] = t.role;
+  d["split"] = t.split;
+  d["split_slot_num"] = t.split_slot_num;
+  d["slot_num"] = t.slot_num;
+  d["no_dep_args"] = t.no_dep_args;
+  d["dumps"] = t.dumps;
+  d["allow_early_resolve"] = t.allow_early_resolve;
+  d["windowize"] = t.windowize;
+  d["predicate"] = t.predicate ? nb::cast(t.predicate) : nb::none();
+  return d;
+}
+
 nb::dict from_attrs(const Attrs& a) {
   nb::dict d;
   for (auto& [k, v] : a) d[k.c_str()] = from_attr(v);
@@ -175,13 +214,16 @@ void bind_exprs(nb::module_& m) {
       .def_prop_ro("attrs", [](const Call& c) { return from_attrs(c.attrs); });
   nb::class_<FuncCall, Expr>(m, "FuncCall")
       .def(nb::new_([](std::string c, std::vector<ExprPtr> a, TypePtr t, Span s, int64_t task_id,
-                       std::vector<int64_t> deps, int64_t block_num, bool manual, std::vector<ExprPtr> dyn_deps) {
+                       std::vector<int64_t> deps, int64_t block_num, bool manual, std::vector<ExprPtr> dyn_deps,
+                       nb::dict hints) {
              auto f = std::make_shared<FuncCall>(std::move(c), std::move(a), std::move(t), s);
              f->task = TaskInfo{task_id, std::move(deps), block_num, manual, std::move(dyn_deps)};
+             apply_hints(f->task, hints);
              return f;
            }),
            "callee"_a, "args"_a, "type"_a, "span"_a = Span{}, "task_id"_a = -1, "deps"_a = std::vector<int64_t>{},
-           "block_num"_a = 0, "manual"_a = false, "dyn_deps"_a = std::vector<ExprPtr>{})
+           "block_num"_a = 0, "manual"_a = false, "dyn_deps"_a = std::vector<ExprPtr>{}, "hints"_a = nb::dict())
+      .def_prop_ro("hints", [](const FuncCall& f) { return hints_of(f.task); })
       .def_ro("callee", &FuncCall::callee)
       .def_ro("args", &FuncCall::args)
       .def_prop_ro("task_id", [](const FuncCall& f) { return f.task.task_id; })
@@ -265,15 +307,17 @@ void bind_stmts(nb::module_& m) {
       .def_ro("stmts", &SeqStmts::stmts);
   nb::class_<ScopeStmt, Stmt>(m, "ScopeStmt")
       .def(nb::new_([](Level l, StmtPtr b, Span s, int64_t task_id, std::vector<int64_t> deps, int64_t block_num,
-                       std::vector<VarPtr> block_vars, bool manual, std::vector<ExprPtr> dyn_deps) {
+                       std::vector<VarPtr> block_vars, bool manual, std::vector<ExprPtr> dyn_deps, nb::dict hints) {
              auto sc = std::make_shared<ScopeStmt>(l, std::move(b), s);
              sc->task = TaskInfo{task_id, std::move(deps), block_num, manual, std::move(dyn_deps)};
+             apply_hints(sc->task, hints);
              sc->block_vars = std::move(block_vars);
              return sc;
            }),
            "level"_a, "body"_a, "span"_a = Span{}, "task_id"_a = -1, "deps"_a = std::vector<int64_t>{},
            "block_num"_a = 0, "block_vars"_a = std::vector<VarPtr>{}, "manual"_a = false,
-           "dyn_deps"_a = std::vector<ExprPtr>{})
+           "dyn_deps"_a = std::vector<ExprPtr>{}, "hints"_a = nb::dict())
+      .def_prop_ro("hints", [](const ScopeStmt& s) { return hints_of(s.task); })
       .def_ro("level", &ScopeStmt::level)
       .def_ro("body", &ScopeStmt::body)
       .def_prop_ro("task_id", [](const ScopeStmt& s) { return s.task.task_id; })

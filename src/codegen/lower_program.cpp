@@ -11,6 +11,8 @@
 #include "pypto/codegen/kernel_builder.h"
 #include "pypto/codegen/lower_kernel.h"
 #include "pypto/codegen/pto_text.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/printer.h"
 #include "pypto/isa/instructions.h"
 #include "stmt_lowering.h"
 
@@ -330,29 +332,70 @@ struct ProgramLowering {
       }
       in.attrs["deps"] = ordinals;
     }
+    // A scalar of the orchestration in a register (a constant gets one).
+    auto reg_of = [&](const ir::ExprPtr& e) -> int64_t {
+      isa::Scalar s = kb.scalar(e);
+      if (s.kind != isa::Scalar::kReg) {
+        isa::Instr mov;
+        mov.kind = isa::InstrKind::kScalarMov;
+        mov.dst_reg = kb.new_reg(false);
+        mov.a = s;
+        mov.span = call.span;
+        kb.emit(mov);
+        s = isa::Scalar::r(mov.dst_reg);
+      }
+      return s.reg;
+    };
     // Run-time edges (deps=[arr[j]]): registers holding task ids, read at submission.
     if (!call.task.dyn_deps.empty()) {
       std::vector<int64_t> regs;
-      for (const ir::ExprPtr& e : call.task.dyn_deps) {
-        isa::Scalar s = kb.scalar(e);
-        if (s.kind != isa::Scalar::kReg) {  // a constant: give it a register
-          isa::Instr mov;
-          mov.kind = isa::InstrKind::kScalarMov;
-          mov.dst_reg = kb.new_reg(false);
-          mov.a = s;
-          mov.span = call.span;
-          kb.emit(mov);
-          s = isa::Scalar::r(mov.dst_reg);
-        }
-        regs.push_back(s.reg);
-      }
+      for (const ir::ExprPtr& e : call.task.dyn_deps) regs.push_back(reg_of(e));
       in.attrs["dep_regs"] = regs;
+    }
+    // pl.spmd(n) with a run-time n: the register holding the block count.
+    if (call.task.core_num) in.attrs["block_num_reg"] = std::vector<int64_t>{reg_of(call.task.core_num)};
+    if (call.task.sync_start) in.attrs["sync_start"] = true;
+    // no_dep_args=[t] / dumps=[t]: the argument positions of those tensors ("no_dep_args" is
+    // read by the runtime's dependency tracking; "dump_args" is kept for a dump hook).
+    auto arg_positions = [&](const std::vector<ir::ExprPtr>& xs, const char* what) {
+      std::vector<int64_t> pos;
+      for (const ir::ExprPtr& x : xs) {
+        bool found = false;
+        for (size_t i = 0; i < call.args.size(); ++i)
+          if (call.args[i].get() == x.get() && k.params[i].is_tensor) {
+            pos.push_back(static_cast<int64_t>(i));
+            found = true;
+          }
+        if (!found)
+          fail(ErrorKind::kValue, call.span,
+               std::string(what) + " names '" + ir::print_expr(x) + "', which is not a tensor argument of kernel '" + k.name + "'",
+               std::string("list only tensors the launch reads or writes in ") + what);
+      }
+      return pos;
+    };
+    if (!call.task.no_dep_args.empty()) in.attrs["no_dep_args"] = arg_positions(call.task.no_dep_args, "no_dep_args=");
+    if (!call.task.dumps.empty()) in.attrs["dump_args"] = arg_positions(call.task.dumps, "dumps=");
+    // predicate=(t[idx] OP v): [tensor slot, BinaryOp, register of v, registers of idx...],
+    // evaluated when the task is dispatched.
+    if (call.task.predicate) {
+      auto* cmp = call.task.predicate->as<ir::BinaryExpr>();
+      auto* rd = cmp ? cmp->a->as<ir::Call>() : nullptr;
+      if (!rd || rd->op->name != "tensor.read" || rd->args.size() != 2 || !rd->args[1]->as<ir::ListExpr>())
+        fail(ErrorKind::kValue, call.span, "predicate= must compare one tensor element with a value",
+             "write predicate=(t[i] > 0)");
+      std::vector<int64_t> pred = {kb.tensor(rd->args[0]), static_cast<int64_t>(cmp->op), reg_of(cmp->b)};
+      for (const ir::ExprPtr& e : rd->args[1]->as<ir::ListExpr>()->elems) pred.push_back(reg_of(e));
+      in.attrs["predicate"] = pred;
+      in.attrs["predicate_text"] = ir::print_expr(call.task.predicate);
     }
     // A launch that binds a task id records its launch number where task.latest reads it.
     if (call.task.task_id >= 0) in.attrs["launch_reg"] = std::vector<int64_t>{kb.task_reg(call.task.task_id)};
     if (call.task.block_num > 0) in.attrs["block_num"] = std::vector<int64_t>{call.task.block_num};
     if (call.task.manual) in.attrs["manual"] = true;
-    mark_dumps(in, call, {});
+    std::set<std::string> dumped;  // dumps=[t] of the launch
+    for (const ir::ExprPtr& d : call.task.dumps)
+      if (const auto* v = d->as<ir::Var>()) dumped.insert(v->name);
+    mark_dumps(in, call, dumped);
     if (call.task.task_id >= 0)
       task_ordinal[call.task.task_id] = std::count_if(host.code.begin(), host.code.end(), [](const isa::Instr& i) {
         return i.kind == isa::InstrKind::kCall;

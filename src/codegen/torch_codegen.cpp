@@ -711,13 +711,13 @@ class TorchEmitter {
   // parameters take each block's values (the call may pass placeholders or leave them out).
   bool spmd_launch(const ExprPtr& value, const std::string& target, int indent) {
     auto* f = value ? value->as<FuncCall>() : nullptr;
-    if (!f || f->task.block_num <= 0) return false;
+    if (!f || (f->task.block_num <= 0 && !f->task.core_num)) return false;
     FunctionPtr callee = program_.find(f->callee);
     PYPTO_CHECK(callee != nullptr, "call of unknown function " + f->callee);
     size_t hidden = 0;
     for (const VarPtr& p : callee->params) hidden += is_block_param(p->name);
     const bool omitted = f->args.size() + hidden == callee->params.size();
-    const std::string n = std::to_string(f->task.block_num);
+    const std::string n = f->task.core_num ? "int(" + expr(f->task.core_num) + ")" : std::to_string(f->task.block_num);
     std::string args;
     size_t next = 0;
     for (const VarPtr& p : callee->params) {
@@ -735,6 +735,28 @@ class TorchEmitter {
     return true;
   }
 
+  // A launch with predicate=(t[i] OP v) runs only when the comparison holds (the runtime
+  // evaluates it at dispatch; the script runs launches in order, after their producers).
+  int predicated(const ExprPtr& value, const std::string&, int indent) {
+    auto* f = value ? value->as<FuncCall>() : nullptr;
+    if (!f || !f->task.predicate) return indent;
+    line(indent, "if " + expr(f->task.predicate) + ":  # predicate=: the task is retired when false");
+    return indent + 1;
+  }
+  // ... and a retired launch's result is the tensors it would have written, unchanged.
+  void retired_value(const ExprPtr& value, const std::string& target, int indent) {
+    auto* f = value ? value->as<FuncCall>() : nullptr;
+    if (!f || !f->task.predicate) return;
+    FunctionPtr callee = program_.find(f->callee);
+    std::vector<std::string> vals;  // a kernel returns the Out / InOut tensors it writes
+    for (size_t i = 0; callee && i < callee->params.size() && i < f->args.size(); ++i)
+      if (callee->directions[i] != ParamDirection::In) vals.push_back(expr(f->args[i]));
+    line(indent, "else:");
+    std::string joined;
+    for (size_t i = 0; i < vals.size(); ++i) joined += (i ? ", " : "") + vals[i];
+    line(indent + 1, target + " = " + (vals.size() == 1 ? joined : "(" + joined + ")"));
+  }
+
   void stmt(const StmtPtr& s, int indent) {
     switch (s->kind) {
       case StmtKind::Seq:
@@ -742,12 +764,15 @@ class TorchEmitter {
         break;
       case StmtKind::Assign: {
         auto* a = s->as<AssignStmt>();
-        if (!spmd_launch(a->value, expr(a->var), indent)) line(indent, expr(a->var) + " = " + expr(a->value));
+        const int at = predicated(a->value, expr(a->var), indent);
+        if (!spmd_launch(a->value, expr(a->var), at)) line(at, expr(a->var) + " = " + expr(a->value));
+        retired_value(a->value, expr(a->var), indent);
         break;
       }
       case StmtKind::Eval: {
         auto* e = s->as<EvalStmt>();
-        if (!spmd_launch(e->expr, "", indent)) line(indent, expr(e->expr));
+        const int at = predicated(e->expr, "", indent);
+        if (!spmd_launch(e->expr, "", at)) line(at, expr(e->expr));
         break;
       }
       case StmtKind::Yield: {
@@ -799,10 +824,11 @@ class TorchEmitter {
       case StmtKind::Scope: {
         auto* sc = s->as<ScopeStmt>();
         yield_targets_.push_back(nullptr);
-        if (sc->task.block_num > 0) {
+        if (sc->task.block_num > 0 || sc->task.core_num) {
           std::string idx = "_block", num;
           for (const VarPtr& v : sc->block_vars) (v->name == "__block_idx" ? idx : num) = expr(v);
-          const std::string n = std::to_string(sc->task.block_num);
+          const std::string n =
+              sc->task.core_num ? "int(" + expr(sc->task.core_num) + ")" : std::to_string(sc->task.block_num);
           line(indent, "for " + idx + " in range(" + n + "):  # pl.spmd(" + n + ")");
           if (!num.empty()) line(indent + 1, num + " = " + n);
           block(sc->body, indent + 1);

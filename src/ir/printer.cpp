@@ -149,6 +149,7 @@ class Printer {
         }
         if (f->task.block_num > 0) kw += ", block_num=" + std::to_string(f->task.block_num);
         if (f->task.manual) kw += ", manual=True";
+        kw += hints(f->task);
         if (!kw.empty()) out += f->args.empty() ? kw.substr(2) : kw;
         return out + ")";
       }
@@ -159,6 +160,36 @@ class Printer {
       }
     }
     return "None";
+  }
+
+  // PyPTO's launch keywords of a pl.at / pl.spmd scope or a kernel launch (", k=v" each).
+  std::string hints(const TaskInfo& t, bool scope = false) {
+    static const char* roles[] = {"", "Orchestrator", "Worker", "SubWorker"};
+    static const char* splits[] = {"NONE", "UP_DOWN", "LEFT_RIGHT"};
+    std::string kw;
+    if (t.role > 0 && t.role <= 3) kw += std::string(", role=pl.Role.") + roles[t.role];
+    if (t.core_num && !scope) kw += ", core_num=" + expr(t.core_num);
+    if (t.sync_start) kw += ", sync_start=True";
+    if (!t.name_hint.empty()) kw += ", name_hint=" + quote(t.name_hint);
+    std::string opts;
+    if (t.split >= 0 && t.split <= 2) {
+      opts += std::string("pl.split(pl.SplitMode.") + splits[t.split];
+      if (t.split_slot_num > 0) opts += ", slot_num=" + std::to_string(t.split_slot_num);
+      opts += ")";
+    }
+    if (t.slot_num > 0) opts += (opts.empty() ? "" : ", ") + std::string("pl.cross_core_slot(slot_num=") + std::to_string(t.slot_num) + ")";
+    if (!opts.empty()) kw += ", optimizations=[" + opts + "]";
+    if (!t.no_dep_args.empty()) kw += ", no_dep_args=" + list(t.no_dep_args);
+    if (!t.dumps.empty()) kw += ", dumps=" + list(t.dumps);
+    if (t.allow_early_resolve) kw += ", allow_early_resolve=True";
+    if (t.windowize) kw += ", windowize=True";
+    if (t.predicate) kw += ", predicate=(" + expr(t.predicate) + ")";
+    return kw;
+  }
+  static std::string quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) out += (c == '\\' || c == '\'') ? std::string("\\") + c : std::string(1, c);
+    return out + "'";
   }
 
   // Required parameters print by position, optional ones and attributes by keyword.
@@ -250,12 +281,13 @@ class Printer {
       case StmtKind::Seq: block(s, indent); break;
       case StmtKind::Scope: {
         auto* sc = s->as<ScopeStmt>();
-        std::string head = sc->task.block_num > 0 ? "with pl.spmd(" + std::to_string(sc->task.block_num) + ", level=pl.Level."
-                                                  : std::string("with pl.at(level=pl.Level.");
+        std::string head = sc->task.core_num       ? "with pl.spmd(" + expr(sc->task.core_num) + ", level=pl.Level."
+                           : sc->task.block_num > 0 ? "with pl.spmd(" + std::to_string(sc->task.block_num) + ", level=pl.Level."
+                                                    : std::string("with pl.at(level=pl.Level.");
         std::string deps;
         for (int64_t t : sc->task.deps) deps += (deps.empty() ? "task_" : ", task_") + std::to_string(t);
         for (auto& e : sc->task.dyn_deps) deps += (deps.empty() ? "" : ", ") + expr(e);
-        head += level_name(sc->level) + (deps.empty() ? "" : ", deps=[" + deps + "]") + (sc->task.manual ? ", manual=True" : "") + ")";
+        head += level_name(sc->level) + (deps.empty() ? "" : ", deps=[" + deps + "]") + (sc->task.manual ? ", manual=True" : "") + hints(sc->task, true) + ")";
         if (sc->task.task_id >= 0) head += " as task_" + std::to_string(sc->task.task_id);
         line(indent, head + ":");
         yield_targets.push_back(nullptr);

@@ -42,8 +42,14 @@ class Equal {
     if (!task_id(a.task_id, b.task_id)) return false;
     for (size_t i = 0; i < a.deps.size(); ++i)
       if (!task_id(a.deps[i], b.deps[i])) return false;
-    return exprs(a.dyn_deps, b.dyn_deps);
+    if (a.sync_start != b.sync_start || a.name_hint != b.name_hint || a.role != b.role || a.split != b.split ||
+        a.split_slot_num != b.split_slot_num || a.slot_num != b.slot_num ||
+        a.allow_early_resolve != b.allow_early_resolve || a.windowize != b.windowize)
+      return false;
+    if (!opt_expr(a.core_num, b.core_num) || !opt_expr(a.predicate, b.predicate)) return false;
+    return exprs(a.dyn_deps, b.dyn_deps) && exprs(a.no_dep_args, b.no_dep_args) && exprs(a.dumps, b.dumps);
   }
+  bool opt_expr(const ExprPtr& a, const ExprPtr& b) { return (!a && !b) || (a && b && expr(a, b)); }
 
   bool vars(const std::vector<VarPtr>& a, const std::vector<VarPtr>& b) {
     if (a.size() != b.size()) return false;
@@ -285,6 +291,12 @@ class Hasher {
     mix(t.task_id >= 0 ? 1 : 0);
     mix(t.deps.size());
     for (auto& e : t.dyn_deps) expr(e);
+    mix(static_cast<uint64_t>(t.role * 7 + t.split * 3 + t.slot_num + t.sync_start + 2 * t.allow_early_resolve + 4 * t.windowize));
+    mix(std::hash<std::string>{}(t.name_hint));
+    for (auto& e : t.no_dep_args) expr(e);
+    for (auto& e : t.dumps) expr(e);
+    if (t.core_num) expr(t.core_num);
+    if (t.predicate) expr(t.predicate);
   }
 
   void stmt(const StmtPtr& s) {

@@ -53,7 +53,14 @@ void IRVisitor::visit_call(const Call& c) {
 }
 void IRVisitor::visit_func_call(const FuncCall& c) {
   for (auto& a : c.args) visit(a);
-  for (auto& d : c.task.dyn_deps) visit(d);
+  visit_task(c.task);
+}
+void IRVisitor::visit_task(const TaskInfo& t) {
+  for (auto& d : t.dyn_deps) visit(d);
+  if (t.core_num) visit(t.core_num);
+  for (auto& d : t.no_dep_args) visit(d);
+  for (auto& d : t.dumps) visit(d);
+  if (t.predicate) visit(t.predicate);
 }
 void IRVisitor::visit_assign(const AssignStmt& s) {
   visit(s.value);
@@ -93,7 +100,7 @@ void IRVisitor::visit_seq(const SeqStmts& s) {
   for (auto& x : s.stmts) visit(x);
 }
 void IRVisitor::visit_scope(const ScopeStmt& s) {
-  for (auto& d : s.task.dyn_deps) visit(d);  // evaluated where the scope starts, outside its body
+  visit_task(s.task);  // evaluated where the scope starts, outside its body
   visit(s.body);
 }
 
@@ -108,6 +115,20 @@ VarPtr IRMutator::define(const VarPtr& v) {
 ExprPtr IRMutator::mutate_var(const VarPtr& v) {
   auto it = replaced_.find(v.get());
   return it == replaced_.end() ? v : it->second;
+}
+
+TaskInfo IRMutator::mutate_task(const TaskInfo& t, bool* changed) {
+  TaskInfo out = t;
+  out.dyn_deps = mutate_all(t.dyn_deps, changed);
+  out.no_dep_args = mutate_all(t.no_dep_args, changed);
+  out.dumps = mutate_all(t.dumps, changed);
+  for (ExprPtr* e : {&out.core_num, &out.predicate})
+    if (*e) {
+      ExprPtr m = mutate(*e);
+      *changed |= m != *e;
+      *e = m;
+    }
+  return out;
 }
 
 std::vector<ExprPtr> IRMutator::mutate_all(const std::vector<ExprPtr>& es, bool* changed) {
@@ -170,11 +191,10 @@ ExprPtr IRMutator::mutate_call(const std::shared_ptr<const Call>& c) {
 ExprPtr IRMutator::mutate_func_call(const std::shared_ptr<const FuncCall>& c) {
   bool changed = false;
   auto args = mutate_all(c->args, &changed);
-  auto dyn_deps = mutate_all(c->task.dyn_deps, &changed);
+  TaskInfo task = mutate_task(c->task, &changed);
   if (!changed) return c;
   auto out = std::make_shared<FuncCall>(c->callee, std::move(args), c->type, c->span);
-  out->task = c->task;
-  out->task.dyn_deps = std::move(dyn_deps);
+  out->task = std::move(task);
   return out;
 }
 
@@ -286,11 +306,10 @@ StmtPtr IRMutator::mutate_seq(const std::shared_ptr<const SeqStmts>& s) {
 StmtPtr IRMutator::mutate_scope(const std::shared_ptr<const ScopeStmt>& s) {
   auto body = mutate(s->body);
   bool changed = body != s->body;
-  auto dyn_deps = mutate_all(s->task.dyn_deps, &changed);
+  TaskInfo task = mutate_task(s->task, &changed);
   if (!changed) return s;
   auto out = std::make_shared<ScopeStmt>(s->level, body, s->span);
-  out->task = s->task;
-  out->task.dyn_deps = std::move(dyn_deps);
+  out->task = std::move(task);
   out->block_vars = s->block_vars;
   return out;
 }

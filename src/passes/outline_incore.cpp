@@ -1,5 +1,6 @@
 // OutlineIncore: each `with pl.at(level=...)` scope becomes an InCore function and the scope
 // becomes a call of it, so that the runtime can run it as one task on a core.
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -92,7 +93,8 @@ void collect_size_vars(const ExprPtr& e, std::unordered_set<const Var*>& have, s
 
 class Outliner : public IRMutator {
  public:
-  Outliner(const Function& orchestration, std::vector<FunctionPtr>* out) : orch_(orchestration), out_(out) {}
+  Outliner(const Function& orchestration, std::vector<FunctionPtr>* out, std::unordered_set<std::string>* taken)
+      : orch_(orchestration), out_(out), taken_(taken) {}
 
  protected:
   StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s) override {
@@ -149,7 +151,16 @@ class Outliner : public IRMutator {
     else
       body_stmts.push_back(s->body);
     body_stmts.push_back(ReturnStmt::make(ret_values, s->span));
-    std::string name = orch_.name + "_incore_" + std::to_string(out_->size());
+    // name_hint= names the kernel (its .pto file, pass dumps and swimlane lane); a name that
+    // another function has already gets a suffix _1, _2, ...
+    std::string name = s->task.name_hint.empty() ? orch_.name + "_incore_" + std::to_string(out_->size())
+                                                 : s->task.name_hint;
+    if (taken_->count(name)) {
+      int k = 1;
+      while (taken_->count(name + "_" + std::to_string(k))) ++k;
+      name += "_" + std::to_string(k);
+    }
+    taken_->insert(name);
     out_->push_back(Function::make(name, params, dirs, ret_types, SeqStmts::make(body_stmts, s->span),
                                    function_type_for(s->level), s->span));
 
@@ -199,18 +210,21 @@ class Outliner : public IRMutator {
 
   const Function& orch_;
   std::vector<FunctionPtr>* out_;
+  std::unordered_set<std::string>* taken_;
 };
 
 }  // namespace
 
 ProgramPtr outline_incore(const ProgramPtr& program, const PassContext&) {
   std::vector<FunctionPtr> functions, outlined;
+  std::unordered_set<std::string> taken;
+  for (auto& f : program->functions) taken.insert(f->name);
   for (auto& f : program->functions) {
     if (f->func_type != FunctionType::Orchestration && f->func_type != FunctionType::Opaque) {
       functions.push_back(f);
       continue;
     }
-    Outliner outliner(*f, &outlined);
+    Outliner outliner(*f, &outlined, &taken);
     functions.push_back(outliner.mutate_function(f));
   }
   if (outlined.empty()) return program;

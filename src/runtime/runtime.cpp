@@ -161,6 +161,10 @@ std::vector<std::vector<int>> release_points(const isa::HostProgram& program) {
     if (in.kind == isa::InstrKind::kCall || in.kind == isa::InstrKind::kScalarRead)
       for (const isa::Operand& op : in.ins)
         if (op.kind == isa::Operand::kTensor) uses[op.index].push_back(pc);
+    // predicate=(t[i] OP v): the launch reads t when it is dispatched (its task keeps t alive)
+    if (auto it = in.attrs.find("predicate"); in.kind == isa::InstrKind::kCall && it != in.attrs.end())
+      if (auto* pr = std::get_if<std::vector<int64_t>>(&it->second); pr && !pr->empty())
+        uses[static_cast<int>((*pr)[0])].push_back(pc);
   }
   std::vector<std::vector<int>> at(n);
   for (const auto& [slot, alloc_pcs] : allocs) {
@@ -462,10 +466,52 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
             for (const isa::Operand& op : in.ins)
               if (op.kind == isa::Operand::kTensor && static_cast<size_t>(op.index) < slots.owners.size() && slots.owners[op.index])
                 spec.keep_alive.push_back(slots.owners[op.index]);
+            spec.no_dep_args = int_list_attr(in, "no_dep_args");
+            if (const std::vector<int64_t> pr = int_list_attr(in, "predicate"); !pr.empty()) {
+              // predicate=(t[i] OP v): the element's position and v are read now, the element
+              // when the task is dispatched (after its deps).
+              const TensorView view = slot_tensor(slots, static_cast<int>(pr[0]), in);
+              std::shared_ptr<void> owner = static_cast<size_t>(pr[0]) < slots.owners.size() ? slots.owners[pr[0]] : nullptr;
+              std::vector<int64_t> index;
+              for (size_t q = 3; q < pr.size(); ++q) index.push_back(regs.get(isa::Scalar::r(static_cast<int>(pr[q]))).as_int());
+              const ScalarValue rhs = regs.get(isa::Scalar::r(static_cast<int>(pr[2])));
+              const auto op = static_cast<ir::BinaryOp>(pr[1]);
+              const Span* span = &in.span;
+              spec.predicate = [view, owner, index, rhs, op, span]() {
+                const ScalarValue v = read_tensor_element(view, index, *span);
+                const bool ints = !v.is_float && !rhs.is_float;
+                const double a = v.as_double(), b = rhs.as_double();
+                const int64_t ia = ints ? v.as_int() : 0, ib = ints ? rhs.as_int() : 0;
+                if (ints) switch (op) {
+                    case ir::BinaryOp::Eq: return ia == ib;
+                    case ir::BinaryOp::Ne: return ia != ib;
+                    case ir::BinaryOp::Lt: return ia < ib;
+                    case ir::BinaryOp::Le: return ia <= ib;
+                    case ir::BinaryOp::Gt: return ia > ib;
+                    case ir::BinaryOp::Ge: return ia >= ib;
+                    default: return true;
+                  }
+                switch (op) {
+                  case ir::BinaryOp::Eq: return a == b;
+                  case ir::BinaryOp::Ne: return a != b;
+                  case ir::BinaryOp::Lt: return a < b;
+                  case ir::BinaryOp::Le: return a <= b;
+                  case ir::BinaryOp::Gt: return a > b;
+                  case ir::BinaryOp::Ge: return a >= b;
+                  default: return true;
+                }
+              };
+            }
             const std::vector<int64_t> bn = int_list_attr(in, "block_num");
-            const int64_t blocks = bn.empty() ? 1 : bn[0];
+            const std::vector<int64_t> bn_reg = int_list_attr(in, "block_num_reg");
+            const int64_t blocks = !bn_reg.empty() ? regs.get(isa::Scalar::r(static_cast<int>(bn_reg[0]))).as_int()
+                                   : bn.empty()    ? 1
+                                                   : bn[0];
             if (blocks < 1)
-              fail(ErrorKind::kValue, in.span, "SPMD launch over " + std::to_string(blocks) + " blocks", "use pl.spmd(n) with n >= 1");
+              fail(ErrorKind::kValue, in.span,
+                   "pl.spmd launch of kernel '" + kernel.name + "' over " + std::to_string(blocks) +
+                       " blocks: core_num must be at least 1",
+                   "compute a positive core_num (pl.spmd(n) with n >= 1)");
             std::vector<size_t>& ids = call_tasks[ordinals[pc]];
             ids.clear();
             for (int64_t b = 0; b < blocks; ++b) {

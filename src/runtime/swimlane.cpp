@@ -66,6 +66,7 @@ void write_swimlane(const std::string& path, const std::vector<TaskRecord>& reco
         << ",\"worker\":" << r.worker;
       if (r.cycles >= 0) o << ",\"modelled_cycles\":" << num(r.cycles);
       if (r.block_num > 1) o << ",\"block_idx\":" << r.block_idx << ",\"block_num\":" << r.block_num;
+      if (r.retired) o << ",\"retired\":true";
       o << ",\"deps\":[";
       for (size_t i = 0; i < r.deps.size(); ++i) o << (i ? "," : "") << r.deps[i];
       o << "]}}";

@@ -137,6 +137,8 @@ void TaskPool::regions_of(const TaskSpec& spec, std::vector<Region>& out) const 
   for (size_t i = 0; i < spec.args.size() && i < fps.size(); ++i) {
     const HostArg& a = spec.args[i];
     if (a.kind != HostArg::kTensor) continue;
+    if (std::find(spec.no_dep_args.begin(), spec.no_dep_args.end(), static_cast<int64_t>(i)) != spec.no_dep_args.end())
+      continue;  // no_dep_args: neither looked up nor registered
     const TensorView& t = a.tensor;
     const int nd = static_cast<int>(t.shape.size());
     for (int w = 0; w < 2; ++w) {
@@ -208,6 +210,7 @@ size_t TaskPool::submit(TaskSpec spec) {
   task.block_num = spec.block_num;
   task.manual = spec.manual;
   task.dump = std::move(spec.dump);
+  task.predicate = std::move(spec.predicate);
   std::vector<size_t>& deps = task.deps;
   // Every dependency is recorded (records, swimlane arrows); only unfinished ones hold the
   // task back.
@@ -352,7 +355,7 @@ std::vector<TaskRecord> TaskPool::records() {
   if (!record_) return out;
   out.reserve(tasks_.size());
   for (const Task& t : tasks_)
-    out.push_back({t.kernel->name, t.kind, t.vcore, t.worker, t.block_idx, t.block_num, t.start_us, t.end_us, t.deps, t.cycles, t.busy});
+    out.push_back({t.kernel->name, t.kind, t.vcore, t.worker, t.block_idx, t.block_num, t.start_us, t.end_us, t.deps, t.cycles, t.busy, t.retired});
   return out;
 }
 
@@ -440,7 +443,15 @@ void TaskPool::worker_loop(int worker) {
     std::array<double, 7> busy{};
     const bool dump = !skip && !err && dump_hook_ && !task.dump.empty();
     const double start = record_ ? now_us() : 0;
-    if (!skip && !err) {
+    if (!skip && !err && task.predicate) {
+      try {
+        task.retired = !task.predicate();  // its deps have finished: the value is current
+        task.predicate = nullptr;          // releases the tensor it reads
+      } catch (...) {
+        err = std::current_exception();
+      }
+    }
+    if (!skip && !err && !task.retired) {
       try {
         if (dump) dump_hook_(id, *task.kernel, task.args, task.dump, false);
         if (task.kind == CoreKind::Mixed) {

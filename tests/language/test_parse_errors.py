@@ -165,7 +165,7 @@ def test_error_messages():
     expect(loop_type_change, "for i in", r"'t' changes type in the loop body", r"fix: keep the type of 't'")
     expect(yield_without_init, "pl.yield_(i)", r"pl.yield_ in a loop without init_values",
            r"init_values=\(x,\)")
-    expect(with_other, "with pl.at", r"pl.at takes only level=")
+    expect(with_other, "with pl.at", r"pl.at: got an unexpected keyword argument .mode.[\s\S]*fix: call it as pl.at\(level, role=None")
     msg = expect(op_type_error, "c = pl.add", r"pl\.|tile|shape")
     assert msg.count(HERE) >= 1
 

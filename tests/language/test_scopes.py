@@ -148,7 +148,7 @@ def test_scope_errors_name_the_fix():
         return out
 
     x = np.zeros((R, C), np.float32)
-    with pytest.raises(pl.ParseError, match=r"pl.scope\(\) takes no arguments[\s\S]*fix: write `with pl.scope\(\):`"):
+    with pytest.raises(pl.ParseError, match=r"mode= of pl.scope takes a pl.ScopeMode, got 1[\s\S]*fix: write pl.scope\(mode=pl.ScopeMode.MANUAL\)"):
         bad_scope(x, x.copy())
     with pytest.raises(pl.ParseError, match=r"manual= takes True or False"):
         bad_manual(x, x.copy())

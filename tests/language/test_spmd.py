@@ -79,5 +79,5 @@ def test_block_count_must_be_positive():
             out = pl.store(pl.load(x, [0, 0], [BAND, C]), [0, 0], out)
         return out
 
-    with pytest.raises(PyptoError, match="positive block count"):
+    with pytest.raises(PyptoError, match="core_num of pl.spmd must be positive, got 0"):
         bad(np.zeros((R, C), np.float32), np.zeros((R, C), np.float32))

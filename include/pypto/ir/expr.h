@@ -112,7 +112,26 @@ struct TaskInfo {
   // Run-time edges: TASK_ID scalars (elements of a pl.array of TASK_ID) read when the launch
   // is submitted; a TASK_ID that names no task (an element never written) adds no edge.
   std::vector<ExprPtr> dyn_deps;
-  bool empty() const { return task_id < 0 && deps.empty() && dyn_deps.empty() && block_num == 0 && !manual; }
+  // PyPTO's launch keywords (pl.at / pl.spmd / pl.submit); docs/language.md "Scopes and launches".
+  ExprPtr core_num;                 // pl.spmd(n) with a run-time n (block_num is 0 then)
+  bool sync_start = false;          // pl.spmd(..., sync_start=True)
+  std::string name_hint;            // the outlined kernel's name (pl.at / pl.spmd name_hint=)
+  int role = 0;                     // pl.at(level, role): 0 none, 1 Orchestrator, 2 Worker, 3 SubWorker
+  int split = -1;                   // optimizations=[pl.split(mode)]: -1 none, 0 NONE, 1 UP_DOWN, 2 LEFT_RIGHT
+  int64_t split_slot_num = 0;       // pl.split(mode, slot_num=N) (deprecated spelling of the slot depth)
+  int64_t slot_num = 0;             // optimizations=[pl.cross_core_slot(slot_num=N)]
+  std::vector<ExprPtr> no_dep_args; // tensors whose slot gets no dependency lookup / registration
+  std::vector<ExprPtr> dumps;       // tensors marked for dumping (dumps=[t])
+  bool allow_early_resolve = false;
+  bool windowize = false;
+  ExprPtr predicate;                // (pl.tensor.read(t, idx) OP value), evaluated at dispatch
+  bool has_hints() const {
+    return core_num || sync_start || !name_hint.empty() || role || split >= 0 || split_slot_num || slot_num ||
+           !no_dep_args.empty() || !dumps.empty() || allow_early_resolve || windowize || predicate;
+  }
+  bool empty() const {
+    return task_id < 0 && deps.empty() && dyn_deps.empty() && block_num == 0 && !manual && !has_hints();
+  }
 };
 
 struct FuncCall : Expr {

@@ -28,6 +28,7 @@ class IRVisitor {
   virtual void visit_return(const ReturnStmt& s);
   virtual void visit_seq(const SeqStmts& s);
   virtual void visit_scope(const ScopeStmt& s);
+  void visit_task(const TaskInfo& t);  // the expressions of a launch's task info
   // Called for every Var a statement defines (assign targets, loop vars, iter args, return vars).
   // A while loop's iter args are defined before its condition is visited.
   virtual void visit_def(const VarPtr& v) {}
@@ -61,6 +62,7 @@ class IRMutator {
 
   VarPtr define(const VarPtr& v);  // applies mutate_def once and records the replacement
   std::vector<ExprPtr> mutate_all(const std::vector<ExprPtr>& es, bool* changed);
+  TaskInfo mutate_task(const TaskInfo& t, bool* changed);
   std::unordered_map<const Var*, VarPtr> replaced_;
 };
 

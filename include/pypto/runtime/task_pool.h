@@ -52,6 +52,11 @@ struct TaskSpec {
   // RunConfig(enable_dump_args=): the argument positions whose tensors the pool's dump hook
   // writes before and after the task runs.
   std::vector<int> dump;
+  // no_dep_args=[t]: argument positions whose tensors get no dependency lookup/registration.
+  std::vector<int64_t> no_dep_args;
+  // predicate=(t[i] OP v): evaluated when the task is dispatched (its deps have finished);
+  // false retires the task without running it (its dependents still proceed).
+  std::function<bool()> predicate;
 };
 
 // Called by a worker just before (after = false) and just after (after = true) task `id`
@@ -70,6 +75,7 @@ struct TaskRecord {
   std::vector<size_t> deps;    // every task it waited for (data and explicit)
   double cycles = -1;          // modelled cycles of the task (sim engine), else -1
   std::array<double, 7> busy{};  // sim engine: modelled busy cycles per pipe (isa::Pipe order); native: 0
+  bool retired = false;        // its predicate was false: it did not run
 };
 
 struct PoolStats {
@@ -150,6 +156,8 @@ class TaskPool {
     bool started = false;
     CoreKind kind;
     bool manual = false;
+    bool retired = false;
+    std::function<bool()> predicate;
     int vcore = -1, worker = -1;
     int block_idx = 0, block_num = 1;
     double start_us = 0, end_us = 0;

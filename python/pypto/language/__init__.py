@@ -7,9 +7,11 @@ from pypto._core import PyptoError  # noqa: F401
 from . import ops as _ops
 from .decorators import JitFunction, function, jit, loads, parse, program  # noqa: F401
 from .errors import ParseError  # noqa: F401
+from .launch import Role, ScopeMode, SplitMode, adir, cross_core_slot, split, system  # noqa: F401
 from .ops import (  # noqa: F401
     array,
     at,
+    cluster,
     cond,
     const,
     get_block_idx,
@@ -18,11 +20,13 @@ from .ops import (  # noqa: F401
     manual_scope,
     max,
     min,
+    no_dep,
     parallel,
     pipeline,
     range,
     scope,
     spmd,
+    spmd_submit,
     static_assert,
     static_print,
     task,

@@ -3,6 +3,7 @@ and `with pl.at(level=...)`, with loop-carried and branch-merged values in SSA f
 loops are in while_loops.py, break/continue in loop_exits.py)."""
 
 import ast
+import re
 
 from pypto._core import ir
 
@@ -45,6 +46,11 @@ class ControlFlowParser:
         func = self.eval(it.func) if isinstance(it, ast.Call) else None
         if isinstance(func, ops.Construct) and func.name == "while_":
             return self.explicit_while(node, it)
+        if isinstance(func, ops.Construct) and func.name == "spmd":  # for i in pl.spmd(n): i is the block index
+            if not isinstance(node.target, ast.Name):
+                raise self.error(node, f"a pl.spmd loop binds one name, the block index, not '{self.text(node.target)}'",
+                                 "write `for i in pl.spmd(4):`")
+            return self.launch_scope(node, func, it, node.body, None, loop_name=node.target.id)
         if not isinstance(func, ops.Construct) or func.name not in ops.LOOP_KINDS:
             raise self.error(node, f"a for loop must iterate over pl.range/pl.parallel/pl.unroll/pl.pipeline, "
                                    f"not '{self.text(it)}'", "write `for i in pl.range(n):`")
@@ -250,56 +256,245 @@ class ControlFlowParser:
             if not isinstance(item.optional_vars, ast.Name):
                 raise self.error(node, "`with pl.at(...) as tid` binds one name", "write `with pl.at(level=...) as tid:`")
             tid_name = item.optional_vars.id
-        args, kwargs = self.call_args(call)
-        deps, dyn_deps = self.task_deps(kwargs.pop("deps", []), node)
+        self.launch_scope(node, func, call, node.body, tid_name)
+
+    def launch_scope(self, node, func, call, body_nodes, tid_name, loop_name=None):
+        """`with pl.at(...)` / `with pl.spmd(...)` / `for i in pl.spmd(...)`: a ScopeStmt whose
+        task info holds every keyword of the construct (bound through its signature)."""
+        b = self.bind_construct(func, call, node)
+        deps, dyn_deps = self.task_deps(b["deps"], node)
+        hints = self.launch_hints(b, node, func.name)
         block_num = 0
         if func.name == "spmd":
-            n = kwargs.pop("n", args[0] if args else None)
-            level = kwargs.pop("level", ir.Level.CORE_GROUP)
-            if kwargs or len(args) > 1 or not isinstance(n, int) or isinstance(n, bool) or n < 1:
-                raise self.error(node, f"pl.spmd takes a positive block count known at parse time, got '{self.text(call)}'",
-                                 "write `with pl.spmd(4):` (optionally level=..., deps=[...])")
-            block_num = n
+            block_num, core_num = self.core_num(b["core_num"], node, "pl.spmd")
+            if core_num is not None:
+                hints["core_num"] = core_num
+            level = ir.Level.CORE_GROUP if b["level"] is None else b["level"]
         else:
-            level = kwargs.pop("level", args[0] if args else None)
-            if kwargs or len(args) > 1:
-                raise self.error(node, f"pl.at takes only level= and deps=, got '{self.text(call)}'",
-                                 "write pl.at(level=pl.Level.CORE_GROUP)")
+            level = b["level"]
         if not isinstance(level, ir.Level):
-            raise self.error(node, f"pl.{func.name} needs level=pl.Level.<AIV|AIC|CORE_GROUP|CHIP|HOST>",
-                             "write pl.at(level=pl.Level.CORE_GROUP)")
+            raise self.error(node, f"pl.{func.name} needs level=pl.Level.<AIV|AIC|CORE_GROUP|CHIP|HOST>, got "
+                                   f"{self.describe(level)}", "write pl.at(level=pl.Level.CORE_GROUP)")
+        is_spmd = func.name == "spmd"
         outer_spmd = getattr(self, "spmd_frame", None)
-        if block_num:
+        if is_spmd:
             if outer_spmd is not None:
                 raise self.error(node, "pl.spmd blocks cannot nest", "launch one SPMD block at a time")
             self.spmd_frame = SpmdFrame()
+        before = dict(self.symbols)
+        if loop_name is not None:
+            self.symbols[loop_name] = self.spmd_frame.var("get_block_idx", self.span(node))
         self.yield_frames.append(YieldFrame("scope", False))
         try:
-            body = self.parse_stmts(node.body)
+            body = self.parse_stmts(body_nodes)
         finally:
             self.yield_frames.pop()
             frame, self.spmd_frame = getattr(self, "spmd_frame", None), outer_spmd
-        task_id = new_task_id() if tid_name is not None else -1
-        block_vars = list(frame.vars.values()) if block_num and frame is not None else []
-        self.emit(ir.ScopeStmt(level, self.seq(body, node.body), self.span(node), task_id=task_id, deps=deps,
-                               block_num=block_num, block_vars=block_vars, dyn_deps=dyn_deps))
+        if loop_name is not None:
+            if before.get(loop_name) is not None:
+                self.symbols[loop_name] = before[loop_name]
+            else:
+                self.symbols.pop(loop_name, None)
+        task_id = self.scope_task_id(tid_name) if tid_name is not None else -1
+        block_vars = list(frame.vars.values()) if is_spmd and frame is not None else []
+        if is_spmd and self.spmd_dispatch(body, block_vars, task_id, deps, dyn_deps, block_num, hints, b):
+            if tid_name is not None:
+                self.symbols[tid_name] = TaskId(task_id, tid_name)
+            return
+        self.emit(ir.ScopeStmt(level, self.seq(body, body_nodes), self.span(node), task_id=task_id, deps=deps,
+                               block_num=block_num, block_vars=block_vars, dyn_deps=dyn_deps, hints=hints,
+                               manual=b.get("manual") is True))
         if tid_name is not None:
             self.symbols[tid_name] = TaskId(task_id, tid_name)
+
+    def spmd_dispatch(self, body, block_vars, task_id, deps, dyn_deps, block_num, hints, b):
+        """A pl.spmd body that is one kernel launch dispatches that kernel over the grid (its
+        pl.get_block_idx() is the grid's): the launch itself carries the grid, nothing is outlined."""
+        if len(body) != 1 or not isinstance(body[0], (ir.AssignStmt, ir.EvalStmt)):
+            return False
+        value = body[0].value if isinstance(body[0], ir.AssignStmt) else body[0].expr
+        if not isinstance(value, ir.FuncCall) or value.block_num or value.task_id >= 0 or value.hints["core_num"]:
+            return False
+        blocks = {v.node_id for v in block_vars}
+        args = [ir.ConstInt(0, ir.DataType.INDEX, value.span) if a.node_id in blocks else a for a in value.args]
+        if any(self.uses_any(a, blocks) for a in args):
+            return False  # the block index feeds an argument expression: outline the body instead
+        hints = {k: v for k, v in hints.items() if k != "name_hint"}
+        call = ir.FuncCall(value.callee, args, value.type, value.span, task_id=task_id, deps=deps,
+                           block_num=block_num, manual=value.manual or b.get("manual") is True,
+                           dyn_deps=dyn_deps, hints=hints)
+        self.emit(ir.AssignStmt(body[0].var, call, body[0].span) if isinstance(body[0], ir.AssignStmt)
+                  else ir.EvalStmt(call, body[0].span))
+        return True
+
+    @staticmethod
+    def uses_any(expr, ids):
+        """Whether `expr` reads one of the values `ids` (node ids)."""
+        if expr.node_id in ids:
+            return True
+        parts = []
+        for attr in ("a", "b", "elems", "args"):
+            v = getattr(expr, attr, None)
+            parts.extend(v if isinstance(v, (list, tuple)) else [v])
+        return any(isinstance(e, ir.Expr) and ControlFlowParser.uses_any(e, ids) for e in parts)
+
+    def scope_task_id(self, tid_name):
+        """The id of `with ... as tid_name`: a fresh one, except for a name `task_N` (as the
+        printer writes it; launches after OutlineIncore name it by the integer N in deps=[N])
+        when N is not yet an id of this function."""
+        used = self.__dict__.setdefault("task_ids_used", set())
+        m = re.fullmatch(r"task_(\d+)", tid_name)
+        task_id = int(m.group(1)) if m and int(m.group(1)) not in used else new_task_id()
+        reserve_task_id(task_id)
+        used.add(task_id)
+        return task_id
+
+    def bind_construct(self, func, call, node, skip=0):
+        """{parameter: value} of a use of a construct, through its PyPTO signature; predicate=
+        is read as a comparison of a tensor element (t[i] OP v)."""
+        args = [self.eval(a) for a in call.args[skip:]]
+        for a in call.args:
+            if isinstance(a, ast.Starred):
+                raise self.error(a, "*args in a call is not supported", "pass the arguments one by one")
+        kwargs = {}
+        for k in call.keywords:
+            if k.arg is None:
+                raise self.error(node, "**kwargs in a call is not supported", "pass keyword arguments one by one")
+            kwargs[k.arg] = self.predicate_expr(k.value) if k.arg == "predicate" else self.eval(k.value)
+        try:
+            return func.bind(([None] * skip) + args, kwargs)
+        except TypeError as e:
+            sig = getattr(func, "__signature__", "")
+            raise self.error(node, f"pl.{func.name}: {e}", f"call it as pl.{func.name}{sig}") from None
+
+    def core_num(self, value, node, what):
+        """(block_num, core_num expr) of pl.spmd(core_num) / spmd_submit(core_num=): a constant
+        becomes block_num, a run-time integer scalar the core_num expression."""
+        if value is None:
+            raise self.error(node, f"{what} needs core_num, the number of blocks", f"write {what}(4)")
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value < 1:
+                raise self.error(node, f"ValueError: core_num of {what} must be positive, got {value}",
+                                 "launch at least one block: core_num >= 1")
+            return value, None
+        if is_ir(value) and isinstance(value.type, ir.ScalarType) and (
+                value.type.dtype == ir.DataType.INDEX or ir.dtype_is_int(value.type.dtype)):
+            return 0, value
+        raise self.error(node, f"core_num of {what} must be an integer (a constant or a run-time scalar), got "
+                               f"{self.describe(value)}", f"write {what}(4) or {what}(n) with n a pl.Scalar[pl.INDEX]")
+
+    def predicate_expr(self, node):
+        """predicate=(t[idx] OP v): a comparison of one tensor element, as
+        `pl.tensor.read(t, [idx]) OP v` (the form the printer writes)."""
+        fix = "write predicate=(t[i] > 0): one tensor element compared (== != < <= > >=) with a value"
+        if isinstance(node, ast.Constant) and node.value is None:
+            return None
+        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+            raise self.error(node, f"predicate= takes one comparison of a tensor element, got '{self.text(node)}'", fix)
+        left = node.left
+        if isinstance(left, ast.Subscript):
+            base = self.eval(left.value)
+            if not (is_ir(base) and isinstance(base.type, ir.TensorType)):
+                raise self.error(node, f"the predicate reads '{self.text(left.value)}', which is not a tensor", fix)
+            index = self.eval(left.slice)
+            index = list(index) if isinstance(index, tuple) else [index]
+            if len(index) != len(base.type.shape):
+                raise self.error(node, f"the predicate indexes a {len(base.type.shape)}-d tensor with {len(index)} "
+                                       "indices", "give one index per dimension: t[i, j]")
+            value = self.op_call("tensor.read", [base, index], {}, left)
+        else:
+            value = self.eval(left)
+        right = self.eval(node.comparators[0])
+        from .expr_parser import _CMPOPS
+        pred = self.binary(_CMPOPS[type(node.ops[0])][1], value, right, node)
+        a = getattr(pred, "a", None)
+        if not (isinstance(a, ir.Call) and a.op_name == "tensor.read"):
+            raise self.error(node, f"predicate= must compare a tensor element, got '{self.text(node)}'", fix)
+        return pred
+
+    def launch_hints(self, b, node, what):
+        """The hints= dict of a launch's task info from its bound keywords (absent keys: defaults)."""
+        from .launch import CrossCoreSlot, Role, SplitHint
+        h = {}
+        role = b.get("role")
+        if role is not None:
+            if not isinstance(role, Role):
+                raise self.error(node, f"role= of pl.{what} takes a pl.Role, got {self.describe(role)}",
+                                 "write role=pl.Role.Orchestrator or pl.Role.SubWorker")
+            h["role"] = int(role)
+        opts = b.get("optimizations")
+        if opts is not None:
+            if not isinstance(opts, (list, tuple)):
+                raise self.error(node, f"optimizations= of pl.{what} takes a list, got {self.describe(opts)}",
+                                 "write optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=4)]")
+            for o in opts:
+                if isinstance(o, SplitHint):
+                    if "split" in h:
+                        raise self.error(node, f"optimizations= of pl.{what} has two pl.split hints",
+                                         "keep one pl.split(mode)")
+                    h["split"] = int(o.mode)
+                    if o.slot_num:
+                        h["split_slot_num"] = o.slot_num
+                elif isinstance(o, CrossCoreSlot):
+                    if "slot_num" in h:
+                        raise self.error(node, f"optimizations= of pl.{what} has two pl.cross_core_slot hints",
+                                         "keep one pl.cross_core_slot(slot_num=N)")
+                    h["slot_num"] = o.slot_num
+                else:
+                    raise self.error(node, f"optimizations= of pl.{what} holds {self.describe(o)}, which is not an "
+                                           "optimisation hint", "use pl.split(mode) and pl.cross_core_slot(slot_num=N)")
+        for key in ("no_dep_args", "dumps"):
+            v = b.get(key)
+            if v is None:
+                continue
+            if not isinstance(v, (list, tuple)) or not all(is_ir(t) and isinstance(t.type, ir.TensorType) for t in v):
+                raise self.error(node, f"{key}= of pl.{what} takes a list of tensors, got {self.describe(v)}",
+                                 f"write {key}=[t] with t a tensor the launch reads or writes")
+            if v:
+                h[key] = list(v)
+        for key in ("allow_early_resolve", "windowize", "sync_start"):
+            if key in b and b[key] is not False:
+                if not isinstance(b[key], bool):
+                    raise self.error(node, f"{key}= of pl.{what} takes True or False, got {self.describe(b[key])}",
+                                     f"write {key}=True")
+                h[key] = b[key]
+        name = b.get("name_hint", "")
+        if name:
+            if not isinstance(name, str) or not name.isidentifier():
+                raise self.error(node, f"name_hint= of pl.{what} must be a Python identifier, got {name!r}",
+                                 "write name_hint='my_kernel' (letters, digits and _)")
+            h["name_hint"] = name
+        if b.get("predicate") is not None:
+            h["predicate"] = b["predicate"]
+        return h
 
     def task_deps(self, deps, node):
         """The task ids listed in deps=[...]: (ids known at parse time, run-time ids). Parse-time
         ids are names bound by `with pl.at(...) as tid` (or the integers the printer writes for
         outlined launches, task_id=N); run-time ids are TASK_ID scalars such as `arr[j]` of a
         pl.array of pl.TASK_ID."""
-        if isinstance(deps, TaskId) or (is_ir(deps) and not isinstance(deps.type, ir.ArrayType)):
+        if deps is None:  # deps=None: no explicit edge
+            return [], []
+        if isinstance(deps, (TaskId, SubmitResult)) or is_ir(deps):
             deps = [deps]
+        if isinstance(deps, (list, tuple)):
+            flat = []
+            for d in deps:
+                if isinstance(d, SubmitResult):  # `r = pl.submit(...)`; deps=[r]: its task id
+                    d = d[-1]
+                if is_ir(d) and isinstance(d.type, ir.ArrayType) and d.type.dtype == ir.DataType.TASK_ID:
+                    # deps=[arr]: every task id stored in the pl.array (unwritten elements add no edge)
+                    flat.extend(self.op_call("array.get", [d, i], {}, node) for i in range(d.type.size))
+                    continue
+                flat.append(d)
+            deps = flat
         def run_time(d):
             return is_ir(d) and isinstance(d.type, ir.ScalarType) and d.type.dtype == ir.DataType.TASK_ID
         ok = lambda d: isinstance(d, TaskId) or run_time(d) or (isinstance(d, int) and not isinstance(d, bool) and d >= 0)
         if not isinstance(deps, (list, tuple)) or not all(ok(d) for d in deps):
             raise self.error(node, f"deps= must be a list of task ids, got {self.describe(deps)}",
                              "bind ids with `with pl.at(level=...) as tid:` and pass deps=[tid], or store them in a "
-                             "pl.array.create(n, pl.TASK_ID) and pass deps=[arr[j]]")
+                             "pl.array.create(n, pl.TASK_ID) and pass deps=[arr[j]] or deps=[arr]")
         static = [d.id if isinstance(d, TaskId) else d for d in deps if not run_time(d)]
         return static, [d for d in deps if run_time(d)]
 
@@ -312,6 +507,20 @@ class TaskId:
 
     def __repr__(self):
         return f"task id '{self.name}'"
+
+
+class NoDep:
+    """`pl.no_dep(t)` as a kernel argument: t's slot gets no dependency lookup or registration."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return "pl.no_dep(...)"
+
+
+class SubmitResult(tuple):
+    """`pl.submit(...)`'s value: the kernel's results followed by the launch's TaskId."""
 
 
 class SpmdFrame:

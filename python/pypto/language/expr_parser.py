@@ -166,6 +166,11 @@ class ExprParser:
     def eval_List(self, node):
         return [self.eval(e) for e in node.elts]
 
+    def eval_Dict(self, node):  # e.g. attrs={"arg_directions": [...]} of pl.submit
+        if any(k is None for k in node.keys):
+            raise self.error(node, "**mapping in a dict literal is not supported", "write the keys one by one")
+        return {self.constant(self.eval(k), k, "a dict key"): self.eval(v) for k, v in zip(node.keys, node.values)}
+
     def eval_Tuple(self, node):
         return tuple(self.eval(e) for e in node.elts)
 
@@ -303,6 +308,7 @@ class ExprParser:
         if isinstance(func, FunctionRef):
             args, kwargs = self.call_args(node)
             task = self.launch_info(kwargs, node, f"self.{func.name}(...)")
+            args = self.no_dep_args(args, task)
             return self.with_deps(self.program.call_method(self, func.name, args, node), **task)
         if getattr(func, "_pl_jit_kind", None) is not None:
             args, kwargs = self.call_args(node)
@@ -329,6 +335,13 @@ class ExprParser:
         manual = self.manual_flag(kwargs.pop("manual", False), node)
         task_id = self.constant(kwargs.pop("task_id", -1), node, "task_id=")
         block_num = self.constant(kwargs.pop("block_num", 0), node, "block_num=")
+        # PyPTO's launch keywords, as the printer writes them on a kernel launch
+        keys = ("core_num", "sync_start", "name_hint", "role", "optimizations", "no_dep_args", "dumps",
+                "allow_early_resolve", "windowize", "predicate")
+        given = {k: kwargs.pop(k) for k in keys if k in kwargs}
+        hints = self.launch_hints(given, node, what)
+        if given.get("core_num") is not None:  # run-time block count of an outlined pl.spmd launch
+            hints["core_num"] = self.core_num(given["core_num"], node, what)[1] or self.to_expr(given["core_num"], node)
         if kwargs:
             raise self.error(node, f"{what} takes positional arguments (and deps=[...], manual=) only, not "
                                    f"'{next(iter(kwargs))}='")
@@ -337,19 +350,30 @@ class ExprParser:
                 raise self.error(node, f"{name}= takes a non-negative integer, got {v!r}")
         if task_id >= 0:
             reserve_task_id(task_id)
+            self.__dict__.setdefault("task_ids_used", set()).add(task_id)
             # The name the printer gives this launch's id when it is used as a value (task_N).
             self.symbols.setdefault(f"task_{task_id}", TaskId(task_id, f"task_{task_id}"))
-        return {"deps": deps, "dyn_deps": dyn_deps, "manual": manual, "task_id": task_id, "block_num": block_num}
+        return {"deps": deps, "dyn_deps": dyn_deps, "manual": manual, "task_id": task_id, "block_num": block_num,
+                "hints": hints}
 
     @staticmethod
-    def with_deps(call, deps, manual=False, task_id=-1, block_num=0, dyn_deps=()):
+    def with_deps(call, deps, manual=False, task_id=-1, block_num=0, dyn_deps=(), hints=None):
         """A kernel call that runs after the tasks `deps` (explicit task edges) and the run-time
         task ids `dyn_deps`; `manual`: a launch of a pl.manual_scope (no automatic edges to other
-        manual launches)."""
-        if not (deps or dyn_deps or manual or task_id >= 0 or block_num) or not isinstance(call, ir.FuncCall):
+        manual launches); `hints`: PyPTO's launch keywords (ir.FuncCall.hints)."""
+        if not (deps or dyn_deps or manual or task_id >= 0 or block_num or hints) or not isinstance(call, ir.FuncCall):
             return call
         return ir.FuncCall(call.callee, list(call.args), call.type, call.span, task_id=task_id, deps=deps,
-                           block_num=block_num, manual=manual, dyn_deps=list(dyn_deps))
+                           block_num=block_num, manual=manual, dyn_deps=list(dyn_deps), hints=dict(hints or {}))
+
+    def no_dep_args(self, args, task):
+        """Arguments wrapped in pl.no_dep(t): unwrapped, and listed in the launch's no_dep_args
+        (outside a manual scope, where every edge is explicit anyway)."""
+        from .control_flow import NoDep
+        marked = [a.value for a in args if isinstance(a, NoDep)]
+        if marked and not getattr(self, "manual_depth", 0):
+            task["hints"]["no_dep_args"] = list(task["hints"].get("no_dep_args", [])) + marked
+        return [a.value if isinstance(a, NoDep) else a for a in args]
 
     def manual_flag(self, value, node):
         if not isinstance(value, bool):
@@ -439,31 +463,96 @@ class ExprParser:
         except (TypeError, OverflowError) as e:  # e.g. an attribute that does not fit in 64 bits
             raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
 
-    def submit(self, node):
-        """`tid = pl.submit(kernel, *args, deps=[...])`: launches the kernel (a @pl.jit.incore
-        function or self.<InCore function>) as one task and returns its task id, a parse-time
-        handle for later deps=[tid]. The kernel writes its Out arguments in place."""
-        from .control_flow import TaskId, new_task_id
+    def submit(self, node, spmd=False):
+        """`out, tid = pl.submit(kernel, *args, deps=[...], ...)` (and pl.spmd_submit(...,
+        core_num=n)): launches the kernel (a @pl.jit.incore function or self.<InCore function>)
+        as one task (a grid of core_num blocks) and returns its results followed by its task id,
+        a parse-time handle for later deps=[tid]. A kernel with no results gives the task id."""
+        from .control_flow import SubmitResult, TaskId, new_task_id, reserve_task_id
+        what = "pl.spmd_submit" if spmd else "pl.submit"
         if not node.args:
-            raise self.error(node, "pl.submit needs the kernel to launch", "write tid = pl.submit(kernel, x, y, deps=[...])")
+            raise self.error(node, f"{what} needs the kernel to launch", f"write out, tid = {what}(self.kernel, x, y, deps=[...])")
+        b = self.bind_construct(ops.spmd_submit if spmd else ops.submit, node, node, skip=1)
         func = self.eval(node.args[0])
-        args = [self.eval(a) for a in node.args[1:]]
-        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
-        task = self.launch_info(kwargs, node, "pl.submit(...)")
+        deps, dyn_deps = self.task_deps(b["deps"], node)
+        manual = self.manual_flag(b.get("manual", False), node)
+        task_id = b.get("task_id", -1)
+        if not isinstance(task_id, int) or isinstance(task_id, bool) or task_id < -1:
+            raise self.error(node, f"task_id= takes a non-negative integer, got {task_id!r}")
+        block_num = b.get("block_num", 0)
+        hints = self.launch_hints(b, node, what)
+        if spmd:
+            block_num, core_num = self.core_num(b["core_num"], node, what)
+            if core_num is not None:
+                hints["core_num"] = core_num
+        task = {"deps": deps, "dyn_deps": dyn_deps, "manual": manual, "block_num": block_num, "hints": hints}
+        args = list(b["args"])
+        attrs = b.get("attrs")
+        if attrs is not None:
+            from .control_flow import NoDep
+            from .launch import adir
+            dirs = attrs.get("arg_directions") if isinstance(attrs, dict) else None
+            if not isinstance(attrs, dict) or (dirs is not None and (
+                    not isinstance(dirs, (list, tuple)) or len(dirs) != len(args)
+                    or not all(isinstance(d, adir) for d in dirs))):
+                raise self.error(node, f"attrs= of {what} takes {{'arg_directions': [pl.adir.X, ...]}} with one "
+                                       f"direction per argument ({len(args)}), got {self.describe(attrs)}",
+                                 "write attrs={'arg_directions': [pl.adir.input, pl.adir.no_dep, ...]}")
+            if dirs is not None:
+                args = [NoDep(a) if d == adir.no_dep and not isinstance(a, NoDep) else a for a, d in zip(args, dirs)]
+        args = self.no_dep_args(args, task)
         if isinstance(func, FunctionRef):
             call = self.program.call_method(self, func.name, args, node)
         elif getattr(func, "_pl_jit_kind", None) == "incore":
             call = self.program.call_jit(self, func, args, node)
         else:
-            raise self.error(node, f"pl.submit launches a kernel, not '{self.text(node.args[0])}'",
+            raise self.error(node, f"{what} launches a kernel, not '{self.text(node.args[0])}'",
                              "pass a @pl.jit.incore function or self.<InCore function> as the first argument")
-        task["task_id"] = new_task_id() if task["task_id"] < 0 else task["task_id"]
-        self.emit(ir.EvalStmt(self.with_deps(call, **task), self.span(node)))
-        return TaskId(task["task_id"], self.text(node.args[0]))
+        if task_id >= 0:
+            reserve_task_id(task_id)
+        task["task_id"] = new_task_id() if task_id < 0 else task_id
+        self.__dict__.setdefault("task_ids_used", set()).add(task["task_id"])
+        call = self.with_deps(call, **task)
+        tid = TaskId(task["task_id"], self.text(node.args[0]))
+        span = self.span(node)
+        if isinstance(call.type, ir.NoneType):
+            self.emit(ir.EvalStmt(call, span))
+            return tid
+        name = (func.name if isinstance(func, FunctionRef) else func.__name__) + f"_result_{task['task_id']}"
+        var = ir.Var(name, call.type, span)
+        self.emit(ir.AssignStmt(var, call, span))
+        self.track_lineage(var, call)
+        if isinstance(call.type, ir.TupleType):
+            return SubmitResult([ir.TupleGetItem(var, i, span) for i in range(len(call.type.elems))] + [tid])
+        return SubmitResult([var, tid])
+
+    def task_dummy(self, node):
+        """`tid = pl.system.task_dummy(deps=[...])`: a task that runs nothing and finishes after
+        all its deps, so its id joins them (an empty pl.at scope, outlined like any other)."""
+        from .control_flow import TaskId, new_task_id
+        b = self.bind_construct(self.eval(node.func), node, node)
+        deps, dyn_deps = self.task_deps(b["deps"], node)
+        task_id = new_task_id()
+        self.__dict__.setdefault("task_ids_used", set()).add(task_id)
+        span = self.span(node)
+        self.emit(ir.ScopeStmt(ir.Level.AIV, ir.SeqStmts([], span), span, task_id=task_id, deps=deps,
+                               dyn_deps=dyn_deps, hints={"name_hint": "task_dummy"}))
+        return TaskId(task_id, "task_dummy")
 
     def construct_call(self, name, node):
-        if name == "submit":
-            return self.submit(node)
+        if name in ("submit", "spmd_submit"):
+            return self.submit(node, spmd=name == "spmd_submit")
+        if name == "system.task_dummy":
+            return self.task_dummy(node)
+        if name in ("system.task_invalid", "no_dep"):
+            from .control_flow import NoDep
+            b = self.bind_construct(self.eval(node.func), node, node)
+            if name == "system.task_invalid":  # a TASK_ID naming no task: deps=[it] adds no edge
+                return ir.ConstInt(0, ir.DataType.TASK_ID, self.span(node))
+            if not (is_ir(b["tensor"]) and isinstance(b["tensor"].type, ir.TensorType)):
+                raise self.error(node, f"pl.no_dep takes a tensor, got {self.describe(b['tensor'])}",
+                                 "wrap a tensor argument of a kernel launch: self.kernel(pl.no_dep(t), ...)")
+            return NoDep(b["tensor"])
         if name in ("const", "min", "max", "static_assert", "static_print", "get_block_idx", "get_block_num"):
             args, kwargs = self.call_args(node)
         if name == "const":

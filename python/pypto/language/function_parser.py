@@ -219,7 +219,17 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, Whi
                     raise self.error(self.fdef.returns, f"'{self.text(self.fdef.returns)}' is not a return type",
                                      "write -> pl.Tensor[[M, N], pl.FP32]")
                 declared.append(spec)
+        kernel = func_type in (ir.FunctionType.InCore, ir.FunctionType.AIV, ir.FunctionType.AIC)
+        if kernel:  # pl.get_block_idx() in a kernel (launched by pl.spmd_submit): block parameters
+            from .control_flow import SpmdFrame
+            self.spmd_frame = SpmdFrame()
         body = self.parse_stmts(self.fdef.body)
+        if kernel:
+            for var in self.spmd_frame.vars.values():
+                if not any(p.name == var.name for p in params):
+                    params.append(var)
+                    dirs.append(ir.ParamDirection.In)
+            self.spmd_frame = None
         if self.return_types is None:
             self.return_types = []
             outs = [self.symbols[p.arg] for p, _, d in specs if d != ir.ParamDirection.In]

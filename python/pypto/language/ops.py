@@ -34,15 +34,7 @@ class NotSupported(AttributeError):
         self.message, self.fix = message, fix
 
 
-NOT_SUPPORTED = {
-    "cluster": ("pl.cluster is not supported: a cluster's cube and vector cores are programmed as a mixed task",
-                "write a @pl.function(type=pl.FunctionType.Group) that calls one AIC and one or two AIV functions "
-                "exchanging tiles with pl.tpush_to_aiv / pl.tpop_from_aic (docs/language.md, "
-                "examples/intermediate/16_mixed_fifo.py)"),
-    "split": ("pl.split(...) optimisation hints are not supported: the compiler chooses the tiling itself",
-              "drop the hint; to split work across cores explicitly use pl.spmd(n) or a pl.parallel loop of pl.at "
-              "blocks"),
-}
+NOT_SUPPORTED = {}
 
 
 def not_supported(name):
@@ -84,16 +76,18 @@ def _unroll(*args, attrs=None): ...
 def _pipeline(*args, stage=None, init_values=None, attrs=None): ...
 def _while(*, init_values=None): ...
 def _cond(condition): ...
-def _at(level=None, role=None, *, optimizations=None, deps=None, no_dep_args=None, dumps=None,
+def _at(level, role=None, *, optimizations=None, deps=None, no_dep_args=None, dumps=None,
         allow_early_resolve=False, name_hint="", windowize=False, manual=False): ...
-def _spmd(core_num=None, *, sync_start=False, name_hint="", optimizations=None, deps=None,
+def _spmd(core_num, *, sync_start=False, name_hint="", optimizations=None, deps=None,
           allow_early_resolve=False, predicate=None, level=None, manual=False): ...
 def _scope(mode=None): ...
+def _no_dep(tensor): ...
+def _task_dummy(*, deps): ...
 def _no_args(): ...
 def _submit(kernel, *args, deps=None, dumps=None, allow_early_resolve=False, predicate=None, attrs=None,
             manual=False, task_id=-1, block_num=0): ...
-def _spmd_submit(kernel, *args, core_num=None, sync_start=False, deps=None, dumps=None,
-                 allow_early_resolve=False, predicate=None, attrs=None): ...
+def _spmd_submit(kernel, *args, core_num, sync_start=False, deps=None, dumps=None,
+                 allow_early_resolve=False, predicate=None, attrs=None, manual=False, task_id=-1): ...
 def _yield(*values, value=None, v1=None, v2=None, v3=None, v4=None, v5=None): ...
 def _const(value, dtype): ...
 def _minmax(lhs, rhs): ...
@@ -119,6 +113,9 @@ manual_scope = Construct("manual_scope", _no_args)
 get_block_idx = Construct("get_block_idx", _no_args)
 get_block_num = Construct("get_block_num", _no_args)
 submit = Construct("submit", _submit)
+spmd_submit = Construct("spmd_submit", _spmd_submit)
+no_dep = Construct("no_dep", _no_dep)
+cluster = Construct("cluster", _cluster)
 yield_ = Construct("yield_", _yield)
 const = Construct("const", _const)
 min = Construct("min", _minmax)
@@ -171,6 +168,10 @@ class OpNamespace:
         if name.startswith("__"):
             raise AttributeError(name)
         full = f"{self._prefix}.{name}"
+        if self._prefix in ("tile", "tensor") and name in ("get_block_idx", "get_block_num"):  # pl.tile.get_block_idx()
+            return globals()[name]
+        if self._prefix == "tensor" and name == "no_dep":  # pl.tensor.no_dep(t) is pl.no_dep(t)
+            return no_dep
         if ir.find_op(full) is None:
             raise AttributeError(f"pl.{full} is not an op of the language")
         return OpStub(full)

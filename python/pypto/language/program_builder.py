@@ -32,6 +32,13 @@ def dimension_args(fn, exprs, caller, node):
     argument whose parameter has that dimension."""
     extra = []
     for p in list(fn.params)[len(exprs):]:
+        if p.name in ("__block_idx", "__block_num"):  # SPMD block parameters
+            frame = getattr(caller, "spmd_frame", None)
+            if frame is not None:  # called inside a pl.spmd block (or a kernel): the caller's block values
+                extra.append(frame.var("get_block_idx" if p.name == "__block_idx" else "get_block_num", caller.span(node)))
+            else:  # a launch from the orchestration: the runtime fills them per block
+                extra.append(ir.ConstInt(0, ir.DataType.INDEX, caller.span(node)))
+            continue
         value = None
         for q, e in zip(fn.params, exprs):
             if isinstance(q.type, ir.TensorType) and isinstance(e.type, ir.TensorType):
@@ -81,7 +88,8 @@ class ProgramBuilder:
     def build_class(self):
         for name in self.methods:
             self.method(name)
-        return ir.Program(self.name, [self.functions[n] for n in self.methods])
+        extra = [f for n, f in self.functions.items() if n not in self.methods and f is not None]  # pl.cluster groups
+        return ir.Program(self.name, [self.functions[n] for n in self.methods] + extra)
 
     def call_method(self, caller, name, args, node):
         fn = self.method(name, caller, node)
