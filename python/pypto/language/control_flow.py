@@ -51,6 +51,8 @@ class ControlFlowParser:
         args, kwargs = self.call_args(it)
         init_values = kwargs.pop("init_values", None)
         stage = kwargs.pop("stage", None)
+        loop_attrs = kwargs.pop("attrs", None)  # hints of the loop, kept on the ForStmt
+        loop_attrs = {} if loop_attrs is None else self.attr_dict(loop_attrs, node, f"attrs= of pl.{func.name}")
         if stage is not None and func.name != "pipeline":
             raise self.error(node, f"pl.{func.name} has no keyword 'stage'", "use pl.pipeline(n, stage=k)")
         if kwargs:
@@ -113,7 +115,7 @@ class ControlFlowParser:
         body = self.loop_body(node.body, frame)
         return_vars = self.leave_loop(node, before, names, iter_args, inits, body, frame, {loop_name})
         self.emit(ir.ForStmt(loop_var, bounds[0], bounds[1], bounds[2], iter_args, inits, self.seq(body, node.body),
-                             return_vars, ops.LOOP_KINDS[func.name], stages, span))
+                             return_vars, ops.LOOP_KINDS[func.name], stages, span, attrs=loop_attrs))
 
     # -- loop bodies shared by for and while ----------------------------------------------
     def enter_loop(self, names, inits, span):
@@ -156,6 +158,7 @@ class ControlFlowParser:
                 out_names = frame.targets
             return_vars = [ir.Var(t, ia.type, span) for t, ia in zip(out_names or names, iter_args)]
         else:
+            self.promote_loop_stores(before, body, names, iter_args, inits, own_names, span)
             finals = [self.carried_value(self.symbols[n], ia.type, n, node, "in the loop body")
                       for n, ia in zip(names, iter_args)]
             if names:
@@ -170,6 +173,40 @@ class ControlFlowParser:
         for n, v in zip(out_names, return_vars):
             self.symbols[n] = v
         return return_vars
+
+    def promote_loop_stores(self, before, body, names, iter_args, inits, own_names, span):
+        """A name first defined in the loop body as the result of writing a tensor that exists
+        before the loop (`r = pl.store(t, offs, out)`, `r = pl.assemble(out, v, offs)`) is
+        visible after the loop (PyPTO's ConvertToSSA): it becomes a loop-carried value whose
+        initial value is that tensor. Appends to `names`, `iter_args` and `inits`."""
+        visible = {v.node_id for v in before.values() if is_ir(v)} | {v.node_id for v in iter_args}
+        defs = {}
+
+        def scan(stmts):
+            for st in stmts:
+                if isinstance(st, ir.AssignStmt):
+                    defs[st.var.node_id] = st.value
+                elif isinstance(st, ir.SeqStmts):
+                    scan(st.stmts)
+                elif isinstance(st, ir.ScopeStmt):
+                    scan([st.body])
+        scan(body)
+        for n, v in list(self.symbols.items()):
+            if n in before or n in own_names or n in names or not is_ir(v) or not isinstance(v.type, ir.TensorType):
+                continue
+            value = defs.get(v.node_id)
+            if not isinstance(value, ir.Call):
+                continue
+            target = next((a for a in value.args if isinstance(a, ir.Var) and a.node_id in visible
+                           and isinstance(a.type, ir.TensorType) and self.same_type(a.type, v.type)), None)
+            if target is None:
+                continue
+            names.append(n)
+            inits.append(target)
+            ia = ir.Var(n, v.type, span)
+            iter_args.append(ia)
+            if self.in_lineage(target):
+                self.lineage.add(ia.node_id)
 
     # -- if --------------------------------------------------------------------------------
     def stmt_If(self, node):
