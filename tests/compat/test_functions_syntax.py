@@ -598,11 +598,14 @@ def yield_forms(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
     for i, (a, b) in pl.range(2, init_values=(ta, tb)):
         a2 = pl.add(a, 1.0)
         b2 = pl.mul(b, 2.0)
-        ra, rb = pl.yield_(a2, b2)
+        ra, rb = pl.yield_(v1=a2, v2=b2)
+    for j, (c,) in pl.range(1, init_values=(ra,)):
+        c2 = pl.add(c, 0.0)
+        rc = pl.yield_(value=c2)
     if n > 0:
-        s = pl.yield_(pl.add(ra, rb))
+        s = pl.yield_(pl.add(rc, rb))
     else:
-        s = pl.yield_(ra)
+        s = pl.yield_(rc)
     out = pl.store(s, [0, 0], out)
     return out
 
@@ -611,6 +614,27 @@ def yield_forms(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
 def yield_entry(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
     out = yield_forms(x, n, out)
     return out
+
+
+@pl.jit.incore
+def yield_bad_kw(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    t = pl.load(x, [0, 0], [16, 64])
+    for i, (a,) in pl.range(2, init_values=(t,)):
+        r = pl.yield_(val=a)  # E:yield_kw
+    out = pl.store(r, [0, 0], out)
+    return out
+
+
+@pl.jit
+def yield_bad_kw_entry(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    out = yield_bad_kw(x, out)
+    return out
+
+
+def test_yield_unknown_keyword():
+    with pytest.raises(ParseError, match="pl.yield_ has no keyword 'val'") as e:
+        yield_bad_kw_entry.parse([("tensor", (16, 64), pl.FP32)] * 2)
+    assert f"{HERE}:{line_of('yield_kw')}:" in str(e.value)
 
 
 def test_yield_forms(engine):
@@ -691,10 +715,15 @@ import pypto.language as pl
 SCALE = 3.0
 
 
+@pl.jit.incore
+def scale_k(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    out = pl.store(pl.mul(pl.load(x, [0, 0], [16, 64]), SCALE), [0, 0], out)
+    return out
+
+
 @pl.jit
 def triple(x: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out = pl.store(pl.mul(pl.load(x, [0, 0], [16, 64]), SCALE), [0, 0], out)
+    out = scale_k(x, out)
     return out
 
 
@@ -712,10 +741,11 @@ class Neg:
 '''
 
 
-def test_importlib_loaded_module(tmp_path, engine):
+@pytest.mark.parametrize("name", ["user_kernels_not_in_sys_modules", "json"])  # "json": another module has the name
+def test_importlib_loaded_module(tmp_path, engine, name):
     path = tmp_path / "user_kernels.py"
     path.write_text(MODULE)
-    spec = importlib.util.spec_from_file_location("user_kernels_not_in_sys_modules", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
     x = rand(16, 64)

@@ -43,10 +43,10 @@ class Source:
         env.update(vars(builtins))
         module = inspect.getmodule(obj)
         funcs = [obj] if inspect.isfunction(obj) else [v for v in vars(obj).values() if inspect.isfunction(v)]
-        # A class of a module loaded with importlib (not in sys.modules) has no module to
-        # look up: its methods' globals are the module's names.
-        globs = getattr(obj, "__globals__", None) or (vars(module) if module else None) or \
-            next((f.__globals__ for f in funcs), {})
+        # A class's names are its methods' globals: its module may be missing from sys.modules
+        # (loaded with importlib's spec_from_file_location), or another module may hold its name there.
+        globs = getattr(obj, "__globals__", None) or next((f.__globals__ for f in funcs), None) or \
+            (vars(module) if module else {})
         env.update(globs)
         env.update(extra_env or {})
         for f in funcs:

@@ -282,9 +282,15 @@ class StmtParser:
         if not frame.explicit:
             raise self.error(node, "pl.yield_ in a loop without init_values",
                              "write `for i, (acc,) in pl.range(n, init_values=(x,)):` or carry values by rebinding")
-        if call.keywords:
-            raise self.error(node, "pl.yield_ takes positional values only")
-        values = [self.to_expr(self.eval(a), node) for a in call.args]
+        # PyPTO's keyword spellings: pl.yield_(value=x) and pl.yield_(v1=a, v2=b, ...), after any positional values.
+        order = ["value", "v1", "v2", "v3", "v4", "v5"]
+        kws = {k.arg: k.value for k in call.keywords}
+        unknown = [k for k in kws if k not in order]
+        if unknown or any(k is None for k in kws):
+            raise self.error(node, f"pl.yield_ has no keyword '{unknown[0] if unknown else '**'}'",
+                             "write pl.yield_(a, b), pl.yield_(value=a) or pl.yield_(v1=a, v2=b)")
+        value_nodes = list(call.args) + [kws[k] for k in order if k in kws]
+        values = [self.to_expr(self.eval(a), node) for a in value_nodes]
         if frame.targets is not None and len(frame.targets) != len(targets):
             raise self.error(node, f"the arms of this if yield {len(frame.targets)} and {len(targets)} values")
         frame.targets = targets
