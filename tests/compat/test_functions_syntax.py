@@ -274,6 +274,11 @@ def test_opaque_and_inline_are_spliced(engine):
     prog = uses_opaque.parse([("tensor", (32, 64), pl.FP32)] * 2)
     assert [f.name for f in prog.functions] == ["uses_opaque"]  # inline and opaque bodies leave no function
     roundtrip(prog)
+    out = np.zeros_like(x)
+    opaque_body(x, out)  # called directly: an Opaque entry, promoted to Orchestration
+    np.testing.assert_allclose(out, x * 4, rtol=1e-6)
+    entry = opaque_body.lower(x, out).find("opaque_body")
+    assert entry.func_type == pl.FunctionType.Orchestration
 
 
 @pl.jit
@@ -316,7 +321,7 @@ def test_plain_jit_does_not_call_entries():
 
 
 @pl.jit.extern(core_type="aiv", source="kernels/vadd.cpp", include_dirs=["inc"])
-def ext_add(x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+def ext_add(x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):  # E:ext_def
     ...
 
 
@@ -330,8 +335,9 @@ def test_extern_is_accepted_and_compiling_says_it_cannot_run():
     x, out = rand(16, 16), np.zeros((16, 16), np.float32)
     with pytest.raises(pl.PyptoError, match=r"kernels/vadd\.cpp.*cannot run on the virtual chip"):
         calls_extern(x, out)
-    with pytest.raises(pl.PyptoError, match=r"kernels/vadd\.cpp.*cannot run on the virtual chip"):
+    with pytest.raises(pl.PyptoError, match=r"kernels/vadd\.cpp.*cannot run on the virtual chip") as e:
         ext_add(x, out)
+    assert f"{HERE}:{line_of('ext_def')}:" in str(e.value) and "fix:" in str(e.value)
     with pytest.raises(ParseError, match="needs aic_source= and aiv_source="):
         pl.jit.extern(core_type="mixed", aic_source="a.cpp")
 
