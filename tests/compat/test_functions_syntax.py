@@ -711,6 +711,13 @@ def test_runtime_scalar(engine):
         rt_entry(x, out, f)
         np.testing.assert_allclose(out, x * f, rtol=1e-6)
     assert rt_entry.compile(x, np.zeros_like(x), 3.0) is compiled  # the scalar stays a run-time parameter
+    assert rt_entry.compile(x, np.zeros_like(x)) is compiled  # the default: pl.RUNTIME
+    assert rt_entry.compile(x, out=np.zeros_like(x), f=pl.RUNTIME) is compiled  # as a keyword
+    out = np.zeros_like(x)
+    rt_entry(x, out, f=4.0)
+    np.testing.assert_allclose(out, x * 4, rtol=1e-6)
+    with pytest.raises(TypeError, match="'f' is pl.RUNTIME and needs a value"):
+        rt_entry(x, out)
 
 
 # ------------------------------------------------------------------ importlib-loaded modules

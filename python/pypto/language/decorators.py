@@ -239,20 +239,53 @@ class JitFunction:
             return specs[index][1].dtype
         return None
 
-    def __call__(self, *args, config=None):
-        from pypto import runtime
-        return runtime.jit_call(self, args, config)
+    def _positional(self, args, kwargs, calling):
+        """`args` and keyword arguments (by parameter name) as one positional tuple; omitted
+        parameters with a pl.RUNTIME default stay pl.RUNTIME (compile) or are an error (call)."""
+        from .types import RUNTIME
+        if not args and not kwargs and not calling:
+            return ()  # f.compile(): from the annotations
+        try:
+            sig = inspect.signature(self.func)
+        except (TypeError, ValueError):
+            return tuple(args)
+        params = list(sig.parameters)
+        rest = [sig.parameters[n] for n in params[len(args):]]
+        if not kwargs and any(p.default is inspect.Parameter.empty for p in rest):
+            return tuple(args)  # too few arguments: the runtime reports it with the parameter list
+        if not kwargs and len(args) >= len(params):
+            named = dict(zip(params, args))
+            values = tuple(args)
+        else:
+            try:
+                bound = inspect.signature(self.func).bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{self.__name__}(): {e}; fix: pass one value per parameter") from None
+            bound.apply_defaults()
+            named = dict(bound.arguments)
+            values = tuple(named.values())
+        if calling:
+            missing = [n for n, v in named.items() if v is RUNTIME]
+            if missing:
+                raise TypeError(f"{self.__name__}(): parameter '{missing[0]}' is pl.RUNTIME and needs a value "
+                                f"at each call; fix: pass {missing[0]}=<number>")
+        return values
 
-    def compile(self, *args, config=None):
+    def __call__(self, *args, config=None, **kwargs):
+        from pypto import runtime
+        return runtime.jit_call(self, self._positional(args, kwargs, True), config)
+
+    def compile(self, *args, config=None, **kwargs):
         """The compiled program for these arguments (numpy arrays / torch tensors / numbers /
-        pl.RUNTIME), or, with no arguments, for the shapes and dtypes of the annotations."""
+        pl.RUNTIME, by position or parameter name), or, with no arguments, for the shapes and
+        dtypes of the annotations."""
         from pypto import runtime
-        return runtime.jit_compile(self, args, config)
+        return runtime.jit_compile(self, self._positional(args, kwargs, False), config)
 
-    def lower(self, *args, config=None):
+    def lower(self, *args, config=None, **kwargs):
         """The IR after the pass pipeline for these arguments."""
         from pypto import runtime
-        return runtime.jit_lower(self, args, config)
+        return runtime.jit_lower(self, self._positional(args, kwargs, False), config)
 
     def __repr__(self):
         return f"<pl.jit{'' if self.kind == 'entry' else '.' + self.kind} function {self.__name__}>"
