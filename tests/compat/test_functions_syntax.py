@@ -793,3 +793,40 @@ def test_parse_function_program_and_files(tmp_path):
     assert ir.structural_equal(pl.loads_program(path), Hinted)
     with pytest.raises(ParseError, match="no @pl.program class"):
         pl.parse_program("x = 1\n", "f.py")
+
+
+# ------------------------------------------------------------------ carried tiles and their initial values
+@pl.jit.incore
+def carry_reads_init(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    t0 = pl.load(x, [0, 0], [16, 64])
+    acc = t0
+    for i in pl.range(3):
+        acc = pl.add(acc, t0)  # t0 is read while acc (which starts as t0) changes
+    for j, (a, b) in pl.range(2, init_values=(t0, t0)):  # two carries from one tile
+        a2 = pl.add(a, 1.0)
+        b2 = pl.mul(b, 2.0)
+        ra, rb = pl.yield_(a2, b2)
+    s = pl.add(pl.add(acc, ra), pl.add(rb, t0))  # t0 read after the loops
+    for k in pl.range(2):
+        for m, (c,) in pl.range(1, init_values=(t0,)):  # re-initialised from t0 on every k
+            c2 = pl.add(c, 1.0)
+            rc = pl.yield_(c2)
+        s = pl.add(s, rc)
+    out = pl.store(s, [0, 0], out)
+    return out
+
+
+@pl.jit
+def carry_reads_init_entry(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    out = carry_reads_init(x, out)
+    return out
+
+
+def test_initial_value_of_a_carry_is_not_clobbered(engine):
+    x = rand(16, 64)
+    out = np.zeros_like(x)
+    carry_reads_init_entry(x, out)
+    acc = 4 * x
+    ra, rb = x + 2, 4 * x
+    rc = x + 1
+    np.testing.assert_allclose(out, acc + ra + rb + x + 2 * rc, rtol=1e-5)
