@@ -513,6 +513,30 @@ def test_name_first_defined_in_loop_is_carried(engine):
 
 
 @pl.jit.incore
+def first_defined_in_loop(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    for i in pl.range(3):
+        t = pl.load(x, [i * 16, 0], [16, 64])  # a tile first defined in the loop
+        k = i * 2  # a scalar first defined in the loop
+    out = pl.store(pl.add(t, t), [0, 0], out)  # the last iteration's t (rows 32..48)
+    out = pl.store(pl.mul(t, k), [16, 0], out)  # k of the last iteration: 4
+    return out
+
+
+@pl.jit
+def first_defined_in_loop_entry(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    out = first_defined_in_loop(x, out)
+    return out
+
+
+def test_tile_and_scalar_first_defined_in_loop_keep_last_iteration(engine):
+    x, out = rand(48, 64), np.zeros((32, 64), np.float32)
+    first_defined_in_loop_entry(x, out)
+    np.testing.assert_allclose(out[:16], 2 * x[32:48], rtol=1e-6)
+    np.testing.assert_allclose(out[16:], 4 * x[32:48], rtol=1e-6)
+    roundtrip(first_defined_in_loop_entry.parse([("tensor", (48, 64), pl.FP32), ("tensor", (32, 64), pl.FP32)]))
+
+
+@pl.jit.incore
 def loop_and_branch(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
     t = pl.load(x, [0, 0], [16, 64])
     for i in pl.range(3):
