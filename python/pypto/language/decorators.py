@@ -424,14 +424,10 @@ def _text_env():
     return env
 
 
-def _is_function_def(node, env):
-    if not isinstance(node, ast.FunctionDef):
-        return False
-    for dec in node.decorator_list:
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        if ast.unparse(target) in ("pl.function", "function") and env["pl"].function is function:
-            return True
-    return False
+def _is_function_def(node):
+    """A `@pl.function` definition of parsed text (where `pl` is the only name)."""
+    return isinstance(node, ast.FunctionDef) and any(
+        ast.unparse(dec.func if isinstance(dec, ast.Call) else dec) == "pl.function" for dec in node.decorator_list)
 
 
 def _parse_function(node, filename, env):
@@ -459,7 +455,7 @@ def parse(code, filename="<string>", source_map=None):
         if isinstance(node, ast.ClassDef):
             return _build_class(Source(node, filename, 0, env))
     for node in tree.body:
-        if _is_function_def(node, env):
+        if _is_function_def(node):
             return _parse_function(node, filename, env)
     raise parse_error(ir.Span(filename, 1, 0), "no @pl.program class and no @pl.function in the text",
                       "the text must hold `@pl.program class Name:` with @pl.function methods, or one @pl.function")
