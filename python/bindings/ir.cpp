@@ -129,8 +129,9 @@ void bind_enums(nb::module_& m) {
   bind_enum<DataType, 14>(m, "DataType", dtype_name);
   bind_enum<MemorySpace, 7>(m, "MemorySpace", memory_space_name);
   bind_enum<PadValue, 4>(m, "PadValue", pad_value_name);
-  bind_enum<FunctionType, 8>(m, "FunctionType", function_type_name);
+  bind_enum<FunctionType, 9>(m, "FunctionType", function_type_name);
   bind_enum<Level, 5>(m, "Level", level_name);
+  bind_enum<Role, 3>(m, "Role", role_name);
   bind_enum<ParamDirection, 3>(m, "ParamDirection", param_direction_name);
   bind_enum<BinaryOp, 16>(m, "BinaryOp", binary_op_name);
   bind_enum<UnaryOp, 2>(m, "UnaryOp", unary_op_name);
@@ -255,12 +256,14 @@ void bind_stmts(nb::module_& m) {
       .def_ro("expr", &EvalStmt::expr);
   nb::class_<ForStmt, Stmt>(m, "ForStmt")
       .def(nb::new_([](VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv,
-                       StmtPtr bd, std::vector<VarPtr> rv, ForKind fk, int64_t stg, Span s) {
-             return unconst<ForStmt>(ForStmt::make(std::move(lv), std::move(b), std::move(e), std::move(st), std::move(ia),
-                                                   std::move(iv), std::move(bd), std::move(rv), fk, stg, s));
+                       StmtPtr bd, std::vector<VarPtr> rv, ForKind fk, int64_t stg, Span s, const nb::dict& attrs) {
+             auto f = unconst<ForStmt>(ForStmt::make(std::move(lv), std::move(b), std::move(e), std::move(st),
+                                                     std::move(ia), std::move(iv), std::move(bd), std::move(rv), fk, stg, s));
+             f->attrs = to_attrs(attrs);
+             return f;
            }),
            "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "init_values"_a, "body"_a, "return_vars"_a,
-           "for_kind"_a = ForKind::Range, "stages"_a = 0, "span"_a = Span{})
+           "for_kind"_a = ForKind::Range, "stages"_a = 0, "span"_a = Span{}, "attrs"_a = nb::dict())
       .def_ro("loop_var", &ForStmt::loop_var)
       .def_ro("start", &ForStmt::start)
       .def_ro("stop", &ForStmt::stop)
@@ -269,6 +272,7 @@ void bind_stmts(nb::module_& m) {
       .def_ro("init_values", &ForStmt::init_values)
       .def_ro("body", &ForStmt::body)
       .def_ro("return_vars", &ForStmt::return_vars)
+      .def_prop_ro("attrs", [](const ForStmt& f) { return from_attrs(f.attrs); })
       .def_ro("for_kind", &ForStmt::for_kind)
       .def_ro("stages", &ForStmt::stages);
   nb::class_<WhileStmt, Stmt>(m, "WhileStmt")
@@ -329,11 +333,14 @@ void bind_stmts(nb::module_& m) {
 
   nb::class_<Function>(m, "Function")
       .def(nb::new_([](std::string n, std::vector<VarPtr> p, std::vector<ParamDirection> d, std::vector<TypePtr> r,
-                       StmtPtr b, FunctionType ft, Span s) {
-             return std::const_pointer_cast<Function>(
-                 Function::make(std::move(n), std::move(p), std::move(d), std::move(r), std::move(b), ft, s));
+                       StmtPtr b, FunctionType ft, Span s, std::optional<Level> level, std::optional<Role> role,
+                       const nb::dict& attrs) {
+             return std::const_pointer_cast<Function>(Function::make(std::move(n), std::move(p), std::move(d),
+                                                                     std::move(r), std::move(b), ft, s, level, role,
+                                                                     to_attrs(attrs)));
            }),
-           "name"_a, "params"_a, "directions"_a, "return_types"_a, "body"_a, "func_type"_a, "span"_a = Span{})
+           "name"_a, "params"_a, "directions"_a, "return_types"_a, "body"_a, "func_type"_a, "span"_a = Span{},
+           "level"_a = nb::none(), "role"_a = nb::none(), "attrs"_a = nb::dict())
       .def_ro("name", &Function::name)
       .def_ro("params", &Function::params)
       .def_ro("directions", &Function::directions)
@@ -341,6 +348,9 @@ void bind_stmts(nb::module_& m) {
       .def_ro("body", &Function::body)
       .def_ro("func_type", &Function::func_type)
       .def_ro("span", &Function::span)
+      .def_ro("level", &Function::level)
+      .def_ro("role", &Function::role)
+      .def_prop_ro("attrs", [](const Function& f) { return from_attrs(f.attrs); })
       .def("__str__", [](nb::handle self) { return print_function(nb::cast<FunctionPtr>(self)); });
   nb::class_<Program>(m, "Program")
       .def(nb::new_([](std::string n, std::vector<FunctionPtr> f) {
@@ -432,7 +442,7 @@ void bind_ir(nb::module_& top) {
   m.def("structural_hash", nb::overload_cast<const TypePtr&>(&structural_hash), "node"_a);
 
   // The enums and top-level nodes are also reachable as pypto._core.<Name>.
-  for (const char* name : {"DataType", "MemorySpace", "PadValue", "FunctionType", "Level", "ParamDirection", "Span",
+  for (const char* name : {"DataType", "MemorySpace", "PadValue", "FunctionType", "Level", "Role", "ParamDirection", "Span",
                            "Program", "Function"})
     top.attr(name) = m.attr(name);
 }

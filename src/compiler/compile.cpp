@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <variant>
 
 #include "pypto/codegen/lower_program.h"
 #include "pypto/ir/structural_equal.h"
@@ -22,8 +23,25 @@ void check_platform(const std::string& platform) {
     fail(ErrorKind::kPlatform, {}, "unknown platform '" + platform + "'", "use one of " + sims);
 }
 
+// A function whose body is hand-written Ascend C (`@pl.function(external_source=...)`,
+// `@pl.jit.extern(source=...)`) keeps the file in its attrs; no such kernel runs here.
+void check_external_sources(const ir::ProgramPtr& program) {
+  for (auto& f : program->functions) {
+    auto it = f->attrs.find("external_source");
+    if (it == f->attrs.end()) continue;
+    const auto* file = std::get_if<std::string>(&it->second);
+    fail(ErrorKind::kPlatform, f->span,
+         "function '" + f->name + "' is an external Ascend C kernel (" + (file ? *file : std::string("?")) +
+             "); hand-written Ascend C kernels cannot run on the virtual chip (a2a3sim/a5sim runs only kernels "
+             "written with pl ops)",
+         "write the kernel body with pl ops (e.g. @pl.function(type=pl.FunctionType.AIV) with pl.load/pl.add/"
+         "pl.store), or run the program with PyPTO on Ascend hardware");
+  }
+}
+
 CompiledProgram compile_program(const ir::ProgramPtr& program, const CompileOptions& options) {
   check_platform(options.platform);
+  check_external_sources(program);
   CompiledProgram out;
   out.platform = options.platform;
   passes::PassContext ctx{*isa::chip_for_platform(options.platform), nullptr, options.verify, &out.pass_times};

@@ -21,9 +21,10 @@ constexpr std::array<const char*, 14> kDtypeNames = {"BOOL",   "INT8",   "INT16"
 constexpr std::array<int, 14> kDtypeBytes = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8};
 constexpr std::array<const char*, 7> kMemNames = {"DDR", "Vec", "Mat", "Left", "Right", "Acc", "Bias"};
 constexpr std::array<const char*, 4> kPadNames = {"null", "zero", "max", "min"};
-constexpr std::array<const char*, 8> kFuncNames = {"Opaque", "Orchestration", "InCore", "AIC",
-                                                   "AIV",    "Group",         "Spmd",   "Inline"};
+constexpr std::array<const char*, 9> kFuncNames = {"Opaque", "Orchestration", "InCore", "AIC",  "AIV",
+                                                   "Group",  "Spmd",          "Inline", "Graph"};
 constexpr std::array<const char*, 5> kLevelNames = {"AIV", "AIC", "CORE_GROUP", "CHIP", "HOST"};
+constexpr std::array<const char*, 3> kRoleNames = {"Orchestrator", "SubWorker", "Worker"};
 constexpr std::array<const char*, 3> kDirNames = {"In", "Out", "InOut"};
 
 }  // namespace
@@ -50,6 +51,8 @@ std::optional<FunctionType> function_type_from_name(const std::string& n) {
 }
 const char* level_name(Level l) { return kLevelNames[static_cast<size_t>(l)]; }
 std::optional<Level> level_from_name(const std::string& n) { return lookup<Level>(kLevelNames, n); }
+const char* role_name(Role r) { return kRoleNames[static_cast<size_t>(r)]; }
+std::optional<Role> role_from_name(const std::string& n) { return lookup<Role>(kRoleNames, n); }
 const char* param_direction_name(ParamDirection d) { return kDirNames[static_cast<size_t>(d)]; }
 
 }  // namespace pypto

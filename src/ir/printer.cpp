@@ -304,6 +304,15 @@ class Printer {
         if (!f->init_values.empty())
           head += ", init_values=(" + exprs(f->init_values) + (f->init_values.size() == 1 ? ",)" : ")");
         if (f->for_kind == ForKind::Pipeline || f->stages != 0) head += ", stage=" + std::to_string(f->stages);
+        if (!f->attrs.empty()) {
+          head += ", attrs={";
+          bool first = true;
+          for (auto& [k, v] : f->attrs) {
+            head += (first ? "" : ", ") + quote(k) + ": " + print_attr(v);
+            first = false;
+          }
+          head += "}";
+        }
         line(indent, head + "):");
         yield_targets.push_back(&f->return_vars);
         block(f->body, indent + 1);
@@ -340,7 +349,10 @@ class Printer {
   }
 
   void function(const Function& f, int indent) {
-    line(indent, std::string("@pl.function(type=pl.FunctionType.") + function_type_name(f.func_type) + ")");
+    std::string deco = std::string("@pl.function(type=pl.FunctionType.") + function_type_name(f.func_type);
+    if (f.level) deco += std::string(", level=pl.Level.") + level_name(*f.level);
+    if (f.role) deco += std::string(", role=pl.Role.") + role_name(*f.role);
+    line(indent, deco + ")");
     std::string head = "def " + f.name + "(self";
     for (size_t i = 0; i < f.params.size(); ++i) {
       std::string t = type(f.params[i]->type);
@@ -356,6 +368,15 @@ class Printer {
       head += "]";
     }
     line(indent, head + ":");
+    if (!f.attrs.empty()) {
+      std::string attrs = "pl.func_attr({";
+      bool first = true;
+      for (auto& [k, v] : f.attrs) {
+        attrs += (first ? "" : ", ") + quote(k) + ": " + print_attr(v);
+        first = false;
+      }
+      line(indent + 1, attrs + "})");
+    }
     block(f.body, indent + 1);
   }
 

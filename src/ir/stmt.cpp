@@ -37,7 +37,8 @@ StmtPtr IfStmt::make(ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv, Sp
 }
 
 std::shared_ptr<const Function> Function::make(std::string name, std::vector<VarPtr> params, std::vector<ParamDirection> dirs,
-                                               std::vector<TypePtr> rets, StmtPtr body, FunctionType ft, Span s) {
+                                               std::vector<TypePtr> rets, StmtPtr body, FunctionType ft, Span s,
+                                               std::optional<Level> level, std::optional<Role> role, Attrs attrs) {
   PYPTO_CHECK(params.size() == dirs.size(), "function: params and directions differ in number");
   auto f = std::make_shared<Function>();
   f->name = std::move(name);
@@ -47,6 +48,9 @@ std::shared_ptr<const Function> Function::make(std::string name, std::vector<Var
   f->body = std::move(body);
   f->func_type = ft;
   f->span = std::move(s);
+  f->level = level;
+  f->role = role;
+  f->attrs = std::move(attrs);
   return f;
 }
 

@@ -159,7 +159,7 @@ class Equal {
       }
       case StmtKind::For: {
         auto *x = a->as<ForStmt>(), *y = b->as<ForStmt>();
-        return x->for_kind == y->for_kind && x->stages == y->stages && expr(x->start, y->start) &&
+        return x->for_kind == y->for_kind && x->stages == y->stages && x->attrs == y->attrs && expr(x->start, y->start) &&
                expr(x->stop, y->stop) && expr(x->step, y->step) && exprs(x->init_values, y->init_values) &&
                var(x->loop_var.get(), y->loop_var.get()) && vars(x->iter_args, y->iter_args) && stmt(x->body, y->body) &&
                vars(x->return_vars, y->return_vars);
@@ -179,7 +179,8 @@ class Equal {
   }
 
   bool function(const Function& a, const Function& b) {
-    return a.name == b.name && a.func_type == b.func_type && a.directions == b.directions && vars(a.params, b.params) &&
+    return a.name == b.name && a.func_type == b.func_type && a.level == b.level && a.role == b.role &&
+           a.attrs == b.attrs && a.directions == b.directions && vars(a.params, b.params) &&
            types(a.return_types, b.return_types) && stmt(a.body, b.body);
   }
 
@@ -348,6 +349,9 @@ class Hasher {
   void function(const Function& f) {
     mix_str(f.name);
     mix(static_cast<uint64_t>(f.func_type));
+    mix(f.level ? 1 + static_cast<uint64_t>(*f.level) : 0);
+    mix(f.role ? 1 + static_cast<uint64_t>(*f.role) : 0);
+    for (auto& [k, v] : f.attrs) mix_str(k);
     for (auto d : f.directions) mix(static_cast<uint64_t>(d));
     for (auto& p : f.params) var(p.get());
     for (auto& t : f.return_types) type(t);

@@ -324,7 +324,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
   auto body = mutate(f->body);
   changed |= body != f->body;
   if (!changed) return f;
-  return Function::make(f->name, params, f->directions, f->return_types, body, f->func_type, f->span);
+  return Function::make(f->name, params, f->directions, f->return_types, body, f->func_type, f->span, f->level, f->role,
+                        f->attrs);
 }
 
 }  // namespace pypto::ir

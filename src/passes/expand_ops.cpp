@@ -73,7 +73,7 @@ ProgramPtr expand_ops(const ProgramPtr& program, const PassContext&) {
     FunctionPtr g = f;
     if (!g->body->as<SeqStmts>())
       g = Function::make(g->name, g->params, g->directions, g->return_types, SeqStmts::make({g->body}, g->body->span),
-                         g->func_type, g->span);
+                         g->func_type, g->span, g->level, g->role, g->attrs);
     FunctionPtr out = Expander().mutate_function(g);
     return out == g ? f : out;
   });

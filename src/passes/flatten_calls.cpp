@@ -158,7 +158,7 @@ ProgramPtr flatten_calls(const ProgramPtr& program, const PassContext&) {
     FunctionPtr g = f;
     if (!g->body->as<SeqStmts>())
       g = Function::make(g->name, g->params, g->directions, g->return_types, SeqStmts::make({g->body}, g->body->span),
-                         g->func_type, g->span);
+                         g->func_type, g->span, g->level, g->role, g->attrs);
     g = WrapBodies().mutate_function(g);
     FunctionPtr flat = Flattener().mutate_function(g);
     functions.push_back(flat == g ? f : flat);

@@ -1,6 +1,9 @@
 // InsertCarryCopies: a loop-carried tile shares one buffer address with the value yielded for
 // it. When the body still reads the carried tile after that value is computed (`m = new_max`
 // after `alpha = exp(m - new_max)`), sharing would clobber it; a copy just before the yield fixes it.
+#include <unordered_map>
+#include <vector>
+
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/var_uses.h"
 #include "pypto/passes/pass.h"
@@ -9,23 +12,140 @@ namespace pypto::passes {
 namespace {
 using namespace ir;
 
+// A loop-carried tile also shares its buffer with its initial value. When that value is
+// read again once the loop has started (in the body, after the loop, by a second carry, or
+// by the next iteration of an enclosing loop), the loop would clobber it: such an initial
+// value is copied just before the loop. This walk finds them: for each loop, the indices of
+// its init values that need a copy.
+class InitUses : public IRVisitor {
+ public:
+  std::unordered_map<const Stmt*, std::vector<size_t>> copies;
+
+  void run(const Function& f) {
+    visit_function(f);
+    for (auto& [loop, info] : loops_) {
+      std::vector<size_t> out;
+      for (size_t i = 0; i < info.inits.size(); ++i) {
+        auto* v = info.inits[i];
+        if (!v) continue;
+        bool again = false;
+        for (int p : uses_[v]) again |= p > info.pos;
+        for (size_t j = 0; j < info.inits.size(); ++j) again |= j != i && info.inits[j] == v;
+        auto d = def_.find(v);
+        again |= d != def_.end() && d->second < info.outer_start;
+        if (again) out.push_back(i);
+      }
+      if (!out.empty()) copies[loop] = out;
+    }
+  }
+
+ protected:
+  using IRVisitor::visit;
+  void visit(const StmtPtr& s) override {
+    ++pos_;
+    IRVisitor::visit(s);
+  }
+  void visit_def(const VarPtr& v) override { def_.emplace(v.get(), pos_); }
+  void visit_var(const VarPtr& v) override { uses_[v.get()].push_back(pos_); }
+  void visit_for(const ForStmt& s) override {
+    note(&s, s.iter_args, s.init_values);
+    enclosing_.push_back(pos_);
+    IRVisitor::visit_for(s);
+    enclosing_.pop_back();
+  }
+  void visit_while(const WhileStmt& s) override {
+    note(&s, s.iter_args, s.init_values);
+    enclosing_.push_back(pos_);
+    IRVisitor::visit_while(s);
+    enclosing_.pop_back();
+  }
+
+ private:
+  struct Loop {
+    int pos = 0, outer_start = -1;
+    std::vector<const Var*> inits;  // a copyable tile Var per init value, else null
+  };
+  void note(const Stmt* loop, const std::vector<VarPtr>& iter_args, const std::vector<ExprPtr>& inits) {
+    Loop info;
+    info.pos = pos_;
+    info.outer_start = enclosing_.empty() ? -1 : enclosing_.back();
+    for (size_t i = 0; i < inits.size(); ++i) {
+      auto* v = inits[i]->as<Var>();
+      auto* t = i < iter_args.size() ? iter_args[i]->type->as<TileType>() : nullptr;
+      bool copyable = t && (t->memory == MemorySpace::Vec || t->memory == MemorySpace::Mat);
+      info.inits.push_back(v && copyable ? v : nullptr);
+    }
+    loops_.emplace_back(loop, info);
+  }
+  int pos_ = 0;
+  std::vector<int> enclosing_;
+  std::unordered_map<const Var*, int> def_;
+  std::unordered_map<const Var*, std::vector<int>> uses_;
+  std::vector<std::pair<const Stmt*, Loop>> loops_;
+};
+
 class CarryCopier : public IRMutator {
+ public:
+  explicit CarryCopier(std::unordered_map<const Stmt*, std::vector<size_t>> init_copies)
+      : init_copies_(std::move(init_copies)) {}
+
  protected:
   StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s) override {
     auto r = std::static_pointer_cast<const ForStmt>(IRMutator::mutate_for(s));
     StmtPtr body = copied_body(r->iter_args, r->body);
-    if (!body) return r;
-    return ForStmt::make(r->loop_var, r->start, r->stop, r->step, r->iter_args, r->init_values, body, r->return_vars,
-                         r->for_kind, r->stages, r->span);
+    std::vector<StmtPtr> before;
+    auto inits = copied_inits(s.get(), r->init_values, before);
+    if (!body && before.empty()) return r;
+    StmtPtr loop = ForStmt::make(r->loop_var, r->start, r->stop, r->step, r->iter_args, inits, body ? body : r->body,
+                                 r->return_vars, r->for_kind, r->stages, r->span);
+    return with_before(before, loop);
   }
   StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
     auto r = std::static_pointer_cast<const WhileStmt>(IRMutator::mutate_while(s));
     StmtPtr body = copied_body(r->iter_args, r->body);
-    if (!body) return r;
-    return WhileStmt::make(r->iter_args, r->init_values, r->cond, body, r->return_vars, r->span);
+    std::vector<StmtPtr> before;
+    auto inits = copied_inits(s.get(), r->init_values, before);
+    if (!body && before.empty()) return r;
+    StmtPtr loop = WhileStmt::make(r->iter_args, inits, r->cond, body ? body : r->body, r->return_vars, r->span);
+    return with_before(before, loop);
+  }
+  // Copies placed before a loop join the enclosing statement list.
+  StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
+    bool changed = false;
+    std::vector<StmtPtr> stmts;
+    for (auto& x : s->stmts) {
+      StmtPtr y = mutate(x);
+      changed |= y != x;
+      auto* seq = y->as<SeqStmts>();
+      if (seq && !x->as<SeqStmts>())
+        stmts.insert(stmts.end(), seq->stmts.begin(), seq->stmts.end());
+      else
+        stmts.push_back(y);
+    }
+    return changed ? SeqStmts::make(stmts, s->span) : s;
   }
 
  private:
+  std::vector<ExprPtr> copied_inits(const Stmt* loop, std::vector<ExprPtr> inits, std::vector<StmtPtr>& before) {
+    auto it = init_copies_.find(loop);
+    if (it == init_copies_.end()) return inits;
+    for (size_t i : it->second) {
+      auto* tile = inits[i]->type->as<TileType>();
+      auto copy = Var::make(inits[i]->as<Var>()->name + "_init", inits[i]->type, loop->span);
+      before.push_back(AssignStmt::make(
+          copy, make_op_call("tile.move", {inits[i]}, {}, {{"target_memory", tile->memory}}, loop->span), loop->span));
+      inits[i] = copy;
+    }
+    return inits;
+  }
+  static StmtPtr with_before(std::vector<StmtPtr> before, StmtPtr loop) {
+    if (before.empty()) return loop;
+    before.push_back(std::move(loop));
+    return SeqStmts::make(before, before.back()->span);
+  }
+
+  std::unordered_map<const Stmt*, std::vector<size_t>> init_copies_;
+
   // The loop body with a copy before its trailing yield for every carried tile that needs
   // one; null when none does.
   static StmtPtr copied_body(const std::vector<VarPtr>& iter_args, const StmtPtr& body) {
@@ -84,7 +204,13 @@ ProgramPtr insert_carry_copies(const ProgramPtr& program, const PassContext&) {
   std::vector<FunctionPtr> functions;
   bool changed = false;
   for (auto& f : program->functions) {
-    functions.push_back(is_kernel(*f) ? CarryCopier().mutate_function(f) : f);
+    if (!is_kernel(*f)) {
+      functions.push_back(f);
+      continue;
+    }
+    InitUses uses;
+    uses.run(*f);
+    functions.push_back(CarryCopier(std::move(uses.copies)).mutate_function(f));
     changed |= functions.back() != f;
   }
   return changed ? Program::make(program->name, functions) : program;

@@ -562,7 +562,7 @@ ProgramPtr lower_tensor_ops(const ProgramPtr& program, const PassContext& ctx) {
     FunctionPtr g = f;
     if (!g->body->as<SeqStmts>())
       g = Function::make(g->name, g->params, g->directions, g->return_types, SeqStmts::make({g->body}, g->body->span),
-                         g->func_type, g->span);
+                         g->func_type, g->span, g->level, g->role, g->attrs);
     FunctionPtr out = lowerer.mutate_function(g);
     LeftoverCheck(lowerer.defs_).visit_function(*out);
     return lowerer.defs_.empty() && out == g ? f : out;

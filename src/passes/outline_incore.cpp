@@ -6,6 +6,7 @@
 
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/var_uses.h"
+#include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
 
 namespace pypto::passes {
@@ -215,6 +216,22 @@ class Outliner : public IRMutator {
 
 }  // namespace
 
+// Whether `f` calls a kernel function of `program` (an Opaque caller of kernels orchestrates).
+static bool calls_kernel(const Function& f, const ProgramPtr& program) {
+  struct Finder : IRVisitor {
+    const ProgramPtr& program;
+    bool found = false;
+    explicit Finder(const ProgramPtr& p) : program(p) {}
+    void visit_func_call(const FuncCall& c) override {
+      auto callee = program->find(c.callee);
+      found |= callee && is_kernel_function(callee->func_type);
+      IRVisitor::visit_func_call(c);
+    }
+  } finder(program);
+  finder.visit_function(f);
+  return finder.found;
+}
+
 ProgramPtr outline_incore(const ProgramPtr& program, const PassContext&) {
   std::vector<FunctionPtr> functions, outlined;
   std::unordered_set<std::string> taken;
@@ -224,10 +241,18 @@ ProgramPtr outline_incore(const ProgramPtr& program, const PassContext&) {
       functions.push_back(f);
       continue;
     }
+    size_t before = outlined.size();
     Outliner outliner(*f, &outlined, &taken);
-    functions.push_back(outliner.mutate_function(f));
+    FunctionPtr g = outliner.mutate_function(f);
+    // An Opaque function that launches scopes is an orchestration (PyPTO promotes it).
+    if (f->func_type == FunctionType::Opaque && (outlined.size() > before || calls_kernel(*f, program)))
+      g = Function::make(g->name, g->params, g->directions, g->return_types, g->body, FunctionType::Orchestration,
+                         g->span, g->level, g->role, g->attrs);
+    functions.push_back(g);
   }
-  if (outlined.empty()) return program;
+  bool promoted = false;
+  for (size_t i = 0; i < functions.size(); ++i) promoted |= functions[i] != program->functions[i];
+  if (outlined.empty() && !promoted) return program;
   for (auto& f : outlined) functions.push_back(f);
   return Program::make(program->name, functions);
 }

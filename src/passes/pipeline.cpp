@@ -52,7 +52,10 @@ const std::vector<Pass>& default_pipeline() {
        "A loop-carried tile and the value yielded for it share one buffer address. When the loop body still "
        "reads the carried tile after computing its next value (`alpha = exp(m - m_new)` after `m_new = ...`, "
        "then `m = m_new`), or yields a value it did not compute (a swap, a value from before the loop), the "
-       "yielded value is first copied with pl.tile.move into a fresh tile that takes the shared address."},
+       "yielded value is first copied with pl.tile.move into a fresh tile that takes the shared address. "
+       "The initial value shares the address too: when it is read again once the loop has started (in the "
+       "body, after the loop, as the initial value of a second carry, or by the next iteration of an "
+       "enclosing loop), it is copied just before the loop and the copy starts the carry."},
       {"PlanMemory", plan_memory,
        "Places every tile of every InCore function at a 32-byte aligned address of its buffer "
        "(Vec=UB, Mat=L1, Left=L0A, Right=L0B, Acc=L0C, Bias). Loop-carried tiles, branch results and views "

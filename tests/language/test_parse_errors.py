@@ -106,7 +106,8 @@ def bad_annotation(x: pl.Tensor, out: pl.Out[pl.Tensor]):
 @pl.jit
 def undefined(x: pl.Tensor, out: pl.Out[pl.Tensor]):
     for i in pl.range(4):
-        inner = pl.load(x, [0, 0], [64, 64])
+        if i > 2:  # a name defined in one arm only (a name first defined in the loop itself is carried)
+            inner = pl.load(x, [0, 0], [64, 64])
     pl.store(inner, [0, 0], out)
     return out
 
@@ -159,7 +160,7 @@ def test_error_messages():
     expect(bad_annotation, "t: pl.Tile",
            r"'t' is annotated pl.Tile\[\[32, 64\], pl.FP32, pl.Mem.Vec\] but the value has type "
            r"pl.Tile\[\[64, 64\], pl.FP32, pl.Mem.Vec\]", r"fix: change the annotation")
-    expect(undefined, "pl.store(inner", r"'inner' is defined inside a loop body at line \d+ and is not visible here",
+    expect(undefined, "pl.store(inner", r"'inner' is defined inside an if arm at line \d+ and is not visible here",
            r"fix: define 'inner' before that block")
     expect(range_misuse, "n = pl.range", r"pl.range can only be used as the iterable of a for loop")
     expect(loop_type_change, "for i in", r"'t' changes type in the loop body", r"fix: keep the type of 't'")

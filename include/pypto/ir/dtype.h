@@ -26,13 +26,21 @@ enum class PadValue : uint8_t { null, zero, max, min };
 const char* pad_value_name(PadValue p);
 std::optional<PadValue> pad_value_from_name(const std::string& name);
 
-enum class FunctionType : uint8_t { Opaque, Orchestration, InCore, AIC, AIV, Group, Spmd, Inline };
+// Graph: a fragment recorded under host_build_graph (PyPTO); here it is kept and printed and
+// runs like an Orchestration function.
+enum class FunctionType : uint8_t { Opaque, Orchestration, InCore, AIC, AIV, Group, Spmd, Inline, Graph };
 const char* function_type_name(FunctionType f);
 std::optional<FunctionType> function_type_from_name(const std::string& name);
 
 enum class Level : uint8_t { AIV, AIC, CORE_GROUP, CHIP, HOST };
 const char* level_name(Level l);
 std::optional<Level> level_from_name(const std::string& name);
+
+// The role of a function at its level (`@pl.function(role=pl.Role.Orchestrator)`); a hint kept
+// in the IR (one chip: no sub-workers are scheduled differently).
+enum class Role : uint8_t { Orchestrator, SubWorker, Worker };
+const char* role_name(Role r);
+std::optional<Role> role_from_name(const std::string& name);
 
 enum class ParamDirection : uint8_t { In, Out, InOut };
 const char* param_direction_name(ParamDirection d);

@@ -49,6 +49,7 @@ struct ForStmt : Stmt {
   std::vector<VarPtr> return_vars;
   ForKind for_kind = ForKind::Range;
   int64_t stages = 0;  // pl.pipeline(n, stage=k)
+  Attrs attrs;         // pl.range(..., attrs={...}): hints kept from the parser (passes drop them)
   ForStmt(VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv, StmtPtr bd,
           std::vector<VarPtr> rv, ForKind fk, int64_t stg, Span s)
       : Stmt(kKind, std::move(s)), loop_var(std::move(lv)), start(std::move(b)), stop(std::move(e)), step(std::move(st)),
@@ -128,8 +129,14 @@ struct Function {
   StmtPtr body;
   FunctionType func_type = FunctionType::Opaque;
   Span span;
+  // Hints of `@pl.function(level=, role=)` and `pl.func_attr({...})`: kept, printed, compared.
+  std::optional<Level> level;
+  std::optional<Role> role;
+  Attrs attrs;
   static std::shared_ptr<const Function> make(std::string name, std::vector<VarPtr> params, std::vector<ParamDirection> dirs,
-                                              std::vector<TypePtr> rets, StmtPtr body, FunctionType ft, Span s = {});
+                                              std::vector<TypePtr> rets, StmtPtr body, FunctionType ft, Span s = {},
+                                              std::optional<Level> level = {}, std::optional<Role> role = {},
+                                              Attrs attrs = {});
 };
 using FunctionPtr = std::shared_ptr<const Function>;
 

@@ -5,7 +5,19 @@ meaning inside `@pl.jit` / `@pl.function` bodies, which are parsed, never execut
 from pypto._core import PyptoError  # noqa: F401
 
 from . import ops as _ops
-from .decorators import JitFunction, function, jit, loads, parse, program  # noqa: F401
+from .decorators import (  # noqa: F401
+    InlineFunction,
+    JITFunction,
+    JitFunction,
+    function,
+    inline,
+    jit,
+    loads,
+    loads_program,
+    parse,
+    parse_program,
+    program,
+)
 from .errors import ParseError  # noqa: F401
 from .launch import Role, ScopeMode, SplitMode, adir, cross_core_slot, split, system  # noqa: F401
 from .ops import (  # noqa: F401
@@ -14,6 +26,7 @@ from .ops import (  # noqa: F401
     cluster,
     cond,
     const,
+    func_attr,
     get_block_idx,
     get_block_num,
     submit,
@@ -55,6 +68,10 @@ from .types import (  # noqa: F401
     Array,
     AtomicType,
     DynDim,
+    DynVar,
+    IntLike,
+    RUNTIME,
+    Role,
     DataType,
     FunctionType,
     dynamic,

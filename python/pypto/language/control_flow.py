@@ -57,6 +57,8 @@ class ControlFlowParser:
         args, kwargs = self.call_args(it)
         init_values = kwargs.pop("init_values", None)
         stage = kwargs.pop("stage", None)
+        loop_attrs = kwargs.pop("attrs", None)  # hints of the loop, kept on the ForStmt
+        loop_attrs = {} if loop_attrs is None else self.attr_dict(loop_attrs, node, f"attrs= of pl.{func.name}")
         if stage is not None and func.name != "pipeline":
             raise self.error(node, f"pl.{func.name} has no keyword 'stage'", "use pl.pipeline(n, stage=k)")
         if kwargs:
@@ -119,7 +121,7 @@ class ControlFlowParser:
         body = self.loop_body(node.body, frame)
         return_vars = self.leave_loop(node, before, names, iter_args, inits, body, frame, {loop_name})
         self.emit(ir.ForStmt(loop_var, bounds[0], bounds[1], bounds[2], iter_args, inits, self.seq(body, node.body),
-                             return_vars, ops.LOOP_KINDS[func.name], stages, span))
+                             return_vars, ops.LOOP_KINDS[func.name], stages, span, attrs=loop_attrs))
 
     # -- loop bodies shared by for and while ----------------------------------------------
     def enter_loop(self, names, inits, span):
@@ -162,6 +164,7 @@ class ControlFlowParser:
                 out_names = frame.targets
             return_vars = [ir.Var(t, ia.type, span) for t, ia in zip(out_names or names, iter_args)]
         else:
+            self.promote_loop_stores(before, body, names, iter_args, inits, own_names, span, node)
             finals = [self.carried_value(self.symbols[n], ia.type, n, node, "in the loop body")
                       for n, ia in zip(names, iter_args)]
             if names:
@@ -176,6 +179,82 @@ class ControlFlowParser:
         for n, v in zip(out_names, return_vars):
             self.symbols[n] = v
         return return_vars
+
+    def names_read_after(self, node):
+        """Names whose value after the statement `node` is read later in the function (before
+        being assigned again): the statements after `node` in its block, then after the block's
+        statement, and so on up to the function body."""
+        parents = {}
+        for p in ast.walk(self.fdef):
+            for field in ("body", "orelse"):
+                for child in getattr(p, field, None) or []:
+                    if isinstance(child, ast.stmt):
+                        parents[id(child)] = (p, field)
+        candidates = {t.id for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+        out = set()
+        for name in candidates:
+            cur = node
+            while id(cur) in parents:
+                parent, field = parents[id(cur)]
+                block = getattr(parent, field)
+                state = _flow(block[block.index(cur) + 1:], name)
+                if state is not None:
+                    if state == "read":
+                        out.add(name)
+                    break
+                if isinstance(parent, (ast.For, ast.While)):  # the enclosing loop's next iteration
+                    if _flow(parent.body, name) == "read":
+                        out.add(name)
+                        break
+                cur = parent
+        return out
+
+    def promote_loop_stores(self, before, body, names, iter_args, inits, own_names, span, node=None):
+        """A name first defined in the loop body and read after the loop is visible there
+        (PyPTO's ConvertToSSA; Python: the last iteration's value): it becomes a loop-carried
+        value. When it is the result of writing a tensor that exists before the loop
+        (`r = pl.store(t, offs, out)`, `r = pl.assemble(out, v, offs)`) its initial value is
+        that tensor; a Vec/Mat tile starts as a new uninitialised tile (pl.create_tile) and a
+        scalar as 0. Appends to `names`, `iter_args` and `inits`."""
+        read_after = self.names_read_after(node) if node is not None else set()
+        visible = {v.node_id for v in before.values() if is_ir(v)} | {v.node_id for v in iter_args}
+        defs = {}
+
+        def scan(stmts):
+            for st in stmts:
+                if isinstance(st, ir.AssignStmt):
+                    defs[st.var.node_id] = st.value
+                elif isinstance(st, ir.SeqStmts):
+                    scan(st.stmts)
+                elif isinstance(st, ir.ScopeStmt):
+                    scan([st.body])
+        scan(body)
+        for n, v in list(self.symbols.items()):
+            if n in before or n in own_names or n in names or not is_ir(v) or n not in read_after:
+                continue
+            target = None
+            if isinstance(v.type, ir.TensorType):
+                value = defs.get(v.node_id)
+                if isinstance(value, ir.Call):
+                    target = next((a for a in value.args if isinstance(a, ir.Var) and a.node_id in visible
+                                   and isinstance(a.type, ir.TensorType) and self.same_type(a.type, v.type)), None)
+            elif isinstance(v.type, ir.TileType) and v.type.memory in (ir.MemorySpace.Vec, ir.MemorySpace.Mat) \
+                    and all(isinstance(d, ir.ConstInt) for d in v.type.shape):
+                fresh = self.op_call("create_tile", [[d.value for d in v.type.shape]],
+                                     {"dtype": v.type.dtype, "target_memory": v.type.memory}, node)
+                if self.same_type(fresh.type, v.type):
+                    target = ir.Var(n + "_init", fresh.type, span)
+                    self.emit(ir.AssignStmt(target, fresh, span))  # before the loop
+            elif isinstance(v.type, ir.ScalarType) and v.type.dtype != ir.DataType.TASK_ID:
+                target = self.to_expr(0, node, v.type.dtype)
+            if target is None:
+                continue
+            names.append(n)
+            inits.append(target)
+            ia = ir.Var(n, v.type, span)
+            iter_args.append(ia)
+            if self.in_lineage(target):
+                self.lineage.add(ia.node_id)
 
     # -- if --------------------------------------------------------------------------------
     def stmt_If(self, node):
@@ -421,7 +500,7 @@ class ControlFlowParser:
             if not isinstance(role, Role):
                 raise self.error(node, f"role= of pl.{what} takes a pl.Role, got {self.describe(role)}",
                                  "write role=pl.Role.Orchestrator or pl.Role.SubWorker")
-            h["role"] = int(role)
+            h["role"] = {"Orchestrator": 1, "Worker": 2, "SubWorker": 3}[role.name]
         opts = b.get("optimizations")
         if opts is not None:
             if not isinstance(opts, (list, tuple)):
@@ -548,3 +627,46 @@ def new_task_id():
 def reserve_task_id(task_id):
     """Keeps later fresh ids above an id a printed program names explicitly (task_id=N)."""
     _next_task_id[0] = max(_next_task_id[0], task_id + 1)
+
+
+def _reads(node, name):
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+
+
+def _flow(stmts, name):
+    """"read" when `stmts` (run in order) read `name` before assigning it, "kill" when they
+    assign it first on every path, else None."""
+    for st in stmts:
+        if isinstance(st, (ast.For, ast.While)):
+            head = st.iter if isinstance(st, ast.For) else st.test
+            if _reads(head, name) or _flow(st.body, name) == "read" or _flow(st.orelse, name) == "read":
+                return "read"
+            continue  # a loop may run no iteration: it kills nothing for sure
+        if isinstance(st, ast.If):
+            if _reads(st.test, name):
+                return "read"
+            a, b = _flow(st.body, name), _flow(st.orelse, name)
+            if "read" in (a, b):
+                return "read"
+            if a == b == "kill":
+                return "kill"
+            continue
+        if isinstance(st, ast.With):
+            if any(_reads(i, name) for i in st.items):
+                return "read"
+            state = _flow(st.body, name)
+            if state is not None:
+                return state
+            continue
+        if isinstance(st, (ast.Assign, ast.AnnAssign)):
+            if st.value is not None and _reads(st.value, name):
+                return "read"
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            if any(_reads(t, name) for t in targets):  # out[i] = ... reads out
+                return "read"
+            if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
+                return "kill"
+            continue
+        if _reads(st, name):
+            return "read"
+    return None

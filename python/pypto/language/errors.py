@@ -14,3 +14,11 @@ def parse_error(span, message, fix=""):
     if fix:
         text += f"\n  fix: {fix}"
     return ParseError(text)
+
+
+class SSAViolationError(ParseError):
+    """A name assigned twice in a function parsed with strict_ssa=True."""
+
+    @classmethod
+    def at(cls, span, message, fix=""):
+        return cls(str(parse_error(span, message, fix)))

@@ -16,7 +16,8 @@ from .types import DynDim
 _BINOPS = {ast.Add: (operator.add, ir.BinaryOp.Add, "add"), ast.Sub: (operator.sub, ir.BinaryOp.Sub, "sub"),
            ast.Mult: (operator.mul, ir.BinaryOp.Mul, "mul"), ast.Div: (operator.truediv, ir.BinaryOp.Div, "div"),
            ast.FloorDiv: (operator.floordiv, ir.BinaryOp.FloorDiv, None),
-           ast.Mod: (operator.mod, ir.BinaryOp.Mod, None)}
+           ast.Mod: (operator.mod, ir.BinaryOp.Mod, None),
+           ast.Pow: (operator.pow, None, None)}  # folded at parse time only: the IR has no power op
 _CMPOPS = {ast.Eq: (operator.eq, ir.BinaryOp.Eq), ast.NotEq: (operator.ne, ir.BinaryOp.Ne),
            ast.Lt: (operator.lt, ir.BinaryOp.Lt), ast.LtE: (operator.le, ir.BinaryOp.Le),
            ast.Gt: (operator.gt, ir.BinaryOp.Gt), ast.GtE: (operator.ge, ir.BinaryOp.Ge)}
@@ -174,6 +175,11 @@ class ExprParser:
     def eval_Tuple(self, node):
         return tuple(self.eval(e) for e in node.elts)
 
+    def eval_Dict(self, node):  # attribute dicts: pl.func_attr({...}), attrs={...}
+        if any(k is None for k in node.keys):
+            raise self.error(node, f"'**' in the dict '{self.text(node)}' is not supported", "write the keys out")
+        return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
+
     def eval_IfExp(self, node):
         cond = self.eval(node.test)
         if is_ir(cond):
@@ -212,6 +218,10 @@ class ExprParser:
         py_op, ir_op, tile_op = entry
         if not is_ir(a) and not is_ir(b):
             return self.fold(py_op, (a, b), node)
+        if ir_op is None:
+            raise self.error(node, f"'**' in '{self.text(node)}' has a run-time operand; only constants known at "
+                                   "parse time can be raised to a power",
+                             "multiply explicitly (x * x), or use pl.exp(pl.mul(pl.log(x), p)) for tiles")
         if self.is_array(a) or self.is_array(b):
             if tile_op is None:
                 raise self.error(node, f"operator in '{self.text(node)}' is not defined on tiles or tensors")
@@ -314,6 +324,10 @@ class ExprParser:
             args, kwargs = self.call_args(node)
             task = self.launch_info(kwargs, node, f"{func.__name__}(...)")
             return self.with_deps(self.program.call_jit(self, func, args, node), **task)
+        if getattr(func, "_pl_function_opts", None) is not None and self.program is not None:
+            args, kwargs = self.call_args(node)  # a module-level @pl.function called from a @pl.program
+            task = self.launch_info(kwargs, node, f"{func.__name__}(...)")
+            return self.with_deps(self.program.call_module_function(self, func, args, node), **task)
         if callable(func):
             args, kwargs = self.call_args(node)
             runtime = [a for a in list(args) + list(kwargs.values()) if is_ir(a)]
@@ -614,5 +628,6 @@ class ExprParser:
                  "spmd": "a with statement: with pl.spmd(n):",
                  "scope": "a with statement: with pl.scope():",
                  "manual_scope": "a with statement: with pl.manual_scope():",
-                 "yield_": "the last statement of a for/if body: x = pl.yield_(v)"}[name]
+                 "yield_": "the last statement of a for/if body: x = pl.yield_(v)",
+                 "func_attr": 'the first statement of a function body: pl.func_attr({"key": value})'}[name]
         raise self.error(node, f"pl.{name} can only be used as {where}")

@@ -42,9 +42,13 @@ class Source:
         env = {}
         env.update(vars(builtins))
         module = inspect.getmodule(obj)
-        env.update(getattr(obj, "__globals__", None) or (vars(module) if module else {}))
-        env.update(extra_env or {})
         funcs = [obj] if inspect.isfunction(obj) else [v for v in vars(obj).values() if inspect.isfunction(v)]
+        # A class's names are its methods' globals: its module may be missing from sys.modules
+        # (loaded with importlib's spec_from_file_location), or another module may hold its name there.
+        globs = getattr(obj, "__globals__", None) or next((f.__globals__ for f in funcs), None) or \
+            (vars(module) if module else {})
+        env.update(globs)
+        env.update(extra_env or {})
         for f in funcs:
             for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
                 try:
@@ -94,12 +98,17 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, Whi
         self.return_types, self.inline_result = None, None
         self.out_params, self.lineage = set(), set()
         self.dyn_vars, self.early_params = {}, {}  # pl.dynamic dims; INDEX params known before the others
+        self.strict_ssa, self.func_attrs, self.opts = False, None, None  # set by parse() from the decorator
 
     def check_signature(self):
+        from .types import RUNTIME
         a = self.fdef.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
+        # `n: pl.Scalar[pl.INDEX] = pl.RUNTIME` is the one default: the scalar stays a run-time parameter.
+        defaults_ok = all(self.eval(d) is RUNTIME for d in a.defaults)
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or not defaults_ok:
             raise self.error(self.fdef, f"function '{self.fdef.name}' may only have plain parameters",
-                             "remove *args, **kwargs, keyword-only parameters and defaults")
+                             "remove *args, **kwargs, keyword-only parameters and defaults (the only default "
+                             "allowed is pl.RUNTIME)")
 
     def param_specs(self, is_method):
         """[(arg node, spec or None, direction)] for the parameters (without `self`)."""
@@ -182,9 +191,104 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, Whi
                 ir.structural_equal(a, b) for a, b in zip(declared.shape, actual.shape))
         return ir.structural_equal(declared, actual)
 
-    def parse(self, name, func_type, arg_types=None, is_method=False, return_outs=False):
+    # -- @pl.function / @pl.jit options ------------------------------------------------------
+    def set_options(self, opts):
+        """Takes level/role/attrs/strict_ssa/external_source from the decorator's options."""
+        self.opts = opts
+        self.strict_ssa = bool(opts is not None and opts.strict_ssa) or bool(getattr(self.program, "strict_ssa", False))
+        self.func_attrs = dict(opts.attrs) if opts is not None else {}
+        self.func_attr_seen = False
+        if opts is not None and opts.external_source is not None:
+            body = [s for s in self.fdef.body
+                    if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))]
+            if len(body) != 1 or not (isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                                      and body[0].value.value is Ellipsis):
+                raise self.error(self.fdef, f"'{self.fdef.name}' has external_source= and so its body must be `...` "
+                                            "(the kernel is the C++ file)", "write the body as `...`")
+            self.func_attrs["external_source"] = opts.external_source
+
+    def attr_dict(self, value, node, what, seen=None):
+        """Checks a dict of compile-time attributes (str keys; bool/int/float/str/dtype/enum or
+        a list of ints as values); `seen` holds keys given before (duplicates are errors)."""
+        fix = 'write e.g. {"key": 4, "mode": "fast"}'
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise self.error(node, f"{what} takes a dict with string keys, got {self.describe(value)}", fix)
+        for k, v in value.items():
+            ok = isinstance(v, (bool, int, float, str, ir.DataType, ir.MemorySpace, ir.PadValue)) or (
+                isinstance(v, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in v))
+            if not ok:
+                raise self.error(node, f"{what}: the value of '{k}' is {self.describe(v)}, not a compile-time "
+                                       "constant (bool, int, float, str, dtype, or a list of ints)", fix)
+            if seen is not None and k in seen:
+                raise self.error(node, f"{what}: the attribute '{k}' is given twice", f"give '{k}' once")
+        return dict(value)
+
+    def parse_func_attr(self, call, node):
+        """`pl.func_attr({...})` as the first statement of a function body: attributes of the function."""
+        body = [s for s in self.fdef.body
+                if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))]
+        if self.func_attrs is None or self.inline_result is not None:
+            return  # an inline function's attributes: it leaves no function of its own
+        if not body or body[0] is not node or self.func_attr_seen:
+            raise self.error(node, "pl.func_attr({...}) must be the first statement of the function body",
+                             "move it to the top of the body (after the docstring)")
+        if len(call.args) != 1 or call.keywords:
+            raise self.error(node, "pl.func_attr takes one dict", 'write pl.func_attr({"key": value})')
+        arg = call.args[0]
+        if isinstance(arg, ast.Dict):
+            keys = [k.value for k in arg.keys if isinstance(k, ast.Constant)]
+            for k in keys:
+                if keys.count(k) > 1:
+                    raise self.error(node, f"pl.func_attr: the attribute '{k}' is given twice", f"give '{k}' once")
+        attrs = self.attr_dict(self.eval(arg), node, "pl.func_attr", seen=self.func_attrs)
+        self.func_attrs.update(attrs)
+        self.func_attr_seen = True
+
+    def bound_dynamic_dims(self):
+        """{parameter: {axis: DynVar}} from `x.bind_dynamic(axis, M)` statements of the body
+        (PyPTO reads them from the source; at run time they do nothing)."""
+        from .types import DynDim
+        out = {}
+        for stmt in self.fdef.body:
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "bind_dynamic" and isinstance(call.func.value, ast.Name)):
+                continue
+            if len(call.args) != 2 or call.keywords:
+                raise self.error(stmt, "bind_dynamic takes a dimension index and a pl.DynVar",
+                                 'write x.bind_dynamic(0, M) with M = pl.dynamic("M")')
+            axis, dyn = self.eval(call.args[0]), self.eval(call.args[1])
+            if not isinstance(axis, int) or isinstance(axis, bool) or not isinstance(dyn, DynDim):
+                raise self.error(stmt, f"bind_dynamic takes a dimension index and a pl.DynVar, got "
+                                       f"'{self.text(call)}'", 'write x.bind_dynamic(0, M) with M = pl.dynamic("M")')
+            out.setdefault(call.func.value.id, {})[axis] = dyn
+        return out
+
+    def bind_dynamic_type(self, p, spec, ty, dims):
+        """The type of a bare pl.Tensor parameter `p` with the dimensions bound by bind_dynamic made symbolic."""
+        if not isinstance(spec, TensorSpec) or spec.shape is not None or not isinstance(ty, ir.TensorType):
+            raise self.error(p, f"bind_dynamic is called on '{p.arg}', which is not a bare pl.Tensor parameter",
+                             f"annotate '{p.arg}' as bare pl.Tensor, or write pl.dynamic dimensions in its annotation")
+        shape = list(ty.shape)
+        for axis, dyn in dims.items():
+            if not -len(shape) <= axis < len(shape):
+                raise self.error(p, f"bind_dynamic({axis}, ...) on '{p.arg}', which has {len(shape)} dimensions",
+                                 f"use a dimension index below {len(shape)}")
+            shape[axis] = self.dyn_var(dyn.name, p)
+        return ir.TensorType(shape, ty.dtype)
+
+    def stmt_bind_dynamic(self, node):
+        """`x.bind_dynamic(0, M)` statements are read before the body (no-op here)."""
+        call = node.value
+        return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "bind_dynamic" and isinstance(call.func.value, ast.Name)
+                and call.func.value.id in {a.arg for a in self.fdef.args.args})
+
+    def parse(self, name, func_type, arg_types=None, is_method=False, return_outs=False, opts=None):
         """The ir.Function; `arg_types` (call-site or jit argument types) fill unannotated params.
         With `return_outs`, a body without `return` returns its Out/InOut parameters."""
+        self.set_options(opts)
+        bound_dims = self.bound_dynamic_dims()
         specs = self.param_specs(is_method)
         self.func_type = func_type
         if is_method:
@@ -196,6 +300,8 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, Whi
         for i, (p, spec, direction) in enumerate(specs):
             arg_type = self.localize(arg_types[i], p) if arg_types is not None else None
             ty = self.param_type(p, spec, arg_type)
+            if p.arg in bound_dims:
+                ty = self.bind_dynamic_type(p, spec, ty, bound_dims[p.arg])
             var = self.early_params.get(p.arg) or ir.Var(p.arg, ty, self.span(p))
             params.append(var)
             dirs.append(direction)
@@ -248,7 +354,14 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, Whi
                                                 f"returns {ir.print_type(r)}",
                                      f"change the annotation to {ir.print_type(r)}")
             rets = declared_types
-        return ir.Function(name, params, dirs, rets, self.seq(body, self.fdef.body), func_type, self.span(self.fdef))
+        level = opts.level if opts is not None else None
+        role = opts.role if opts is not None else None
+        try:
+            return ir.Function(name, params, dirs, rets, self.seq(body, self.fdef.body), func_type, self.span(self.fdef),
+                               level=level, role=role, attrs=self.func_attrs)
+        except TypeError as e:
+            raise self.error(self.fdef, f"the attributes of '{name}': {e}",
+                             "give attributes bool, int, float, str, dtype values or lists of ints") from None
 
     def in_kernel_code(self) -> bool:
         """True while parsing code that runs on a core: a kernel function, a `with pl.at` /
@@ -269,13 +382,24 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, Whi
         self.stmts = caller.stmts
         self.lineage = caller.lineage
         self.inline_in_kernel = caller.in_kernel_code()  # spliced into a kernel or a pl.at body
+        self.strict_ssa = getattr(caller, "strict_ssa", False)
         self.inline_result = []
         for stmt in self.fdef.body:
             if self.inline_result:
                 raise self.error(stmt, "statements after return in a @pl.jit.inline function",
                                  "end the inline function with its return")
             self.parse_stmt(stmt)
-        if not self.inline_result:
+        # An Out/InOut parameter the spliced body wrote is written in the caller too: the
+        # caller's name passed for it now holds the written tensor.
+        outs = []
+        arg_nodes = list(getattr(node, "args", []))
+        for i, (p, _, direction) in enumerate(specs):
+            if direction == ir.ParamDirection.In:
+                continue
+            outs.append(self.symbols[p.arg])
+            if i < len(arg_nodes) and isinstance(arg_nodes[i], ast.Name) and arg_nodes[i].id in caller.symbols:
+                caller.symbols[arg_nodes[i].id] = self.symbols[p.arg]
+        values = self.inline_result[0] if self.inline_result else outs
+        if not values:
             return None
-        values = self.inline_result[0]
         return values[0] if len(values) == 1 else tuple(values)

@@ -7,13 +7,12 @@ what each does here."""
 
 import enum
 
+from pypto._core import ir
 
-class Role(enum.IntEnum):
-    """`pl.at(level, role)`: the role of a Hierarchy scope (kept in the IR, printed)."""
 
-    Orchestrator = 1
-    Worker = 2
-    SubWorker = 3
+# `pl.at(level, role)` / `@pl.function(role=)`: the role at a level (kept in the IR, printed);
+# one enum, the IR's.
+Role = ir.Role
 
 
 class SplitMode(enum.IntEnum):

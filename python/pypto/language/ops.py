@@ -122,6 +122,7 @@ min = Construct("min", _minmax)
 max = Construct("max", _minmax)
 static_assert = Construct("static_assert", _static_assert)
 static_print = Construct("static_print", _static_print)
+func_attr = Construct("func_attr", _func_attr)
 
 LOOP_KINDS = {"range": ir.ForKind.Range, "parallel": ir.ForKind.Parallel, "unroll": ir.ForKind.Unroll,
               "pipeline": ir.ForKind.Pipeline}

@@ -59,10 +59,19 @@ class ProgramBuilder:
     def __init__(self, name):
         self.name = name
         self.functions = {}  # name -> ir.Function, in order of completion
-        self.methods = {}  # class form: name -> (FunctionDef, FunctionType)
+        self.methods = {}  # class form: name -> (FunctionDef, FunctionOptions)
         self.class_source = None
         self.in_progress = set()
         self.kernels = {}  # (id(jit function), argument type keys) -> function name
+        self.module_functions = {}  # name -> the module-level @pl.function called from the class
+        self.strict_ssa = False  # @pl.program(strict_ssa=True)
+        self.entry = None  # the @pl.jit function being built (jit form)
+
+    def parse_function(self, source, fdef, name, opts, is_method, arg_types=None, return_outs=False):
+        """Parses one function definition with its @pl.function / @pl.jit options."""
+        parser = FunctionParser(source, self, fdef)
+        return parser.parse(name, opts.type if opts is not None else ir.FunctionType.Opaque, arg_types,
+                            is_method=is_method, return_outs=return_outs, opts=opts)
 
     # -- class form -------------------------------------------------------------------------
     def add_class(self, source, methods):
@@ -79,8 +88,8 @@ class ProgramBuilder:
         if name in self.in_progress:
             raise caller.error(node, f"recursive call of '{name}' is not supported")
         self.in_progress.add(name)
-        fdef, func_type = self.methods[name]
-        fn = FunctionParser(self.class_source, self, fdef).parse(name, func_type, is_method=True)
+        fdef, opts = self.methods[name]
+        fn = self.parse_function(self.class_source, fdef, name, opts, True)
         self.in_progress.discard(name)
         self.functions[name] = fn
         return fn
@@ -88,33 +97,68 @@ class ProgramBuilder:
     def build_class(self):
         for name in self.methods:
             self.method(name)
-        extra = [f for n, f in self.functions.items() if n not in self.methods and f is not None]  # pl.cluster groups
-        return ir.Program(self.name, [self.functions[n] for n in self.methods] + extra)
+        names = list(self.methods) + [n for n in self.module_functions if n not in self.methods]
+        extra = [f for n, f in self.functions.items() if n not in names and f is not None]  # pl.cluster groups
+        return ir.Program(self.name, [self.functions[n] for n in names] + extra)
 
     def call_method(self, caller, name, args, node):
-        fn = self.method(name, caller, node)
+        return self.call_function(caller, self.method(name, caller, node), f"self.{name}", args, node)
+
+    def call_function(self, caller, fn, shown, args, node):
         trailing = list(fn.params)[len(args):]
         if len(args) > len(fn.params) or not all(isinstance(p.type, ir.ScalarType) for p in trailing):
-            raise caller.error(node, f"self.{name} takes {len(fn.params)} arguments, got {len(args)}",
-                               f"call it as self.{name}(" + ", ".join(p.name for p in fn.params) + ")")
+            raise caller.error(node, f"{shown} takes {len(fn.params)} arguments, got {len(args)}",
+                               f"call it as {shown}(" + ", ".join(p.name for p in fn.params) + ")")
         exprs = []
         for a, p in zip(args, fn.params):
             dtype = p.type.dtype if isinstance(p.type, ir.ScalarType) else None
             e = caller.to_expr(a, node, dtype)
             if not caller.compatible(p.type, e.type):
-                raise caller.error(node, f"argument '{p.name}' of self.{name} must be {ir.print_type(p.type)}, got "
+                raise caller.error(node, f"argument '{p.name}' of {shown} must be {ir.print_type(p.type)}, got "
                                          f"{ir.print_type(e.type)}", "pass a value of the parameter's type")
             exprs.append(e)
         exprs += dimension_args(fn, exprs, caller, node)
-        return ir.FuncCall(name, exprs, call_type(fn, exprs), caller.span(node))
+        return ir.FuncCall(fn.name, exprs, call_type(fn, exprs), caller.span(node))
+
+    def call_module_function(self, caller, pyfunc, args, node):
+        """A call of a module-level @pl.function: added to the program once, under its name."""
+        from .function_parser import Source
+        name = pyfunc.__name__
+        if self.class_source is None:
+            raise caller.error(node, f"'{name}' is a @pl.function; only a @pl.program calls it",
+                               f"call a @pl.jit.incore function from a @pl.jit entry, or put '{name}' in a program")
+        if name in self.methods:
+            raise caller.error(node, f"the module-level @pl.function '{name}' has the name of a function of "
+                                     f"program '{self.name}'", f"rename one of the two '{name}' functions")
+        known = self.module_functions.get(name)
+        if known is not None and known is not pyfunc:
+            raise caller.error(node, f"two different module-level @pl.function '{name}' are called from program "
+                                     f"'{self.name}'", "give them different names")
+        if known is None:
+            if name in self.in_progress:
+                raise caller.error(node, f"recursive call of '{name}' is not supported")
+            self.module_functions[name] = pyfunc
+            self.in_progress.add(name)
+            source = Source.of(pyfunc)
+            fdef = source.node
+            is_method = bool(fdef.args.args) and fdef.args.args[0].arg == "self"
+            self.functions[name] = self.parse_function(source, fdef, name, pyfunc._pl_function_opts, is_method)
+            self.in_progress.discard(name)
+        return self.call_function(caller, self.functions[name], name, args, node)
 
     # -- jit form ---------------------------------------------------------------------------
     def call_jit(self, caller, jit_fn, args, node):
-        if jit_fn._pl_jit_kind == "inline":
+        kind = jit_fn._pl_jit_kind
+        entry_kind = self.entry._pl_jit_kind if self.entry is not None else "entry"
+        if kind == "inline" or kind == "opaque" or (kind in ("entry", "host") and entry_kind == "host"):
+            # Spliced into the caller: an .opaque function (and, from a .host entry, another
+            # @pl.jit entry) runs its statements, loops and pl.at scopes in the caller's place.
             return FunctionParser(jit_fn.source(), self).parse_inline(args, node, caller)
-        if jit_fn._pl_jit_kind != "incore":
-            raise caller.error(node, f"'{jit_fn.__name__}' is a @pl.jit entry and cannot be called from another one",
-                               "decorate the callee with @pl.jit.incore (a kernel) or @pl.jit.inline")
+        if kind in ("entry", "host"):
+            raise caller.error(node, f"'{jit_fn.__name__}' is a @pl.jit entry and cannot be called from another "
+                                     "plain @pl.jit entry",
+                               "decorate the caller with @pl.jit.host (it calls other entries), or the callee with "
+                               "@pl.jit.incore (a kernel), @pl.jit.inline or @pl.jit.opaque")
         parser = FunctionParser(jit_fn.source(), self)
         specs = parser.param_specs(False)
         if len(args) != len(specs):
@@ -131,17 +175,53 @@ class ProgramBuilder:
                 k += 1
                 name = f"{jit_fn.__name__}_{k}"
             self.functions[name] = None  # reserve the name
-            fn = parser.parse(name, ir.FunctionType.InCore, [e.type for e in exprs], return_outs=True)
+            opts = jit_options(jit_fn)
+            fn = parser.parse(name, opts.type, [e.type for e in exprs], return_outs=True, opts=opts)
             self.functions[name] = fn
             self.kernels[key] = name
         fn = self.functions[self.kernels[key]]
         exprs = exprs + dimension_args(fn, exprs, caller, node)
         return ir.FuncCall(fn.name, exprs, call_type(fn, exprs), caller.span(node))
 
-    def build_jit(self, entry_source, entry_name, arg_types):
-        entry = FunctionParser(entry_source, self).parse(entry_name, ir.FunctionType.Orchestration, arg_types)
+    def build_jit(self, entry_source, entry_name, arg_types, jitfn=None):
+        self.entry = jitfn
+        opts = jit_options(jitfn) if jitfn is not None else None
+        func_type = opts.type if opts is not None else ir.FunctionType.Orchestration
+        entry = FunctionParser(entry_source, self).parse(entry_name, func_type, arg_types, opts=opts)
         kernels = [f for f in self.functions.values() if f is not None]
         return ir.Program(self.name, kernels + [entry])
+
+    def build_extern(self, jitfn, arg_types):
+        """The program of a @pl.jit.extern function called directly: the function alone
+        (compiling it reports that hand-written kernels cannot run here)."""
+        opts = jit_options(jitfn)
+        fn = FunctionParser(jitfn.source(), self).parse(jitfn.__name__, opts.type, arg_types, return_outs=True,
+                                                        opts=opts)
+        return ir.Program(self.name, [fn])
+
+
+def jit_options(jitfn):
+    """The FunctionOptions a @pl.jit kind gives its function."""
+    from .decorators import FunctionOptions
+    o = jitfn.options
+    kind = jitfn._pl_jit_kind
+    if kind == "incore":
+        return FunctionOptions(ir.FunctionType.InCore, level=o.get("level"))
+    if kind == "host":
+        return FunctionOptions(ir.FunctionType.Orchestration, level=ir.Level.HOST, role=ir.Role.Orchestrator,
+                               auto_scope=o.get("auto_scope", True))
+    if kind == "opaque":
+        return FunctionOptions(ir.FunctionType.Opaque)
+    if kind == "extern":
+        from .decorators import _EXTERN_CORES
+        sources = [o[k] for k in ("source", "aic_source", "aiv_source") if o.get(k) is not None]
+        attrs = {"external_source": ", ".join(str(s) for s in sources), "core_type": o["core_type"]}
+        if o.get("dual_aiv_dispatch"):
+            attrs["dual_aiv_dispatch"] = True
+        if o.get("include_dirs"):
+            attrs["include_dirs"] = ", ".join(str(d) for d in o["include_dirs"])
+        return FunctionOptions(_EXTERN_CORES[o["core_type"]], attrs=attrs)
+    return FunctionOptions(ir.FunctionType.Orchestration, auto_scope=o.get("auto_scope", True))
 
 
 def arg_spec_type(spec, index):

@@ -87,8 +87,12 @@ class StmtParser:
             return  # docstring
         if is_yield_call(node.value) and self.is_construct(node.value.func, "yield_"):
             return self.parse_yield([], node.value, node)
+        if isinstance(node.value, ast.Call) and self.is_construct(node.value.func, "func_attr"):
+            return self.parse_func_attr(node.value, node)
+        if self.stmt_bind_dynamic(node):
+            return  # read before the body
         value = self.eval(node.value)
-        if is_ir(value):
+        if is_ir(value) and not isinstance(value, ir.Var):  # a spliced call's result may be a plain Var
             self.emit(ir.EvalStmt(value, self.span(node)))
 
     def stmt_Return(self, node):
@@ -156,6 +160,11 @@ class StmtParser:
     def parse_write(self, target, node):
         """`out[:] = value` and `out[r0:r1, c0:c1] = value`: write `value` into `out` at the
         slices' lower bounds (pl.assemble); a static upper bound must match value's extent."""
+        if self.strict_ssa:
+            raise self.error(node, f"'{self.text(target)} = ...' writes into '{self.text(target.value)}' in place; "
+                                   "with strict_ssa=True subscript writes are off (each name is assigned once)",
+                             f"write it as a new value: `{self.text(target.value)}_new = pl.assemble("
+                             f"{self.text(target.value)}, value, offsets)` (or pl.store for a tile)")
         if not isinstance(target.value, ast.Name):
             raise self.error(node, f"cannot write into '{self.text(target)}'", "write into a tensor name: out[...] = value")
         dst = self.eval(target.value)
@@ -193,6 +202,13 @@ class StmtParser:
 
     # -- binding and the Out-parameter rule ----------------------------------------------
     def bind(self, name, value, node, annotation=None):
+        if self.strict_ssa and name in self.symbols and not name.startswith("__"):
+            from .errors import SSAViolationError
+            raise SSAViolationError.at(
+                self.span(node), f"'{name}' is assigned again; with strict_ssa=True every name is assigned once "
+                                 "(SSA violation)",
+                f"use a new name (e.g. '{name}_1'), or carry a loop value with init_values=(...) and "
+                f"`{name}_next = pl.yield_(...)`")
         if annotation is None and not is_ir(value):
             if name in self.out_params:
                 self.out_rebinding_error(name, node)
@@ -266,9 +282,15 @@ class StmtParser:
         if not frame.explicit:
             raise self.error(node, "pl.yield_ in a loop without init_values",
                              "write `for i, (acc,) in pl.range(n, init_values=(x,)):` or carry values by rebinding")
-        if call.keywords:
-            raise self.error(node, "pl.yield_ takes positional values only")
-        values = [self.to_expr(self.eval(a), node) for a in call.args]
+        # PyPTO's keyword spellings: pl.yield_(value=x) and pl.yield_(v1=a, v2=b, ...), after any positional values.
+        order = ["value", "v1", "v2", "v3", "v4", "v5"]
+        kws = {k.arg: k.value for k in call.keywords}
+        unknown = [k for k in kws if k not in order]
+        if unknown or any(k is None for k in kws):
+            raise self.error(node, f"pl.yield_ has no keyword '{unknown[0] if unknown else '**'}'",
+                             "write pl.yield_(a, b), pl.yield_(value=a) or pl.yield_(v1=a, v2=b)")
+        value_nodes = list(call.args) + [kws[k] for k in order if k in kws]
+        values = [self.to_expr(self.eval(a), node) for a in value_nodes]
         if frame.targets is not None and len(frame.targets) != len(targets):
             raise self.error(node, f"the arms of this if yield {len(frame.targets)} and {len(targets)} values")
         frame.targets = targets

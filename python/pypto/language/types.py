@@ -10,6 +10,7 @@ Mem = ir.MemorySpace
 PadValue = ir.PadValue
 FunctionType = ir.FunctionType
 Level = ir.Level
+Role = ir.Role
 
 BOOL = DataType.BOOL
 INT8 = DataType.INT8
@@ -49,6 +50,29 @@ class DynDim:
 
     def __repr__(self):
         return f"pl.dynamic({self.name!r})"
+
+
+DynVar = DynDim  # PyPTO's name of the class of pl.dynamic("M")
+IntLike = int | ir.Expr  # what a dimension or offset may be: a Python int or a run-time INDEX scalar
+
+
+class _Runtime:
+    """`pl.RUNTIME`: as a parameter default (`n: pl.Scalar[pl.INDEX] = pl.RUNTIME`) or as an
+    argument of `f.compile(...)`, the scalar stays a run-time parameter of the compiled
+    program (given at each call) instead of a value known at compile time."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "pl.RUNTIME"
+
+
+RUNTIME = _Runtime()
 
 
 def dynamic(name):
@@ -223,6 +247,8 @@ def annotation_spec(value):
         return TensorSpec()
     if isinstance(value, TypeSpec):
         return value
+    if isinstance(value, DataType):  # bare `scale: pl.FP32` means pl.Scalar[pl.FP32]
+        return ScalarSpec(value)
     if value is Tile or value is Scalar or value is Array:
         raise TypeError(f"{value.__name__} needs its shape/dtype: write pl.Tile[[M, N], pl.FP32] or pl.Scalar[pl.INT32]")
     return None

@@ -399,8 +399,13 @@ def _arg_specs(jitfn, args):
             f"{fn}() takes {len(names)} arguments ({', '.join(names)}), got {len(args)}; "
             "fix: pass one array or number per parameter"
         )
+    from pypto.language.types import RUNTIME
     for i, a in enumerate(args):
         name = names[i]
+        if a is RUNTIME:  # f.compile(x, pl.RUNTIME): a run-time scalar of the annotated dtype
+            dtype = jitfn.scalar_dtype(i) if hasattr(jitfn, "scalar_dtype") else None
+            specs.append(("scalar", dtype or _core.DataType.INDEX, None))
+            continue
         if is_tensor(a):
             shape, dtype = _spec_of(a, name)
             specs.append(("tensor", shape, getattr(_core.DataType, dtype)))
@@ -427,6 +432,11 @@ def _arg_specs(jitfn, args):
 _jit_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def jit_cache(jitfn) -> dict:
+    """The compile cache of one @pl.jit function (`f._cache`): clearing it forces a recompile."""
+    return _jit_cache.setdefault(jitfn, {})
+
+
 def _jit_key(specs, config):
     return (
         tuple((s[0], s[1], str(s[2])) if s[0] == "tensor" else (s[0], str(s[1])) for s in specs),
@@ -447,7 +457,7 @@ def jit_compile(jitfn, args, config: RunConfig | None = None) -> CompiledProgram
         specs = _arg_specs(jitfn, args)
     else:
         specs = jitfn.annotated_specs()  # f.compile(): shapes and dtypes from the annotations
-    cache = _jit_cache.setdefault(jitfn, {})
+    cache = jit_cache(jitfn)
     key = _jit_key(specs, config)
     compiled = cache.get(key)
     # A program with pl.dynamic dimensions serves every extent of them: look it up with
@@ -503,7 +513,11 @@ def jit_call(jitfn, args, config: RunConfig | None = None):
 
 def jit_lower(jitfn, args, config: RunConfig | None = None):
     """The IR of `jitfn` after the pass pipeline, for these argument shapes and dtypes."""
-    return jit_compile(jitfn, args, config).program
+    config = config or RunConfig()
+    try:
+        return jit_compile(jitfn, args, config).program
+    except (TypeError, ValueError) as e:
+        raise _at_call_site(e) from None
 
 
 from pypto.runtime.worker import (ChipWorker, DeviceTensor, RegisteredProgram, RegistrationHandle,  # noqa: E402
