@@ -415,6 +415,8 @@ class ExprParser:
                 continue
             v = given[p.name]
             if p.kind == ir.ParamKind.Attr:
+                if isinstance(v, FunctionRef):  # peer_func=self.cube: the function's name
+                    v = v.name
                 v = self.constant(v, node, f"argument '{p.name}' of pl.{dsl_name}")
                 if isinstance(v, tuple):
                     v = list(v)

@@ -171,15 +171,25 @@ class OpNamespace:
         if name.startswith("__"):
             raise AttributeError(name)
         full = f"{self._prefix}.{name}"
-        if ir.find_op(full) is None:
+        if ir.find_op(full) is None and not any(full in op.aliases for op in ir.all_ops()):
             raise AttributeError(f"pl.{full} is not an op of the language")
         return OpStub(full)
 
     def __dir__(self):
-        return sorted(op.name.split(".", 1)[1] for op in ir.all_ops() if op.name.startswith(self._prefix + "."))
+        names = {n for op in ir.all_ops() for n in [op.name, *op.aliases]}
+        return sorted(n.split(".", 1)[1] for n in names if n.startswith(self._prefix + "."))
+
+
+class _SystemNamespace(OpNamespace):
+    """`pl.system`: barriers, events, fences (system.* ops), the cross-core FIFO ops under
+    their pl.system spellings (aliases of tile.tpush_to_aiv, ...) and the constant AUTO."""
+
+    AUTO = -1
 
 
 tile = OpNamespace("tile")
+system = _SystemNamespace("system")
+prefetch = OpNamespace("prefetch")  # value-free L2 prefetch hints
 tensor = OpNamespace("tensor")
 array = OpNamespace("array")  # pl.array.create(n, dtype): arrays of the orchestration
 task = OpNamespace("task")    # pl.task.latest(task_id=N): what a printed `task_N` means
