@@ -541,3 +541,46 @@ def test_split_pop_with_the_whole_shape_is_reported(engine):
     with pytest.raises(PyptoError) as e:
         run_with_timeout(lambda: run(WholePop, a, b, out, config=RunConfig(engine=engine)))
     assert "pops a 32x64 FP32 tile 't'" in str(e.value) and "as 16x64 FP32" in str(e.value)
+
+
+@pl.program
+class SplitToCube:
+    """Each vector core pushes its half (split=1: AIV 0 the top rows); the cube pops the two
+    halves joined, multiplies and stores: out = x @ b."""
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def half(self, x: pl.Tensor[[M, K], FP32], r0: pl.Scalar[pl.INDEX]):
+        t = pl.load(x, [r0, 0], [M // 2, K])
+        pl.tpush_to_aic(t, split=1)
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, b: pl.Tensor[[K, N], FP32], out: pl.Out[pl.Tensor[[M, N], FP32]]):
+        t = pl.tpop_from_aiv(shape=[M, K], dtype=FP32, split=1)
+        acc = pl.matmul(pl.move(t, target_memory=Left),
+                        pl.move(pl.load(b, [0, 0], [K, N], target_memory=Mat), target_memory=Right))
+        pl.tfree_to_aiv(t, split=1)
+        out = pl.store(acc, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def fused(self, x: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], out: pl.Out[pl.Tensor[[M, N], FP32]]):
+        out = self.cube(b, out)
+        self.half(x, 0)
+        self.half(x, M // 2)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], out: pl.Out[pl.Tensor[[M, N], FP32]]):
+        out = self.fused(x, b, out)
+        return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_split_push_to_the_cube_joins_the_halves(engine):
+    x, b, out = randn(M, K), randn(K, N), np.zeros((M, N), np.float32)
+    run_with_timeout(lambda: run(SplitToCube, x, b, out, config=RunConfig(engine=engine, verify="roundtrip")))
+    np.testing.assert_allclose(out, x @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_tile_namespace_memref_type():
+    assert pl.tile.MemRefType is pl.MemRef

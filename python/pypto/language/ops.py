@@ -187,7 +187,13 @@ class _SystemNamespace(OpNamespace):
     AUTO = -1
 
 
-tile = OpNamespace("tile")
+class _TileNamespace(OpNamespace):
+    """`pl.tile`: the tile ops, and PyPTO's `pl.tile.MemRefType` (pl.MemRef)."""
+
+    from .types import MemRef as MemRefType
+
+
+tile = _TileNamespace("tile")
 system = _SystemNamespace("system")
 prefetch = OpNamespace("prefetch")  # value-free L2 prefetch hints
 tensor = OpNamespace("tensor")
