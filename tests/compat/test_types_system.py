@@ -584,3 +584,27 @@ def test_split_push_to_the_cube_joins_the_halves(engine):
 
 def test_tile_namespace_memref_type():
     assert pl.tile.MemRefType is pl.MemRef
+
+
+@pytest.mark.parametrize("call,expect", [
+    ("pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.V, event_id=0)",
+     "set_pipe and wait_pipe are both V"),
+    ("pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=9)", "event_id = 9 is outside 0..7"),
+    ("pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, event_id=0)", "argument 'wait_pipe' is missing"),
+    ("pl.system.sync_src(set_pipe=pl.PipeType.ALL, wait_pipe=pl.PipeType.V, event_id=0)", "'set_pipe' = 'ALL' names no pipe"),
+    ("pl.system.sync_set(14, pipe=pl.PipeType.MTE3)", "event_id = 14 is outside 0..13"),
+    ("pl.system.sync_wait(0, pipe=pl.PipeType.V, core_type='cube')", "core_type = 'cube' names no core type"),
+])
+def test_flag_and_event_errors(call, expect):
+    src = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+        {call}
+        out = pl.store(pl.load(x, [0, 0], [16, 64]), [0, 0], out)
+        return out
+"""
+    with pytest.raises(PyptoError) as e:
+        pl.parse(src)
+    assert expect in str(e.value) and "fix:" in str(e.value)
