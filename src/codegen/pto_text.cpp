@@ -38,6 +38,14 @@ std::string dtype_text(DataType t) {
     case DataType::FP32: return "f32";
     case DataType::INDEX: return "index";
     case DataType::TASK_ID: return "task_id";  // orchestration only: no kernel sees one
+    case DataType::FP8E4M3FN: return "f8E4M3FN";
+    case DataType::FP8E5M2: return "f8E5M2";
+    case DataType::FP8E8M0: return "f8E8M0";
+    case DataType::FP4: return "f4E2M1";
+    case DataType::HF4: return "hf4";
+    case DataType::HF8: return "hf8";
+    case DataType::INT4: return "i4";
+    case DataType::UINT4: return "u4";
   }
   return "?";
 }

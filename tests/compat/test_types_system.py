@@ -92,6 +92,14 @@ def test_narrow_dtype_annotations_print_and_parse_back():
     assert pir.structural_equal(pl.parse(text), NarrowParams)
 
 
+def test_a_narrow_dtype_argument_is_explained_at_the_call():
+    x, out = randn(16, 64), np.zeros((16, 64), np.float32)
+    with pytest.raises(TypeError) as e:
+        run(NarrowParams, x, np.zeros((16, 64), np.uint8), np.zeros((16, 64), np.uint8), out)
+    assert "parameter 's' is a FP8E4M3FN tensor; no host array carries FP8E4M3FN here" in str(e.value)
+    assert "fix:" in str(e.value)
+
+
 def test_an_op_on_a_narrow_dtype_is_refused():
     with pytest.raises(PyptoError) as e:
         @pl.program

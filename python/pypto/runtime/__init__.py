@@ -251,6 +251,12 @@ class CompiledProgram:
                 shape, dtype = tensor_spec(arg, p.name)
                 want = tuple(p.shape)
                 fits = len(shape) == len(want) and all(w < 0 or s == w for s, w in zip(shape, want))
+                if p.dtype in ("FP8E4M3FN", "FP8E5M2", "FP8E8M0", "HF8", "FP4", "HF4", "INT4", "UINT4"):
+                    raise TypeError(
+                        f"{self.name}(): parameter '{p.name}' is a {p.dtype} tensor; no host array carries "
+                        f"{p.dtype} here (the narrow dtypes are accepted in annotations only); fix: declare the "
+                        "parameter FP16, BF16 or FP32 and pass the data converted to that dtype"
+                    )
                 if not fits or dtype != p.dtype:
                     raise TypeError(
                         f"{self.name}(): argument '{p.name}' has shape {list(shape)} and dtype "
