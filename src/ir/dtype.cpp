@@ -40,10 +40,19 @@ const LevelAlias kLevelAliases[7] = {{"L2CACHE", Level::CHIP_DIE}, {"PROCESSOR",
 
 int dtype_bits(DataType t) { return kDtypeBits[static_cast<size_t>(t)]; }
 int dtype_bytes(DataType t) { return (dtype_bits(t) + 7) / 8; }
-bool dtype_storage_only(DataType t) { return static_cast<int>(t) >= static_cast<int>(DataType::FP8E4M3FN); }
+// FP8E4M3FN / FP8E5M2 tiles load, store and convert (pl.cast; op_registry.cpp allows just
+// those ops); the other narrow dtypes are storage only.
+bool dtype_storage_only(DataType t) {
+  return static_cast<int>(t) >= static_cast<int>(DataType::FP8E4M3FN) && t != DataType::FP8E4M3FN &&
+         t != DataType::FP8E5M2;
+}
 const char* dtype_name(DataType t) { return kDtypeNames[static_cast<size_t>(t)]; }
 std::optional<DataType> dtype_from_name(const std::string& n) { return lookup<DataType>(kDtypeNames, n); }
-bool dtype_is_float(DataType t) { return t == DataType::FP16 || t == DataType::BF16 || t == DataType::FP32; }
+bool dtype_is_float(DataType t) {
+  return t == DataType::FP16 || t == DataType::BF16 || t == DataType::FP32 || t == DataType::FP8E4M3FN ||
+         t == DataType::FP8E5M2 || t == DataType::FP8E8M0 || t == DataType::HF8 || t == DataType::FP4 ||
+         t == DataType::HF4;
+}
 bool dtype_is_int(DataType t) {
   return !dtype_is_float(t) && t != DataType::BOOL && t != DataType::TASK_ID && !dtype_storage_only(t);
 }

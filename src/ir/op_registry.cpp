@@ -94,6 +94,15 @@ static void check_supported_types(const OpDef& op, const std::vector<ExprPtr>& a
              "loads, stores or converts them",
          "keep the data in FP16, BF16 or FP32 (convert it on the host, e.g. with ml_dtypes) and pass that tensor");
   };
+  // FP8E4M3FN / FP8E5M2 move and convert: pl.load, pl.store and pl.cast take them.
+  const bool fp8_io = op.name == "tile.load" || op.name == "tile.store" || op.name == "tile.cast";
+  auto refuse_fp8 = [&](DataType d, const std::string& what) {
+    if (fp8_io || (d != DataType::FP8E4M3FN && d != DataType::FP8E5M2)) return;
+    fail(ErrorKind::kType, span,
+         "pl." + op.name + ": " + what + " has dtype " + dtype_name(d) + "; FP8 tiles are loaded, stored and converted "
+             "(pl.load, pl.store, pl.cast) but no other op computes on them",
+         "convert the tile first: pl.cast(t, pl.FP32) (or FP16/BF16), compute, and cast the result back");
+  };
   auto refuse_memory = [&](MemorySpace m, const std::string& what) {
     fail(ErrorKind::kType, span,
          "pl." + op.name + ": " + what + " lives in pl.Mem." + memory_space_name(m) +
@@ -106,8 +115,10 @@ static void check_supported_types(const OpDef& op, const std::vector<ExprPtr>& a
     if (p.kind == ParamKind::kAttr) {
       auto it = attrs.find(p.name);
       if (it != attrs.end())
-        if (auto* d = std::get_if<DataType>(&it->second); d && dtype_storage_only(*d))
-          refuse_dtype(*d, "argument '" + p.name + "'");
+        if (auto* d = std::get_if<DataType>(&it->second)) {
+          if (dtype_storage_only(*d)) refuse_dtype(*d, "argument '" + p.name + "'");
+          refuse_fp8(*d, "argument '" + p.name + "'");
+        }
       if (it != attrs.end())
         if (auto* m = std::get_if<MemorySpace>(&it->second);
             m && (*m == MemorySpace::LeftScale || *m == MemorySpace::RightScale || *m == MemorySpace::ScalarLocal))
@@ -118,10 +129,17 @@ static void check_supported_types(const OpDef& op, const std::vector<ExprPtr>& a
     ++k;
     if (!a || !a->type) continue;
     const std::string what = "argument '" + p.name + "'";
-    if (auto* t = a->type->as<TensorType>(); t && dtype_storage_only(t->dtype)) refuse_dtype(t->dtype, what);
-    if (auto* t = a->type->as<ScalarType>(); t && dtype_storage_only(t->dtype)) refuse_dtype(t->dtype, what);
+    if (auto* t = a->type->as<TensorType>()) {
+      if (dtype_storage_only(t->dtype)) refuse_dtype(t->dtype, what);
+      refuse_fp8(t->dtype, what);
+    }
+    if (auto* t = a->type->as<ScalarType>()) {
+      if (dtype_storage_only(t->dtype)) refuse_dtype(t->dtype, what);
+      refuse_fp8(t->dtype, what);
+    }
     if (auto* t = a->type->as<TileType>()) {
       if (dtype_storage_only(t->dtype)) refuse_dtype(t->dtype, what);
+      refuse_fp8(t->dtype, what);
       if (t->memory == MemorySpace::LeftScale || t->memory == MemorySpace::RightScale ||
           t->memory == MemorySpace::ScalarLocal)
         refuse_memory(t->memory, what);

@@ -46,6 +46,7 @@ const std::vector<DataType> kNumeric = {FP32, FP16, BF16, INT32, INT16, INT8, UI
 const std::vector<DataType> kAny = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, BOOL};
 const std::vector<DataType> kSigned = {FP32, FP16, BF16, INT32, INT16, INT8};
 const std::vector<DataType> kCube = {FP16, BF16, FP32, INT8};
+const std::vector<DataType> kMoveFp8 = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, BOOL, FP8E4M3FN, FP8E5M2};  // TLOAD TSTORE TCVT
 
 CostFigures vec(double slope, double head, bool published = false) { return {head, slope, 0, 0, published}; }
 CostFigures fit(double slope, double head) { return vec(slope, head, true); }
@@ -153,8 +154,8 @@ std::vector<InstrDef> build_table() {
     t.push_back(InstrDef{name, fam, pipe, outs, ins, dt, cost, summary, {}});
   };
   // Memory and on-chip movement.
-  add("TLOAD", F::kMemory, Pipe::MTE2, "T", "GL", kAny, xfer(100.9), "tile = tensor[offsets] (valid region; pad fills the rest)");
-  add("TSTORE", F::kMemory, Pipe::MTE3, "G", "TL", kAny, xfer(188.5), "tensor[offsets] = tile (valid region; atomic add optional)");
+  add("TLOAD", F::kMemory, Pipe::MTE2, "T", "GL", kMoveFp8, xfer(100.9), "tile = tensor[offsets] (valid region; pad fills the rest)");
+  add("TSTORE", F::kMemory, Pipe::MTE3, "G", "TL", kMoveFp8, xfer(188.5), "tensor[offsets] = tile (valid region; atomic add optional)");
   add("TMOV", F::kMove, Pipe::MTE1, "T", "T", kAny, xfer(441), "dst = src across memories, with fp32 -> fp16/bf16 conversion");
   add("TTRANS", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst[i, j] = src[j, i]");
   add("TFILLPAD", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst = src on src's valid region, dst's pad value elsewhere");
@@ -201,7 +202,7 @@ std::vector<InstrDef> build_table() {
   add("TRECIP", F::kUnary, Pipe::V, "T", "T", kFloat, kMathDefault, "dst = 1 / a");
 
   // Conversion, comparison, selection.
-  add("TCVT", F::kConvert, Pipe::V, "T", "T", kAny, kPassDefault, "dst = convert(src) with round mode none|rint|round|floor|ceil|trunc|odd");
+  add("TCVT", F::kConvert, Pipe::V, "T", "T", kMoveFp8, kPassDefault, "dst = convert(src) with round mode none|rint|round|floor|ceil|trunc|odd");
   // Dtypes of TCMP / TCMPS are those of the compared source; the mask is a packed UINT8 tile.
   add("TCMP", F::kCompare, Pipe::V, "T", "TT", kNumeric, kBinaryDefault,
       "packed mask (UINT8, 1 bit per element) = a <cmp> b over a's valid region");

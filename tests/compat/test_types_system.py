@@ -66,7 +66,7 @@ def test_enum_members_and_aliases():
 def test_narrow_dtypes_sizes_and_names(name, bits):
     dt = getattr(pl, name)
     assert _core.ir.dtype_bits(dt) == bits
-    assert _core.ir.dtype_storage_only(dt)
+    assert _core.ir.dtype_storage_only(dt) == (name not in ("FP8E4M3FN", "FP8E5M2"))
     assert str(dt).endswith(name)
 
 
@@ -80,7 +80,7 @@ class NarrowParams:
         return out
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[16, 64], FP32], s: pl.Tensor[[16, 64], pl.FP8E4M3FN, pl.ND],
+    def main(self, x: pl.Tensor[[16, 64], FP32], s: pl.Tensor[[16, 64], pl.HF8, pl.ND],
              w: pl.Tensor[[16, 64], pl.FP4], out: pl.Out[pl.Tensor[[16, 64], FP32]]):
         out = self.scale(x, out)
         return out
@@ -88,7 +88,7 @@ class NarrowParams:
 
 def test_narrow_dtype_annotations_print_and_parse_back():
     text = pir.print_program(NarrowParams)
-    assert "s: pl.Tensor[[16, 64], pl.FP8E4M3FN]" in text and "w: pl.Tensor[[16, 64], pl.FP4]" in text
+    assert "s: pl.Tensor[[16, 64], pl.HF8]" in text and "w: pl.Tensor[[16, 64], pl.FP4]" in text
     assert pir.structural_equal(pl.parse(text), NarrowParams)
 
 
@@ -96,7 +96,7 @@ def test_a_narrow_dtype_argument_is_explained_at_the_call():
     x, out = randn(16, 64), np.zeros((16, 64), np.float32)
     with pytest.raises(TypeError) as e:
         run(NarrowParams, x, np.zeros((16, 64), np.uint8), np.zeros((16, 64), np.uint8), out)
-    assert "parameter 's' is a FP8E4M3FN tensor; no host array carries FP8E4M3FN here" in str(e.value)
+    assert "parameter 's' is a HF8 tensor; no host array carries HF8 here" in str(e.value)
     assert "fix:" in str(e.value)
 
 
@@ -105,12 +105,12 @@ def test_an_op_on_a_narrow_dtype_is_refused():
         @pl.program
         class Bad:
             @pl.function(type=pl.FunctionType.InCore)
-            def k(self, x: pl.Tensor[[16, 64], pl.FP8E4M3FN], out: pl.Out[pl.Tensor[[16, 64], FP32]]):
+            def k(self, x: pl.Tensor[[16, 64], pl.FP8E8M0], out: pl.Out[pl.Tensor[[16, 64], FP32]]):
                 out = pl.store(pl.cast(pl.load(x, [0, 0], [16, 64]), FP32), [0, 0], out)
                 return out
     msg = str(e.value)
     assert "test_types_system.py:" in msg
-    assert "pl.tile.load: argument 'tensor' has dtype FP8E4M3FN" in msg
+    assert "pl.tile.load: argument 'tensor' has dtype FP8E8M0" in msg
     assert "no op of this chip model computes on" in msg and "fix:" in msg
 
 
@@ -120,10 +120,10 @@ def test_cast_to_a_narrow_dtype_is_refused():
         class Bad:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: pl.Tensor[[16, 64], FP32], out: pl.Out[pl.Tensor[[16, 64], FP32]]):
-                t = pl.cast(pl.load(x, [0, 0], [16, 64]), pl.FP8E5M2)
+                t = pl.cast(pl.load(x, [0, 0], [16, 64]), pl.HF8)
                 out = pl.store(pl.cast(t, FP32), [0, 0], out)
                 return out
-    assert "argument 'target_type' has dtype FP8E5M2" in str(e.value) or "has dtype FP8E5M2" in str(e.value)
+    assert "argument 'target_type' has dtype HF8" in str(e.value)
 
 
 # -- views and layouts ------------------------------------------------------------------------
@@ -616,3 +616,116 @@ class P:
     with pytest.raises(PyptoError) as e:
         pl.parse(src)
     assert expect in str(e.value) and "fix:" in str(e.value)
+
+
+# -- FP8: load, store, cast (bit-exact against a reference written here) ----------------------
+
+def fp8_table(kind):
+    """Values of the 256 FP8 bit patterns (E4M3FN: bias 7, no inf; E5M2: bias 15, IEEE-like)."""
+    mant, bias = (3, 7) if kind == "e4m3fn" else (2, 15)
+    emax = (1 << (7 - mant)) - 1
+    out = np.zeros(256)
+    for b in range(256):
+        e, m = (b & 0x7F) >> mant, b & ((1 << mant) - 1)
+        if kind == "e4m3fn" and e == emax and m == (1 << mant) - 1:
+            v = np.nan
+        elif kind == "e5m2" and e == emax:
+            v = np.inf if m == 0 else np.nan
+        elif e == 0:
+            v = m * 2.0 ** (1 - bias - mant)
+        else:
+            v = (1 + m / (1 << mant)) * 2.0 ** (e - bias)
+        out[b] = -v if b & 0x80 else v
+    return out
+
+
+def fp8_encode(x, kind, ties="even"):
+    """Nearest FP8 bits of each float (ties to even bits, or away from zero); magnitudes past
+    the largest finite value by half an ulp or more (ties by the same rule) overflow to NaN
+    (E4M3FN) / infinity (E5M2)."""
+    table = fp8_table(kind)
+    top = 0x7E if kind == "e4m3fn" else 0x7B
+    finite = table[: top + 1]
+    ulp_top = finite[top] - finite[top - 1]
+    out = np.zeros(x.shape, np.uint8)
+    for idx, v in np.ndenumerate(x.astype(np.float64)):
+        sign = 0x80 if np.signbit(v) else 0
+        a = abs(v)
+        cand = list(finite) + [finite[top] + ulp_top]  # the virtual next value: overflow
+        d = np.abs(np.array(cand) - a)
+        best = np.flatnonzero(d == d.min())
+        if len(best) == 2:
+            pick = best[1] if ties == "away" else best[0] if best[0] % 2 == 0 else best[1]
+        else:
+            pick = best[0]
+        out[idx] = ((0x7F if kind == "e4m3fn" else 0x7C) if pick > top else pick) | sign
+    return out
+
+
+def same_fp8(got, want, kind):
+    t = fp8_table(kind)
+    g, w = t[got], t[want]
+    both_nan = np.isnan(g) & np.isnan(w)
+    return bool(np.all(both_nan | (got == want)))
+
+
+@pl.program
+class Fp8Casts:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 64], FP32], h: pl.Tensor[[16, 64], pl.FP8E4M3FN],
+          q: pl.Out[pl.Tensor[[16, 64], pl.FP8E4M3FN]], qa: pl.Out[pl.Tensor[[16, 64], pl.FP8E4M3FN]],
+          r: pl.Out[pl.Tensor[[16, 64], pl.FP8E5M2]], back: pl.Out[pl.Tensor[[16, 64], FP32]],
+          hf: pl.Out[pl.Tensor[[16, 64], pl.FP16]], hb: pl.Out[pl.Tensor[[16, 64], pl.BF16]]):
+        t = pl.load(x, [0, 0], [16, 64])
+        a = pl.cast(t, pl.FP8E4M3FN, mode="rint")
+        q = pl.store(a, [0, 0], q)
+        qa = pl.store(pl.cast(t, pl.FP8E4M3FN), [0, 0], qa)  # pl.cast's default: ties away from zero
+        r = pl.store(pl.cast(t, pl.FP8E5M2, mode="rint"), [0, 0], r)
+        back = pl.store(pl.cast(a, FP32), [0, 0], back)
+        g = pl.load(h, [0, 0], [16, 64])
+        hf = pl.store(pl.cast(g, pl.FP16), [0, 0], hf)
+        hb = pl.store(pl.cast(g, pl.BF16), [0, 0], hb)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], FP32], h: pl.Tensor[[16, 64], pl.FP8E4M3FN],
+             q: pl.Out[pl.Tensor[[16, 64], pl.FP8E4M3FN]], qa: pl.Out[pl.Tensor[[16, 64], pl.FP8E4M3FN]],
+             r: pl.Out[pl.Tensor[[16, 64], pl.FP8E5M2]], back: pl.Out[pl.Tensor[[16, 64], FP32]],
+             hf: pl.Out[pl.Tensor[[16, 64], pl.FP16]], hb: pl.Out[pl.Tensor[[16, 64], pl.BF16]]):
+        self.k(x, h, q, qa, r, back, hf, hb)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fp8_load_store_and_casts_are_bit_exact(engine):
+    x = (randn(16, 64) * 40).astype(np.float32)
+    # ties of both formats, the largest values, overflow, tiny values and zeros of both signs
+    special = [448.0, 464.0, 465.0, 500.0, -464.0, 1.0625, 1.1875, -2.125, 0.0, -0.0, 2.0 ** -9, 2.0 ** -10,
+               3 * 2.0 ** -11, 57344.0, 61440.0, 61441.0, 1.125, 1.375, 0.4375, 240.0, 232.0]
+    x.flat[: len(special)] = special
+    h = np.arange(16 * 64, dtype=np.int64).reshape(16, 64).astype(np.uint8)  # every FP8 pattern, 4 times
+    q, qa, r = (np.zeros((16, 64), np.uint8) for _ in range(3))
+    back = np.zeros((16, 64), np.float32)
+    hf = np.zeros((16, 64), np.float16)
+    import torch
+    hb = torch.zeros(16, 64, dtype=torch.bfloat16)
+    run(Fp8Casts, x, h, q, qa, r, back, hf, hb, config=RunConfig(engine=engine, verify="roundtrip"))
+    assert same_fp8(q, fp8_encode(x, "e4m3fn"), "e4m3fn")
+    assert same_fp8(qa, fp8_encode(x, "e4m3fn", ties="away"), "e4m3fn")
+    assert same_fp8(r, fp8_encode(x, "e5m2"), "e5m2")
+    table = fp8_table("e4m3fn")
+    np.testing.assert_array_equal(back, table[q].astype(np.float32))  # widening is exact
+    want = table[h]
+    np.testing.assert_array_equal(np.isnan(hf), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_array_equal(hf[ok].astype(np.float64), want[ok])
+    np.testing.assert_array_equal(hb.float().numpy()[ok].astype(np.float64), want[ok])
+
+
+def test_fp8_tiles_take_only_load_store_and_cast():
+    with pytest.raises(PyptoError) as e:
+        @pl.program
+        class Bad:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[16, 64], pl.FP8E5M2], out: pl.Out[pl.Tensor[[16, 64], pl.FP8E5M2]]):
+                out = pl.store(pl.add(pl.load(x, [0, 0], [16, 64]), 1.0), [0, 0], out)
+                return out
+    assert "FP8 tiles are loaded, stored and converted" in str(e.value) and "fix:" in str(e.value)
