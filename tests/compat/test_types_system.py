@@ -729,3 +729,52 @@ def test_fp8_tiles_take_only_load_store_and_cast():
                 out = pl.store(pl.add(pl.load(x, [0, 0], [16, 64]), 1.0), [0, 0], out)
                 return out
     assert "FP8 tiles are loaded, stored and converted" in str(e.value) and "fix:" in str(e.value)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_task_invalid_and_cluster_count(engine):
+    @pl.jit
+    def k(x: pl.Tensor[[16, 64], FP32], out: pl.Out[pl.Tensor[[16, 64], FP32]]):
+        none = pl.system.task_invalid()
+        n = pl.system.available_cluster_count()
+        with pl.at(level=pl.Level.CORE_GROUP, deps=[none]):
+            out = pl.store(pl.mul(pl.load(x, [0, 0], [16, 64]), n), [0, 0], out)
+        return out
+
+    x, out = randn(16, 64), np.zeros((16, 64), np.float32)
+    k(x, out, config=RunConfig(engine=engine, verify="roundtrip"))
+    np.testing.assert_allclose(out, x * 24, rtol=1e-6)  # a2a3sim: 24 clusters
+
+
+def test_syncall_in_a_mixed_task_is_refused():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.AIC)
+        def cube(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32]):
+            acc = pl.matmul(pl.move(pl.load(a, [0, 0], [M, K], target_memory=Mat), target_memory=Left),
+                            pl.move(pl.load(b, [0, 0], [K, N], target_memory=Mat), target_memory=Right))
+            pl.system.syncall()
+            pl.tpush_to_aiv(acc, aiv=0)
+
+        @pl.function(type=pl.FunctionType.AIV)
+        def vec(self, out: pl.Out[pl.Tensor[[M, N], FP32]]):
+            t = pl.tpop_from_aic([M, N], FP32)
+            out = pl.store(pl.add(t, 0.0), [0, 0], out)
+            pl.tfree_to_aic(t)
+            return out
+
+        @pl.function(type=pl.FunctionType.Group)
+        def fused(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], out: pl.Out[pl.Tensor[[M, N], FP32]]):
+            self.cube(a, b)
+            out = self.vec(out)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], out: pl.Out[pl.Tensor[[M, N], FP32]]):
+            out = self.fused(a, b, out)
+            return out
+
+    with pytest.raises(PyptoError) as e:
+        run(P, randn(M, K), randn(K, N), np.zeros((M, N), np.float32))
+    msg = str(e.value)
+    assert "is a mixed task whose parts are not held at a barrier on this runtime" in msg and "fix:" in msg
