@@ -126,11 +126,15 @@ const char* param_kind_name(ParamKind k) {
 }
 
 void bind_enums(nb::module_& m) {
-  bind_enum<DataType, 14>(m, "DataType", dtype_name);
-  bind_enum<MemorySpace, 7>(m, "MemorySpace", memory_space_name);
+  bind_enum<DataType, kDataTypeCount>(m, "DataType", dtype_name);
+  bind_enum<MemorySpace, kMemorySpaceCount>(m, "MemorySpace", memory_space_name);
   bind_enum<PadValue, 4>(m, "PadValue", pad_value_name);
   bind_enum<FunctionType, 9>(m, "FunctionType", function_type_name);
-  bind_enum<Level, 5>(m, "Level", level_name);
+  bind_enum<Level, kLevelCount>(m, "Level", level_name);
+  {  // PyPTO's alias names of levels (pl.Level.L2CACHE is pl.Level.CHIP_DIE)
+    nb::object level = m.attr("Level");
+    for (const LevelAlias& a : kLevelAliases) nb::setattr(level, a.name, nb::cast(a.level));
+  }
   bind_enum<Role, 3>(m, "Role", role_name);
   bind_enum<ParamDirection, 3>(m, "ParamDirection", param_direction_name);
   bind_enum<BinaryOp, 16>(m, "BinaryOp", binary_op_name);
@@ -138,6 +142,8 @@ void bind_enums(nb::module_& m) {
   bind_enum<ForKind, 4>(m, "ForKind", for_kind_enum_name);
   bind_enum<ParamKind, 3>(m, "ParamKind", param_kind_name);
   m.def("dtype_bytes", &dtype_bytes);
+  m.def("dtype_bits", &dtype_bits);
+  m.def("dtype_storage_only", &dtype_storage_only);
   m.def("dtype_is_float", &dtype_is_float);
   m.def("dtype_is_int", &dtype_is_int);
 }

@@ -172,7 +172,8 @@ class SyncPlanner {
         Clock all{};
         for (auto& c : st.vc) join(all, c);
         st.vc.fill(all);
-      } else if (isa::pipe_from_name(attr(in, "src"), &src) && isa::pipe_from_name(attr(in, "dst"), &dst)) {
+      } else if ((in.mnemonic == "SET_FLAG" || in.mnemonic == "WAIT_FLAG") &&
+                 isa::pipe_from_name(attr(in, "src"), &src) && isa::pipe_from_name(attr(in, "dst"), &dst)) {
         auto& q = manual_[{static_cast<int>(src), static_cast<int>(dst)}];
         if (in.mnemonic == "SET_FLAG") q.push_back(st.vc[static_cast<int>(src)]);
         else if (!q.empty()) {

@@ -223,6 +223,31 @@ struct ProgramLowering {
     return index;
   }
 
+  // pl.system.syncall is the barrier of every core of a launch. A launch of one block (one
+  // core) passes it at once; the blocks of a multi-block pl.spmd launch and the parts of a
+  // mixed task are not held at a barrier on this runtime, so such a launch is refused rather
+  // than run as if the blocks had met (they may run one after another: a device barrier
+  // there would wait forever).
+  void check_syncall(const ir::FuncCall& call, const isa::Kernel& k) {
+    std::vector<const isa::Kernel*> kernels{&k};
+    for (const isa::KernelPart& p : k.parts) kernels.push_back(&host.kernels[p.kernel]);
+    for (const isa::Kernel* kk : kernels)
+      for (const isa::Instr& in : kk->code) {
+        if (in.mnemonic != "SYNCALL") continue;
+        const bool parts = !k.parts.empty();
+        if (call.task.block_num <= 1 && !parts) continue;
+        fail(ErrorKind::kValue, in.span,
+             "pl.system.syncall in kernel '" + kk->name + "' is a barrier of every core of the launch, but " +
+                 (parts ? "'" + k.name + "' is a mixed task whose parts"
+                        : "the launch at " + call.span.str() + " runs " + std::to_string(call.task.block_num) + " blocks that") +
+                 " are not held at a barrier on this runtime (they may run one after another, where the barrier would "
+                 "wait forever)",
+             parts ? "exchange the data through the cross-core FIFOs (pl.tpush_to_aiv / pl.tpop_from_aic) instead"
+                   : "split the kernel at the barrier into two launches: the second pl.spmd block runs after the first "
+                     "(it reads what the first wrote)");
+      }
+  }
+
   // A part's kernel fits its core (no Vec tile on the AIC, no cube tile on an AIV), takes
   // the arguments given, and talks only to peers the group has.
   void check_part(const ir::Function& g, const ir::FuncCall& call, const isa::KernelPart& part,
@@ -293,6 +318,7 @@ struct ProgramLowering {
   void call(const ir::FuncCall& call, const ir::VarPtr& dst) {
     int callee = kernel_of(call);
     const isa::Kernel& k = host.kernels[callee];
+    check_syncall(call, k);
     if (call.args.size() != k.params.size())
       fail(ErrorKind::kType, call.span,
            "kernel '" + k.name + "' takes " + std::to_string(k.params.size()) + " arguments, got " +

@@ -38,6 +38,14 @@ std::string dtype_text(DataType t) {
     case DataType::FP32: return "f32";
     case DataType::INDEX: return "index";
     case DataType::TASK_ID: return "task_id";  // orchestration only: no kernel sees one
+    case DataType::FP8E4M3FN: return "f8E4M3FN";
+    case DataType::FP8E5M2: return "f8E5M2";
+    case DataType::FP8E8M0: return "f8E8M0";
+    case DataType::FP4: return "f4E2M1";
+    case DataType::HF4: return "hf4";
+    case DataType::HF8: return "hf8";
+    case DataType::INT4: return "i4";
+    case DataType::UINT4: return "u4";
   }
   return "?";
 }
@@ -174,6 +182,19 @@ class PtoWriter {
       return s ? *s : std::string("ALL");
     };
     if (def.name == "PIPE_BARRIER") return isa::pto_mnemonic(def) + "[PIPE_" + str("pipe") + "]";
+    if (def.name != "SET_FLAG" && def.name != "WAIT_FLAG") {  // pl.system ops: pto.fence, pto.syncall {...}
+      std::string out = isa::pto_mnemonic(def);
+      if (in.attrs.empty()) return out;
+      out += " {";
+      bool first = true;
+      for (auto& [k, v] : in.attrs) {
+        out += (first ? "" : ", ") + k + " = ";
+        first = false;
+        if (auto* s = std::get_if<std::string>(&v)) out += "\"" + *s + "\"";
+        else if (auto* i = std::get_if<int64_t>(&v)) out += std::to_string(*i);
+      }
+      return out + "}";
+    }
     auto ev = in.attrs.find("event");
     const int64_t event = ev != in.attrs.end() && std::holds_alternative<int64_t>(ev->second) ? std::get<int64_t>(ev->second) : 0;
     return isa::pto_mnemonic(def) + "[PIPE_" + str("src") + ", PIPE_" + str("dst") + ", EVENT_ID" + std::to_string(event) + "]";

@@ -82,6 +82,71 @@ static std::string signature(const OpDef& op) {
   return s + ")";
 }
 
+// PyPTO's narrow dtypes (FP8*, HF8, FP4, HF4, INT4, UINT4) and its MX-scale / scalar memory
+// spaces are accepted in annotations; no instruction of this chip model computes on them, so
+// every op call that would take or make one is refused here, in one place.
+static void check_supported_types(const OpDef& op, const std::vector<ExprPtr>& args, const Attrs& attrs,
+                                  const Span& span) {
+  auto refuse_dtype = [&](DataType d, const std::string& what) {
+    fail(ErrorKind::kType, span,
+         "pl." + op.name + ": " + what + " has dtype " + dtype_name(d) + "; PyPTO's narrow dtypes (FP8E4M3FN, FP8E5M2, "
+             "FP8E8M0, HF8, FP4, HF4, INT4, UINT4) are accepted in annotations, but no op of this chip model computes on, "
+             "loads, stores or converts them",
+         "keep the data in FP16, BF16 or FP32 (convert it on the host, e.g. with ml_dtypes) and pass that tensor");
+  };
+  // FP8E4M3FN / FP8E5M2 move and convert: pl.load, pl.store and pl.cast take them.
+  const bool fp8_io = op.name == "tile.load" || op.name == "tile.store" || op.name == "tile.cast";
+  auto refuse_fp8 = [&](DataType d, const std::string& what) {
+    if (fp8_io || (d != DataType::FP8E4M3FN && d != DataType::FP8E5M2)) return;
+    fail(ErrorKind::kType, span,
+         "pl." + op.name + ": " + what + " has dtype " + dtype_name(d) + "; FP8 tiles are loaded, stored and converted "
+             "(pl.load, pl.store, pl.cast) but no other op computes on them",
+         "convert the tile first: pl.cast(t, pl.FP32) (or FP16/BF16), compute, and cast the result back");
+  };
+  auto refuse_memory = [&](MemorySpace m, const std::string& what) {
+    fail(ErrorKind::kType, span,
+         "pl." + op.name + ": " + what + " lives in pl.Mem." + memory_space_name(m) +
+             ", which no op of this chip model uses (LeftScale/RightScale hold A5 MX-matmul scales, ScalarLocal a "
+             "core's scalar memory)",
+         "place the tile in Vec, Mat, Left, Right, Acc or Bias");
+  };
+  size_t k = 0;
+  for (const ParamSpec& p : op.params) {
+    if (p.kind == ParamKind::kAttr) {
+      auto it = attrs.find(p.name);
+      if (it != attrs.end())
+        if (auto* d = std::get_if<DataType>(&it->second)) {
+          if (dtype_storage_only(*d)) refuse_dtype(*d, "argument '" + p.name + "'");
+          refuse_fp8(*d, "argument '" + p.name + "'");
+        }
+      if (it != attrs.end())
+        if (auto* m = std::get_if<MemorySpace>(&it->second);
+            m && (*m == MemorySpace::LeftScale || *m == MemorySpace::RightScale || *m == MemorySpace::ScalarLocal))
+          refuse_memory(*m, "argument '" + p.name + "'");
+      continue;
+    }
+    const ExprPtr& a = k < args.size() ? args[k] : nullptr;
+    ++k;
+    if (!a || !a->type) continue;
+    const std::string what = "argument '" + p.name + "'";
+    if (auto* t = a->type->as<TensorType>()) {
+      if (dtype_storage_only(t->dtype)) refuse_dtype(t->dtype, what);
+      refuse_fp8(t->dtype, what);
+    }
+    if (auto* t = a->type->as<ScalarType>()) {
+      if (dtype_storage_only(t->dtype)) refuse_dtype(t->dtype, what);
+      refuse_fp8(t->dtype, what);
+    }
+    if (auto* t = a->type->as<TileType>()) {
+      if (dtype_storage_only(t->dtype)) refuse_dtype(t->dtype, what);
+      refuse_fp8(t->dtype, what);
+      if (t->memory == MemorySpace::LeftScale || t->memory == MemorySpace::RightScale ||
+          t->memory == MemorySpace::ScalarLocal)
+        refuse_memory(t->memory, what);
+    }
+  }
+}
+
 ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& args,
                      const std::vector<std::pair<std::string, ExprPtr>>& kwargs, const Attrs& attr_kwargs,
                      const Span& span) {
@@ -138,6 +203,7 @@ ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& arg
       fail(ErrorKind::kType, span, "pl." + op_name + ": argument '" + p.name + "' must be a list such as [0, 0]");
     call_args.push_back(by_param[i]);
   }
+  check_supported_types(*op, call_args, attrs, span);
   CallSite site{*op, call_args, attrs, span};
   TypePtr t = op->infer_type(site);
   return std::make_shared<Call>(op, std::move(call_args), std::move(attrs), std::move(t), span);

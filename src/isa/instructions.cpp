@@ -46,6 +46,7 @@ const std::vector<DataType> kNumeric = {FP32, FP16, BF16, INT32, INT16, INT8, UI
 const std::vector<DataType> kAny = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, BOOL};
 const std::vector<DataType> kSigned = {FP32, FP16, BF16, INT32, INT16, INT8};
 const std::vector<DataType> kCube = {FP16, BF16, FP32, INT8};
+const std::vector<DataType> kMoveFp8 = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, BOOL, FP8E4M3FN, FP8E5M2};  // TLOAD TSTORE TCVT
 
 CostFigures vec(double slope, double head, bool published = false) { return {head, slope, 0, 0, published}; }
 CostFigures fit(double slope, double head) { return vec(slope, head, true); }
@@ -122,6 +123,16 @@ void add_more_instrs(std::vector<InstrDef>& t) {
   add("SET_FLAG", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "signal event attrs{event} from pipe attrs{src} to pipe attrs{dst}");
   add("WAIT_FLAG", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{dst} waits for event attrs{event} from pipe attrs{src}");
   add("PIPE_BARRIER", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{pipe} (or ALL) waits for every earlier instruction of that pipe (all pipes)");
+  // pl.system ops that order nothing inside one core's program: cross-core events, the GM
+  // fence, cache invalidation and the all-core barrier. Timing and ordering hints only; the
+  // model moves no data for them (pl.system in docs/language.md).
+  add("SYNC_SET", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "cross-core event attrs{event} set from pipe attrs{pipe} (pl.system.sync_set)");
+  add("SYNC_WAIT", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{pipe} waits for cross-core event attrs{event} (pl.system.sync_wait)");
+  add("SET_FFTS", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "FFTS base address setup (A3; pl.system.set_ffts)");
+  add("FENCE", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "global-memory fence: earlier GM writes are visible before later ones (pl.system.fence)");
+  add("CACHEINVALID", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "invalidate the data cache of global memory (pl.system.cacheinvalid)");
+  add("PIPE_INIT", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "set up cross-core pipe attrs{id}: attrs{slot_num} slots of attrs{slot_size} bytes (the runtime sizes that pipe's FIFOs)");
+  add("SYNCALL", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "barrier of every core of the launch, mode attrs{mode} over attrs{core_type} (pl.system.syncall)");
   // Cross-core tile FIFOs of a cluster (mixed tasks). TPUSH's pipe depends on its source
   // (pipe_of): FIX from Acc, MTE1 from Mat, MTE3 from Vec; its cost is the transfer from the
   // source to the peer's landing memory (Acc -> Vec: the L0C -> L1 figure). TPOP hands the
@@ -143,8 +154,8 @@ std::vector<InstrDef> build_table() {
     t.push_back(InstrDef{name, fam, pipe, outs, ins, dt, cost, summary, {}});
   };
   // Memory and on-chip movement.
-  add("TLOAD", F::kMemory, Pipe::MTE2, "T", "GL", kAny, xfer(100.9), "tile = tensor[offsets] (valid region; pad fills the rest)");
-  add("TSTORE", F::kMemory, Pipe::MTE3, "G", "TL", kAny, xfer(188.5), "tensor[offsets] = tile (valid region; atomic add optional)");
+  add("TLOAD", F::kMemory, Pipe::MTE2, "T", "GL", kMoveFp8, xfer(100.9), "tile = tensor[offsets] (valid region; pad fills the rest)");
+  add("TSTORE", F::kMemory, Pipe::MTE3, "G", "TL", kMoveFp8, xfer(188.5), "tensor[offsets] = tile (valid region; atomic add optional)");
   add("TMOV", F::kMove, Pipe::MTE1, "T", "T", kAny, xfer(441), "dst = src across memories, with fp32 -> fp16/bf16 conversion");
   add("TTRANS", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst[i, j] = src[j, i]");
   add("TFILLPAD", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst = src on src's valid region, dst's pad value elsewhere");
@@ -191,7 +202,7 @@ std::vector<InstrDef> build_table() {
   add("TRECIP", F::kUnary, Pipe::V, "T", "T", kFloat, kMathDefault, "dst = 1 / a");
 
   // Conversion, comparison, selection.
-  add("TCVT", F::kConvert, Pipe::V, "T", "T", kAny, kPassDefault, "dst = convert(src) with round mode none|rint|round|floor|ceil|trunc|odd");
+  add("TCVT", F::kConvert, Pipe::V, "T", "T", kMoveFp8, kPassDefault, "dst = convert(src) with round mode none|rint|round|floor|ceil|trunc|odd");
   // Dtypes of TCMP / TCMPS are those of the compared source; the mask is a packed UINT8 tile.
   add("TCMP", F::kCompare, Pipe::V, "T", "TT", kNumeric, kBinaryDefault,
       "packed mask (UINT8, 1 bit per element) = a <cmp> b over a's valid region");

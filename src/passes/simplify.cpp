@@ -60,10 +60,15 @@ ExprPtr fold_float(BinaryOp op, double a, double b, DataType dt, const Span& sp)
 
 class Folder : public IRMutator {
  public:
+  explicit Folder(const isa::ChipSpec& chip) : chip_(chip) {}
   ExprPtr mutate(const ExprPtr& e) override {
     ExprPtr r = IRMutator::mutate(e);
     if (!r) return r;
     if (auto* b = r->as<BinaryExpr>()) return fold(*b, r);
+    if (auto* c = r->as<Call>()) {  // pl.system.available_*_count(): numbers of the chip compiled for
+      if (c->op->name == "system.available_aiv_count") return ConstInt::make(chip_.aiv_cores, DataType::INDEX, c->span);
+      if (c->op->name == "system.available_cluster_count") return ConstInt::make(chip_.clusters, DataType::INDEX, c->span);
+    }
     if (auto* u = r->as<UnaryExpr>()) {
       if (u->op == UnaryOp::Not)
         if (auto* c = u->a->as<ConstBool>()) return ConstBool::make(!c->value, u->span);
@@ -77,6 +82,7 @@ class Folder : public IRMutator {
   using IRMutator::mutate;
 
  protected:
+  const isa::ChipSpec& chip_;
   // Valid shapes in tile types fold like the call arguments they came from.
   VarPtr mutate_def(const VarPtr& v) override {
     auto* t = v->type->as<TileType>();
@@ -175,11 +181,11 @@ class DeadAssignments : public IRMutator {
 
 }  // namespace
 
-ProgramPtr simplify(const ProgramPtr& program, const PassContext&) {
+ProgramPtr simplify(const ProgramPtr& program, const PassContext& ctx) {
   std::vector<FunctionPtr> functions;
   bool changed = false;
   for (auto& f : program->functions) {
-    FunctionPtr g = Folder().mutate_function(f);
+    FunctionPtr g = Folder(ctx.chip).mutate_function(f);
     for (;;) {
       UseCounter uses;
       uses.visit_function(*g);

@@ -4,6 +4,8 @@
 #include "pypto/runtime/mixed_task.h"
 
 #include <exception>
+#include <map>
+#include <variant>
 #include <thread>
 
 #include "pypto/runtime/cluster.h"
@@ -43,7 +45,15 @@ MixedResult run_mixed_task(const isa::Kernel& group, const std::vector<const isa
     names[static_cast<int>(group.parts[i].role)] = part_kernels[i]->name;
     result.roles.push_back(group.parts[i].role);
   }
-  ClusterFifos fifos(group.name, chip.fifo_depth, names);
+  // Pipes set up with pl.*_initialize_pipe(slot_num=N, id=k) get N slots (the deepest both sides ask for).
+  std::map<int64_t, int> depths;
+  for (const isa::Kernel* k : part_kernels)
+    for (const isa::Instr& in : k->code) {
+      if (in.mnemonic != "PIPE_INIT") continue;
+      const int64_t id = std::get<int64_t>(in.attrs.at("id")), slots = std::get<int64_t>(in.attrs.at("slot_num"));
+      if (slots > 0) depths[id] = std::max(depths[id], static_cast<int>(slots));
+    }
+  ClusterFifos fifos(group.name, chip.fifo_depth, names, depths);
   std::vector<std::vector<HostArg>> part_argv(n);
   for (size_t i = 0; i < n; ++i) part_argv[i] = part_args(*part_kernels[i], group.parts[i], args);
   // One core per role, kept by the worker.

@@ -260,7 +260,12 @@ def test_texpands(dtype, shape, valid):
 
 @pytest.mark.parametrize("name,attrs", [("SET_FLAG", {"src": "MTE2", "dst": "V", "event": 0}),
                                         ("WAIT_FLAG", {"src": "MTE2", "dst": "V", "event": 0}),
-                                        ("PIPE_BARRIER", {"pipe": "ALL"})])
+                                        ("PIPE_BARRIER", {"pipe": "ALL"}),
+                                        ("SYNC_SET", {"pipe": "MTE3", "event": 1, "core_type": "aiv"}),
+                                        ("SYNC_WAIT", {"pipe": "MTE3", "event": 1}),
+                                        ("SET_FFTS", {}), ("FENCE", {}), ("CACHEINVALID", {}),
+                                        ("SYNCALL", {"mode": "hard", "core_type": "mix"}),
+                                        ("PIPE_INIT", {"id": 1, "slot_num": 4, "slot_size": 8192, "dir_mask": 1})])
 def test_sync_instructions_move_no_data(name, attrs):
     run(name, [], [], attrs=attrs)  # timing only: the cycle model's tests check their effect
 

@@ -8,6 +8,8 @@
 #pragma once
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <functional>
 #include <mutex>
 #include <stdexcept>
@@ -31,7 +33,9 @@ class ClusterFifos {
  public:
   // `task`: the group kernel's name; `names[i]`: part i's kernel ("" when the group has no
   // such part); part 0 is the AIC, 1 is AIV 0, 2 is AIV 1.
-  ClusterFifos(std::string task, int depth, std::vector<std::string> names);
+  // `depths`: the slots of the FIFOs of pipe id k (pl.*_initialize_pipe(slot_num=, id=k));
+  // other pipes have `depth`.
+  ClusterFifos(std::string task, int depth, std::vector<std::string> names, std::map<int64_t, int> depths = {});
 
   // The instructions, run by `self` (blocking).
   void push(const ClusterPart& self, const TileCall& call);
@@ -58,6 +62,8 @@ class ClusterFifos {
   };
   struct Channel {
     int from = 0, to = 0;          // part indices
+    int64_t id = 0;                // the pipe (id= of the FIFO ops)
+    int depth = 2;
     std::vector<Slot> slots;
     uint64_t pushes = 0, pops = 0, frees = 0;  // frees <= pops <= pushes <= frees + depth
   };
@@ -69,7 +75,13 @@ class ClusterFifos {
     std::function<bool()> can_go;   // kWaiting: its condition
   };
 
-  Channel& channel(const ClusterPart& self, const TileCall& call, bool outgoing);
+  // The FIFO between `self` and the peer the instruction names (`other` >= 0: that part
+  // instead), of the instruction's pipe id, made on first use.
+  Channel& channel(const ClusterPart& self, const TileCall& call, bool outgoing, int other = -1);
+  // Copies rows [r0, r0 + nr) x cols [c0, c0 + nc) of `src` into the next slot of `c`.
+  void fill_slot(Channel& c, const TileCall& call, const TileRef& src, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                 double end);
+  int depth_of(int64_t id) const;
   std::string part_name(int part) const;
   std::string channel_name(const Channel& c) const;
   std::string channel_state(const Channel& c) const;
@@ -82,7 +94,8 @@ class ClusterFifos {
   std::string task_;
   int depth_;
   std::vector<std::string> names_;
-  std::vector<Channel> channels_;
+  std::deque<Channel> channels_;  // a deque: waits hold references across later insertions
+  std::map<int64_t, int> depths_;
   std::vector<Part> parts_;
   bool cancelled_ = false;
   std::string deadlock_;           // the report, once found

@@ -62,7 +62,7 @@ class NativeCore : public CoreRunner {
   isa::ChipSpec chip_;
   std::shared_ptr<NativeModule> module_;
   std::vector<const isa::Kernel*> kernels_;
-  unsigned char* buffers_[7] = {};
+  unsigned char* buffers_[kMemorySpaceCount] = {};
   unsigned char* scratch_ = nullptr;
   long long scratch_bytes_ = 0;
   const isa::Kernel* current_ = nullptr;

@@ -30,7 +30,7 @@ class SimEngine {
 
  private:
   isa::ChipSpec chip_;
-  std::array<std::vector<uint8_t>, 7> buffers_;  // indexed by MemorySpace
+  std::array<std::vector<uint8_t>, kMemorySpaceCount> buffers_;  // indexed by MemorySpace
   Timeline timeline_;
   bool record_events_ = false;
 };

@@ -457,6 +457,8 @@ class ExprParser:
                 continue
             v = given[p.name]
             if p.kind == ir.ParamKind.Attr:
+                if isinstance(v, FunctionRef):  # peer_func=self.cube: the function's name
+                    v = v.name
                 v = self.constant(v, node, f"argument '{p.name}' of pl.{dsl_name}")
                 if isinstance(v, tuple):
                     v = list(v)
@@ -558,11 +560,9 @@ class ExprParser:
             return self.submit(node, spmd=name == "spmd_submit")
         if name == "system.task_dummy":
             return self.task_dummy(node)
-        if name in ("system.task_invalid", "no_dep"):
+        if name == "no_dep":
             from .control_flow import NoDep
             b = self.bind_construct(self.eval(node.func), node, node)
-            if name == "system.task_invalid":  # a TASK_ID naming no task: deps=[it] adds no edge
-                return ir.ConstInt(0, ir.DataType.TASK_ID, self.span(node))
             if not (is_ir(b["tensor"]) and isinstance(b["tensor"].type, ir.TensorType)):
                 raise self.error(node, f"pl.no_dep takes a tensor, got {self.describe(b['tensor'])}",
                                  "wrap a tensor argument of a kernel launch: self.kernel(pl.no_dep(t), ...)")

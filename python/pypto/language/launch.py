@@ -81,28 +81,3 @@ def split(mode, *, slot_num=None):
 def cross_core_slot(*, slot_num):
     """An optimisation hint of pl.at: the depth (slots per direction) of a mixed task's cross-core FIFO."""
     return CrossCoreSlot(_positive("slot_num of pl.cross_core_slot", slot_num))
-
-
-
-
-class SystemNamespace:
-    """`pl.system`: the task-id constructs here (task_dummy, task_invalid); other names are the
-    registry's `system.*` ops."""
-
-    def __init__(self):
-        from . import ops
-
-        self._ops = ops
-        self.task_dummy = ops.Construct("system.task_dummy", ops._task_dummy)
-        self.task_invalid = ops.Construct("system.task_invalid", ops._no_args)
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self._ops.OpNamespace("system"), name)
-
-    def __dir__(self):
-        return ["task_dummy", "task_invalid"] + dir(self._ops.OpNamespace("system"))
-
-
-system = SystemNamespace()

@@ -114,6 +114,7 @@ get_block_idx = Construct("get_block_idx", _no_args)
 get_block_num = Construct("get_block_num", _no_args)
 submit = Construct("submit", _submit)
 spmd_submit = Construct("spmd_submit", _spmd_submit)
+task_dummy = Construct("system.task_dummy", _task_dummy)
 no_dep = Construct("no_dep", _no_dep)
 cluster = Construct("cluster", _cluster)
 yield_ = Construct("yield_", _yield)
@@ -173,15 +174,39 @@ class OpNamespace:
             return globals()[name]
         if self._prefix == "tensor" and name == "no_dep":  # pl.tensor.no_dep(t) is pl.no_dep(t)
             return no_dep
-        if ir.find_op(full) is None:
+        if ir.find_op(full) is None and not any(full in op.aliases for op in ir.all_ops()):
             raise AttributeError(f"pl.{full} is not an op of the language")
         return OpStub(full)
 
     def __dir__(self):
-        return sorted(op.name.split(".", 1)[1] for op in ir.all_ops() if op.name.startswith(self._prefix + "."))
+        names = {n for op in ir.all_ops() for n in [op.name, *op.aliases]}
+        return sorted(n.split(".", 1)[1] for n in names if n.startswith(self._prefix + "."))
 
 
-tile = OpNamespace("tile")
+class _SystemNamespace(OpNamespace):
+    """`pl.system`: barriers, events, fences (system.* ops), the cross-core FIFO ops under
+    their pl.system spellings (aliases of tile.tpush_to_aiv, ...) and the constant AUTO."""
+
+    AUTO = -1
+
+    def __getattr__(self, name):
+        if name == "task_dummy":  # joins task ids: a construct of the parser (expr_parser.task_dummy)
+            return task_dummy
+        return super().__getattr__(name)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | {"task_dummy", "AUTO"})
+
+
+class _TileNamespace(OpNamespace):
+    """`pl.tile`: the tile ops, and PyPTO's `pl.tile.MemRefType` (pl.MemRef)."""
+
+    from .types import MemRef as MemRefType
+
+
+tile = _TileNamespace("tile")
+system = _SystemNamespace("system")
+prefetch = OpNamespace("prefetch")  # value-free L2 prefetch hints
 tensor = OpNamespace("tensor")
 array = OpNamespace("array")  # pl.array.create(n, dtype): arrays of the orchestration
 task = OpNamespace("task")    # pl.task.latest(task_id=N): what a printed `task_N` means

@@ -7,6 +7,8 @@ import os
 import sys
 import weakref
 
+import numpy as np
+
 from pypto import _core
 from pypto.runtime import artifacts
 from pypto.runtime.config import RunConfig
@@ -305,6 +307,22 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
                 shape, dtype = _spec_of(arg, p.name)
                 want = tuple(p.shape)
                 fits = len(shape) == len(want) and all(w < 0 or s == w for s, w in zip(shape, want))
+                if p.dtype in ("FP8E4M3FN", "FP8E5M2") and fp8_bits(arg, p.dtype) is not None:
+                    bits = fp8_bits(arg, p.dtype)  # the FP8 values as their bytes (uint8, or ml_dtypes float8)
+                    if tuple(bits.shape) != tuple(int(w) for w in p.shape) and not any(w < 0 for w in p.shape):
+                        raise TypeError(
+                            f"{self.name}(): argument '{p.name}' has shape {list(bits.shape)}, but the program "
+                            f"was compiled for {list(p.shape)} {p.dtype}; fix: pass a matching array or recompile"
+                        )
+                    ptr, _, shp, strides, nm = bind_tensor(bits, p.name, p.dir in ("Out", "InOut"))
+                    bound.append((ptr, p.dtype, shp, strides, nm))
+                    continue
+                if p.dtype in ("FP8E4M3FN", "FP8E5M2", "FP8E8M0", "HF8", "FP4", "HF4", "INT4", "UINT4"):
+                    raise TypeError(
+                        f"{self.name}(): parameter '{p.name}' is a {p.dtype} tensor; no host array carries "
+                        f"{p.dtype} here (the narrow dtypes are accepted in annotations only); fix: declare the "
+                        "parameter FP16, BF16 or FP32 and pass the data converted to that dtype"
+                    )
                 if not fits or dtype != p.dtype:
                     raise TypeError(
                         f"{self.name}(): argument '{p.name}' has shape {list(shape)} and dtype "
@@ -359,6 +377,18 @@ def _compile(program, config: RunConfig) -> CompiledProgram:
 
 # Class-form programs are cached by structure: an equal program compiles once.
 _program_cache: dict = {}
+
+
+def fp8_bits(arg, dtype):
+    """An FP8E4M3FN / FP8E5M2 argument as a uint8 numpy view of its bytes: a uint8 array holds
+    the bit patterns, an ml_dtypes float8_e4m3fn / float8_e5m2 array the values; else None."""
+    if not isinstance(arg, np.ndarray):
+        return None
+    if arg.dtype == np.uint8:
+        return arg
+    if arg.dtype.name == {"FP8E4M3FN": "float8_e4m3fn", "FP8E5M2": "float8_e5m2"}[dtype]:
+        return arg.view(np.uint8)
+    return None
 
 
 def _compile_cached(program, config: RunConfig) -> CompiledProgram:

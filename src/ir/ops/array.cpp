@@ -142,7 +142,7 @@ void register_array_ops(OpRegistry& r) {
          .pto = "",
          .lower = lower_get,
          .doc = "Element `index` of an orchestration array (arr[i]); out of range at run time is an error.",
-         .aliases = {},
+         .aliases = {"array.get_element"},
          .scalar_variant = "",
          .torch = "{array}[int({index})]"});
   r.add({.name = "array.set",
@@ -151,7 +151,7 @@ void register_array_ops(OpRegistry& r) {
          .pto = "",
          .lower = lower_set,
          .doc = "Writes element `index` of an orchestration array (arr[i] = value); returns the updated array.",
-         .aliases = {},
+         .aliases = {"array.update_element"},
          .scalar_variant = "",
          .writes = "array",
          .torch = "_aset({array}, {index}, {value})"});

@@ -26,6 +26,8 @@ Side side_of(const std::string& op) {
   if (op == "tile.tpush_to_aiv") return {FunctionType::AIC, "pl.tpush_to_aic(tile)"};
   if (op == "tile.tpop_from_aiv") return {FunctionType::AIC, "pl.tpop_from_aic(shape, dtype)"};
   if (op == "tile.tfree_to_aiv") return {FunctionType::AIC, "pl.tfree_to_aic(tile)"};
+  if (op == "tile.aic_initialize_pipe") return {FunctionType::AIC, "pl.aiv_initialize_pipe(...)"};
+  if (op == "tile.aiv_initialize_pipe") return {FunctionType::AIV, "pl.aic_initialize_pipe(...)"};
   if (op == "tile.tpush_to_aic") return {FunctionType::AIV, "pl.tpush_to_aiv(tile, aiv=0)"};
   if (op == "tile.tpop_from_aic") return {FunctionType::AIV, "pl.tpop_from_aiv(shape, dtype, aiv=0)"};
   return {FunctionType::AIV, "pl.tfree_to_aiv(tile, aiv=0)"};
@@ -74,9 +76,36 @@ TypePtr popped_type(const CallSite& s, MemorySpace landing) {
   return TileType::make(const_shape(shape), dt, landing, valid);
 }
 
+// split= of a cross-core op: 0 none, 1 UP_DOWN (rows halved between the two AIVs), 2
+// LEFT_RIGHT (columns halved). `whole`: the shape of the un-split tile (the AIC's side), whose
+// split extent must be even.
+int64_t split_mode(const CallSite& s, const std::vector<int64_t>* whole) {
+  const int64_t split = int_attr(s, "split");
+  if (split < 0 || split > 2)
+    op_fail(s, ErrorKind::kValue, "split=" + std::to_string(split) + " names no split mode",
+            "pass split=0 (none), 1 (UP_DOWN: rows between the two AIVs) or 2 (LEFT_RIGHT: columns)");
+  if (split != 0 && whole && (*whole)[split - 1] % 2 != 0)
+    op_fail(s, ErrorKind::kValue,
+            std::string("split=") + std::to_string(split) + " halves the tile's " + (split == 1 ? "rows" : "columns") +
+                " between the two vector cores, but " + shape_str(*whole) + " has an odd number of them",
+            "split a tile with an even number of " + std::string(split == 1 ? "rows" : "columns"));
+  const int64_t id = int_attr(s, "id");
+  if (id < 0 || id > 15)
+    op_fail(s, ErrorKind::kValue, "id=" + std::to_string(id) + " names no pipe of the cluster",
+            "pass id=0..15 (the pipe set up by pl.aic_initialize_pipe / pl.aiv_initialize_pipe(id=...))");
+  if (s.attrs.count("lane_stride")) {
+    const int64_t ls = int_attr(s, "lane_stride");
+    if (ls == 0 || ls < -1)
+      op_fail(s, ErrorKind::kValue, "lane_stride=" + std::to_string(ls) + " is not a positive stride",
+              "pass a positive lane_stride, or leave it out");
+  }
+  return split;
+}
+
 TypePtr infer_push_to_aiv(const CallSite& s) {
   const TileType& t = tile_arg(s, "tile");
-  tile_shape(s, "tile", t);
+  const auto shape = tile_shape(s, "tile", t);
+  split_mode(s, &shape);
   aiv_index(s);
   require_memory(s, "tile", t, {MemorySpace::Acc, MemorySpace::Mat},
                  "push the matmul result (Acc) or a Mat tile (pl.load(..., target_memory=pl.MemorySpace.Mat)); the "
@@ -87,16 +116,22 @@ TypePtr infer_push_to_aiv(const CallSite& s) {
 TypePtr infer_push_to_aic(const CallSite& s) {
   const TileType& t = tile_arg(s, "tile");
   tile_shape(s, "tile", t);
+  split_mode(s, nullptr);
   require_memory(s, "tile", t, {MemorySpace::Vec}, "push a Vec tile (a pl.load or a vector op's result)");
   return NoneType::make();
 }
 
 TypePtr infer_pop_from_aiv(const CallSite& s) {
   aiv_index(s);
+  const auto shape = shape_attr(s, "shape");
+  split_mode(s, &shape);
   return popped_type(s, MemorySpace::Mat);
 }
 
-TypePtr infer_pop_from_aic(const CallSite& s) { return popped_type(s, MemorySpace::Vec); }
+TypePtr infer_pop_from_aic(const CallSite& s) {
+  split_mode(s, nullptr);
+  return popped_type(s, MemorySpace::Vec);
+}
 
 TypePtr infer_free(const CallSite& s, MemorySpace landing) {
   const TileType& t = tile_arg(s, "tile");
@@ -109,10 +144,14 @@ TypePtr infer_free(const CallSite& s, MemorySpace landing) {
 
 TypePtr infer_free_to_aiv(const CallSite& s) {
   aiv_index(s);
+  split_mode(s, nullptr);
   return infer_free(s, MemorySpace::Mat);
 }
 
-TypePtr infer_free_to_aic(const CallSite& s) { return infer_free(s, MemorySpace::Vec); }
+TypePtr infer_free_to_aic(const CallSite& s) {
+  split_mode(s, nullptr);
+  return infer_free(s, MemorySpace::Vec);
+}
 
 std::string with_article(FunctionType f) {
   const std::string name = function_type_name(f);
@@ -145,12 +184,21 @@ std::string peer_of(const Call& c) {
   return "AIV" + std::to_string(std::get<int64_t>(c.attrs.at("aiv")));
 }
 
+// split= and id= travel on the instruction when they are not the defaults (the FIFOs read them).
+void fifo_attrs(const Call& c, Instr& in) {
+  for (const char* k : {"split", "id"}) {
+    auto it = c.attrs.find(k);
+    if (it != c.attrs.end() && std::get<int64_t>(it->second) != 0) in.attrs[k] = it->second;
+  }
+}
+
 void lower_push(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   check_function_kind(c, kb);
   Instr in;
   in.mnemonic = "TPUSH";
   in.ins = {Operand::tile(kb.tile(c.args[0]))};
   in.attrs[isa::kPeerAttr] = peer_of(c);
+  fifo_attrs(c, in);
   kb.emit(in);
 }
 
@@ -164,6 +212,7 @@ void lower_pop(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   in.mnemonic = "TPOP";
   in.outs = {Operand::tile(kb.define_tile(dst))};
   in.attrs[isa::kPeerAttr] = peer_of(c);
+  fifo_attrs(c, in);
   kb.emit(in);
 }
 
@@ -173,62 +222,169 @@ void lower_free(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   in.mnemonic = "TFREE";
   in.outs = {Operand::tile(kb.tile(c.args[0]))};  // a write: every read of the tile comes first
   in.attrs[isa::kPeerAttr] = peer_of(c);
+  fifo_attrs(c, in);
+  kb.emit(in);
+}
+
+// pl.aic_initialize_pipe / pl.aiv_initialize_pipe: the FIFO setup of pipe `id`. slot_num is
+// the FIFO depth the runtime gives that pipe (mixed_task.cpp reads PIPE_INIT); the buffer
+// addresses and slot_size are the device's business (the model keeps slots of its own).
+TypePtr infer_initialize_pipe(const CallSite& s) {
+  for (const char* b : {"c2v_consumer_buf", "v2c_consumer_buf"})
+    if (ExprPtr e = s.arg(b); e && (!e->type || !e->type->as<ScalarType>() || !dtype_is_int(e->type->as<ScalarType>()->dtype)))
+      op_fail(s, ErrorKind::kType, std::string("'") + b + "' is " + type_str(e->type) + "; it is a buffer address",
+              "pass the result of pl.reserve_buffer(...) / pl.import_peer_buffer(...), or an integer");
+  const int64_t mask = int_attr(s, "dir_mask");
+  if (mask < 1 || mask > 3)
+    op_fail(s, ErrorKind::kValue, "dir_mask=" + std::to_string(mask) + " names no direction",
+            "pass dir_mask=1 (cube -> vector), 2 (vector -> cube) or 3 (both)");
+  const int64_t size = int_attr(s, "slot_size");
+  if (size <= 0)
+    op_fail(s, ErrorKind::kValue, "slot_size=" + std::to_string(size) + " is not a positive byte count",
+            "pass the bytes of one FIFO slot (the pushed tile's rows * cols * element size)");
+  for (const char* k : {"slot_num", "local_slot_num"}) {
+    const int64_t n = int_attr(s, k);
+    if (n == 0 || n < -1)
+      op_fail(s, ErrorKind::kValue, std::string(k) + "=" + std::to_string(n) + " is not a positive slot count",
+              std::string("pass ") + k + "=2 (double buffering) or more, or leave it out");
+  }
+  const int64_t id = int_attr(s, "id");
+  if (id < 0 || id > 15) op_fail(s, ErrorKind::kValue, "id=" + std::to_string(id) + " names no pipe", "pass id=0..15");
+  return NoneType::make();
+}
+
+void lower_initialize_pipe(const Call& c, const VarPtr&, KernelBuilder& kb) {
+  check_function_kind(c, kb);
+  Instr in;
+  in.mnemonic = "PIPE_INIT";
+  for (const char* k : {"dir_mask", "slot_size", "slot_num", "id"}) in.attrs[k] = c.attrs.at(k);
+  kb.emit(in);
+}
+
+TypePtr infer_buffer(const CallSite& s) {
+  if (string_attr(s, "name").empty())
+    op_fail(s, ErrorKind::kValue, "the buffer needs a name", "pass name=\"c2v_buf\" (the peer imports it by that name)");
+  if (s.op.name == "tile.reserve_buffer" && int_attr(s, "size") <= 0)
+    op_fail(s, ErrorKind::kValue, "size=" + std::to_string(int_attr(s, "size")) + " is not a positive byte count",
+            "pass the bytes of the FIFO buffer (slot_size * slot_num)");
+  if (s.op.name == "tile.import_peer_buffer" && string_attr(s, "peer_func").empty())
+    op_fail(s, ErrorKind::kValue, "peer_func names no function", "pass peer_func=self.<the peer AIC/AIV function>");
+  return ScalarType::make(DataType::INDEX);
+}
+
+// The buffer's base address in the model: the given base, else 0 (the FIFO slots are the
+// runtime's own; the address only has to be a value the peer can be handed).
+void lower_buffer(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  if (kb.func_type != FunctionType::AIC && kb.func_type != FunctionType::AIV)
+    fail(ErrorKind::kType, c.span, "pl." + c.op->name.substr(5) + " sets up a cross-core FIFO buffer outside an AIC or AIV function",
+         "call it in the AIC / AIV function of a mixed task (a Group function's parts)");
+  auto it = c.attrs.find("base");
+  const int64_t base = it != c.attrs.end() ? std::max<int64_t>(std::get<int64_t>(it->second), 0) : 0;
+  Instr in;
+  in.kind = isa::InstrKind::kScalarMov;
+  in.a = isa::Scalar::imm(base);
+  in.dst_reg = dst ? kb.define_scalar(dst) : kb.new_reg(false);
   kb.emit(in);
 }
 
 }  // namespace
 
 void register_cross_core_ops(OpRegistry& r) {
+  for (const char* side : {"aic", "aiv"}) {
+    const std::string n = std::string("tile.") + side + "_initialize_pipe";
+    r.add({.name = n,
+           .params = {expr_param("c2v_consumer_buf", true), expr_param("v2c_consumer_buf", true), attr_param("dir_mask", int64_t{0}),
+                      attr_param("slot_size", int64_t{0}), quiet_attr_param("slot_num", int64_t{-1}),
+                      quiet_attr_param("local_slot_num", int64_t{-1}), quiet_attr_param("id", int64_t{0})},
+           .infer_type = infer_initialize_pipe,
+           .pto = "PIPE_INIT",
+           .lower = lower_initialize_pipe,
+           .doc = std::string(side == std::string("aic") ? "AIC" : "AIV") +
+                  " function of a mixed task: sets up cross-core pipe `id` (dir_mask 1 cube->vector, 2 vector->cube, "
+                  "3 both); its FIFOs get `slot_num` slots (default: the chip's FIFO depth).",
+           .aliases = {"system." + n.substr(5)},
+           .torch = "None",
+           .effects = true});
+  }
+  r.add({.name = "tile.reserve_buffer",
+         .params = {attr_param("name", std::string()), attr_param("size", int64_t{0}), quiet_attr_param("base", int64_t{-1})},
+         .infer_type = infer_buffer,
+         .pto = "",
+         .lower = lower_buffer,
+         .doc = "AIC/AIV function: reserves the named consumer buffer of a cross-core pipe (`base` -1 = AUTO) and "
+                "returns its address, for pl.*_initialize_pipe.",
+         .aliases = {"system.reserve_buffer"},
+         .torch = "max({base}, 0)",
+         .effects = true});
+  r.add({.name = "tile.import_peer_buffer",
+         .params = {attr_param("name", std::string()), attr_param("peer_func", std::string())},
+         .infer_type = infer_buffer,
+         .pto = "",
+         .lower = lower_buffer,
+         .doc = "AIC/AIV function: the address of the buffer `name` that the peer function reserved, for "
+                "pl.*_initialize_pipe.",
+         .aliases = {"system.import_peer_buffer"},
+         .torch = "0",
+         .effects = true});
   r.add({.name = "tile.tpush_to_aiv",
-         .params = {expr_param("tile"), attr_param("aiv", int64_t{0})},
+         .params = {expr_param("tile"), attr_param("aiv", int64_t{0}), quiet_attr_param("split", int64_t{0}),
+                    quiet_attr_param("lane_stride", int64_t{-1}), quiet_attr_param("id", int64_t{0})},
          .infer_type = infer_push_to_aiv,
          .pto = "TPUSH",
          .lower = lower_push,
          .doc = "AIC function of a mixed task: push an Acc or Mat tile to vector core `aiv` (0 or 1) of the cluster; "
                 "blocks while its FIFO is full.",
+         .aliases = {"system.tpush_to_aiv"},
          .torch = "_tpush(\"AIC->AIV\", {aiv=0}, {tile:v})",
          .effects = true});
   r.add({.name = "tile.tpop_from_aiv",
          .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), attr_param("aiv", int64_t{0}),
-                    list_param("valid_shape", true)},
+                    list_param("valid_shape", true), quiet_attr_param("split", int64_t{0}), quiet_attr_param("id", int64_t{0})},
          .infer_type = infer_pop_from_aiv,
          .pto = "TPOP",
          .lower = lower_pop,
          .doc = "AIC function: the next tile vector core `aiv` pushed, as a Mat tile (waits for it); release it with "
                 "pl.tfree_to_aiv.",
+         .aliases = {"system.tpop_from_aiv"},
          .torch = "_tpop(\"AIV->AIC\", {aiv=0}, {R}, {C}, {dtype})",
          .effects = true});
   r.add({.name = "tile.tfree_to_aiv",
-         .params = {expr_param("tile"), attr_param("aiv", int64_t{0})},
+         .params = {expr_param("tile"), attr_param("aiv", int64_t{0}), quiet_attr_param("split", int64_t{0}),
+                    quiet_attr_param("id", int64_t{0})},
          .infer_type = infer_free_to_aiv,
          .pto = "TFREE",
          .lower = lower_free,
          .doc = "AIC function: release the oldest tile popped from vector core `aiv`, so that it may push again.",
+         .aliases = {"system.tfree_to_aiv"},
          .torch = "_tfree(\"AIV->AIC\", {aiv=0}, {tile})",
          .effects = true});
   r.add({.name = "tile.tpush_to_aic",
-         .params = {expr_param("tile")},
+         .params = {expr_param("tile"), quiet_attr_param("split", int64_t{0}), quiet_attr_param("id", int64_t{0})},
          .infer_type = infer_push_to_aic,
          .pto = "TPUSH",
          .lower = lower_push,
          .doc = "AIV function of a mixed task: push a Vec tile to the cluster's cube core; blocks while the FIFO is full.",
+         .aliases = {"system.tpush_to_aic"},
          .torch = "_tpush(\"AIV->AIC\", None, {tile:v})",
          .effects = true});
   r.add({.name = "tile.tpop_from_aic",
-         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), list_param("valid_shape", true)},
+         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), list_param("valid_shape", true),
+                    quiet_attr_param("split", int64_t{0}), quiet_attr_param("lane_stride", int64_t{-1}), quiet_attr_param("id", int64_t{0})},
          .infer_type = infer_pop_from_aic,
          .pto = "TPOP",
          .lower = lower_pop,
          .doc = "AIV function: the next tile the cube core pushed to this vector core, as a Vec tile (waits for it); "
                 "release it with pl.tfree_to_aic.",
+         .aliases = {"system.tpop_from_aic"},
          .torch = "_tpop(\"AIC->AIV\", None, {R}, {C}, {dtype})",
          .effects = true});
   r.add({.name = "tile.tfree_to_aic",
-         .params = {expr_param("tile")},
+         .params = {expr_param("tile"), quiet_attr_param("split", int64_t{0}), quiet_attr_param("id", int64_t{0})},
          .infer_type = infer_free_to_aic,
          .pto = "TFREE",
          .lower = lower_free,
          .doc = "AIV function: release the oldest tile popped from the cube core, so that it may push again.",
+         .aliases = {"system.tfree_to_aic"},
          .torch = "_tfree(\"AIC->AIV\", None, {tile})",
          .effects = true});
 }

@@ -17,6 +17,9 @@ ParamSpec attr_param(const std::string& name) { return {name, ParamKind::kAttr, 
 ParamSpec attr_param(const std::string& name, AttrValue default_value) {
   return {name, ParamKind::kAttr, false, std::move(default_value)};
 }
+ParamSpec quiet_attr_param(const std::string& name, AttrValue default_value) {
+  return {name, ParamKind::kAttr, false, std::move(default_value), true};
+}
 
 void op_fail(const CallSite& s, ErrorKind kind, const std::string& message, const std::string& fix) {
   fail(kind, s.span, "pl." + s.op.name + ": " + message, fix);

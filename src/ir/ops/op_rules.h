@@ -24,13 +24,17 @@ void register_generate_ops(OpRegistry& r);    // expands, expand_clone, tri, ara
 void register_index_ops(OpRegistry& r);       // arg-reductions, gather/scatter, sort32/mrgsort
 void register_tensor_compute_ops(OpRegistry& r);  // after the tile families it mirrors
 void register_cross_core_ops(OpRegistry& r);      // TPUSH / TPOP / TFREE (mixed tasks)
-void register_array_ops(OpRegistry& r);           // pl.array of the orchestration, task ids as values
+void register_array_ops(OpRegistry& r);
+void register_system_ops(OpRegistry& r);           // pl.system barriers / events / fences, pl.prefetch           // pl.array of the orchestration, task ids as values
 
 // Parameter specs.
 ParamSpec expr_param(const std::string& name, bool optional = false);
 ParamSpec list_param(const std::string& name, bool optional = false);
 ParamSpec attr_param(const std::string& name);  // required compile-time value
 ParamSpec attr_param(const std::string& name, AttrValue default_value);
+// An attribute the printer leaves out while it has its default (keywords added for PyPTO
+// compatibility, so that printed programs stay as they were).
+ParamSpec quiet_attr_param(const std::string& name, AttrValue default_value);
 
 // A user error about this call: "pl.<op>: <message>".
 [[noreturn]] void op_fail(const CallSite& s, ErrorKind kind, const std::string& message, const std::string& fix = "");

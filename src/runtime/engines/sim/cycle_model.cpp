@@ -131,6 +131,9 @@ void CycleModel::sync(const isa::Instr& in) {
     q.pop_front();
     pipe_free_[d] = std::max({pipe_free_[d], f.time, now_});
     for (int p = 0; p < 7; ++p) clock_[d][p] = std::max(clock_[d][p], f.clock[p]);
+  } else if (in.mnemonic != "PIPE_BARRIER") {
+    // SYNC_SET / SYNC_WAIT / SET_FFTS / FENCE / CACHEINVALID / SYNCALL: one scalar-issue
+    // cycle; they order nothing between the pipes of this core.
   } else {  // PIPE_BARRIER: "ALL" joins every pipe; a single pipe is already in order
     const std::string which = attr_str(in, "pipe");
     if (which == "ALL" || which == "PIPE_ALL" || which.empty()) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "pypto/isa/fp16.h"
+#include "pypto/isa/fp8.h"
 #include "pypto/runtime/reference.h"
 
 namespace pypto::runtime {
@@ -40,6 +41,8 @@ float read_float(const uint8_t* p, DataType t) {
     case DataType::FP32: return load<float>(p);
     case DataType::FP16: return isa::fp16_to_float(load<uint16_t>(p));
     case DataType::BF16: return isa::bf16_to_float(load<uint16_t>(p));
+    case DataType::FP8E4M3FN: return static_cast<float>(isa::fp8_to_double(load<uint8_t>(p), isa::kFp8E4M3FN));
+    case DataType::FP8E5M2: return static_cast<float>(isa::fp8_to_double(load<uint8_t>(p), isa::kFp8E5M2));
     default: return static_cast<float>(read_int(p, t));
   }
 }
@@ -76,6 +79,8 @@ void write_double(uint8_t* p, DataType t, double v) {
     case DataType::FP32: store<float>(p, static_cast<float>(v)); return;  // nearest even
     case DataType::FP16: store<uint16_t>(p, isa::double_to_fp16(v)); return;
     case DataType::BF16: store<uint16_t>(p, isa::double_to_bf16(v)); return;
+    case DataType::FP8E4M3FN: store<uint8_t>(p, isa::double_to_fp8(v, isa::kFp8E4M3FN)); return;
+    case DataType::FP8E5M2: store<uint8_t>(p, isa::double_to_fp8(v, isa::kFp8E5M2)); return;
     case DataType::BOOL: store<uint8_t>(p, v != 0.0); return;
     case DataType::INT8: store<int8_t>(p, saturate<int8_t>(v)); return;
     case DataType::INT16: store<int16_t>(p, saturate<int16_t>(v)); return;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "pypto/isa/fp16.h"
+#include "pypto/isa/fp8.h"
 #include "pypto/isa/instructions.h"
 #include "pypto/runtime/reference.h"
 
@@ -85,7 +86,10 @@ void convert(const TileCall& call, const uint8_t* src, DataType st, uint8_t* dst
     return;
   }
   const float x = read_float(src, st);
-  if (dt == DataType::FP16 || dt == DataType::BF16) {
+  if (dt == DataType::FP8E4M3FN || dt == DataType::FP8E5M2) {  // one rounding from the (exact) float
+    if (st == dt) *dst = *src;
+    else *dst = isa::double_to_fp8(x, dt == DataType::FP8E4M3FN ? isa::kFp8E4M3FN : isa::kFp8E5M2, static_cast<int>(mode));
+  } else if (dt == DataType::FP16 || dt == DataType::BF16) {
     if (st == dt) std::memcpy(dst, src, 2);
     else {
       const uint16_t bits = narrow_to_half(x, dt, mode);
