@@ -126,6 +126,9 @@ max = Construct("max", _minmax)
 static_assert = Construct("static_assert", _static_assert)
 static_print = Construct("static_print", _static_print)
 
+# The SPMD indices PyPTO also spells pl.tile.<name>() and pl.tensor.<name>().
+_NAMESPACED_CONSTRUCTS = {c.name: c for c in (get_block_idx, get_block_num)}
+
 LOOP_KINDS = {"range": ir.ForKind.Range, "parallel": ir.ForKind.Parallel, "unroll": ir.ForKind.Unroll,
               "pipeline": ir.ForKind.Pipeline}
 
@@ -171,7 +174,9 @@ class OpNamespace:
         if name.startswith("__"):
             raise AttributeError(name)
         full = f"{self._prefix}.{name}"
-        if ir.find_op(full) is None:
+        if name in _NAMESPACED_CONSTRUCTS and self._prefix in ("tile", "tensor"):
+            return _NAMESPACED_CONSTRUCTS[name]  # pl.tile.get_block_idx() is pl.get_block_idx()
+        if ir.find_op(full) is None and not any(full in op.aliases for op in ir.all_ops()):
             raise AttributeError(f"pl.{full} is not an op of the language")
         return OpStub(full)
 

@@ -127,7 +127,7 @@ void register_tensor_ops(OpRegistry& r) {
          .pto = "",
          .lower = lower_create,
          .doc = "A new global-memory tensor (orchestration only), e.g. an intermediate passed to kernels as pl.Out.",
-         .aliases = {"create_tensor"},
+         .aliases = {"create_tensor", "tensor.create_tensor"},
          .scalar_variant = "",
          .torch = "torch.zeros({shape}, dtype={dtype})"});
   r.add({.name = "tensor.dim",

@@ -162,6 +162,11 @@ void register_tensor_compute_ops(OpRegistry& r) {
   for (const char* n : {"ands", "ors", "xors", "shls", "shrs", "rems", "fmods", "and_", "or_", "xor", "shl", "shr",
                         "rem", "fmod", "not_", "sin", "cos"})
     add_form(r, n, S::kElementwise);
+  // PyPTO's further elementwise spellings (src/ir/ops/added.cpp) and the partial combines
+  // (on whole tensors every element is valid: part_add is add).
+  for (const char* n : {"maximums", "minimums", "lrelu", "addc", "subc", "addsc", "subsc", "part_add", "part_mul",
+                        "part_max", "part_min", "expands"})
+    add_form(r, n, S::kElementwise);
   const OpDef* matmul = r.find("tile.matmul");
   const OpDef& bmm = r.add({.name = "tensor.batch_matmul",
                             .params = matmul->params,  // lhs, rhs, out_dtype, a_trans, b_trans
