@@ -296,3 +296,35 @@ def test_namespaced_block_index(engine):
 def test_create_tensor_alias_resolves():
     assert repr(pl.tensor.create_tensor) == "pl.tensor.create_tensor"
     assert pl.tile.get_block_idx is pl.get_block_idx and pl.tensor.get_block_num is pl.get_block_num
+
+
+# ---- the PyTorch spelling (pypto.debug.torch_codegen) -------------------------------------------
+
+CASES = {
+    "random": lambda: (k_random, [np.zeros((8, 16), np.uint32), np.full((8, 16), -1, np.float32),
+                                  np.zeros((4, 8), np.int32), 22]),
+    "ci": lambda: (k_ci, [np.zeros((4, 8), np.int32), np.zeros((2, 16), np.int16), np.zeros((2, 8), np.float32), -3]),
+    "fillpad": lambda: (k_fillpad, [rng.uniform(-4, -1, size=(8, 16)).astype(np.float32), np.zeros((16, 32), np.float32),
+                                    np.zeros((8, 16), np.float32), np.zeros((8, 1), np.float32)]),
+    "extract": lambda: (k_extract, [rng.uniform(-1, 1, size=(16, 32)).astype(np.float32),
+                                    np.zeros((4, 16), np.float32), 6]),
+    "elementwise": lambda: (k_elementwise, [rng.uniform(-1, 1, size=(16, 32)).astype(np.float32) for _ in range(3)] +
+                            [np.zeros((16, 32), np.float32) for _ in range(11)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_torch_script_computes_the_same(case):
+    torch = pytest.importorskip("torch")
+    import pypto.debug as dbg
+
+    kernel, args = CASES[case]()
+    namespace = {}
+    exec(compile(dbg.torch_codegen(kernel, *args), f"<torch script of {case}>", "exec"), namespace)
+    theirs = [torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a for a in args]
+    namespace["ENTRY"](*theirs)
+    ours = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    kernel(*ours, config=RunConfig(engine="sim"))
+    for o, t in zip(ours, theirs):
+        if isinstance(o, np.ndarray):
+            np.testing.assert_allclose(t.numpy().astype(np.float64), o.astype(np.float64), rtol=1e-6, atol=1e-6)
