@@ -328,3 +328,21 @@ def test_torch_script_computes_the_same(case):
     for o, t in zip(ours, theirs):
         if isinstance(o, np.ndarray):
             np.testing.assert_allclose(t.numpy().astype(np.float64), o.astype(np.float64), rtol=1e-6, atol=1e-6)
+
+
+@pl.jit
+def k_tensor_expand(a: pl.Tensor, rows: pl.Out[pl.Tensor], cols: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        rows[:] = pl.tensor.row_expand(a, pl.tensor.row_max(a))
+        cols[:] = pl.tensor.col_expand(a, pl.tensor.col_min(a))
+    return rows
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_row_and_col_expand(engine):
+    a = rng.uniform(-1, 1, size=(64, 96)).astype(np.float32)
+    rows, cols = np.zeros_like(a), np.zeros_like(a)
+    run(k_tensor_expand, a, rows, cols, engine=engine)
+    np.testing.assert_array_equal(rows, np.broadcast_to(a.max(axis=1, keepdims=True), a.shape))
+    np.testing.assert_array_equal(cols, np.broadcast_to(a.min(axis=0, keepdims=True), a.shape))
+    round_trip(k_tensor_expand, a, rows, cols)

@@ -187,6 +187,8 @@ void register_tensor_compute_ops(OpRegistry& r) {
     add_form(r, std::string("row_expand_") + f, S::kRowExpand);
     add_form(r, std::string("col_expand_") + f, S::kColExpand);
   }
+  add_form(r, "row_expand", S::kRowExpand);  // (target [M, N], src [M, 1]): the broadcast itself
+  add_form(r, "col_expand", S::kColExpand);
   add_form(r, "matmul", S::kMatmul);
 }
 
