@@ -71,6 +71,12 @@ def _store(dst, offsets, src, atomic="none"):
     return dst
 
 
+def _write(dst, indices, value):
+    """dst[indices] = value, in place; returns dst."""
+    dst[tuple(int(i) for i in indices)] = value
+    return dst
+
+
 def _insert(target, src, offsets):
     """A copy of the tile target with src written at offsets."""
     out = target.clone()

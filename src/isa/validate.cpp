@@ -57,6 +57,13 @@ class Validator {
           write_reg(in.dst_reg, sp, open);
           scalar(in.a, sp);
           break;
+        case InstrKind::kScalarWrite:
+          if (in.ins.size() != 3 || in.ins[1].kind != Operand::kScalarList || in.ins[2].kind != Operand::kScalar)
+            bad(sp, "scalar write needs (tensor, indices, value)");
+          tensor_operand(in.ins[0], sp);
+          for (auto& s : in.ins[1].list) scalar(s, sp);
+          scalar(in.ins[2].scalar, sp);
+          break;
         case InstrKind::kScalarRead:
           write_reg(in.dst_reg, sp, open);
           if (in.ins.size() != 2 || in.ins[1].kind != Operand::kScalarList) bad(sp, "scalar read needs (tensor, indices)");

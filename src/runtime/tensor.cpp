@@ -111,18 +111,31 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
   return strides;
 }
 
-ScalarValue read_tensor_element(const TensorView& tensor, const std::vector<int64_t>& index, const Span& span) {
+// The element of `tensor` at `index`, or a run-time error naming the access and the shape.
+static uint8_t* checked_element(const TensorView& tensor, const std::vector<int64_t>& index, const Span& span,
+                                const char* what) {
   bool inside = index.size() == tensor.shape.size();
   for (size_t d = 0; inside && d < index.size(); ++d) inside = index[d] >= 0 && index[d] < tensor.shape[d];
   if (!inside) {
     std::string idx;
     for (size_t d = 0; d < index.size(); ++d) idx += (d ? ", " : "") + std::to_string(index[d]);
-    fail(ErrorKind::kRuntime, span, "scalar read of " + tensor.describe() + " at index [" + idx + "] is out of bounds",
+    fail(ErrorKind::kRuntime, span, std::string(what) + " of " + tensor.describe() + " at index [" + idx + "] is out of bounds",
          "keep the index inside the tensor's shape");
   }
-  const uint8_t* p = tensor.element(index);
+  return tensor.element(index);
+}
+
+ScalarValue read_tensor_element(const TensorView& tensor, const std::vector<int64_t>& index, const Span& span) {
+  const uint8_t* p = checked_element(tensor, index, span, "scalar read");
   if (dtype_is_float(tensor.dtype)) return ScalarValue::of_float(read_float(p, tensor.dtype));
   return ScalarValue::of_int(read_int(p, tensor.dtype));
+}
+
+void write_tensor_element(const TensorView& tensor, const std::vector<int64_t>& index, const ScalarValue& value,
+                          const Span& span) {
+  uint8_t* p = checked_element(tensor, index, span, "scalar write");
+  if (dtype_is_float(tensor.dtype)) write_double(p, tensor.dtype, value.as_double());
+  else write_int(p, tensor.dtype, value.as_int());
 }
 
 }  // namespace pypto::runtime

@@ -346,3 +346,57 @@ def test_tensor_row_and_col_expand(engine):
     np.testing.assert_array_equal(rows, np.broadcast_to(a.max(axis=1, keepdims=True), a.shape))
     np.testing.assert_array_equal(cols, np.broadcast_to(a.min(axis=0, keepdims=True), a.shape))
     round_trip(k_tensor_expand, a, rows, cols)
+
+
+# ---- pl.write / pl.tensor.write: one element ------------------------------------------------------
+
+@pl.jit
+def k_write(x: pl.Tensor, out: pl.Out[pl.Tensor], s: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [8, 16])
+        pl.store(pl.muls(t, 2.0), [0, 0], out)
+        pl.write(out, [1, 2], 5.0)  # in the kernel, after the store
+        pl.tensor.write(out, [7, 15], pl.read(x, [3, 4]))
+    pl.write(s, [0, 1], 42)  # in orchestration: the host writes
+    pl.write(s, [2, 3], pl.read(s, [0, 1]) + 1)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_write_sets_one_element(engine):
+    x = rng.uniform(-1, 1, size=(8, 16)).astype(np.float32)
+    out, s = np.zeros_like(x), np.zeros((4, 8), np.int32)
+    run(k_write, x, out, s, engine=engine)
+    want = x * 2
+    want[1, 2], want[7, 15] = 5, x[3, 4]
+    np.testing.assert_array_equal(out, want)
+    want = np.zeros((4, 8), np.int32)
+    want[0, 1], want[2, 3] = 42, 43
+    np.testing.assert_array_equal(s, want)
+    assert "pl.tensor.write(" in round_trip(k_write, x, out, s)
+
+
+def test_write_checks_the_index_and_the_value():
+    @pl.jit
+    def outside(s: pl.Out[pl.Tensor]):
+        pl.write(s, [4, 0], 1)
+        return s
+
+    with pytest.raises(pl.ParseError, match=r"index 4 of dimension 0 is out of range 0..3[\s\S]*fix:"):
+        outside(np.zeros((4, 8), np.int32))
+
+    @pl.jit
+    def wrong_dtype(x: pl.Tensor, s: pl.Out[pl.Tensor]):
+        pl.write(s, [0, 0], pl.read(x, [0, 0]))
+        return s
+
+    with pytest.raises(pl.ParseError, match=r"'value' is a FP32 scalar but the tensor is INT32[\s\S]*fix: .*pl.cast"):
+        wrong_dtype(np.zeros((2, 8), np.float32), np.zeros((4, 8), np.int32))
+
+    @pl.jit
+    def dynamic_outside(s: pl.Out[pl.Tensor], i: pl.Scalar[pl.INDEX]):
+        pl.write(s, [i, 0], 1)
+        return s
+
+    with pytest.raises(_core.PyptoError, match=r"scalar write of .* at index \[9, 0\] is out of bounds"):
+        dynamic_outside(np.zeros((4, 8), np.int32), 9)

@@ -288,9 +288,58 @@ void lower_sels(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   kb.emit(in);
 }
 
+// ---- tensor.write: one element ------------------------------------------------------------------
+
+TypePtr infer_write(const CallSite& s) {
+  const TensorType& t = tensor_arg(s, "tensor");
+  auto idx = list_arg(s, "indices");
+  if (idx.size() != t.shape.size())
+    op_fail(s, ErrorKind::kType,
+            "'indices' has " + std::to_string(idx.size()) + " entries but the tensor has rank " + std::to_string(t.shape.size()),
+            "give one index per tensor dimension");
+  require_scalar_list(s, "indices", idx);
+  for (size_t d = 0; d < idx.size(); ++d) {
+    auto i = as_const_int(idx[d]);
+    auto n = as_const_int(t.shape[d]);
+    if (i && (*i < 0 || (n && *i >= *n)))
+      op_fail(s, ErrorKind::kValue, "index " + std::to_string(*i) + " of dimension " + std::to_string(d) + " is out of range" +
+                                        (n ? " 0.." + std::to_string(*n - 1) : std::string()),
+              "keep the index inside the tensor's shape");
+  }
+  const ScalarType& v = scalar_arg(s, "value");
+  if (dtype_is_float(v.dtype) && !dtype_is_float(t.dtype))
+    op_fail(s, ErrorKind::kType,
+            std::string("'value' is a ") + dtype_name(v.dtype) + " scalar but the tensor is " + dtype_name(t.dtype),
+            std::string("convert it first: pl.cast(value, pl.") + dtype_name(t.dtype) + ")");
+  return s.arg("tensor")->type;
+}
+
+void lower_write(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int tensor = kb.tensor(c.args[0]);
+  auto idx = kb.scalars(c.args[1]);
+  isa::Scalar value = kb.scalar(c.args[2]);
+  Instr in;
+  in.kind = isa::InstrKind::kScalarWrite;
+  in.ins = {Operand::tensor(tensor), Operand::list_of(idx), Operand::scalar_of(value)};
+  kb.emit(in);
+  if (dst) kb.bind_tensor(dst.get(), tensor);
+}
+
 }  // namespace
 
 void register_added_ops(OpRegistry& r) {
+  r.add({.name = "tensor.write",
+         .params = {expr_param("tensor"), list_param("indices"), expr_param("value")},
+         .infer_type = infer_write,
+         .pto = "",
+         .lower = lower_write,
+         .doc = "Set one element of the tensor at indices to value (converted to the tensor's dtype); returns the "
+                "updated tensor. In orchestration the host writes it once earlier tasks are done.",
+         .aliases = {},
+         .scalar_variant = "",
+         .writes = "tensor",
+         .view = false,
+         .torch = "_write({tensor}, {indices}, {value})"});
   r.add({.name = "tile.random",
          .params = {expr_param("key0"), expr_param("key1"), expr_param("counter0"), expr_param("counter1"),
                     expr_param("counter2"), expr_param("counter3"), attr_param("shape"), list_param("valid_shape", true),

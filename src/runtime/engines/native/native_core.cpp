@@ -168,6 +168,13 @@ void NativeCore::run_reference(int pc, long long* ri, double* rf) {
       write_back(instr.dst_reg);
       return;
     }
+    case isa::InstrKind::kScalarWrite: {
+      const TensorView& t = tensor_param(instr.ins.at(0).index);
+      std::vector<int64_t> index;
+      for (const isa::Scalar& s : instr.ins.at(1).list) index.push_back(regs.get(s).as_int());
+      write_tensor_element(t, index, regs.get(instr.ins.at(2).scalar), instr.span);
+      return;
+    }
     case isa::InstrKind::kTile: break;
     case isa::InstrKind::kWhileEnd: fail_endless_while(instr);  // compiled code calls here only past the limit
     default:

@@ -154,6 +154,13 @@ void SimEngine::run(const isa::Kernel& kernel, const std::vector<HostArg>& args)
         regs.set(instr.dst_reg, read_tensor_element(t, index, instr.span));
         break;
       }
+      case isa::InstrKind::kScalarWrite: {
+        const TensorView& t = tensor_param(kernel, args, instr.ins.at(0).index, instr);
+        std::vector<int64_t> index;
+        for (const isa::Scalar& s : instr.ins.at(1).list) index.push_back(regs.get(s).as_int());
+        write_tensor_element(t, index, regs.get(instr.ins.at(2).scalar), instr.span);
+        break;
+      }
       default:
         fail(ErrorKind::kRuntime, instr.span, "instruction kind " + std::to_string(static_cast<int>(instr.kind)) +
                                                   " cannot appear in a kernel (kernel '" + kernel.name + "')",
