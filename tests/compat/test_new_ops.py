@@ -400,3 +400,23 @@ def test_write_checks_the_index_and_the_value():
 
     with pytest.raises(_core.PyptoError, match=r"scalar write of .* at index \[9, 0\] is out of bounds"):
         dynamic_outside(np.zeros((4, 8), np.int32), 9)
+
+
+def test_fillpad_expand_and_extract_errors():
+    @pl.jit
+    def shrink(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.tile.fillpad_expand(pl.load(x, [0, 0], [16, 32]), [8, 32]), [0, 0], out)
+        return out
+
+    with pytest.raises(pl.ParseError, match=r"'shape' = \[8, 32\] is smaller than the \[16, 32\] tile[\s\S]*fix:"):
+        shrink(np.zeros((16, 32), np.float32), np.zeros((8, 32), np.float32))
+
+    @pl.jit
+    def past(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.tile.extract(pl.load(x, [0, 0], [16, 32]), 12, 0, [8, 32]), [0, 0], out)
+        return out
+
+    with pytest.raises(pl.ParseError, match=r"window at index_row = 12 leaves the \[16, 32\] tile[\s\S]*fix:"):
+        past(np.zeros((16, 32), np.float32), np.zeros((8, 32), np.float32))
