@@ -138,4 +138,29 @@ void write_tensor_element(const TensorView& tensor, const std::vector<int64_t>& 
   else write_int(p, tensor.dtype, value.as_int());
 }
 
+static uint8_t* checked_tile_element(const TileRef& t, const std::vector<int64_t>& index, const Span& span,
+                                     const char* what) {
+  if (index.size() != 2 || index[0] < 0 || index[0] >= t.rows || index[1] < 0 || index[1] >= t.cols) {
+    std::string idx;
+    for (size_t d = 0; d < index.size(); ++d) idx += (d ? ", " : "") + std::to_string(index[d]);
+    fail(ErrorKind::kRuntime, span,
+         std::string(what) + " of tile '" + t.name + "' (" + std::to_string(t.rows) + "x" + std::to_string(t.cols) +
+             ") at index [" + idx + "] is out of bounds",
+         "keep the index inside the tile's shape");
+  }
+  return t.at(index[0], index[1]);
+}
+
+ScalarValue read_tile_element(const TileRef& tile, const std::vector<int64_t>& index, const Span& span) {
+  const uint8_t* p = checked_tile_element(tile, index, span, "scalar read");
+  if (dtype_is_float(tile.dtype)) return ScalarValue::of_float(read_float(p, tile.dtype));
+  return ScalarValue::of_int(read_int(p, tile.dtype));
+}
+
+void write_tile_element(const TileRef& tile, const std::vector<int64_t>& index, const ScalarValue& value, const Span& span) {
+  uint8_t* p = checked_tile_element(tile, index, span, "scalar write");
+  if (dtype_is_float(tile.dtype)) write_double(p, tile.dtype, value.as_double());
+  else write_int(p, tile.dtype, value.as_int());
+}
+
 }  // namespace pypto::runtime

@@ -313,12 +313,16 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(CASES) + ["write", "tile_elements"])
 def test_torch_script_computes_the_same(case):
     torch = pytest.importorskip("torch")
     import pypto.debug as dbg
 
-    kernel, args = CASES[case]()
+    more = {"write": lambda: (k_write, [rng.uniform(-1, 1, size=(8, 16)).astype(np.float32),
+                                        np.zeros((8, 16), np.float32), np.zeros((4, 8), np.int32)]),
+            "tile_elements": lambda: (k_tile_elements, [rng.uniform(-1, 1, size=(8, 16)).astype(np.float32),
+                                                        np.zeros((8, 16), np.float32), np.zeros((1, 8), np.float32), 5])}
+    kernel, args = {**CASES, **more}[case]()
     namespace = {}
     exec(compile(dbg.torch_codegen(kernel, *args), f"<torch script of {case}>", "exec"), namespace)
     theirs = [torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a for a in args]
@@ -420,3 +424,32 @@ def test_fillpad_expand_and_extract_errors():
 
     with pytest.raises(pl.ParseError, match=r"window at index_row = 12 leaves the \[16, 32\] tile[\s\S]*fix:"):
         past(np.zeros((16, 32), np.float32), np.zeros((8, 32), np.float32))
+
+
+# ---- pl.tile.read / pl.tile.write: one element of a tile ---------------------------------------
+
+@pl.jit
+def k_tile_elements(x: pl.Tensor, out: pl.Out[pl.Tensor], s: pl.Out[pl.Tensor], r: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [8, 16])
+        v = pl.tile.read(t, [r, 3])
+        u = pl.muls(t, 2.0)
+        pl.tile.write(u, [0, 0], v)  # a statement: updates u
+        u = pl.write(u, [7, 15], pl.read(u, [1, 1]) + 1.0)
+        pl.store(u, [0, 0], out)
+        pl.write(s, [0, 0], pl.read(t, [2, 5]))
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tile_read_and_write(engine):
+    x = rng.uniform(-1, 1, size=(8, 16)).astype(np.float32)
+    out, s = np.zeros_like(x), np.zeros((1, 8), np.float32)
+    run(k_tile_elements, x, out, s, 5, engine=engine)
+    want = x * 2
+    want[0, 0] = x[5, 3]
+    want[7, 15] = want[1, 1] + 1
+    np.testing.assert_array_equal(out, want)
+    assert s[0, 0] == x[2, 5]
+    text = round_trip(k_tile_elements, x, out, s, 5)
+    assert "pl.tile.write(" in text and "pl.tile.read(" in text

@@ -325,9 +325,91 @@ void lower_write(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   if (dst) kb.bind_tensor(dst.get(), tensor);
 }
 
+// ---- tile.read / tile.write: one element of a tile ------------------------------------------------
+
+void check_tile_indices(const CallSite& s, const TileType& t) {
+  auto shape = tile_shape(s, "tile", t);
+  auto idx = list_arg(s, "indices");
+  if (idx.size() != 2)
+    op_fail(s, ErrorKind::kType, "'indices' has " + std::to_string(idx.size()) + " entries; a tile element is [row, col]",
+            "write pl.tile.read(t, [r, c])");
+  require_scalar_list(s, "indices", idx);
+  for (size_t d = 0; d < 2; ++d) {
+    auto i = as_const_int(idx[d]);
+    if (i && (*i < 0 || *i >= shape[d]))
+      op_fail(s, ErrorKind::kValue,
+              "index " + std::to_string(*i) + " of dimension " + std::to_string(d) + " is outside the " + shape_str(shape) +
+                  " tile (0.." + std::to_string(shape[d] - 1) + ")",
+              "keep the index inside the tile's shape");
+  }
+}
+
+TypePtr infer_tile_read(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  check_tile_indices(s, t);
+  return ScalarType::make(t.dtype);
+}
+
+void lower_tile_read(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int tile = kb.tile(c.args[0]);
+  auto idx = kb.scalars(c.args[1]);
+  Instr in;
+  in.kind = isa::InstrKind::kScalarRead;
+  in.dst_reg = kb.define_scalar(dst);
+  in.ins = {Operand::tile(tile), Operand::list_of(idx)};
+  kb.emit(in);
+}
+
+TypePtr infer_tile_write(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  check_tile_indices(s, t);
+  const ScalarType& v = scalar_arg(s, "value");
+  if (dtype_is_float(v.dtype) && !dtype_is_float(t.dtype))
+    op_fail(s, ErrorKind::kType,
+            std::string("'value' is a ") + dtype_name(v.dtype) + " scalar but the tile is " + dtype_name(t.dtype),
+            std::string("convert it first: pl.cast(value, pl.") + dtype_name(t.dtype) + ")");
+  return s.arg("tile")->type;
+}
+
+// Writes the element in the tile's own buffer; the result is a view of that buffer, so
+// `pl.tile.write(t, [r, c], v)` as a statement updates t.
+void lower_tile_write(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int tile = kb.tile(c.args[0]);
+  auto idx = kb.scalars(c.args[1]);
+  isa::Scalar value = kb.scalar(c.args[2]);
+  Instr in;
+  in.kind = isa::InstrKind::kScalarWrite;
+  in.ins = {Operand::tile(tile), Operand::list_of(idx), Operand::scalar_of(value)};
+  kb.emit(in);
+  if (dst) kb.define_view(dst, tile);
+}
+
 }  // namespace
 
 void register_added_ops(OpRegistry& r) {
+  r.add({.name = "tile.read",
+         .params = {expr_param("tile"), list_param("indices")},
+         .infer_type = infer_tile_read,
+         .pto = "",
+         .lower = lower_tile_read,
+         .doc = "One element of the tile at [row, col] (of its allocated shape), as a scalar of the tile's dtype.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "{tile}[int({indices}[0]), int({indices}[1])].item()"});
+  r.add({.name = "tile.write",
+         .params = {expr_param("tile"), list_param("indices"), expr_param("value")},
+         .infer_type = infer_tile_write,
+         .pto = "",
+         .lower = lower_tile_write,
+         .doc = "Set the tile's element at [row, col] to value (converted to the tile's dtype), in the tile's own "
+                "buffer; returns the tile.",
+         .aliases = {},
+         .scalar_variant = "",
+         .writes = "",
+         .view = true,
+         .torch = "_write({tile}, {indices}, {value})",
+         .expand = {},
+         .effects = true});
   r.add({.name = "tensor.write",
          .params = {expr_param("tensor"), list_param("indices"), expr_param("value")},
          .infer_type = infer_write,

@@ -145,7 +145,7 @@ void register_tensor_ops(OpRegistry& r) {
          .pto = "",
          .lower = lower_read,
          .doc = "One element of the tensor at indices, as a scalar of the tensor's dtype.",
-         .aliases = {"read"},
+         .aliases = {},
          .scalar_variant = "",
          .torch = "{tensor}[tuple({indices})].item()"});
   r.add({.name = "tensor.assemble",
