@@ -3,7 +3,8 @@
 // TFILLPAD), extract (TEXTRACT at a row and column), sels (TSELS), the tile-scalar
 // maximums / minimums (TMAXS / TMINS) and lrelu (TLRELU), prelu (TPRELU), the ternary addc /
 // subc (TADDC / TSUBC) and their scalar forms addsc / subsc (composites: TADDS or TSUBS, then
-// TADD). Their tensor forms are in tensor_compute.cpp.
+// TADD), and one-element access: tensor.write, tile.read, tile.write (the scalar unit's
+// kScalarRead / kScalarWrite). Tensor forms of the elementwise ones are in tensor_compute.cpp.
 #include "op_rules.h"
 #include "pypto/isa/instructions.h"
 
