@@ -453,3 +453,35 @@ def test_tile_read_and_write(engine):
     assert s[0, 0] == x[2, 5]
     text = round_trip(k_tile_elements, x, out, s, 5)
     assert "pl.tile.write(" in text and "pl.tile.read(" in text
+
+
+# ---- generated tensors: pl.tensor.full, pl.tensor.ci / arange ------------------------------------
+
+@pl.jit
+def k_tensor_generate(a: pl.Out[pl.Tensor], b: pl.Out[pl.Tensor], c: pl.Out[pl.Tensor], s: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a[:] = pl.tensor.full([200, 64], pl.FP32, 2.5)
+        b[:] = pl.tensor.ci(s, [300, 128])
+        c[:] = pl.tensor.arange(1000, [64, 32], dtype=pl.INT32, descending=True)
+    return a
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_generators_are_tiled(engine):
+    a, b, c = np.zeros((200, 64), np.float32), np.zeros((300, 128), np.int32), np.zeros((64, 32), np.int32)
+    run(k_tensor_generate, a, b, c, 7, engine=engine)
+    np.testing.assert_array_equal(a, np.full((200, 64), 2.5, np.float32))
+    np.testing.assert_array_equal(b, 7 + np.arange(300 * 128).reshape(300, 128))
+    np.testing.assert_array_equal(c, 1000 - np.arange(64 * 32).reshape(64, 32))
+    round_trip(k_tensor_generate, a, b, c, 7)
+
+
+def test_tensor_ci_needs_whole_rows():
+    @pl.jit
+    def wide(a: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a[:] = pl.tensor.ci(0, [4, 4096])
+        return a
+
+    with pytest.raises(_core.PyptoError, match=r"counts across whole rows[\s\S]*fix: .*pl.tile.ci"):
+        wide(np.zeros((4, 4096), np.int32))
