@@ -234,6 +234,7 @@ class PtoWriter {
         break;
       case isa::InstrKind::kScalarMov: line(r + " = arith.mov " + scalar_text(in.a) + " : " + reg_type(in.dst_reg)); break;
       case isa::InstrKind::kScalarRead: line(r + " = pto.read_scalar ins(" + operands(in.ins) + ") : " + reg_type(in.dst_reg)); break;
+      case isa::InstrKind::kScalarWrite: line("pto.write_scalar ins(" + operands(in.ins) + ")"); break;
       case isa::InstrKind::kLoopBegin:
         line("scf.for " + r + " = " + scalar_text(in.a) + " to " + scalar_text(in.b) + " step " + scalar_text(in.step) + " {");
         ++depth_;

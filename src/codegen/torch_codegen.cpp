@@ -71,6 +71,12 @@ def _store(dst, offsets, src, atomic="none"):
     return dst
 
 
+def _write(dst, indices, value):
+    """dst[indices] = value, in place; returns dst."""
+    dst[tuple(int(i) for i in indices)] = value
+    return dst
+
+
 def _insert(target, src, offsets):
     """A copy of the tile target with src written at offsets."""
     out = target.clone()
@@ -240,15 +246,39 @@ def _part(a, b, rows, cols, op):
     return out
 
 
+def _philox(rows, cols, k0, k1, c0, c1, c2, c3, rounds, dtype):
+    """Philox4x32-rounds: element i is word i % 4 of the block for counter + i // 4."""
+    m = 0xFFFFFFFF
+    base = int(c0) | int(c1) << 32 | int(c2) << 64 | int(c3) << 96
+    words = []
+    for b in range((rows * cols + 3) // 4):
+        n = (base + b) % (1 << 128)
+        x = [(n >> (32 * w)) & m for w in range(4)]
+        a, k = int(k0) & m, int(k1) & m
+        for r in range(int(rounds)):
+            if r:
+                a, k = (a + 0x9E3779B9) & m, (k + 0xBB67AE85) & m
+            p0, p1 = 0xD2511F53 * x[0], 0xCD9E8D57 * x[2]
+            x = [(p1 >> 32) ^ x[1] ^ a, p1 & m, (p0 >> 32) ^ x[3] ^ k, p0 & m]
+        words += x
+    z = torch.tensor(words[: rows * cols], dtype=torch.int64).reshape(rows, cols)
+    if dtype.is_floating_point:
+        p = {torch.float16: 11, torch.bfloat16: 8}.get(dtype, 24)
+        return ((z >> (32 - p)).double() / 2.0**p).to(dtype)
+    return z.to(dtype)  # integers: the 32-bit word, wrapped to the dtype's width
+
+
 def _tri(rows, cols, diagonal, upper, dtype):
     """1 where c - r <= diagonal (c - r >= diagonal when upper), else 0."""
     d = torch.arange(cols).reshape(1, -1) - torch.arange(rows).reshape(-1, 1)
     return (d >= int(diagonal) if upper else d <= int(diagonal)).to(dtype)
 
 
-def _arange(rows, cols, start, dtype):
-    """start + r * cols + c over [rows, cols]."""
+def _arange(rows, cols, start, dtype, descending=False):
+    """start + r * cols + c over [rows, cols] (start - (r * cols + c) when descending)."""
     i = torch.arange(rows * cols, dtype=torch.int64).reshape(rows, cols)
+    if descending:
+        i = -i
     return (i.double() + float(start) if dtype.is_floating_point else i + int(start)).to(dtype)
 
 

@@ -46,7 +46,11 @@ const std::vector<DataType> kNumeric = {FP32, FP16, BF16, INT32, INT16, INT8, UI
 const std::vector<DataType> kAny = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, BOOL};
 const std::vector<DataType> kSigned = {FP32, FP16, BF16, INT32, INT16, INT8};
 const std::vector<DataType> kCube = {FP16, BF16, FP32, INT8};
-const std::vector<DataType> kMoveFp8 = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, BOOL, FP8E4M3FN, FP8E5M2};  // TLOAD TSTORE TCVT
+const std::vector<DataType> kMoveFp8 = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, BOOL, FP8E4M3FN, FP8E5M2};  // TCVT
+// TRANDOM writes Philox's 32-bit words (pl.tile.random's default dtype is UINT32); moved
+// to and from global memory as such.
+const std::vector<DataType> kRandom = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, UINT32};
+const std::vector<DataType> kMemoryDtypes = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, BOOL, UINT32, FP8E4M3FN, FP8E5M2};
 
 CostFigures vec(double slope, double head, bool published = false) { return {head, slope, 0, 0, published}; }
 CostFigures fit(double slope, double head) { return vec(slope, head, true); }
@@ -107,7 +111,9 @@ void add_more_instrs(std::vector<InstrDef>& t) {
   }
   add("TCI", F::kGenerate, Pipe::V, "T", "S", kNumeric, kScalarDefault, "dst[r, c] = s + r * valid_cols + c (iota)");
   add("TTRI", F::kGenerate, Pipe::V, "T", "S", kAny, kScalarDefault, "dst[r, c] = 1 if c - r <= s (lower) / c - r >= s (upper) else 0");
-  add("TRANDOM", F::kGenerate, Pipe::V, "T", "SS", kNumeric, kPassDefault, "dst = counter-based random (seed, counter): floats in [0, 1), integers uniform bits");
+  add("TRANDOM", F::kGenerate, Pipe::V, "T", "SSSSSS", kRandom, kPassDefault,
+      "dst = Philox4x32 (key0, key1, counter0..3; attrs{rounds}, default 10): element i is word i % 4 of block "
+      "counter + i / 4; integers the 32-bit word, floats its top significand bits / 2^p in [0, 1)");
   add("TGATHER", F::kIndex, Pipe::V, "T", "TT", kAny, kBinaryDefault, "dst[r, c] = src[r, idx[r, c]]");
   add("TSCATTER", F::kIndex, Pipe::V, "T", "TT", kAny, kBinaryDefault, "dst[r, idx[r, c]] = src[r, c]; the rest of dst is kept");
   add("MGATHER", F::kMemory, Pipe::MTE2, "T", "GT", kAny, xfer(100.9), "dst[r, c] = tensor.flat[idx[r, c]]");
@@ -154,8 +160,8 @@ std::vector<InstrDef> build_table() {
     t.push_back(InstrDef{name, fam, pipe, outs, ins, dt, cost, summary, {}});
   };
   // Memory and on-chip movement.
-  add("TLOAD", F::kMemory, Pipe::MTE2, "T", "GL", kMoveFp8, xfer(100.9), "tile = tensor[offsets] (valid region; pad fills the rest)");
-  add("TSTORE", F::kMemory, Pipe::MTE3, "G", "TL", kMoveFp8, xfer(188.5), "tensor[offsets] = tile (valid region; atomic add optional)");
+  add("TLOAD", F::kMemory, Pipe::MTE2, "T", "GL", kMemoryDtypes, xfer(100.9), "tile = tensor[offsets] (valid region; pad fills the rest)");
+  add("TSTORE", F::kMemory, Pipe::MTE3, "G", "TL", kMemoryDtypes, xfer(188.5), "tensor[offsets] = tile (valid region; atomic add optional)");
   add("TMOV", F::kMove, Pipe::MTE1, "T", "T", kAny, xfer(441), "dst = src across memories, with fp32 -> fp16/bf16 conversion");
   add("TTRANS", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst[i, j] = src[j, i]");
   add("TFILLPAD", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst = src on src's valid region, dst's pad value elsewhere");

@@ -57,10 +57,17 @@ class Validator {
           write_reg(in.dst_reg, sp, open);
           scalar(in.a, sp);
           break;
+        case InstrKind::kScalarWrite:
+          if (in.ins.size() != 3 || in.ins[1].kind != Operand::kScalarList || in.ins[2].kind != Operand::kScalar)
+            bad(sp, "scalar write needs (tensor, indices, value)");
+          element_operand(in.ins[0], sp);
+          for (auto& s : in.ins[1].list) scalar(s, sp);
+          scalar(in.ins[2].scalar, sp);
+          break;
         case InstrKind::kScalarRead:
           write_reg(in.dst_reg, sp, open);
           if (in.ins.size() != 2 || in.ins[1].kind != Operand::kScalarList) bad(sp, "scalar read needs (tensor, indices)");
-          tensor_operand(in.ins[0], sp);
+          element_operand(in.ins[0], sp);
           for (auto& s : in.ins[1].list) scalar(s, sp);
           break;
         case InstrKind::kLoopBegin:
@@ -145,6 +152,16 @@ class Validator {
   void scalar(const Scalar& s, const Span& sp) const {
     if (s.kind == Scalar::kReg && (s.reg < 0 || s.reg >= num_regs_))
       bad(sp, "register r" + std::to_string(s.reg) + " does not exist (" + std::to_string(num_regs_) + " registers)");
+  }
+
+  // The operand of a scalar read / write: a tensor, or a tile of the kernel (pl.tile.read / write).
+  void element_operand(const Operand& o, const Span& sp) const {
+    if (o.kind == Operand::kTile) {
+      if (!tiles_ || o.index < 0 || o.index >= static_cast<int>(tiles_->size()))
+        bad(sp, "operand is not a tile of the kernel (tile " + std::to_string(o.index) + ")");
+      return;
+    }
+    tensor_operand(o, sp);
   }
 
   void tensor_operand(const Operand& o, const Span& sp) const {

@@ -297,10 +297,49 @@ class Lowerer : public IRMutator {
         case TensorOpShape::kMatmul:
         case TensorOpShape::kBatchMatmul: t = matmul(*c, *info, b); break;
         case TensorOpShape::kGather: t = gather(*c, b, memo); break;
+        case TensorOpShape::kGenerate: t = generate(*c, *info, b); break;
         case TensorOpShape::kScatter: t = scatter(*c, b, memo); break;
       }
     }
     memo[e.get()] = t;
+    return t;
+  }
+
+  // Block b of a generated tensor (full, ci): the tile op on the block's shape, cut to the
+  // block's valid region. ci counts over the whole tensor in row-major order, so its block
+  // must hold whole rows (the tile's row stride is then the tensor's), starting at
+  // start +- r0 * N.
+  ExprPtr generate(const Call& c, const TensorOpInfo& info, const Block& b) {
+    Attrs attrs = c.attrs;
+    attrs["shape"] = std::vector<int64_t>{b.rows, b.cols};
+    std::vector<ExprPtr> args = c.args;
+    if (info.tile_op->name == "tile.ci") {
+      auto n = as_const_int(c.type->as<TensorType>()->shape[1]);
+      auto c0 = as_const_int(b.c0);
+      if (!n || !c0 || *c0 != 0 || b.cols != *n)
+        fail(ErrorKind::kCapacity, c.span,
+             "pl.tensor.ci counts across whole rows, but the result is written in blocks of " + std::to_string(b.cols) +
+                 " columns of a row of " + (n ? std::to_string(*n) : std::string("run-time length")),
+             "give the tensor a static row length that is a multiple of 32 bytes and fits a block (at most 2 KiB), or "
+             "use pl.tile.ci on tiles you store yourself");
+      const AttrValue& d = c.attrs.at("descending");
+      bool down = std::holds_alternative<bool>(d) ? std::get<bool>(d) : std::get<int64_t>(d) != 0;
+      ExprPtr step = mul(b.r0, *n);
+      if (!as_const_int(step) || *as_const_int(step) != 0)
+        args[0] = BinaryExpr::make(down ? BinaryOp::Sub : BinaryOp::Add, args[0], step, c.span);
+    }
+    std::vector<std::pair<std::string, ExprPtr>> kwargs;  // the call's arguments by name (positions count attributes)
+    size_t k = 0;
+    for (const auto& p : info.tile_op->params)
+      if (p.kind != ParamKind::kAttr && k < args.size()) {
+        if (args[k]) kwargs.push_back({p.name, args[k]});
+        ++k;
+      }
+    ExprPtr t = assign(short_name(*info.tile_op), make_op_call(info.tile_op->name, {}, kwargs, attrs, c.span));
+    if (b.vrows || b.vcols) {
+      std::vector<ExprPtr> valid = {b.vrows ? b.vrows : idx(b.rows), b.vcols ? b.vcols : idx(b.cols)};
+      t = assign(short_name(*info.tile_op), make_op_call("tile.set_validshape", {t, ListExpr::make(valid)}, {}, {}, c.span));
+    }
     return t;
   }
 

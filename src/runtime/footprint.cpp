@@ -172,6 +172,7 @@ class Analyser {
         return;
       }
       case K::kScalarRead: tensor_operands(in); set(in.dst_reg, unknown()); return;
+      case K::kScalarWrite: tensor_operands(in); return;
       case K::kLoopBegin: {
         // Registers the body writes hold unknown values on entry (loop-carried) and after
         // the loop; the loop register is the loop's symbol inside the body.

@@ -158,7 +158,7 @@ std::vector<std::vector<int>> release_points(const isa::HostProgram& program) {
   for (int pc = 0; pc < n; ++pc) {
     const isa::Instr& in = code[pc];
     if (in.kind == isa::InstrKind::kAllocTensor && !in.outs.empty()) allocs[in.outs[0].index].push_back(pc);
-    if (in.kind == isa::InstrKind::kCall || in.kind == isa::InstrKind::kScalarRead)
+    if (in.kind == isa::InstrKind::kCall || in.kind == isa::InstrKind::kScalarRead || in.kind == isa::InstrKind::kScalarWrite)
       for (const isa::Operand& op : in.ins)
         if (op.kind == isa::Operand::kTensor) uses[op.index].push_back(pc);
     // predicate=(t[i] OP v): the launch reads t when it is dispatched (its task keeps t alive)
@@ -532,6 +532,13 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
             std::vector<int64_t> index;
             for (const isa::Scalar& s : in.ins.at(1).list) index.push_back(regs.get(s).as_int());
             regs.set(in.dst_reg, read_tensor_element(slot_tensor(slots, in.ins.at(0).index, in), index, in.span));
+            break;
+          }
+          case isa::InstrKind::kScalarWrite: {
+            pool.wait_all();  // tasks may still read or write the tensor
+            std::vector<int64_t> index;
+            for (const isa::Scalar& s : in.ins.at(1).list) index.push_back(regs.get(s).as_int());
+            write_tensor_element(slot_tensor(slots, in.ins.at(0).index, in), index, regs.get(in.ins.at(2).scalar), in.span);
             break;
           }
           default:

@@ -111,18 +111,56 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
   return strides;
 }
 
-ScalarValue read_tensor_element(const TensorView& tensor, const std::vector<int64_t>& index, const Span& span) {
+// The element of `tensor` at `index`, or a run-time error naming the access and the shape.
+static uint8_t* checked_element(const TensorView& tensor, const std::vector<int64_t>& index, const Span& span,
+                                const char* what) {
   bool inside = index.size() == tensor.shape.size();
   for (size_t d = 0; inside && d < index.size(); ++d) inside = index[d] >= 0 && index[d] < tensor.shape[d];
   if (!inside) {
     std::string idx;
     for (size_t d = 0; d < index.size(); ++d) idx += (d ? ", " : "") + std::to_string(index[d]);
-    fail(ErrorKind::kRuntime, span, "scalar read of " + tensor.describe() + " at index [" + idx + "] is out of bounds",
+    fail(ErrorKind::kRuntime, span, std::string(what) + " of " + tensor.describe() + " at index [" + idx + "] is out of bounds",
          "keep the index inside the tensor's shape");
   }
-  const uint8_t* p = tensor.element(index);
+  return tensor.element(index);
+}
+
+ScalarValue read_tensor_element(const TensorView& tensor, const std::vector<int64_t>& index, const Span& span) {
+  const uint8_t* p = checked_element(tensor, index, span, "scalar read");
   if (dtype_is_float(tensor.dtype)) return ScalarValue::of_float(read_float(p, tensor.dtype));
   return ScalarValue::of_int(read_int(p, tensor.dtype));
+}
+
+void write_tensor_element(const TensorView& tensor, const std::vector<int64_t>& index, const ScalarValue& value,
+                          const Span& span) {
+  uint8_t* p = checked_element(tensor, index, span, "scalar write");
+  if (dtype_is_float(tensor.dtype)) write_double(p, tensor.dtype, value.as_double());
+  else write_int(p, tensor.dtype, value.as_int());
+}
+
+static uint8_t* checked_tile_element(const TileRef& t, const std::vector<int64_t>& index, const Span& span,
+                                     const char* what) {
+  if (index.size() != 2 || index[0] < 0 || index[0] >= t.rows || index[1] < 0 || index[1] >= t.cols) {
+    std::string idx;
+    for (size_t d = 0; d < index.size(); ++d) idx += (d ? ", " : "") + std::to_string(index[d]);
+    fail(ErrorKind::kRuntime, span,
+         std::string(what) + " of tile '" + t.name + "' (" + std::to_string(t.rows) + "x" + std::to_string(t.cols) +
+             ") at index [" + idx + "] is out of bounds",
+         "keep the index inside the tile's shape");
+  }
+  return t.at(index[0], index[1]);
+}
+
+ScalarValue read_tile_element(const TileRef& tile, const std::vector<int64_t>& index, const Span& span) {
+  const uint8_t* p = checked_tile_element(tile, index, span, "scalar read");
+  if (dtype_is_float(tile.dtype)) return ScalarValue::of_float(read_float(p, tile.dtype));
+  return ScalarValue::of_int(read_int(p, tile.dtype));
+}
+
+void write_tile_element(const TileRef& tile, const std::vector<int64_t>& index, const ScalarValue& value, const Span& span) {
+  uint8_t* p = checked_tile_element(tile, index, span, "scalar write");
+  if (dtype_is_float(tile.dtype)) write_double(p, tile.dtype, value.as_double());
+  else write_int(p, tile.dtype, value.as_int());
 }
 
 }  // namespace pypto::runtime

@@ -138,13 +138,18 @@ def build_case(name, rng):
         return [z((1, N), "FP32")], ins, attrs, {"memories": mem}
     if name == "TSELS":
         return [z((R, C))], [random_mask(rng, R, C), t((R, C)), scalar_for(rng, dt)], attrs, {"valid_shape": valid}
-    if name in ("TCI", "TASSIGN"):
+    if name == "TCI":
+        attrs["descending"] = bool(rng.integers(0, 2))
+        return [z((R, C))], [int(rng.integers(-9, 9))], attrs, {"valid_shape": valid}
+    if name == "TASSIGN":
         return [z((R, C))], [int(rng.integers(0, 9))], attrs, {"valid_shape": valid}
     if name == "TTRI":
         attrs["upper"] = bool(rng.integers(0, 2))
         return [z((R, C))], [int(rng.integers(-2, 3))], attrs, {"valid_shape": valid}
     if name == "TRANDOM":
-        return [z((R, C))], [int(rng.integers(0, 99)), int(rng.integers(0, 999))], attrs, {"valid_shape": valid}
+        attrs["rounds"] = int(rng.choice([7, 10]))
+        words = [int(rng.integers(0, 2**32)) for _ in range(6)]
+        return [z((R, C))], words, attrs, {"valid_shape": valid}
     if name == "MGATHER":
         return [z((R, C))], [t((3, 50)), rng.integers(0, 150, size=(R, C)).astype(np.int32)], attrs, {}
     if name == "TSUBVIEW":

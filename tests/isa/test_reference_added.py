@@ -1,5 +1,5 @@
 """The instructions added with the complete tile library against numpy: arg-reductions,
-the TPART combines, the generators (TCI, TTRI, TRANDOM), gather / scatter within a tile
+the TPART combines, the generators (TCI up and down, TTRI, TRANDOM: Philox4x32), gather / scatter within a tile
 and to / from global memory, sorting, and TSELS; every dtype the instruction table allows
 (BF16 as uint16 bit patterns) over isa_cases.CASES or four shapes of the same kinds
 (square, non-square, a valid region smaller than the tile). Float results are checked
@@ -131,11 +131,13 @@ def run_part(name, dt, out, a, va, b, vb):
 def test_tci(shape, valid, dtype):
     r, c = region(shape, valid)
     for start in ([5, 0.5] if dtype in FLOATS else [5, -3]):
-        out = np.zeros(shape, NP[dtype])
-        run("TCI", [out], [start], valid_shape=valid)
-        want = start + np.arange(r * c).reshape(r, c)  # integers wrap; floats round (bf16 past 256)
-        check_exact(out, want, dtype, (r, c), what=f"TCI {dtype} from {start}: ")
-        check_outside_kept(out, np.zeros_like(out), valid)
+        for descending in (False, True):
+            out = np.zeros(shape, NP[dtype])
+            run("TCI", [out], [start], attrs={"descending": descending}, valid_shape=valid)
+            step = -1 if descending else 1
+            want = start + step * np.arange(r * c).reshape(r, c)  # integers wrap; floats round (bf16 past 256)
+            check_exact(out, want, dtype, (r, c), what=f"TCI {dtype} from {start} (descending={descending}): ")
+            check_outside_kept(out, np.zeros_like(out), valid)
 
 
 @pytest.mark.parametrize("shape,valid", CASES, ids=CASE_IDS)
@@ -150,11 +152,37 @@ def test_ttri(shape, valid, dtype):
         check_outside_kept(m, np.zeros_like(m), valid)
 
 
-def splitmix64(z):
-    z = (z + np.uint64(0x9E3779B97F4A7C15))
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+M32 = 0xFFFFFFFF
+
+
+def philox_block(ctr, key, rounds):
+    """Philox4x32-rounds of one counter (4 words) and key (2 words), in Python integers."""
+    x, (k0, k1) = list(ctr), key
+    for r in range(rounds):
+        if r:
+            k0, k1 = (k0 + 0x9E3779B9) & M32, (k1 + 0xBB67AE85) & M32
+        p0, p1 = 0xD2511F53 * x[0], 0xCD9E8D57 * x[2]
+        x = [((p1 >> 32) ^ x[1] ^ k0) & M32, p1 & M32, ((p0 >> 32) ^ x[3] ^ k1) & M32, p0 & M32]
+    return x
+
+
+def philox_words(n, key, ctr, rounds=10):
+    """n words: element i is word i % 4 of the block for the 128-bit counter + i // 4."""
+    base = sum(int(c) << (32 * w) for w, c in enumerate(ctr))
+    words = []
+    for b in range((n + 3) // 4):
+        v = (base + b) % (1 << 128)
+        words += philox_block([(v >> (32 * w)) & M32 for w in range(4)], key, rounds)
+    return np.array(words[:n], np.uint64)
+
+
+def test_philox_reference_matches_random123():
+    """The known-answer vectors of Random123's philox4x32_10."""
+    assert philox_block([0, 0, 0, 0], (0, 0), 10) == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
+    assert philox_block([M32] * 4, (M32, M32), 10) == [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]
+    out = np.zeros((1, 8), np.uint32)
+    run("TRANDOM", [out], [0xA4093822, 0x299F31D0, 0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344])
+    np.testing.assert_array_equal(out[0, :4], [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1])
 
 
 SIGNIFICAND = {"FP32": 24, "FP16": 11, "BF16": 8}
@@ -162,27 +190,33 @@ SIGNIFICAND = {"FP32": 24, "FP16": 11, "BF16": 8}
 
 @pytest.mark.parametrize("shape,valid", CASES, ids=CASE_IDS)
 @pytest.mark.parametrize("dtype", table_dtypes("TRANDOM"))
-def test_trandom_is_counter_based(shape, valid, dtype):
+def test_trandom_is_philox(shape, valid, dtype):
     r, c = region(shape, valid)
     out = np.zeros(shape, NP[dtype])
-    run("TRANDOM", [out], [7, 100], valid_shape=valid)
-    with np.errstate(over="ignore"):
-        z = splitmix64(np.uint64(7) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(100) + np.arange(r * c, dtype=np.uint64))
-    z = z.reshape(r, c)
+    key, ctr = (7, 0xDEADBEEF), (0xFFFFFFFD, M32, 5, 0)  # the block counter carries across words
+    rounds = 7 if dtype in ("INT16", "BF16") else 10
+    run("TRANDOM", [out], [*key, *ctr], attrs={"rounds": rounds}, valid_shape=valid)
+    z = philox_words(r * c, key, ctr, rounds).reshape(r, c)
     if dtype in FLOATS:  # the top p bits as k / 2^p: exact in the dtype, in [0, 1)
         p = SIGNIFICAND[dtype]
-        want = (z >> np.uint64(64 - p)).astype(np.float64) / 2.0**p
+        want = (z >> np.uint64(32 - p)).astype(np.float64) / 2.0**p
         check_exact(out, want, dtype, (r, c))
         assert (values(out, dtype)[:r, :c] < 1).all()
     else:
-        np.testing.assert_array_equal(out[:r, :c], z.astype(NP[dtype]))
+        np.testing.assert_array_equal(out[:r, :c], z.astype(np.uint32).astype(NP[dtype]))
     check_outside_kept(out, np.zeros_like(out), valid)
+
+
+def test_trandom_uint32_words():
+    out = np.zeros((4, 16), np.uint32)
+    run("TRANDOM", [out], [1, 2, 3, 4, 5, 6])
+    np.testing.assert_array_equal(out, philox_words(64, (1, 2), (3, 4, 5, 6)).reshape(4, 16).astype(np.uint32))
 
 
 def test_trandom_fp16_stays_below_one():
     """24 random bits rounded to fp16 reach 1.0 (1 - 2^-12 and up); the top 11 never do."""
     out = np.zeros((64, 64), np.float16)
-    run("TRANDOM", [out], [7, 100])
+    run("TRANDOM", [out], [7, 100, 0, 0, 0, 0])
     assert out.max() < 1
 
 

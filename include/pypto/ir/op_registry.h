@@ -28,6 +28,7 @@ struct ParamSpec {
   bool optional = false;               // kExpr/kExprList: may be absent (nullptr in Call::args)
   std::optional<AttrValue> default_value;  // kAttr: used when the caller omits it
   bool quiet_default = false;          // kAttr: the printer leaves the attribute out while it equals the default
+  bool index = false;                  // kExpr: an integer scalar (a Python int stays INDEX, not the tile's dtype)
 };
 
 // What type inference sees: the call's arguments (aligned with the kExpr/kExprList params,

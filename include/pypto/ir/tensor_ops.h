@@ -17,6 +17,7 @@ enum class TensorOpShape : uint8_t {
   kGather,       // (src [M, N], indices [M, K]) -> [M, K]: block (r, c) needs whole rows of src
   kScatter,      // (target [M, N], indices [M, K], src [M, K]) -> [M, N]: blocks of whole rows
   kBatchMatmul,  // [B, M, K] @ [B, K, N] (or [K, N]) -> [B, M, N]: one matmul per batch
+  kGenerate,     // no tensor operands (full, ci): block (r, c) made from the shape attribute cut to the block
 };
 
 struct TensorOpInfo {

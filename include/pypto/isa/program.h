@@ -66,6 +66,7 @@ enum class InstrKind : uint8_t {
   kAllocTensor, // HostProgram only: tensor slot outs[0] = new tensor (dtype, shape attrs)
   kArrayGet,    // HostProgram only: dst_reg = arrays[attr "array"][a]
   kArraySet,    // HostProgram only: arrays[attr "array"][a] = b
+  kScalarWrite, // tensor[ins[0]][offsets ins[1]] = scalar ins[2]  (pl.tensor.write)
 };
 
 // Task ids in registers and TASK_ID arrays are launch numbers counted from 1 in each run;

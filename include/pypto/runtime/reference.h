@@ -28,6 +28,12 @@ void convert_element(uint8_t* dst, DataType dst_t, const uint8_t* src, DataType 
 float pad_value(PadValue pad, DataType t);
 
 // A tile resolved to memory: row-major rows x cols elements at `data`.
+struct TileRef;
+// One element of a tile at (row, col) of its allocated shape (pl.tile.read / pl.tile.write);
+// an index outside the shape is a run-time error naming the tile.
+ScalarValue read_tile_element(const TileRef& tile, const std::vector<int64_t>& index, const Span& span);
+void write_tile_element(const TileRef& tile, const std::vector<int64_t>& index, const ScalarValue& value, const Span& span);
+
 struct TileRef {
   uint8_t* data = nullptr;
   DataType dtype = DataType::FP32;

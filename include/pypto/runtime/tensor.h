@@ -72,5 +72,8 @@ struct HostArg {
 // The element of `tensor` at `index` as a scalar (integers widen to int64, floats to double);
 // an index outside the shape is a runtime error at `span`.
 ScalarValue read_tensor_element(const TensorView& tensor, const std::vector<int64_t>& index, const Span& span);
+// tensor[index] = value, converted to the tensor's dtype (integers wrap, floats round to nearest).
+void write_tensor_element(const TensorView& tensor, const std::vector<int64_t>& index, const ScalarValue& value,
+                          const Span& span);
 
 }  // namespace pypto::runtime

@@ -471,7 +471,7 @@ class ExprParser:
                     raise self.error(node, f"argument '{p.name}' of pl.{dsl_name} must be a list such as [0, 0]")
                 exprs[p.name] = self.to_expr(v, node)
             else:
-                exprs[p.name] = self.to_expr(v, node, hint)
+                exprs[p.name] = self.to_expr(v, node, None if p.index else hint)
         try:
             return ir.make_op_call(op.name, [], exprs, attrs, self.span(node))
         except PyptoError as e:

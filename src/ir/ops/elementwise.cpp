@@ -125,7 +125,9 @@ void register_elementwise_ops(OpRegistry& r) {
            .pto = binary[i].pto,
            .lower = {},
            .doc = binary[i].doc,
-           .aliases = {},
+           .aliases = i == 4 ? std::vector<std::string>{"tile.max"}
+                    : i == 5 ? std::vector<std::string>{"tile.min"}
+                             : std::vector<std::string>{},  // PyPTO's pl.tile.max / pl.tile.min
            .scalar_variant = variant_of[i],
            .torch = binary[i].torch});
   for (auto& e : scalar)

@@ -245,7 +245,7 @@ void register_memory_ops(OpRegistry& r) {
          .pto = "",
          .lower = lower_create,
          .doc = "An uninitialised tile of the given shape, dtype and memory.",
-         .aliases = {"create_tile"},
+         .aliases = {"create_tile", "tile.create_tile"},
          .scalar_variant = "",
          .torch = "torch.zeros({shape}, dtype={dtype})"});
   r.add({.name = "tile.full",

@@ -22,6 +22,7 @@ void register_tensor_ops(OpRegistry& r);
 void register_math_ops(OpRegistry& r);        // bitwise, remainders, partial combines, sin/cos
 void register_generate_ops(OpRegistry& r);    // expands, expand_clone, tri, arange
 void register_index_ops(OpRegistry& r);       // arg-reductions, gather/scatter, sort32/mrgsort
+void register_added_ops(OpRegistry& r);           // PyPTO spellings on existing instructions (random, ci, ...)
 void register_tensor_compute_ops(OpRegistry& r);  // after the tile families it mirrors
 void register_cross_core_ops(OpRegistry& r);      // TPUSH / TPOP / TFREE (mixed tasks)
 void register_array_ops(OpRegistry& r);

@@ -151,7 +151,7 @@ void register_tensor_ops(OpRegistry& r) {
          .pto = "",
          .lower = lower_create,
          .doc = "A new global-memory tensor (orchestration only), e.g. an intermediate passed to kernels as pl.Out.",
-         .aliases = {"create_tensor"},
+         .aliases = {"create_tensor", "tensor.create_tensor"},
          .scalar_variant = "",
          .torch = "torch.zeros({shape}, dtype={dtype})"});
   r.add({.name = "tensor.dim",
@@ -169,7 +169,7 @@ void register_tensor_ops(OpRegistry& r) {
          .pto = "",
          .lower = lower_read,
          .doc = "One element of the tensor at indices, as a scalar of the tensor's dtype.",
-         .aliases = {"read"},
+         .aliases = {},
          .scalar_variant = "",
          .torch = "{tensor}[tuple({indices})].item()"});
   r.add({.name = "tensor.assemble",

@@ -133,7 +133,7 @@ void lower_unlowered(const Call& c, const VarPtr&, codegen::KernelBuilder&) {
        "put it inside `with pl.at(level=pl.Level.CORE_GROUP):` and write the result with out[:] = ...");
 }
 
-void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape) {
+void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape, std::vector<std::string> aliases = {}) {
   const OpDef* tile_op = r.find("tile." + name);
   PYPTO_CHECK(tile_op, "no tile op for tensor." + name);
   InferTypeFn infer = shape == TensorOpShape::kMatmul
@@ -146,7 +146,7 @@ void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape) {
                             .pto = "",
                             .lower = lower_unlowered,
                             .doc = "Whole-tensor form of pl.tile." + name + ", tiled by LowerTensorOps: " + tile_op->doc,
-                            .aliases = {},
+                            .aliases = std::move(aliases),
                             .scalar_variant = variant,
                             .torch = tile_op->torch});
   infos()[&def] = {tile_op, shape};
@@ -161,6 +161,11 @@ void register_tensor_compute_ops(OpRegistry& r) {
     add_form(r, n, S::kElementwise);
   for (const char* n : {"ands", "ors", "xors", "shls", "shrs", "rems", "fmods", "and_", "or_", "xor", "shl", "shr",
                         "rem", "fmod", "not_", "sin", "cos"})
+    add_form(r, n, S::kElementwise);
+  // PyPTO's further elementwise spellings (src/ir/ops/added.cpp) and the partial combines
+  // (on whole tensors every element is valid: part_add is add).
+  for (const char* n : {"maximums", "minimums", "lrelu", "addc", "subc", "addsc", "subsc", "part_add", "part_mul",
+                        "part_max", "part_min", "expands"})
     add_form(r, n, S::kElementwise);
   const OpDef* matmul = r.find("tile.matmul");
   const OpDef& bmm = r.add({.name = "tensor.batch_matmul",
@@ -182,6 +187,10 @@ void register_tensor_compute_ops(OpRegistry& r) {
     add_form(r, std::string("row_expand_") + f, S::kRowExpand);
     add_form(r, std::string("col_expand_") + f, S::kColExpand);
   }
+  add_form(r, "full", S::kGenerate);
+  add_form(r, "ci", S::kGenerate, {"tensor.arange"});  // PyPTO's tensor.arange is ci (start first)
+  add_form(r, "row_expand", S::kRowExpand);  // (target [M, N], src [M, 1]): the broadcast itself
+  add_form(r, "col_expand", S::kColExpand);
   add_form(r, "matmul", S::kMatmul);
 }
 

@@ -62,7 +62,8 @@ class KernelWriter {
         case K::kTile: tile(in, pc); break;
         case K::kScalarBin: scalar_bin(in, pc); break;
         case K::kScalarMov: assign(in.dst_reg, get(in.a)); break;
-        case K::kScalarRead: body_ << "  FB(" << pc << ");\n"; break;
+        case K::kScalarRead:
+        case K::kScalarWrite: body_ << "  FB(" << pc << ");\n"; break;
         case K::kLoopBegin: {
           if (is_float_reg(in.dst_reg) || in.dst_reg < 0 || in.dst_reg >= k_.num_regs) return false;
           const std::string r = reg(in.dst_reg);

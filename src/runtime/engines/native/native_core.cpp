@@ -160,10 +160,16 @@ void NativeCore::run_reference(int pc, long long* ri, double* rf) {
     return args[index].tensor;
   };
   switch (instr.kind) {
-    case isa::InstrKind::kScalarRead: {
+    case isa::InstrKind::kScalarRead:
+    case isa::InstrKind::kScalarWrite: {
+      if (instr.ins.at(0).kind == isa::Operand::kTile) break;  // a tile element: below, once tiles resolve
       const TensorView& t = tensor_param(instr.ins.at(0).index);
       std::vector<int64_t> index;
       for (const isa::Scalar& s : instr.ins.at(1).list) index.push_back(regs.get(s).as_int());
+      if (instr.kind == isa::InstrKind::kScalarWrite) {
+        write_tensor_element(t, index, regs.get(instr.ins.at(2).scalar), instr.span);
+        return;
+      }
       regs.set(instr.dst_reg, read_tensor_element(t, index, instr.span));
       write_back(instr.dst_reg);
       return;
@@ -201,6 +207,18 @@ void NativeCore::run_reference(int pc, long long* ri, double* rf) {
     t.data = buffers_[static_cast<int>(d.memory)] + d.addr;
     return t;
   };
+  if (instr.kind == isa::InstrKind::kScalarRead || instr.kind == isa::InstrKind::kScalarWrite) {  // a tile element
+    TileRef t = resolve_tile(instr.ins.at(0).index);
+    std::vector<int64_t> index;
+    for (const isa::Scalar& s : instr.ins.at(1).list) index.push_back(regs.get(s).as_int());
+    if (instr.kind == isa::InstrKind::kScalarWrite) {
+      write_tile_element(t, index, regs.get(instr.ins.at(2).scalar), instr.span);
+      return;
+    }
+    regs.set(instr.dst_reg, read_tile_element(t, index, instr.span));
+    write_back(instr.dst_reg);
+    return;
+  }
   auto resolve = [&](const isa::Operand& op) {
     OperandValue v;
     v.kind = op.kind;

@@ -147,11 +147,20 @@ void SimEngine::run(const isa::Kernel& kernel, const std::vector<HostArg>& args)
         }
         break;
       }
-      case isa::InstrKind::kScalarRead: {
-        const TensorView& t = tensor_param(kernel, args, instr.ins.at(0).index, instr);
+      case isa::InstrKind::kScalarRead:
+      case isa::InstrKind::kScalarWrite: {
         std::vector<int64_t> index;
         for (const isa::Scalar& s : instr.ins.at(1).list) index.push_back(regs.get(s).as_int());
-        regs.set(instr.dst_reg, read_tensor_element(t, index, instr.span));
+        const bool read = instr.kind == isa::InstrKind::kScalarRead;
+        if (instr.ins.at(0).kind == isa::Operand::kTile) {  // pl.tile.read / pl.tile.write
+          TileRef t = resolve_tile(*this, kernel, instr.ins.at(0).index, regs, instr);
+          if (read) regs.set(instr.dst_reg, read_tile_element(t, index, instr.span));
+          else write_tile_element(t, index, regs.get(instr.ins.at(2).scalar), instr.span);
+          break;
+        }
+        const TensorView& t = tensor_param(kernel, args, instr.ins.at(0).index, instr);
+        if (read) regs.set(instr.dst_reg, read_tensor_element(t, index, instr.span));
+        else write_tensor_element(t, index, regs.get(instr.ins.at(2).scalar), instr.span);
         break;
       }
       default:
