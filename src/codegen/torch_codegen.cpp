@@ -246,9 +246,11 @@ def _tri(rows, cols, diagonal, upper, dtype):
     return (d >= int(diagonal) if upper else d <= int(diagonal)).to(dtype)
 
 
-def _arange(rows, cols, start, dtype):
-    """start + r * cols + c over [rows, cols]."""
+def _arange(rows, cols, start, dtype, descending=False):
+    """start + r * cols + c over [rows, cols] (start - r * cols - c when descending)."""
     i = torch.arange(rows * cols, dtype=torch.int64).reshape(rows, cols)
+    if descending:
+        i = -i
     return (i.double() + float(start) if dtype.is_floating_point else i + int(start)).to(dtype)
 
 

@@ -174,7 +174,7 @@ class Printer {
       if (p.kind == ParamKind::kAttr) {
         auto it = c.attrs.find(p.name);
         required = !p.default_value.has_value();
-        if (it == c.attrs.end()) {
+        if (it == c.attrs.end() || (p.quiet && p.default_value && it->second == *p.default_value)) {
           positional = false;
           continue;
         }

@@ -27,6 +27,21 @@ struct ParamSpec {
   ParamKind kind;
   bool optional = false;               // kExpr/kExprList: may be absent (nullptr in Call::args)
   std::optional<AttrValue> default_value;  // kAttr: used when the caller omits it
+  // Other keyword spellings of this parameter (PyPTO's name where ours differs, or our older
+  // name): make_op_call and the parser accept any of them; `name` is what the printer writes.
+  std::vector<std::string> aliases = {};
+  // A hint PyPTO accepts that has no effect on our chip (pl.move's blayout, a scratch `tmp`
+  // tile): kept in the IR (printed, parsed back), never passed to the instruction.
+  bool hint = false;
+  // Not printed at its default value: the keywords added for PyPTO keep printed programs as
+  // they were (the parser fills the default back in).
+  bool quiet = false;
+  bool accepts(const std::string& keyword) const {
+    if (keyword == name) return true;
+    for (auto& a : aliases)
+      if (a == keyword) return true;
+    return false;
+  }
 };
 
 // What type inference sees: the call's arguments (aligned with the kExpr/kExprList params,

@@ -399,15 +399,15 @@ class ExprParser:
             raise self.error(node, f"pl.{dsl_name} takes at most {len(params)} arguments, got {len(args)}",
                              f"call it as {signature}")
         given = {p.name: a for p, a in zip(params, args)}
-        names = [p.name for p in params]
+        spelled = {a: p.name for p in params for a in (p.name, *p.aliases)}  # PyPTO's keywords too
         for k, v in kwargs.items():
-            if k not in names:
-                near = difflib.get_close_matches(k, names, n=1)
+            if k not in spelled:
+                near = difflib.get_close_matches(k, sorted(spelled), n=1)
                 raise self.error(node, f"pl.{dsl_name} has no keyword argument '{k}'",
                                  (f"did you mean '{near[0]}='? " if near else "") + f"call it as {signature}")
-            if k in given:
+            if spelled[k] in given:
                 raise self.error(node, f"pl.{dsl_name} got argument '{k}' twice", f"call it as {signature}")
-            given[k] = v
+            given[spelled[k]] = v
         hint = next((a.type.dtype for a in args if self.is_array(a)), None)
         exprs, attrs = {}, {}
         for p in params:
@@ -416,6 +416,9 @@ class ExprParser:
             v = given[p.name]
             if p.kind == ir.ParamKind.Attr:
                 v = self.constant(v, node, f"argument '{p.name}' of pl.{dsl_name}")
+                if isinstance(p.default, str) and not isinstance(v, str) and hasattr(v, "name") \
+                        and not type(v).__module__.startswith("pypto._core"):
+                    v = v.name  # a layout enum member (pl.TileLayout.row_major) is kept by its name
                 if isinstance(v, tuple):
                     v = list(v)
                 if isinstance(p.default, float) and isinstance(v, int) and not isinstance(v, bool):

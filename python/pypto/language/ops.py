@@ -153,7 +153,7 @@ def stub_ops(name):
 
 def stub_keywords(stub):
     """Every keyword the spelling of `stub` accepts (over the ops it can resolve to)."""
-    return {p.name for op in stub_ops(stub.dsl_name) for p in op.params}
+    return {k for op in stub_ops(stub.dsl_name) for p in op.params for k in (p.name, *p.aliases)}
 
 
 def op_stub(name):

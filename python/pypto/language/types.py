@@ -28,8 +28,10 @@ TASK_ID = DataType.TASK_ID  # task ids: the dtype of pl.array.create(n, pl.TASK_
 
 
 class AtomicType:
-    """Atomic modes of `pl.assemble(..., atomic=...)`."""
+    """Atomic modes of `pl.store(..., atomic=...)` / `pl.assemble(..., atomic=...)`: `None_`
+    writes, `Add` adds the tile into global memory (the target must hold the start value)."""
 
+    None_ = "none"
     Add = "add"
 
 

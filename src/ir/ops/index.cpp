@@ -24,9 +24,9 @@ TypePtr infer_arg_reduce(const CallSite& s, bool rows, const std::string& pto) {
   require_vec(s, "tile", t);
   auto shape = tile_shape(s, "tile", t);
   require_instr_dtype(s, "tile", t, pto);
-  if (s.arg("tmp")) {
-    const TileType& tmp = tile_arg(s, "tmp");
-    require_vec(s, "tmp", tmp);
+  if (s.arg("tmp_tile")) {
+    const TileType& tmp = tile_arg(s, "tmp_tile");
+    require_vec(s, "tmp_tile", tmp);
     if (tmp.dtype != t.dtype)
       op_fail(s, ErrorKind::kType,
               std::string("scratch tile 'tmp' is ") + dtype_name(tmp.dtype) + " but 'tile' is " + dtype_name(t.dtype),
@@ -168,6 +168,11 @@ void lower_mscatter(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 // each row (the last may be shorter) sorted descending, with the INT32 column each value
 // came from. Stable: equal values keep their order.
 TypePtr infer_sort32(const CallSite& s) {
+  if (s.arg("idx"))
+    op_fail(s, ErrorKind::kType,
+            "sort32's idx= (an index tile sorted along with the values) is not supported: pl.sort32 returns the column "
+            "index of each value within its row",
+            "drop idx= and use the returned indices: vals, idx = pl.sort32(t)");
   const TileType& t = tile_arg(s, "tile");
   require_vec(s, "tile", t);
   tile_shape(s, "tile", t);
@@ -222,7 +227,8 @@ TypePtr infer_mrgsort(const CallSite& s) {
 // One instruction writing both tiles of the result tuple.
 void lower_pair(const Call& c, const VarPtr& dst, KernelBuilder& kb, const char* pto) {
   std::vector<int> ins;
-  for (auto& a : c.args) ins.push_back(kb.tile(a));
+  for (auto& a : c.args)
+    if (a) ins.push_back(kb.tile(a));
   PYPTO_CHECK(dst, std::string("pl.") + c.op->name + " without a result");
   std::vector<int> outs = kb.define_tiles(dst);
   Instr in;
@@ -251,7 +257,7 @@ void register_index_ops(OpRegistry& r) {
     bool rows = a.rows;
     std::string pto = a.pto;
     r.add({.name = std::string("tile.") + a.name,
-           .params = {expr_param("tile"), expr_param("tmp", true)},
+           .params = {aka(expr_param("tile"), {"input", "tensor"}), aka(expr_param("tmp_tile", true), {"tmp"})},
            .infer_type = [rows, pto](const CallSite& s) { return infer_arg_reduce(s, rows, pto); },
            .pto = a.pto,
            .lower = {},
@@ -262,7 +268,7 @@ void register_index_ops(OpRegistry& r) {
                     (pto.find("MAX") != std::string::npos ? "True" : "False") + ")"});
   }
   r.add({.name = "tile.gather",
-         .params = {expr_param("src"), expr_param("indices")},
+         .params = {aka(expr_param("src"), {"input"}), aka(expr_param("indices"), {"index"}), hint(expr_param("tmp", true))},
          .infer_type = infer_gather,
          .pto = "TGATHER",
          .lower = {},
@@ -272,7 +278,7 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_gather({src:v}, {indices}, {R}, {C})"});
   r.add({.name = "tile.scatter",
-         .params = {expr_param("target"), expr_param("indices"), expr_param("src")},
+         .params = {aka(expr_param("target"), {"dst", "input"}), aka(expr_param("indices"), {"indexes", "index"}), expr_param("src")},
          .infer_type = infer_scatter,
          .pto = "TSCATTER",
          .lower = lower_scatter,
@@ -282,7 +288,7 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_scatter({target:v}, {indices}, {src:v})"});
   r.add({.name = "tile.sort32",
-         .params = {expr_param("tile")},
+         .params = {aka(expr_param("tile"), {"src"}), expr_param("idx", true)},
          .infer_type = infer_sort32,
          .pto = "TSORT32",
          .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_pair(c, d, kb, "TSORT32"); },
@@ -302,7 +308,7 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_mrgsort({a_values:v}, {a_indices}, {b_values:v}, {b_indices})"});
   r.add({.name = "tile.mgather",
-         .params = {expr_param("tensor"), expr_param("indices")},
+         .params = {aka(expr_param("tensor"), {"mem"}), aka(expr_param("indices"), {"idx"})},
          .infer_type = infer_mgather,
          .pto = "MGATHER",
          .lower = {},
@@ -312,7 +318,7 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_mgather({tensor}, {indices}, {R}, {C})"});
   r.add({.name = "tile.mscatter",
-         .params = {expr_param("tile"), expr_param("indices"), expr_param("output_tensor")},
+         .params = {aka(expr_param("tile"), {"src"}), aka(expr_param("indices"), {"idx"}), expr_param("output_tensor")},
          .infer_type = infer_mscatter,
          .pto = "MSCATTER",
          .lower = lower_mscatter,
