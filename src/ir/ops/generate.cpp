@@ -163,7 +163,11 @@ ExprPtr expand_arange(const Call& c, OpExpander& x) {
   Attrs attrs = c.attrs;
   attrs["descending"] = false;
   ExprPtr neg = UnaryExpr::make(UnaryOp::Neg, start, c.span);
-  ExprPtr up = x.emit("ascending", make_op_call("tile.arange", {neg, c.args[1]}, {}, attrs, c.span));
+  if (auto* i = start->as<ConstInt>()) neg = ConstInt::make(-i->value, i->type->as<ScalarType>()->dtype, c.span);
+  if (auto* f = start->as<ConstFloat>()) neg = ConstFloat::make(-f->value, f->type->as<ScalarType>()->dtype, c.span);
+  std::vector<std::pair<std::string, ExprPtr>> kwargs = {{"start", neg}};
+  if (c.args[1]) kwargs.push_back({"valid_shape", c.args[1]});
+  ExprPtr up = x.emit("ascending", make_op_call("tile.arange", {}, kwargs, attrs, c.span));
   ExprPtr minus_one = is_float ? ConstFloat::make(-1.0) : ConstInt::make(-1, DataType::INT32);
   return make_op_call("tile.muls", {up, minus_one}, {}, {}, c.span);
 }

@@ -229,8 +229,14 @@ TypePtr infer_set_validshape(const CallSite& s) {
     if (!rows || !cols || !valid.empty())
       op_fail(s, ErrorKind::kType, "give both valid_rows and valid_cols (or valid_shape=[rows, cols] alone)",
               "call it as pl.set_validshape(tile, valid_rows, valid_cols)");
-    for (const char* n : {"valid_rows", "valid_cols"}) require_int_scalar(s, n);
-    valid = {rows, cols};
+    // A Python int next to a float tile arrives as a float constant: an integral one is an extent.
+    auto extent = [&](const ExprPtr& e, const char* name) -> ExprPtr {
+      if (auto* f = e->as<ConstFloat>(); f && f->value == std::floor(f->value))
+        return ConstInt::make(static_cast<int64_t>(f->value), DataType::INDEX, e->span);
+      require_int_scalar(s, name);
+      return e;
+    };
+    valid = {extent(rows, "valid_rows"), extent(cols, "valid_cols")};
   }
   if (valid.size() != 2) op_fail(s, ErrorKind::kType, "'valid_shape' must have 2 entries [rows, cols]");
   for (int d = 0; d < 2; ++d) {

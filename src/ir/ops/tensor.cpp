@@ -156,7 +156,7 @@ void register_tensor_ops(OpRegistry& r) {
          .doc = "A new global-memory tensor (orchestration only), e.g. an intermediate passed to kernels as pl.Out.",
          .aliases = {"create_tensor"},
          .scalar_variant = "",
-         .torch = "torch.full({shape}, {init_value=0}, dtype={dtype})"});
+         .torch = "torch.full({shape}, {init_value} or 0, dtype={dtype})"});
   r.add({.name = "tensor.dim",
          .params = {expr_param("tensor"), attr_param("axis")},
          .infer_type = infer_dim,
