@@ -368,3 +368,68 @@ def test_tile_matmul_flags_are_rejected_on_tiles():
 
     msg = compile_error(k, np.zeros((32, 32), np.float32), np.zeros((32, 32), np.float32))
     assert "b_trans=True is not supported on tiles" in msg and "fix:" in msg
+
+
+# -- gather / scatter / mgather ----------------------------------------------------------------
+
+@pl.jit
+def k_gather_dim(x: pl.Tensor, gi: pl.Tensor, si: pl.Tensor, src: pl.Tensor, g: pl.Out[pl.Tensor],
+                 s: pl.Out[pl.Tensor], h: pl.Out[pl.Tensor], m: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        g[:] = pl.tensor.gather(x, 1, gi)  # torch.gather(x, 1, gi)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s[:] = pl.tensor.scatter(input=x, dim=-1, index=si, src=src)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [16, 32])
+        idx = pl.load(gi, [0, 0], [16, 32])
+        pl.store(pl.gather(input=t, index=idx, dim=-1), [0, 0], h)
+        flat = pl.tile.mgather(mem=x, idx=idx, coalesce="row", target_memory=pl.MemorySpace.Vec, valid_shape=[8, 32])
+        pl.store(flat, [0, 0], m)
+    return g
+
+
+def test_gather_scatter_along_dim_as_torch(engine):
+    import torch
+
+    x = rng.standard_normal((16, 32)).astype(np.float32)
+    gi = rng.integers(0, 32, (16, 32)).astype(np.int32)
+    si = np.stack([rng.permutation(32) for _ in range(16)]).astype(np.int32)
+    src = rng.standard_normal((16, 32)).astype(np.float32)
+    g, s, h = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
+    m = np.full_like(x, 9)
+    run(k_gather_dim, x, gi, si, src, g, s, h, m, engine=engine)
+    want = torch.gather(torch.from_numpy(x), 1, torch.from_numpy(gi).long()).numpy()
+    np.testing.assert_array_equal(g, want)
+    np.testing.assert_array_equal(h, want)
+    np.testing.assert_array_equal(
+        s, torch.from_numpy(x).scatter(1, torch.from_numpy(si).long(), torch.from_numpy(src)).numpy())
+    np.testing.assert_array_equal(m[:8], x.reshape(-1)[gi[:8]])  # valid_shape=[8, 32]: 8 rows gathered
+    np.testing.assert_array_equal(m[8:], 9)
+
+
+@pytest.mark.parametrize("call,keyword", [
+    ("pl.tensor.gather(x, 0, gi)", "dim=0"),
+    ("pl.tensor.gather(x, mask_pattern=pl.tile.MaskPattern.P0101)", "mask_pattern="),
+    ("pl.tensor.gather(x, -1, gi, kvalue=4)", "kvalue="),
+    ("pl.tensor.gather(x, -1, gi, output_dtype=pl.INT32)", "output_dtype="),
+    ("pl.tensor.scatter(x, -1, gi, x, mask_pattern=pl.tile.MaskPattern.P1010)", "mask_pattern="),
+    ("pl.tensor.scatter(x, -1, gi, x, dst=x)", "dst="),
+])
+def test_gather_scatter_forms_not_defined_fail_naming_the_keyword(tmp_path, call, keyword):
+    src = tmp_path / "k.py"
+    src.write_text(
+        "import pypto.language as pl\n\n\n@pl.jit\n"
+        "def k(x: pl.Tensor, gi: pl.Tensor, g: pl.Out[pl.Tensor]):\n"
+        "    with pl.at(level=pl.Level.CORE_GROUP):\n"
+        f"        g[:] = {call}\n"
+        "    return g\n")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("k_gather_form", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x = np.zeros((16, 32), np.float32)
+    with pytest.raises(ParseError) as e:
+        mod.k(x, np.zeros((16, 32), np.int32), np.zeros_like(x), config=RunConfig())
+    msg = str(e.value)
+    assert keyword in msg and "not supported" in msg and "fix:" in msg and "k.py:7" in msg

@@ -276,8 +276,8 @@ def k_global(table: pl.Tensor, ii: pl.Tensor, g: pl.Out[pl.Tensor], dst: pl.Out[
 def k_tensor_gather_scatter(x: pl.Tensor, gi: pl.Tensor, si: pl.Tensor, src: pl.Tensor, g: pl.Out[pl.Tensor],
                             s: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        g[:] = pl.adds(pl.gather(x, gi), 1.0)
-        s[:] = pl.tensor.scatter(x, si, src)
+        g[:] = pl.adds(pl.gather(x, -1, gi), 1.0)
+        s[:] = pl.tensor.scatter(x, -1, si, src)
     return g
 
 

@@ -6,6 +6,8 @@ import inspect
 
 from pypto._core import ir
 
+from .types import MaskPattern
+
 
 def _outside(name):
     return RuntimeError(
@@ -180,6 +182,7 @@ class OpNamespace:
 
 
 tile = OpNamespace("tile")
+tile.MaskPattern = MaskPattern  # PyPTO spells it pl.tile.MaskPattern
 tensor = OpNamespace("tensor")
 array = OpNamespace("array")  # pl.array.create(n, dtype): arrays of the orchestration
 task = OpNamespace("task")    # pl.task.latest(task_id=N): what a printed `task_N` means

@@ -35,6 +35,27 @@ class AtomicType:
     Add = "add"
 
 
+class _MaskPatternMeta(type):
+    def __getattr__(cls, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _MaskPatternMember(name)
+
+
+class _MaskPatternMember:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"pl.tile.MaskPattern.{self.name}"
+
+
+class MaskPattern(metaclass=_MaskPatternMeta):
+    """`pl.tile.MaskPattern.<member>`: the patterns of PyPTO's mask-pattern gather/scatter
+    forms (`mask_pattern=`). PyPTO's documentation does not define them, so any member name
+    is accepted here and the op that receives one fails with a not-supported error."""
+
+
 class TypeSpec:
     """Base of evaluated annotations."""
 

@@ -215,7 +215,7 @@ void register_math_ops(OpRegistry& r) {
   for (auto& e : scalars) {
     bool int_scalar = std::string(e.pto) != "TREMS";
     r.add({.name = std::string("tile.") + e.name,
-           .params = {aka(expr_param("tile"), {"lhs", "tensor"}), aka(expr_param("scalar"), {"rhs"})},
+           .params = {aka(expr_param("tile"), {"lhs", "tensor"}), aka(expr_param("scalar"), {"rhs"}), hint(expr_param("tmp", true))},
            .infer_type = with_scalar(e.pto, int_scalar),
            .pto = e.pto,
            .lower = {},

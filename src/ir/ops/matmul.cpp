@@ -276,7 +276,7 @@ void register_matmul_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = torch_mm});
   r.add({.name = "tile.gemv_acc",
-         .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs")},
+         .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs"), hint(attr_param("acc_phase", std::string("unspecified")))},
          .infer_type = infer_gemv_acc,
          .pto = "TGEMV_ACC",
          .lower = {},
@@ -285,7 +285,7 @@ void register_matmul_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = torch_acc});
   r.add({.name = "tile.gemv_bias",
-         .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias")},
+         .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias"), hint(attr_param("acc_phase", std::string("unspecified")))},
          .infer_type = infer_gemv_bias,
          .pto = "TGEMV_BIAS",
          .lower = {},

@@ -2,6 +2,7 @@
 // row_sum, row_expand_sub, matmul, ...) also exists as tensor.<name> on 2-D Tensors. Types are
 // inferred by running the tile op's own rules on stand-in Vec (or Left/Right) tiles, so one
 // rule serves both levels; LowerTensorOps later rewrites these calls into tile loops.
+#include <algorithm>
 #include <unordered_map>
 
 #include "op_rules.h"
@@ -151,8 +152,21 @@ void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape) {
                           ? InferTypeFn([tile_op](const CallSite& s) { return infer_matmul(s, *tile_op); })
                           : InferTypeFn([tile_op](const CallSite& s) { return infer_through_tile(s, *tile_op); });
   std::string variant = tile_op->scalar_variant.empty() ? "" : "tensor." + tile_op->scalar_variant.substr(5);
+  // PyPTO's tensor gather/scatter take `dim` second: pl.tensor.gather(input, dim, index);
+  // scatter also has the mask form's `dst` (rejected by type inference).
+  std::vector<ParamSpec> params = tile_op->params;
+  if (shape == TensorOpShape::kGather || shape == TensorOpShape::kScatter) {
+    auto dim = std::find_if(params.begin(), params.end(), [](const ParamSpec& p) { return p.name == "dim"; });
+    ParamSpec d = *dim;
+    params.erase(dim);
+    params.insert(params.begin() + 1, d);
+    if (shape == TensorOpShape::kScatter) {
+      params[0].aliases = {"input"};
+      params.push_back(hint(expr_param("dst", true)));
+    }
+  }
   const OpDef& def = r.add({.name = "tensor." + name,
-                            .params = tile_op->params,
+                            .params = params,
                             .infer_type = infer,
                             .pto = "",
                             .lower = lower_unlowered,
