@@ -433,3 +433,23 @@ def test_gather_scatter_forms_not_defined_fail_naming_the_keyword(tmp_path, call
         mod.k(x, np.zeros((16, 32), np.int32), np.zeros_like(x), config=RunConfig())
     msg = str(e.value)
     assert keyword in msg and "not supported" in msg and "fix:" in msg and "k.py:7" in msg
+
+
+@pl.jit
+def k_read(a: pl.Tensor, s: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        k = pl.tensor.dim(a, 0) - 1
+        x = pl.read(src=s, offset=[1, 2])  # per-dimension
+        y = pl.read(s, 7)  # one scalar: a flat row-major index (s[1, 3])
+        z = pl.read(s, k * 4 + 1)  # a run-time flat index (s[k, 1])
+        t = pl.load(a, [0, 0], [8, 32])
+        pl.store(pl.adds(pl.adds(pl.muls(t, x), y), z), [0, 0], c)
+    return c
+
+
+def test_read_takes_a_flat_index_or_one_per_dimension(engine):
+    a = rng.uniform(-1, 1, (8, 32)).astype(np.float32)
+    s = np.arange(32, dtype=np.float32).reshape(8, 4) * 0.5
+    c = np.zeros_like(a)
+    run(k_read, a, s, c, engine=engine)
+    np.testing.assert_allclose(c, a * s[1, 2] + s[1, 3] + s[7, 1], rtol=1e-6)

@@ -426,6 +426,8 @@ class ExprParser:
                     v = float(v)
                 attrs[p.name] = v
             elif p.kind == ir.ParamKind.ExprList:
+                if (isinstance(v, int) and not isinstance(v, bool)) or (is_ir(v) and isinstance(v.type, ir.ScalarType)):
+                    v = [v]  # one scalar is a one-entry list: pl.read(t, flat_index)
                 if not isinstance(v, (list, tuple)) and not (is_ir(v) and isinstance(v, ir.ListExpr)):
                     raise self.error(node, f"argument '{p.name}' of pl.{dsl_name} must be a list such as [0, 0]")
                 exprs[p.name] = self.to_expr(v, node)

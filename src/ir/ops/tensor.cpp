@@ -81,6 +81,20 @@ void lower_dim(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 TypePtr infer_read(const CallSite& s) {
   const TensorType& t = tensor_arg(s, "tensor");
   auto idx = list_arg(s, "indices");
+  if (idx.size() == 1 && t.shape.size() > 1) {  // PyPTO's pl.read(t, flat): one row-major element index
+    auto i = as_const_int(idx[0]);
+    int64_t n = 1;
+    bool known = true;
+    for (auto& d : t.shape) {
+      auto v = as_const_int(d);
+      known = known && v;
+      if (v) n *= *v;
+    }
+    if (i && (*i < 0 || (known && *i >= n)))
+      op_fail(s, ErrorKind::kValue, "flat index " + std::to_string(*i) + " is out of range" +
+                                        (known ? " 0.." + std::to_string(n - 1) : std::string()));
+    return ScalarType::make(t.dtype);
+  }
   if (idx.size() != t.shape.size())
     op_fail(s, ErrorKind::kType,
             "'indices' has " + std::to_string(idx.size()) + " entries but the tensor has rank " + std::to_string(t.shape.size()),
@@ -97,7 +111,21 @@ TypePtr infer_read(const CallSite& s) {
 
 void lower_read(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   int tensor = kb.tensor(c.args[0]);
-  auto idx = kb.scalars(c.args[1]);
+  auto& shape = c.args[0]->type->as<TensorType>()->shape;
+  ExprPtr list = c.args[1];
+  if (list->as<ListExpr>()->elems.size() == 1 && shape.size() > 1) {
+    // A flat row-major index: per-dimension indices (flat / stride_d) % extent_d.
+    ExprPtr flat = list->as<ListExpr>()->elems[0];
+    std::vector<ExprPtr> per(shape.size());
+    ExprPtr stride = ConstInt::make(1, DataType::INDEX);
+    for (size_t d = shape.size(); d-- > 0;) {
+      ExprPtr q = BinaryExpr::make(BinaryOp::FloorDiv, flat, stride, c.span);
+      per[d] = d == 0 ? q : BinaryExpr::make(BinaryOp::Mod, q, shape[d], c.span);
+      stride = BinaryExpr::make(BinaryOp::Mul, stride, shape[d], c.span);
+    }
+    list = ListExpr::make(per, c.span);
+  }
+  auto idx = kb.scalars(list);
   Instr in;
   in.kind = isa::InstrKind::kScalarRead;
   in.dst_reg = kb.define_scalar(dst);
@@ -167,7 +195,7 @@ void register_tensor_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "{tensor}.shape[{axis}]"});
   r.add({.name = "tensor.read",
-         .params = {aka(expr_param("tensor"), {"src"}), aka(expr_param("indices"), {"offset"})},
+         .params = {aka(expr_param("tensor"), {"src"}), aka(list_param("indices"), {"offset"})},
          .infer_type = infer_read,
          .pto = "",
          .lower = lower_read,
