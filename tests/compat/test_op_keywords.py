@@ -453,3 +453,33 @@ def test_read_takes_a_flat_index_or_one_per_dimension(engine):
     c = np.zeros_like(a)
     run(k_read, a, s, c, engine=engine)
     np.testing.assert_allclose(c, a * s[1, 2] + s[1, 3] + s[7, 1], rtol=1e-6)
+
+
+# -- the PyTorch spelling (pypto.debug.torch_codegen) of the new keywords ------------------------
+
+@pytest.mark.parametrize("kernel,make", [
+    (k_clamp, lambda: [rng.uniform(-1, 1, (20, 32)).astype(np.float32), np.zeros((20, 32), np.float32),
+                       np.full((8, 32), 7, np.float32)]),
+    (k_atomic, lambda: [rng.integers(-8, 8, (32, 32)).astype(np.float32), rng.integers(-8, 8, (32, 32)).astype(np.float32)]),
+    (k_generators, lambda: [np.zeros((8, 32), np.int32), np.zeros((8, 32), np.int32), np.zeros((8, 32), np.int32),
+                            np.zeros((8, 32), np.float32)]),
+    (k_matmul_acc_init, lambda: [rng.standard_normal((32, 128)).astype(np.float32),
+                                 rng.standard_normal((128, 32)).astype(np.float32), np.full((32, 32), 5, np.float32),
+                                 np.zeros((32, 32), np.float32)]),
+    (k_read, lambda: [rng.uniform(-1, 1, (8, 32)).astype(np.float32), np.arange(32, dtype=np.float32).reshape(8, 4),
+                      np.zeros((8, 32), np.float32)]),
+])
+def test_torch_script_matches_our_run(kernel, make):
+    import torch
+
+    import pypto.debug as dbg
+
+    args = make()
+    ours = [a.copy() for a in args]
+    kernel(*ours, config=RunConfig())
+    namespace = {}
+    exec(compile(dbg.torch_codegen(kernel, *[torch.from_numpy(a) for a in args]), "<torch script>", "exec"), namespace)
+    theirs = [torch.from_numpy(a.copy()) for a in args]
+    namespace["ENTRY"](*theirs)
+    for got, want in zip(theirs, ours):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)

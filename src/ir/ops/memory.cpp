@@ -283,7 +283,7 @@ void register_memory_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .writes = "output_tensor",
-         .torch = "_store({output_tensor}, {offsets}, {tile:v})"});
+         .torch = "_store({output_tensor}, {offsets}, {tile:v}, {atomic})"});
   r.add({.name = "tile.move",
          .params = {expr_param("tile"), attr_param("target_memory"), hint(attr_param("blayout", std::string())),
                     hint(attr_param("slayout", std::string()))},

@@ -202,7 +202,7 @@ void register_tensor_ops(OpRegistry& r) {
          .doc = "One element of the tensor at indices, as a scalar of the tensor's dtype.",
          .aliases = {"read"},
          .scalar_variant = "",
-         .torch = "{tensor}[tuple({indices})].item()"});
+         .torch = "_read({tensor}, {indices})"});
   r.add({.name = "tensor.assemble",
          .params = {expr_param("target"), aka(expr_param("src"), {"source"}), aka(list_param("offsets"), {"offset"}),
                     attr_param("atomic", std::string("none"))},
