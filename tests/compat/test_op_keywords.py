@@ -483,3 +483,21 @@ def test_torch_script_matches_our_run(kernel, make):
     namespace["ENTRY"](*theirs)
     for got, want in zip(theirs, ours):
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+@pl.jit
+def k_atomic_manual(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.manual_scope():  # no edges between these tasks: the adds themselves are atomic
+        for i in pl.range(16):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                pl.store(pl.load(a, [i * 16, 0], [16, 64]), [0, 0], c, atomic=pl.AtomicType.Add)
+    return c
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32], ids=lambda d: np.dtype(d).name)
+def test_atomic_adds_of_unordered_tasks_are_atomic(engine, dtype):
+    a = rng.integers(-50, 50, (256, 64)).astype(dtype)
+    for _ in range(3):
+        c = np.zeros((16, 64), dtype)
+        run(k_atomic_manual, a, c, engine=engine)
+        np.testing.assert_array_equal(c, a.reshape(16, 16, 64).sum(0))
