@@ -252,7 +252,7 @@ def k_matmul_acc_init(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor], z: pl.Ou
         b = pl.move(pl.load(w, [0, 0], [32, 32], target_memory=Mat), target_memory=Right)
         first = pl.matmul_acc(pl.tile.create([32, 32], dtype=pl.FP32, target_memory=pl.MemorySpace.Acc), a, b,
                               init_cond=True)  # a literal: the plain product
-        again = pl.tile.matmul_acc(first, a, b, init_cond=False)
+        again = pl.tile.matmul_acc(first, a, b, False)  # pl.tile order: init_cond 4th
         pl.store(again, [0, 0], z)
     return y
 

@@ -97,7 +97,7 @@ struct OpDef {
   // allocated shape (padding with the result's pad value); a tuple of tiles (sort32) each.
   // Helpers come with the script (the prelude in src/codegen/torch_codegen.cpp): _window,
   // _store, _insert, _fit, _mm, _bmm, _cast, _cmp, _pack_mask, _unpack_mask, _div, _rem, _fmod,
-  // _shl, _shr, _part, _tri, _arange, _arg_reduce, _gather, _scatter, _mgather, _mscatter,
+  // _shl, _shr, _part, _tri, _arange, _read, _arg_reduce, _gather, _scatter, _mgather, _mscatter,
   // _sort32, _mrgsort, and the cross-core FIFOs _tpush / _tpop / _tfree (Group functions run
   // their parts as threads, _run_group).
   std::string torch;

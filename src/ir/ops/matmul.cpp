@@ -243,8 +243,10 @@ void register_matmul_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = torch_mm});
   r.add({.name = "tile.matmul_acc",
-         .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs"), quiet(attr_param("a_trans", false)),
-                    quiet(attr_param("b_trans", false)), expr_param("init_cond", true)},
+         // init_cond 4th: pl.tile.matmul_acc(acc, lhs, rhs, init_cond); the transpose flags (PyPTO's 4th and
+         // 5th of the bare spelling) are rejected on tiles anyway, so by keyword they stay meaningful.
+         .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs"), expr_param("init_cond", true),
+                    quiet(attr_param("a_trans", false)), quiet(attr_param("b_trans", false))},
          .infer_type = infer_matmul_acc,
          .pto = "TMATMUL_ACC",
          .lower = lower_matmul_acc,
