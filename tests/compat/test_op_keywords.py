@@ -6,10 +6,12 @@ import numpy as np
 import pypto.language as pl
 import pytest
 from pypto import ir
+import pypto.debug as dbg
 from pypto.language import ops
 from pypto.language.errors import ParseError
 from pypto.runtime import RunConfig
 
+torch = pytest.importorskip("torch")
 rng = np.random.default_rng(13)
 Mat, Left, Right, Vec = pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right, pl.MemorySpace.Vec
 
@@ -294,25 +296,29 @@ def test_create_tensor_init_value_prefills(engine):
 
 # -- hints kept in the IR ----------------------------------------------------------------------
 
-@pl.program
-class Hints:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
-        t = pl.load(a, [0, 0], [16, 32], clamp=True)
-        m = pl.move(t, target_memory=pl.MemorySpace.Vec, blayout="row_major", slayout="none_box")
-        s = pl.tile.sel(pl.cmps(m, 0.0, cmp_type="GT"), m, pl.neg(m), tmp=pl.tile.create([16, 32], dtype=pl.FP32))
-        p = pl.slice(pl.set_validshape(s, 8, 32), [16, 32], [0, 0], pad_value=pl.PadValue.min)
-        b = pl.store(p, [0, 0], b, shapes=[16, 32], atomic=pl.AtomicType.Add)
-        return b
+def hints_program():
+    """Built per use: a module-level program would outlive the bindings at interpreter exit."""
+    @pl.program
+    class Hints:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+            t = pl.load(a, [0, 0], [16, 32], clamp=True)
+            m = pl.move(t, target_memory=pl.MemorySpace.Vec, blayout="row_major", slayout="none_box")
+            s = pl.tile.sel(pl.cmps(m, 0.0, cmp_type="GT"), m, pl.neg(m), tmp=pl.tile.create([16, 32], dtype=pl.FP32))
+            p = pl.slice(pl.set_validshape(s, 8, 32), [16, 32], [0, 0], pad_value=pl.PadValue.min)
+            b = pl.store(p, [0, 0], b, shapes=[16, 32], atomic=pl.AtomicType.Add)
+            return b
 
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
-        b = self.kernel(a, b)
-        return b
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+            b = self.kernel(a, b)
+            return b
+
+    return Hints
 
 
 def test_hints_print_and_parse_back():
-    text = roundtrip(Hints)
+    text = roundtrip(hints_program())
     assert "clamp=True" in text and "blayout='row_major'" in text and "slayout='none_box'" in text
     assert "tmp=" in text and "atomic='add'" in text and "shape=[16, 32]" in text
     # the slice keeps the source's 8 valid rows and takes the pad mode it names
@@ -389,8 +395,6 @@ def k_gather_dim(x: pl.Tensor, gi: pl.Tensor, si: pl.Tensor, src: pl.Tensor, g: 
 
 
 def test_gather_scatter_along_dim_as_torch(engine):
-    import torch
-
     x = rng.standard_normal((16, 32)).astype(np.float32)
     gi = rng.integers(0, 32, (16, 32)).astype(np.int32)
     si = np.stack([rng.permutation(32) for _ in range(16)]).astype(np.int32)
@@ -470,10 +474,6 @@ def test_read_takes_a_flat_index_or_one_per_dimension(engine):
                       np.zeros((8, 32), np.float32)]),
 ])
 def test_torch_script_matches_our_run(kernel, make):
-    import torch
-
-    import pypto.debug as dbg
-
     args = make()
     ours = [a.copy() for a in args]
     kernel(*ours, config=RunConfig())
