@@ -79,6 +79,9 @@ void lower_expands(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 // expand_clone(tile, shape): tile is [M, N] (a copy), [M, 1] (each row's value across the
 // row), [1, N] (the row down every row) or [1, 1] (one value everywhere) for shape [M, N].
 TypePtr infer_expand_clone(const CallSite& s) {
+  if (s.arg("target"))
+    op_fail(s, ErrorKind::kType, "target= (PyPTO's expand_clone(src, target)) is not supported: its meaning is not documented",
+            "give the result shape: pl.expand_clone(src, [rows, cols])");
   const TileType& t = tile_arg(s, "tile");
   require_vec(s, "tile", t);
   auto src = tile_shape(s, "tile", t);
@@ -192,7 +195,7 @@ void register_generate_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "torch.full(({R}, {C}), {scalar}, dtype={dtype})"});
   r.add({.name = "tile.expand_clone",
-         .params = {aka(expr_param("tile"), {"src"}), attr_param("shape")},
+         .params = {aka(expr_param("tile"), {"src"}), attr_param("shape"), expr_param("target", true)},
          .infer_type = infer_expand_clone,
          .pto = "TROWEXPAND",
          .lower = lower_expand_clone,

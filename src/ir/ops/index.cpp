@@ -225,6 +225,21 @@ TypePtr infer_sort32(const CallSite& s) {
 // merged into one descending row of a's valid columns + b's (ties take a first), with the
 // indices carried along.
 TypePtr infer_mrgsort(const CallSite& s) {
+  // PyPTO's mrgsort(src0, src1, src2, src3, tmp, exhausted, block_len) merges packed sorted
+  // lists; its docs do not define the packing, so that form is accepted and not supported.
+  for (const char* k : {"src0", "src1", "src2", "src3", "tmp"})
+    if (s.arg(k))
+      op_fail(s, ErrorKind::kType,
+              std::string(k) + "= (PyPTO's packed-list form of mrgsort) is not supported",
+              "merge (values, indices) pairs: vals, idx = pl.mrgsort(a_values, a_indices, b_values, b_indices)");
+  if (bool_attr(s, "exhausted") || int_attr(s, "block_len") != 0)
+    op_fail(s, ErrorKind::kType,
+            std::string(bool_attr(s, "exhausted") ? "exhausted=" : "block_len=") +
+                " (PyPTO's packed-list form of mrgsort) is not supported",
+            "merge (values, indices) pairs: vals, idx = pl.mrgsort(a_values, a_indices, b_values, b_indices)");
+  for (const char* k : {"a_values", "a_indices", "b_values", "b_indices"})
+    if (!s.arg(k)) op_fail(s, ErrorKind::kType, std::string("pl.mrgsort is missing argument '") + k + "'",
+                           "call it as pl.mrgsort(a_values, a_indices, b_values, b_indices)");
   const TileType& av = tile_arg(s, "a_values");
   const TileType& ai = tile_arg(s, "a_indices");
   const TileType& bv = tile_arg(s, "b_values");
@@ -343,7 +358,10 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_sort32({tile:v})"});
   r.add({.name = "tile.mrgsort",
-         .params = {expr_param("a_values"), expr_param("a_indices"), expr_param("b_values"), expr_param("b_indices")},
+         .params = {expr_param("a_values", true), expr_param("a_indices", true), expr_param("b_values", true),
+                    expr_param("b_indices", true), expr_param("src0", true), expr_param("src1", true),
+                    expr_param("src2", true), expr_param("src3", true), expr_param("tmp", true),
+                    quiet(attr_param("exhausted", false)), quiet(attr_param("block_len", int64_t{0}))},
          .infer_type = infer_mrgsort,
          .pto = "TMRGSORT",
          .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_pair(c, d, kb, "TMRGSORT"); },
