@@ -300,10 +300,17 @@ void KernelBuilder::lower_call(const ir::Call& call, const ir::VarPtr& dst_in) {
     PYPTO_CHECK(call.type->as<ir::TileType>(), "default lowering of '" + op.name + "' needs a tile result");
     Instr in;
     in.mnemonic = op.pto;
-    for (auto& a : call.args)
-      if (a) in.ins.push_back(operand(a));
+    size_t k = 0;
+    for (auto& p : op.params) {
+      if (p.kind == ir::ParamKind::kAttr) {
+        auto it = call.attrs.find(p.name);
+        if (!p.hint && it != call.attrs.end()) in.attrs[p.name] = it->second;
+        continue;
+      }
+      const ir::ExprPtr& a = call.args.at(k++);
+      if (a && !p.hint) in.ins.push_back(operand(a));
+    }
     in.outs = {Operand::tile(define_tile(dst))};
-    in.attrs = call.attrs;
     emit(in);
   }
   span_ = saved;

@@ -274,8 +274,15 @@ def _tri(rows, cols, diagonal, upper, dtype):
     return (d >= int(diagonal) if upper else d <= int(diagonal)).to(dtype)
 
 
+def _read(t, indices):
+    """One element: an index per dimension, or one flat row-major index (pl.read(t, k))."""
+    if len(indices) == 1 and t.dim() > 1:
+        return t.reshape(-1)[int(indices[0])].item()
+    return t[tuple(int(i) for i in indices)].item()
+
+
 def _arange(rows, cols, start, dtype, descending=False):
-    """start + r * cols + c over [rows, cols] (start - (r * cols + c) when descending)."""
+    """start + r * cols + c over [rows, cols] (start - r * cols - c when descending)."""
     i = torch.arange(rows * cols, dtype=torch.int64).reshape(rows, cols)
     if descending:
         i = -i

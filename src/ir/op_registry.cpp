@@ -162,7 +162,7 @@ ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& arg
   std::vector<bool> given(op->params.size(), false);
   auto param_index = [&](const std::string& name) -> int {
     for (size_t i = 0; i < op->params.size(); ++i)
-      if (op->params[i].name == name) return static_cast<int>(i);
+      if (op->params[i].accepts(name)) return static_cast<int>(i);
     fail(ErrorKind::kType, span, "pl." + op_name + " has no keyword argument '" + name + "'", "call it as " + signature(*op));
   };
   std::vector<ExprPtr> by_param(op->params.size());
@@ -181,7 +181,7 @@ ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& arg
     if (given[i]) fail(ErrorKind::kType, span, "pl." + op_name + " got argument '" + name + "' twice");
     if (op->params[i].kind != ParamKind::kAttr)
       fail(ErrorKind::kType, span, "pl." + op_name + ": argument '" + name + "' must be a value, not a compile-time constant");
-    attrs[name] = value;
+    attrs[op->params[i].name] = value;
     given[i] = true;
   }
   for (size_t i = 0; i < op->params.size(); ++i) {

@@ -205,7 +205,7 @@ class Printer {
       if (p.kind == ParamKind::kAttr) {
         auto it = c.attrs.find(p.name);
         required = !p.default_value.has_value();
-        if (it == c.attrs.end() || (p.quiet_default && p.default_value && *p.default_value == it->second)) {
+        if (it == c.attrs.end() || (p.quiet && p.default_value && it->second == *p.default_value)) {
           positional = false;
           continue;
         }

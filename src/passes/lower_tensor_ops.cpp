@@ -200,7 +200,7 @@ class Lowerer : public IRMutator {
       if (info && (info->shape == TensorOpShape::kGather || info->shape == TensorOpShape::kScatter)) {
         ++st.nodes;  // the whole-row operand block
         for (size_t k = 0; k < c->args.size(); ++k)
-          if (k != 1 || info->shape == TensorOpShape::kScatter)
+          if (c->args[k] && (k != 1 || info->shape == TensorOpShape::kScatter))
             if (auto n = as_const_int(tensor_of(resolve(c->args[k])).shape[1]))
               st.whole_row_cols = std::max(st.whole_row_cols, *n);
       }
@@ -463,7 +463,12 @@ class Lowerer : public IRMutator {
         fail(ErrorKind::kType, c.span, "pl.matmul on tensors: each operand must be a tensor, not a computed value",
              "write the operand into a tensor first (out[:] = ...) and multiply that tensor");
     int64_t bytes = dtype_size(a->type);
-    ExprPtr k_extent = tensor_of(a).shape.back();
+    auto flag = [&](const char* name) {
+      auto it = c.attrs.find(name);
+      return it != c.attrs.end() && std::holds_alternative<bool>(it->second) && std::get<bool>(it->second);
+    };
+    const bool a_trans = flag("a_trans"), b_trans = flag("b_trans");  // lhs stored [K, M], rhs [N, K]
+    ExprPtr k_extent = a_trans ? tensor_of(a).shape.front() : tensor_of(a).shape.back();
     int64_t k_cap = std::max<int64_t>(
         16, std::min({chip_.capacity(MemorySpace::Left) / (2 * b.rows * bytes),
                       chip_.capacity(MemorySpace::Right) / (2 * b.cols * bytes),
@@ -481,15 +486,20 @@ class Lowerer : public IRMutator {
                ")",
            "pad K with zeros to a multiple of 16");
     auto operands = [&](const ExprPtr& k0) {
-      Block ab{b.r0, k0, b.rows, k.size, b.vrows, nullptr};
-      Block bb{k0, b.c0, k.size, b.cols, nullptr, b.vcols};
+      Block ab = a_trans ? Block{k0, b.r0, k.size, b.rows, nullptr, b.vrows} : Block{b.r0, k0, b.rows, k.size, b.vrows, nullptr};
+      Block bb = b_trans ? Block{b.c0, k0, b.cols, k.size, b.vcols, nullptr} : Block{k0, b.c0, k.size, b.cols, nullptr, b.vcols};
       ExprPtr la = load(a, ab, MemorySpace::Mat, c.span), lb = load(bm, bb, MemorySpace::Mat, c.span);
+      if (a_trans) la = assign("lhs_t", call("tile.transpose_view", {la}, {}, c.span));
+      if (b_trans) lb = assign("rhs_t", call("tile.transpose_view", {lb}, {}, c.span));
       ExprPtr left = assign("lhs", call("tile.move", {la}, {{"target_memory", MemorySpace::Left}}, c.span));
       ExprPtr right = assign("rhs", call("tile.move", {lb}, {{"target_memory", MemorySpace::Right}}, c.span));
       return std::pair{left, right};
     };
     auto [l0, r0] = operands(idx(0));
-    ExprPtr first = assign("acc", call("tile.matmul", {l0, r0}, c.attrs, c.span));
+    Attrs mm_attrs = c.attrs;  // the operands reach the cube already transposed
+    mm_attrs["a_trans"] = false;
+    mm_attrs["b_trans"] = false;
+    ExprPtr first = assign("acc", call("tile.matmul", {l0, r0}, mm_attrs, c.span));
     if (k.single()) return first;
     auto loop_var = Var::make("kk", ScalarType::make(DataType::INDEX));
     auto carried = Var::make("acc", first->type);

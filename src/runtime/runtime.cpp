@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -64,6 +65,25 @@ std::vector<int64_t> alloc_shape(const isa::Instr& in, const isa::ParamDesc* dec
   return shape;
 }
 
+// Every element of `v` set to `value` (pl.create_tensor(..., init_value=)); zero needs nothing.
+void fill_tensor(TensorView& v, const ir::AttrValue& value) {
+  const double f = std::holds_alternative<double>(value)  ? std::get<double>(value)
+                   : std::holds_alternative<bool>(value) ? (std::get<bool>(value) ? 1.0 : 0.0)
+                                                          : static_cast<double>(std::get<int64_t>(value));
+  const int64_t i = std::holds_alternative<int64_t>(value) ? std::get<int64_t>(value) : static_cast<int64_t>(f);
+  if (f == 0 && i == 0) return;
+  const int64_t n = v.numel(), size = dtype_bytes(v.dtype);
+  uint8_t* p = static_cast<uint8_t*>(v.data);
+  for (int64_t k = 0; k < n; ++k, p += size) {
+    if (v.dtype == DataType::FP32) {
+      float x = static_cast<float>(f);
+      std::memcpy(p, &x, 4);
+    } else {
+      std::memcpy(p, &i, static_cast<size_t>(size));  // little-endian: the low bytes
+    }
+  }
+}
+
 void allocate(TensorSlots& slots, const isa::HostProgram& program, const isa::Instr& in) {
   const int slot = in.outs.at(0).index;
   if (slot < 0) fail(ErrorKind::kRuntime, in.span, "tensor allocation into slot " + std::to_string(slot), "report this bug");
@@ -86,6 +106,7 @@ void allocate(TensorSlots& slots, const isa::HostProgram& program, const isa::In
   if (!mem) fail(ErrorKind::kCapacity, in.span, "cannot allocate " + std::to_string(bytes) + " bytes for tensor '" + v.name + "'",
                  "make the tensor smaller");
   v.data = mem.get();
+  if (auto it = in.attrs.find("init_value"); it != in.attrs.end()) fill_tensor(v, it->second);  // create(init_value=)
   if (static_cast<size_t>(slot) >= slots.owners.size()) slots.owners.resize(slot + 1);
   slots.owners[slot] = std::move(mem);
   ++slots.created;

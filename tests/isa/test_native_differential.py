@@ -76,6 +76,9 @@ def build_case(name, rng):
         g = t((R + 3, C + 5))
         return [z((R, C))], [g, [2, 3]], attrs, {"valid_shape": valid, "pad": str(rng.choice(["null", "zero", "max", "min"])) if dt == "FP32" else "null"}
     if name == "TSTORE":
+        if dt != "BOOL" and rng.random() < 0.5:  # atomic add (pl.store(..., atomic=pl.AtomicType.Add))
+            attrs["atomic"] = "add"
+            return [t((R + 3, C + 5))], [t((R, C)), [1, 4]], attrs, {"valid_shape": valid}
         return [z((R + 3, C + 5))], [t((R, C)), [1, 4]], attrs, {"valid_shape": valid}
     if name == "TTRANS":
         return [z((C, R))], [t((R, C))], attrs, {}

@@ -230,7 +230,7 @@ class ClassForm:
 def test_class_form_attrs_valid_shape_inout():
     text = roundtrip(ClassForm)
     assert ("t: pl.Tile[[32, 32], pl.FP16, pl.Mem.Mat, pl.ValidShape([16, 32])] = "
-            "pl.tile.load(a, [0, 0], [32, 32], target_memory=pl.Mem.Mat, valid_shape=[16, 32])") in text
+            "pl.tile.load(a, [0, 0], [32, 32], valid_shape=[16, 32], target_memory=pl.Mem.Mat)") in text
     assert "b: pl.InOut[pl.Tensor[[32, 32], pl.FP32]]" in text
     assert "k: pl.Scalar[pl.INT32] = pl.const(3, pl.INT32)" in text
     assert "mode='rint'" in text

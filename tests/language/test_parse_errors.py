@@ -151,7 +151,7 @@ def op_type_error(x: pl.Tensor, out: pl.Out[pl.Tensor]):
 def test_error_messages():
     expect(unknown_name, "pl.lod", r"unknown name 'pl.lod'", r"fix: did you mean 'pl.load'\?")
     expect(unknown_keyword, "target_memroy", r"pl.load has no keyword argument 'target_memroy'",
-           r"did you mean 'target_memory='\?", r"pl.tile.load\(tensor, offsets, shape, target_memory=")
+           r"did you mean 'target_memory='\?", r"pl.tile.load\(tensor, offsets, shape, valid_shape=\.\.\., target_memory=")
     expect(too_many_args, "pl.exp", r"pl.exp takes at most 1 arguments, got 3", r"call it as pl.tile.exp\(tile\)")
     expect(while_loop, "while True", r"the condition 'True' of this while loop never changes",
            r"fix: rebind a name the condition reads .*add a break, or use `for i in pl.range\(n\):`")

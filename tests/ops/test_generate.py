@@ -87,10 +87,10 @@ def test_expand_clone_of_a_partial_column_keeps_its_valid_rows():
 @pl.jit
 def k_tri(lo: pl.Out[pl.Tensor], up: pl.Out[pl.Tensor], lo_i: pl.Out[pl.Tensor], ragged: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        pl.store(pl.tri([16, 32], dtype=pl.FP32), [0, 0], lo)
-        pl.store(pl.tile.tri([16, 32], dtype=pl.FP32, diagonal=2, upper=True), [0, 0], up)
-        pl.store(pl.tri([16, 32], dtype=pl.INT8, diagonal=-3), [0, 0], lo_i)
-        pl.store(pl.tri([16, 32], dtype=pl.FP16, diagonal=1, valid_shape=[10, 20]), [0, 0], ragged)
+        pl.store(pl.tri(shape=[16, 32], dtype=pl.FP32), [0, 0], lo)
+        pl.store(pl.tile.tri(shape=[16, 32], dtype=pl.FP32, diagonal=2, upper=True), [0, 0], up)
+        pl.store(pl.tri(shape=[16, 32], dtype=pl.INT8, diagonal=-3), [0, 0], lo_i)
+        pl.store(pl.tri(shape=[16, 32], dtype=pl.FP16, diagonal=1, valid_shape=[10, 20]), [0, 0], ragged)
     return lo
 
 
@@ -110,7 +110,7 @@ def test_tri_masks_match_numpy_tril_triu():
 def k_tri_runtime(x: pl.Tensor, k: pl.Scalar[pl.INDEX], c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(x, [0, 0], [32, 32])
-        pl.store(pl.mul(t, pl.tri([32, 32], dtype=pl.FP32, diagonal=k)), [0, 0], c)
+        pl.store(pl.mul(t, pl.tri(shape=[32, 32], dtype=pl.FP32, diagonal=k)), [0, 0], c)
     return c
 
 
@@ -125,10 +125,10 @@ def test_tri_with_a_run_time_diagonal_masks_attention_scores():
 @pl.jit
 def k_arange(a: pl.Out[pl.Tensor], b: pl.Out[pl.Tensor], f: pl.Out[pl.Tensor], ragged: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        pl.store(pl.arange([16, 32]), [0, 0], a)
-        pl.store(pl.tile.arange([16, 32], 100, dtype=pl.INT16), [0, 0], b)
-        pl.store(pl.arange([8, 64], -2.5, dtype=pl.FP32), [0, 0], f)
-        pl.store(pl.arange([16, 32], 7, dtype=pl.INT32, valid_shape=[3, 10]), [0, 0], ragged)
+        pl.store(pl.arange(0, [16, 32]), [0, 0], a)
+        pl.store(pl.tile.arange(100, [16, 32], dtype=pl.INT16), [0, 0], b)
+        pl.store(pl.arange(-2.5, [8, 64], dtype=pl.FP32), [0, 0], f)
+        pl.store(pl.arange(7, [16, 32], dtype=pl.INT32, valid_shape=[3, 10]), [0, 0], ragged)
     return a
 
 
@@ -148,7 +148,7 @@ def test_arange_counts_in_row_major_order_over_the_valid_shape():
 def k_arange_gather(x: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(x, [0, 0], [1, 64])
-        rev = pl.muls(pl.arange([1, 64], -63), -1)  # 63, 62, ..., 0
+        rev = pl.muls(pl.arange(-63, [1, 64]), -1)  # 63, 62, ..., 0
         pl.store(pl.gather(t, rev), [0, 0], c)
     return c
 
@@ -181,25 +181,25 @@ def test_generators_check_dtype_alignment_and_scalars():
     @pl.jit
     def bad_align(c: pl.Out[pl.Tensor]):
         with pl.at(level=pl.Level.CORE_GROUP):
-            pl.store(pl.arange([4, 4]), [0, 0], c)
+            pl.store(pl.arange(0, [4, 4]), [0, 0], c)
         return c
 
     @pl.jit
     def bad_dtype(c: pl.Out[pl.Tensor]):
         with pl.at(level=pl.Level.CORE_GROUP):
-            pl.store(pl.arange([4, 32], dtype=pl.BOOL), [0, 0], c)
+            pl.store(pl.arange(0, [4, 32], dtype=pl.BOOL), [0, 0], c)
         return c
 
     @pl.jit
     def bad_diag(c: pl.Out[pl.Tensor]):
         with pl.at(level=pl.Level.CORE_GROUP):
-            pl.store(pl.tri([16, 32], diagonal=0.5), [0, 0], c)
+            pl.store(pl.tri(shape=[16, 32], diagonal=0.5), [0, 0], c)
         return c
 
     @pl.jit
     def bad_valid(c: pl.Out[pl.Tensor]):
         with pl.at(level=pl.Level.CORE_GROUP):
-            pl.store(pl.tri([16, 32], valid_shape=[17, 4]), [0, 0], c)
+            pl.store(pl.tri(shape=[16, 32], valid_shape=[17, 4]), [0, 0], c)
         return c
 
     msg = error_of(bad_align, np.zeros((4, 4), np.int32))

@@ -141,8 +141,8 @@ def test_gather_from_and_scatter_to_global_memory_by_flat_index():
 def k_tensor_gather_scatter(x: pl.Tensor, gi: pl.Tensor, si: pl.Tensor, src: pl.Tensor, g: pl.Out[pl.Tensor],
                             s: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        g[:] = pl.adds(pl.gather(x, gi), 1.0)
-        s[:] = pl.tensor.scatter(x, si, src)
+        g[:] = pl.adds(pl.gather(x, -1, gi), 1.0)
+        s[:] = pl.tensor.scatter(x, -1, si, src)
     return g
 
 
@@ -337,13 +337,13 @@ def test_tensor_level_gather_and_scatter_misuse():
     @pl.jit
     def computed_src(x: pl.Tensor, gi: pl.Tensor, g: pl.Out[pl.Tensor]):
         with pl.at(level=pl.Level.CORE_GROUP):
-            g[:] = pl.gather(pl.exp(x), gi)
+            g[:] = pl.gather(pl.exp(x), 1, gi)
         return g
 
     @pl.jit
     def wide_rows(x: pl.Tensor, si: pl.Tensor, src: pl.Tensor, s: pl.Out[pl.Tensor]):
         with pl.at(level=pl.Level.CORE_GROUP):
-            s[:] = pl.tensor.scatter(x, si, src)
+            s[:] = pl.tensor.scatter(x, 1, si, src)
         return s
 
     x = np.zeros((16, 64), np.float32)

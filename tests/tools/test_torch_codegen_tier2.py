@@ -193,10 +193,10 @@ def k_generate(a: pl.Tensor, e: pl.Out[pl.Tensor], rows: pl.Out[pl.Tensor], cols
         pl.store(pl.expand_clone(pl.row_max(x), [16, 64]), [0, 0], rows)
         pl.store(pl.expand_clone(pl.col_sum(x), [16, 64]), [0, 0], cols)
         pl.store(pl.expand_clone(pl.row_min(pl.col_min(x)), [16, 64]), [0, 0], one)
-        pl.store(pl.tri([16, 64], dtype=pl.FP32, diagonal=-3), [0, 0], lo)
-        pl.store(pl.tri([16, 64], dtype=pl.FP32, diagonal=2, upper=True, valid_shape=[10, 20]), [0, 0], up)
-        pl.store(pl.arange([16, 32], 7, dtype=pl.INT32, valid_shape=[3, 10]), [0, 0], ar)
-        pl.store(pl.arange([8, 64], -2.5, dtype=pl.FP32), [0, 0], arf)
+        pl.store(pl.tri(shape=[16, 64], dtype=pl.FP32, diagonal=-3), [0, 0], lo)
+        pl.store(pl.tri(shape=[16, 64], dtype=pl.FP32, diagonal=2, upper=True, valid_shape=[10, 20]), [0, 0], up)
+        pl.store(pl.arange(7, [16, 32], dtype=pl.INT32, valid_shape=[3, 10]), [0, 0], ar)
+        pl.store(pl.arange(-2.5, [8, 64], dtype=pl.FP32), [0, 0], arf)
     return e
 
 
@@ -276,8 +276,8 @@ def k_global(table: pl.Tensor, ii: pl.Tensor, g: pl.Out[pl.Tensor], dst: pl.Out[
 def k_tensor_gather_scatter(x: pl.Tensor, gi: pl.Tensor, si: pl.Tensor, src: pl.Tensor, g: pl.Out[pl.Tensor],
                             s: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        g[:] = pl.adds(pl.gather(x, gi), 1.0)
-        s[:] = pl.tensor.scatter(x, si, src)
+        g[:] = pl.adds(pl.gather(x, -1, gi), 1.0)
+        s[:] = pl.tensor.scatter(x, -1, si, src)
     return g
 
 

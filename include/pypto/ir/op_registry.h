@@ -27,8 +27,22 @@ struct ParamSpec {
   ParamKind kind;
   bool optional = false;               // kExpr/kExprList: may be absent (nullptr in Call::args)
   std::optional<AttrValue> default_value;  // kAttr: used when the caller omits it
-  bool quiet_default = false;          // kAttr: the printer leaves the attribute out while it equals the default
+  // Other keyword spellings of this parameter (PyPTO's name where ours differs, or our older
+  // name): make_op_call and the parser accept any of them; `name` is what the printer writes.
+  std::vector<std::string> aliases = {};
+  // A hint PyPTO accepts that has no effect on our chip (pl.move's blayout, a scratch `tmp`
+  // tile): kept in the IR (printed, parsed back), never passed to the instruction.
+  bool hint = false;
+  // Not printed at its default value: the keywords added for PyPTO keep printed programs as
+  // they were (the parser fills the default back in).
+  bool quiet = false;
   bool index = false;                  // kExpr: an integer scalar (a Python int stays INDEX, not the tile's dtype)
+  bool accepts(const std::string& keyword) const {
+    if (keyword == name) return true;
+    for (auto& a : aliases)
+      if (a == keyword) return true;
+    return false;
+  }
 };
 
 // What type inference sees: the call's arguments (aligned with the kExpr/kExprList params,
@@ -84,7 +98,7 @@ struct OpDef {
   // allocated shape (padding with the result's pad value); a tuple of tiles (sort32) each.
   // Helpers come with the script (the prelude in src/codegen/torch_codegen.cpp): _window,
   // _store, _insert, _fit, _mm, _bmm, _cast, _cmp, _pack_mask, _unpack_mask, _div, _rem, _fmod,
-  // _shl, _shr, _part, _tri, _arange, _arg_reduce, _gather, _scatter, _mgather, _mscatter,
+  // _shl, _shr, _part, _tri, _arange, _read, _arg_reduce, _gather, _scatter, _mgather, _mscatter,
   // _sort32, _mrgsort, and the cross-core FIFOs _tpush / _tpop / _tfree (Group functions run
   // their parts as threads, _run_group).
   std::string torch;

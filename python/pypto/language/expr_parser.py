@@ -423,6 +423,10 @@ class ExprParser:
             return ir.NoneType()
 
         types = [type_of(a) for a in args]
+        if not args and "." not in dsl_name:
+            # All keywords (pl.read(src=t, offset=...)): the first tile or tensor decides tile vs tensor.
+            first = next((v for v in kwargs.values() if self.is_array(v)), None)
+            types = [first.type] if first is not None else []
         op = ir.resolve_op(dsl_name, types)
         if op is None and "." not in dsl_name:  # a tile op applied to a tensor (pl.load) or vice versa
             op = ir.resolve_op("tile." + dsl_name, types) or ir.resolve_op("tensor." + dsl_name, types)
@@ -441,15 +445,15 @@ class ExprParser:
             raise self.error(node, f"pl.{dsl_name} takes at most {len(params)} arguments, got {len(args)}",
                              f"call it as {signature}")
         given = {p.name: a for p, a in zip(params, args)}
-        names = [p.name for p in params]
+        spelled = {a: p.name for p in params for a in (p.name, *p.aliases)}  # PyPTO's keywords too
         for k, v in kwargs.items():
-            if k not in names:
-                near = difflib.get_close_matches(k, names, n=1)
+            if k not in spelled:
+                near = difflib.get_close_matches(k, sorted(spelled), n=1)
                 raise self.error(node, f"pl.{dsl_name} has no keyword argument '{k}'",
                                  (f"did you mean '{near[0]}='? " if near else "") + f"call it as {signature}")
-            if k in given:
+            if spelled[k] in given:
                 raise self.error(node, f"pl.{dsl_name} got argument '{k}' twice", f"call it as {signature}")
-            given[k] = v
+            given[spelled[k]] = v
         hint = next((a.type.dtype for a in args if self.is_array(a)), None)
         exprs, attrs = {}, {}
         for p in params:
@@ -460,6 +464,9 @@ class ExprParser:
                 if isinstance(v, FunctionRef):  # peer_func=self.cube: the function's name
                     v = v.name
                 v = self.constant(v, node, f"argument '{p.name}' of pl.{dsl_name}")
+                if isinstance(p.default, str) and not isinstance(v, str) and hasattr(v, "name") \
+                        and not type(v).__module__.startswith("pypto._core"):
+                    v = v.name  # a layout enum member (pl.TileLayout.row_major) is kept by its name
                 if isinstance(v, tuple):
                     v = list(v)
                 if isinstance(p.default, float) and isinstance(v, int) and not isinstance(v, bool):
@@ -467,6 +474,8 @@ class ExprParser:
                     v = float(v)
                 attrs[p.name] = v
             elif p.kind == ir.ParamKind.ExprList:
+                if (isinstance(v, int) and not isinstance(v, bool)) or (is_ir(v) and isinstance(v.type, ir.ScalarType)):
+                    v = [v]  # one scalar is a one-entry list: pl.read(t, flat_index)
                 if not isinstance(v, (list, tuple)) and not (is_ir(v) and isinstance(v, ir.ListExpr)):
                     raise self.error(node, f"argument '{p.name}' of pl.{dsl_name} must be a list such as [0, 0]")
                 exprs[p.name] = self.to_expr(v, node)

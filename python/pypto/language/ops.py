@@ -6,6 +6,8 @@ import inspect
 
 from pypto._core import ir
 
+from .types import MaskPattern
+
 
 def _outside(name):
     return RuntimeError(
@@ -152,7 +154,7 @@ def stub_ops(name):
 
 def stub_keywords(stub):
     """Every keyword the spelling of `stub` accepts (over the ops it can resolve to)."""
-    return {p.name for op in stub_ops(stub.dsl_name) for p in op.params}
+    return {k for op in stub_ops(stub.dsl_name) for p in op.params for k in (p.name, *p.aliases)}
 
 
 def op_stub(name):
@@ -202,6 +204,7 @@ class _TileNamespace(OpNamespace):
     """`pl.tile`: the tile ops, and PyPTO's `pl.tile.MemRefType` (pl.MemRef)."""
 
     from .types import MemRef as MemRefType
+    from .types import MaskPattern  # PyPTO spells it pl.tile.MaskPattern
 
 
 tile = _TileNamespace("tile")

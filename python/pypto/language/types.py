@@ -110,9 +110,32 @@ AUTO = -1  # pl.reserve_buffer(base=pl.AUTO): the address is chosen for the buff
 
 
 class AtomicType:
-    """Atomic modes of `pl.assemble(..., atomic=...)`."""
+    """Atomic modes of `pl.store(..., atomic=...)` / `pl.assemble(..., atomic=...)`: `None_`
+    writes, `Add` adds the tile into global memory (the target must hold the start value)."""
 
+    None_ = "none"
     Add = "add"
+
+
+class _MaskPatternMeta(type):
+    def __getattr__(cls, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _MaskPatternMember(name)
+
+
+class _MaskPatternMember:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"pl.tile.MaskPattern.{self.name}"
+
+
+class MaskPattern(metaclass=_MaskPatternMeta):
+    """`pl.tile.MaskPattern.<member>`: the patterns of PyPTO's mask-pattern gather/scatter
+    forms (`mask_pattern=`). PyPTO's documentation does not define them, so any member name
+    is accepted here and the op that receives one fails with a not-supported error."""
 
 
 class TypeSpec:

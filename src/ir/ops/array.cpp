@@ -127,7 +127,7 @@ void lower_latest(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 
 void register_array_ops(OpRegistry& r) {
   r.add({.name = "array.create",
-         .params = {attr_param("size"), attr_param("dtype", DataType::INDEX)},
+         .params = {aka(attr_param("size"), {"extent"}), attr_param("dtype", DataType::INDEX)},
          .infer_type = infer_create,
          .pto = "",
          .lower = lower_create,

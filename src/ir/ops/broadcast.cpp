@@ -66,7 +66,8 @@ void register_broadcast_ops(OpRegistry& r) {
     const char* unit = rows ? "row" : "column";
     const char* vshape = rows ? "[M, 1]" : "[1, N]";
     r.add({.name = "tile." + prefix,
-           .params = {expr_param("target"), expr_param("src")},
+           .params = {aka(expr_param("target"), {"lhs", "tensor"}),
+                      aka(expr_param("src"), {rows ? "row_vec" : "col_vec", "rhs"})},
            .infer_type = [rows](const CallSite& s) { return infer_expand(s, rows); },
            .pto = pto,
            .lower = [rows](const Call& c, const VarPtr& d, KernelBuilder& kb) {
@@ -95,7 +96,8 @@ void register_broadcast_ops(OpRegistry& r) {
       std::string up = form;
       for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
       r.add({.name = "tile." + prefix + "_" + form,
-             .params = {expr_param("tile"), expr_param(rows ? "row_vec" : "col_vec")},
+             .params = {aka(expr_param("tile"), {"lhs", "tensor"}), aka(expr_param(rows ? "row_vec" : "col_vec"), {"rhs"}),
+                        hint(expr_param("tmp", true))},
              .infer_type = [rows, needs_float](const CallSite& s) { return infer_expand_binary(s, rows, needs_float); },
              .pto = pto + up,
              .lower = {},

@@ -92,7 +92,7 @@ void register_compare_ops(OpRegistry& r) {
          .scalar_variant = "tile.cmps",
          .torch = "_pack_mask(_cmp({lhs:v}, {rhs:v}, {cmp_type}))"});
   r.add({.name = "tile.cmps",
-         .params = {expr_param("tile"), expr_param("scalar"), attr_param("cmp_type", std::string("EQ"))},
+         .params = {aka(expr_param("tile"), {"lhs"}), aka(expr_param("scalar"), {"rhs"}), attr_param("cmp_type", std::string("EQ"))},
          .infer_type = infer_cmps,
          .pto = "TCMPS",
          .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_cmp(c, d, kb, "TCMPS"); },
@@ -101,7 +101,7 @@ void register_compare_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_pack_mask(_cmp({tile:v}, {scalar}, {cmp_type}))"});
   r.add({.name = "tile.sel",
-         .params = {expr_param("mask"), expr_param("lhs"), expr_param("rhs")},
+         .params = {expr_param("mask"), expr_param("lhs"), expr_param("rhs"), hint(expr_param("tmp", true))},
          .infer_type = infer_sel,
          .pto = "TSEL",
          .lower = {},

@@ -294,8 +294,8 @@ void register_cross_core_ops(OpRegistry& r) {
     const std::string n = std::string("tile.") + side + "_initialize_pipe";
     r.add({.name = n,
            .params = {expr_param("c2v_consumer_buf", true), expr_param("v2c_consumer_buf", true), attr_param("dir_mask", int64_t{0}),
-                      attr_param("slot_size", int64_t{0}), quiet_attr_param("slot_num", int64_t{-1}),
-                      quiet_attr_param("local_slot_num", int64_t{-1}), quiet_attr_param("id", int64_t{0})},
+                      attr_param("slot_size", int64_t{0}), quiet(attr_param("slot_num", int64_t{-1})),
+                      quiet(attr_param("local_slot_num", int64_t{-1})), quiet(attr_param("id", int64_t{0}))},
            .infer_type = infer_initialize_pipe,
            .pto = "PIPE_INIT",
            .lower = lower_initialize_pipe,
@@ -307,7 +307,7 @@ void register_cross_core_ops(OpRegistry& r) {
            .effects = true});
   }
   r.add({.name = "tile.reserve_buffer",
-         .params = {attr_param("name", std::string()), attr_param("size", int64_t{0}), quiet_attr_param("base", int64_t{-1})},
+         .params = {attr_param("name", std::string()), attr_param("size", int64_t{0}), quiet(attr_param("base", int64_t{-1}))},
          .infer_type = infer_buffer,
          .pto = "",
          .lower = lower_buffer,
@@ -327,8 +327,8 @@ void register_cross_core_ops(OpRegistry& r) {
          .torch = "0",
          .effects = true});
   r.add({.name = "tile.tpush_to_aiv",
-         .params = {expr_param("tile"), attr_param("aiv", int64_t{0}), quiet_attr_param("split", int64_t{0}),
-                    quiet_attr_param("lane_stride", int64_t{-1}), quiet_attr_param("id", int64_t{0})},
+         .params = {expr_param("tile"), attr_param("aiv", int64_t{0}), quiet(attr_param("split", int64_t{0})),
+                    quiet(attr_param("lane_stride", int64_t{-1})), quiet(attr_param("id", int64_t{0}))},
          .infer_type = infer_push_to_aiv,
          .pto = "TPUSH",
          .lower = lower_push,
@@ -339,7 +339,7 @@ void register_cross_core_ops(OpRegistry& r) {
          .effects = true});
   r.add({.name = "tile.tpop_from_aiv",
          .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), attr_param("aiv", int64_t{0}),
-                    list_param("valid_shape", true), quiet_attr_param("split", int64_t{0}), quiet_attr_param("id", int64_t{0})},
+                    list_param("valid_shape", true), quiet(attr_param("split", int64_t{0})), quiet(attr_param("id", int64_t{0}))},
          .infer_type = infer_pop_from_aiv,
          .pto = "TPOP",
          .lower = lower_pop,
@@ -349,8 +349,8 @@ void register_cross_core_ops(OpRegistry& r) {
          .torch = "_tpop(\"AIV->AIC\", {aiv=0}, {R}, {C}, {dtype})",
          .effects = true});
   r.add({.name = "tile.tfree_to_aiv",
-         .params = {expr_param("tile"), attr_param("aiv", int64_t{0}), quiet_attr_param("split", int64_t{0}),
-                    quiet_attr_param("id", int64_t{0})},
+         .params = {expr_param("tile"), attr_param("aiv", int64_t{0}), quiet(attr_param("split", int64_t{0})),
+                    quiet(attr_param("id", int64_t{0}))},
          .infer_type = infer_free_to_aiv,
          .pto = "TFREE",
          .lower = lower_free,
@@ -359,7 +359,7 @@ void register_cross_core_ops(OpRegistry& r) {
          .torch = "_tfree(\"AIV->AIC\", {aiv=0}, {tile})",
          .effects = true});
   r.add({.name = "tile.tpush_to_aic",
-         .params = {expr_param("tile"), quiet_attr_param("split", int64_t{0}), quiet_attr_param("id", int64_t{0})},
+         .params = {expr_param("tile"), quiet(attr_param("split", int64_t{0})), quiet(attr_param("id", int64_t{0}))},
          .infer_type = infer_push_to_aic,
          .pto = "TPUSH",
          .lower = lower_push,
@@ -369,7 +369,7 @@ void register_cross_core_ops(OpRegistry& r) {
          .effects = true});
   r.add({.name = "tile.tpop_from_aic",
          .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), list_param("valid_shape", true),
-                    quiet_attr_param("split", int64_t{0}), quiet_attr_param("lane_stride", int64_t{-1}), quiet_attr_param("id", int64_t{0})},
+                    quiet(attr_param("split", int64_t{0})), quiet(attr_param("lane_stride", int64_t{-1})), quiet(attr_param("id", int64_t{0}))},
          .infer_type = infer_pop_from_aic,
          .pto = "TPOP",
          .lower = lower_pop,
@@ -379,7 +379,7 @@ void register_cross_core_ops(OpRegistry& r) {
          .torch = "_tpop(\"AIC->AIV\", None, {R}, {C}, {dtype})",
          .effects = true});
   r.add({.name = "tile.tfree_to_aic",
-         .params = {expr_param("tile"), quiet_attr_param("split", int64_t{0}), quiet_attr_param("id", int64_t{0})},
+         .params = {expr_param("tile"), quiet(attr_param("split", int64_t{0})), quiet(attr_param("id", int64_t{0}))},
          .infer_type = infer_free_to_aic,
          .pto = "TFREE",
          .lower = lower_free,

@@ -98,6 +98,23 @@ struct Entry {
   const char* torch;
 };
 
+// PyPTO's spellings: the operand is `input` (bare pl.), `tile` (pl.tile.) or `tensor`
+// (pl.tensor.); recip / rsqrt / log take `high_precision=` (our engines compute these in the
+// element's own precision either way: docs/language.md, "Op keywords"); pl.tile.rsqrt takes a
+// scratch `tmp` tile.
+std::vector<ParamSpec> unary_params(const std::string& name) {
+  std::vector<ParamSpec> p = {aka(expr_param("tile"), {"input", "tensor"})};
+  if (name == "recip" || name == "rsqrt" || name == "log") p.push_back(hint(attr_param("high_precision", false)));
+  if (name == "rsqrt") p.push_back(hint(expr_param("tmp", true)));
+  return p;
+}
+
+std::vector<ParamSpec> binary_params(const std::string& name) {
+  std::vector<ParamSpec> p = {expr_param("lhs"), expr_param("rhs")};
+  if (name == "div") p.push_back(hint(attr_param("high_precision", false)));
+  return p;
+}
+
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
@@ -120,7 +137,7 @@ void register_elementwise_ops(OpRegistry& r) {
   const char* variant_of[] = {"tile.adds", "tile.subs", "tile.muls", "tile.divs", "tile.maxs", "tile.mins"};
   for (size_t i = 0; i < std::size(binary); ++i)
     r.add({.name = std::string("tile.") + binary[i].name,
-           .params = {expr_param("lhs"), expr_param("rhs")},
+           .params = binary_params(binary[i].name),
            .infer_type = infer_binary,
            .pto = binary[i].pto,
            .lower = {},
@@ -132,7 +149,7 @@ void register_elementwise_ops(OpRegistry& r) {
            .torch = binary[i].torch});
   for (auto& e : scalar)
     r.add({.name = std::string("tile.") + e.name,
-           .params = {expr_param("tile"), expr_param("scalar")},
+           .params = {aka(expr_param("tile"), {"lhs", "tensor"}), aka(expr_param("scalar"), {"rhs"})},
            .infer_type = infer_scalar,
            .pto = e.pto,
            .lower = {},
@@ -152,7 +169,7 @@ void register_elementwise_ops(OpRegistry& r) {
   };
   for (size_t i = 0; i < std::size(unary); ++i)
     r.add({.name = std::string("tile.") + unary[i].name,
-           .params = {expr_param("tile")},
+           .params = unary_params(unary[i].name),
            .infer_type = i < 3 ? InferTypeFn(infer_unary) : InferTypeFn(infer_unary_float),
            .pto = unary[i].pto,
            .lower = {},
@@ -161,7 +178,7 @@ void register_elementwise_ops(OpRegistry& r) {
            .scalar_variant = "",
            .torch = unary[i].torch});
   r.add({.name = "tile.cast",
-         .params = {expr_param("tile"), attr_param("target_type", std::string()), attr_param("mode", std::string("round")),
+         .params = {aka(expr_param("tile"), {"input", "tensor"}), attr_param("target_type", std::string()), attr_param("mode", std::string("round")),
                     attr_param("dtype", std::string())},
          .infer_type = infer_cast,
          .pto = "TCVT",

@@ -79,6 +79,9 @@ void lower_expands(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 // expand_clone(tile, shape): tile is [M, N] (a copy), [M, 1] (each row's value across the
 // row), [1, N] (the row down every row) or [1, 1] (one value everywhere) for shape [M, N].
 TypePtr infer_expand_clone(const CallSite& s) {
+  if (s.arg("target"))
+    op_fail(s, ErrorKind::kType, "target= (PyPTO's expand_clone(src, target)) is not supported: its meaning is not documented",
+            "give the result shape: pl.expand_clone(src, [rows, cols])");
   const TileType& t = tile_arg(s, "tile");
   require_vec(s, "tile", t);
   auto src = tile_shape(s, "tile", t);
@@ -148,7 +151,28 @@ TypePtr infer_arange(const CallSite& s) {
               std::string("'start' is a ") + dtype_name(st.dtype) + " scalar but the tile is " + dtype_name(dt),
               "pass an integer start, or dtype=pl.FP32 for float values");
   }
+  if (bool_attr(s, "descending") && !dtype_is_float(dt) && !dtype_is_signed(dt))
+    op_fail(s, ErrorKind::kType, std::string("descending=True counts down, which an unsigned ") + dtype_name(dt) + " tile cannot hold",
+            "use a signed integer or float dtype");
   return TileType::make(const_shape(shape), dt, MemorySpace::Vec, valid_arg(s, shape));
+}
+
+// descending=True: start - k = -((-start) + k), an ascending TCI from -start negated by TMULS.
+ExprPtr expand_arange(const Call& c, OpExpander& x) {
+  if (!std::get<bool>(c.attrs.at("descending"))) return nullptr;
+  DataType dt = std::get<DataType>(c.attrs.at("dtype"));
+  bool is_float = dtype_is_float(dt);
+  ExprPtr start = c.args[0] ? c.args[0] : (is_float ? ConstFloat::make(0.0) : ConstInt::make(0));
+  Attrs attrs = c.attrs;
+  attrs["descending"] = false;
+  ExprPtr neg = UnaryExpr::make(UnaryOp::Neg, start, c.span);
+  if (auto* i = start->as<ConstInt>()) neg = ConstInt::make(-i->value, i->type->as<ScalarType>()->dtype, c.span);
+  if (auto* f = start->as<ConstFloat>()) neg = ConstFloat::make(-f->value, f->type->as<ScalarType>()->dtype, c.span);
+  std::vector<std::pair<std::string, ExprPtr>> kwargs = {{"start", neg}};
+  if (c.args[1]) kwargs.push_back({"valid_shape", c.args[1]});
+  ExprPtr up = x.emit("ascending", make_op_call("tile.arange", {}, kwargs, attrs, c.span));
+  ExprPtr minus_one = is_float ? ConstFloat::make(-1.0) : ConstInt::make(-1, DataType::INT32);
+  return make_op_call("tile.muls", {up, minus_one}, {}, {}, c.span);
 }
 
 void lower_arange(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
@@ -161,7 +185,7 @@ void lower_arange(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 
 void register_generate_ops(OpRegistry& r) {
   r.add({.name = "tile.expands",
-         .params = {expr_param("target"), expr_param("scalar")},
+         .params = {aka(expr_param("target"), {"tensor"}), aka(expr_param("scalar"), {"rhs"})},
          .infer_type = infer_expands,
          .pto = "TEXPANDS",
          .lower = lower_expands,
@@ -171,7 +195,7 @@ void register_generate_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "torch.full(({R}, {C}), {scalar}, dtype={dtype})"});
   r.add({.name = "tile.expand_clone",
-         .params = {expr_param("tile"), attr_param("shape")},
+         .params = {aka(expr_param("tile"), {"src"}), attr_param("shape"), expr_param("target", true)},
          .infer_type = infer_expand_clone,
          .pto = "TROWEXPAND",
          .lower = lower_expand_clone,
@@ -185,8 +209,8 @@ void register_generate_ops(OpRegistry& r) {
          .torch = "{tile:v}.expand({R}, {C}).clone()",
          .expand = expand_expand_clone});
   r.add({.name = "tile.tri",
-         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), expr_param("diagonal", true),
-                    attr_param("upper", false), list_param("valid_shape", true)},
+         .params = {expr_param("diagonal", true), attr_param("shape"), list_param("valid_shape", true),
+                    attr_param("dtype", DataType::INT32), attr_param("upper", false)},
          .infer_type = infer_tri,
          .pto = "TTRI",
          .lower = lower_tri,
@@ -196,8 +220,8 @@ void register_generate_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_tri({R}, {C}, {diagonal=0}, {upper}, {dtype})"});
   r.add({.name = "tile.arange",
-         .params = {attr_param("shape"), expr_param("start", true), attr_param("dtype", DataType::INT32),
-                    list_param("valid_shape", true)},
+         .params = {expr_param("start", true), attr_param("shape"), attr_param("dtype", DataType::INT32),
+                    quiet(attr_param("descending", false)), list_param("valid_shape", true)},
          .infer_type = infer_arange,
          .pto = "TCI",
          .lower = lower_arange,
@@ -205,7 +229,8 @@ void register_generate_ops(OpRegistry& r) {
                 "valid_cols + c (numpy.arange(start, start + rows * cols).reshape(rows, cols)).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_arange({R}, {C}, {start=0}, {dtype})"});
+         .torch = "_arange({R}, {C}, {start=0}, {dtype}, {descending})",
+         .expand = expand_arange});
 }
 
 }  // namespace pypto::ir::ops

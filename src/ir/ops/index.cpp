@@ -24,9 +24,9 @@ TypePtr infer_arg_reduce(const CallSite& s, bool rows, const std::string& pto) {
   require_vec(s, "tile", t);
   auto shape = tile_shape(s, "tile", t);
   require_instr_dtype(s, "tile", t, pto);
-  if (s.arg("tmp")) {
-    const TileType& tmp = tile_arg(s, "tmp");
-    require_vec(s, "tmp", tmp);
+  if (s.arg("tmp_tile")) {
+    const TileType& tmp = tile_arg(s, "tmp_tile");
+    require_vec(s, "tmp_tile", tmp);
     if (tmp.dtype != t.dtype)
       op_fail(s, ErrorKind::kType,
               std::string("scratch tile 'tmp' is ") + dtype_name(tmp.dtype) + " but 'tile' is " + dtype_name(t.dtype),
@@ -53,7 +53,32 @@ void require_index_tile(const CallSite& s, const std::string& name, const TileTy
 }
 
 // gather(src, indices): result[r, c] = src[r, indices[r, c]], shaped like indices.
+// PyPTO's gather/scatter keywords: `dim` is the last axis here (a row-wise gather, as
+// torch.gather(input, -1, index)); the mask-pattern forms are not defined precisely enough
+// by PyPTO's docs to implement, so each of their keywords fails with a not-supported error.
+void check_pypto_form(const CallSite& s, const std::vector<const char*>& unsupported) {
+  int64_t dim = int_attr(s, "dim");
+  if (dim != -1 && dim != 1)
+    op_fail(s, ErrorKind::kType,
+            "dim=" + std::to_string(dim) + " is not supported: " + s.op.name.substr(s.op.name.find('.') + 1) +
+                " works along the last axis (dim=-1 or 1)",
+            "transpose the operands so that the axis is the last one");
+  for (const char* k : unsupported) {
+    const AttrValue& v = s.attr(k);
+    bool given = std::string(k) == "offset" ? std::get<int64_t>(v) != 0
+                                             : !(std::holds_alternative<std::string>(v) && std::get<std::string>(v).empty());
+    if (given)
+      op_fail(s, ErrorKind::kType,
+              std::string(k) + "= (the mask-pattern form of pl." + s.op.name.substr(s.op.name.find('.') + 1) +
+                  ") is not supported",
+              "gather/scatter along the last axis with index= (torch.gather semantics)");
+  }
+}
+
 TypePtr infer_gather(const CallSite& s) {
+  check_pypto_form(s, {"mask_pattern", "output_dtype", "kvalue", "cmp_mode", "out_cols", "offset", "count_dtype"});
+  if (!s.arg("indices"))
+    op_fail(s, ErrorKind::kType, "pl." + s.op.name + " needs index=", "call it as pl.gather(input, -1, index)");
   const TileType& src = tile_arg(s, "src");
   const TileType& idx = tile_arg(s, "indices");
   require_vec(s, "src", src);
@@ -71,6 +96,10 @@ TypePtr infer_gather(const CallSite& s) {
 
 // scatter(target, indices, src): target with target[r, indices[r, c]] = src[r, c].
 TypePtr infer_scatter(const CallSite& s) {
+  check_pypto_form(s, {"mask_pattern"});
+  if (s.op.name == "tensor.scatter" && s.arg("dst"))
+    op_fail(s, ErrorKind::kType, "dst= (the mask-pattern form of pl.scatter) is not supported",
+            "scatter along the last axis: pl.scatter(input, -1, index, src)");
   const TileType& target = tile_arg(s, "target");
   const TileType& idx = tile_arg(s, "indices");
   const TileType& src = tile_arg(s, "src");
@@ -113,6 +142,15 @@ void lower_scatter(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 
 // mgather(tensor, indices): result[r, c] = tensor.flat[indices[r, c]] (row-major order).
 TypePtr infer_mgather(const CallSite& s) {
+  if (string_attr(s, "coalesce") != "row")
+    op_fail(s, ErrorKind::kType, "coalesce='" + string_attr(s, "coalesce") + "' is not supported: elements are gathered one by one",
+            "drop coalesce= (or pass 'row')");
+  if (string_attr(s, "gather_oob") != "undefined")
+    op_fail(s, ErrorKind::kType,
+            "gather_oob='" + string_attr(s, "gather_oob") + "' is not supported: an index outside the tensor is a run-time error",
+            "drop gather_oob=");
+  if (memory_attr(s, "target_memory") != MemorySpace::Vec)
+    op_fail(s, ErrorKind::kType, "mgather lands in Vec only", "drop target_memory= (or pass pl.MemorySpace.Vec)");
   const TensorType& t = tensor_arg(s, "tensor");
   const TileType& idx = tile_arg(s, "indices");
   require_index_tile(s, "indices", idx);
@@ -129,7 +167,9 @@ TypePtr infer_mgather(const CallSite& s) {
             "the result, a " + shape_str(is) + " " + dtype_name(t.dtype) + " Vec tile, needs rows of a multiple of 32 "
             "bytes",
             "pad the index tile's columns and pass its valid_shape");
-  return TileType::make(idx.shape, t.dtype, MemorySpace::Vec, idx.valid_shape);
+  auto valid = list_arg(s, "valid_shape");  // PyPTO's valid_shape=: the part of the result gathered
+  if (!valid.empty() && valid.size() != 2) op_fail(s, ErrorKind::kType, "'valid_shape' must have 2 entries [rows, cols]");
+  return TileType::make(idx.shape, t.dtype, MemorySpace::Vec, valid.empty() ? idx.valid_shape : valid);
 }
 
 // mscatter(tile, indices, tensor): tensor.flat[indices[r, c]] = tile[r, c]; returns the tensor.
@@ -168,6 +208,11 @@ void lower_mscatter(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 // each row (the last may be shorter) sorted descending, with the INT32 column each value
 // came from. Stable: equal values keep their order.
 TypePtr infer_sort32(const CallSite& s) {
+  if (s.arg("idx"))
+    op_fail(s, ErrorKind::kType,
+            "sort32's idx= (an index tile sorted along with the values) is not supported: pl.sort32 returns the column "
+            "index of each value within its row",
+            "drop idx= and use the returned indices: vals, idx = pl.sort32(t)");
   const TileType& t = tile_arg(s, "tile");
   require_vec(s, "tile", t);
   tile_shape(s, "tile", t);
@@ -180,6 +225,21 @@ TypePtr infer_sort32(const CallSite& s) {
 // merged into one descending row of a's valid columns + b's (ties take a first), with the
 // indices carried along.
 TypePtr infer_mrgsort(const CallSite& s) {
+  // PyPTO's mrgsort(src0, src1, src2, src3, tmp, exhausted, block_len) merges packed sorted
+  // lists; its docs do not define the packing, so that form is accepted and not supported.
+  for (const char* k : {"src0", "src1", "src2", "src3", "tmp"})
+    if (s.arg(k))
+      op_fail(s, ErrorKind::kType,
+              std::string(k) + "= (PyPTO's packed-list form of mrgsort) is not supported",
+              "merge (values, indices) pairs: vals, idx = pl.mrgsort(a_values, a_indices, b_values, b_indices)");
+  if (bool_attr(s, "exhausted") || int_attr(s, "block_len") != 0)
+    op_fail(s, ErrorKind::kType,
+            std::string(bool_attr(s, "exhausted") ? "exhausted=" : "block_len=") +
+                " (PyPTO's packed-list form of mrgsort) is not supported",
+            "merge (values, indices) pairs: vals, idx = pl.mrgsort(a_values, a_indices, b_values, b_indices)");
+  for (const char* k : {"a_values", "a_indices", "b_values", "b_indices"})
+    if (!s.arg(k)) op_fail(s, ErrorKind::kType, std::string("pl.mrgsort is missing argument '") + k + "'",
+                           "call it as pl.mrgsort(a_values, a_indices, b_values, b_indices)");
   const TileType& av = tile_arg(s, "a_values");
   const TileType& ai = tile_arg(s, "a_indices");
   const TileType& bv = tile_arg(s, "b_values");
@@ -222,7 +282,8 @@ TypePtr infer_mrgsort(const CallSite& s) {
 // One instruction writing both tiles of the result tuple.
 void lower_pair(const Call& c, const VarPtr& dst, KernelBuilder& kb, const char* pto) {
   std::vector<int> ins;
-  for (auto& a : c.args) ins.push_back(kb.tile(a));
+  for (auto& a : c.args)
+    if (a) ins.push_back(kb.tile(a));
   PYPTO_CHECK(dst, std::string("pl.") + c.op->name + " without a result");
   std::vector<int> outs = kb.define_tiles(dst);
   Instr in;
@@ -251,7 +312,7 @@ void register_index_ops(OpRegistry& r) {
     bool rows = a.rows;
     std::string pto = a.pto;
     r.add({.name = std::string("tile.") + a.name,
-           .params = {expr_param("tile"), expr_param("tmp", true)},
+           .params = {aka(expr_param("tile"), {"input", "tensor"}), aka(expr_param("tmp_tile", true), {"tmp"})},
            .infer_type = [rows, pto](const CallSite& s) { return infer_arg_reduce(s, rows, pto); },
            .pto = a.pto,
            .lower = {},
@@ -262,7 +323,11 @@ void register_index_ops(OpRegistry& r) {
                     (pto.find("MAX") != std::string::npos ? "True" : "False") + ")"});
   }
   r.add({.name = "tile.gather",
-         .params = {expr_param("src"), expr_param("indices")},
+         .params = {aka(expr_param("src"), {"input"}), aka(expr_param("indices", true), {"index"}), hint(expr_param("tmp", true)),
+                    quiet(attr_param("dim", int64_t{-1})), quiet(attr_param("mask_pattern", std::string())),
+                    quiet(attr_param("output_dtype", std::string())), quiet(attr_param("kvalue", std::string())),
+                    quiet(attr_param("cmp_mode", std::string())), quiet(attr_param("out_cols", std::string())),
+                    quiet(attr_param("offset", int64_t{0})), quiet(attr_param("count_dtype", std::string()))},
          .infer_type = infer_gather,
          .pto = "TGATHER",
          .lower = {},
@@ -272,7 +337,8 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_gather({src:v}, {indices}, {R}, {C})"});
   r.add({.name = "tile.scatter",
-         .params = {expr_param("target"), expr_param("indices"), expr_param("src")},
+         .params = {aka(expr_param("target"), {"dst", "input"}), aka(expr_param("indices"), {"indexes", "index"}), expr_param("src"),
+                    quiet(attr_param("dim", int64_t{-1})), quiet(attr_param("mask_pattern", std::string()))},
          .infer_type = infer_scatter,
          .pto = "TSCATTER",
          .lower = lower_scatter,
@@ -282,7 +348,7 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_scatter({target:v}, {indices}, {src:v})"});
   r.add({.name = "tile.sort32",
-         .params = {expr_param("tile")},
+         .params = {aka(expr_param("tile"), {"src"}), expr_param("idx", true)},
          .infer_type = infer_sort32,
          .pto = "TSORT32",
          .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_pair(c, d, kb, "TSORT32"); },
@@ -292,7 +358,10 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_sort32({tile:v})"});
   r.add({.name = "tile.mrgsort",
-         .params = {expr_param("a_values"), expr_param("a_indices"), expr_param("b_values"), expr_param("b_indices")},
+         .params = {expr_param("a_values", true), expr_param("a_indices", true), expr_param("b_values", true),
+                    expr_param("b_indices", true), expr_param("src0", true), expr_param("src1", true),
+                    expr_param("src2", true), expr_param("src3", true), expr_param("tmp", true),
+                    quiet(attr_param("exhausted", false)), quiet(attr_param("block_len", int64_t{0}))},
          .infer_type = infer_mrgsort,
          .pto = "TMRGSORT",
          .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_pair(c, d, kb, "TMRGSORT"); },
@@ -302,7 +371,10 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_mrgsort({a_values:v}, {a_indices}, {b_values:v}, {b_indices})"});
   r.add({.name = "tile.mgather",
-         .params = {expr_param("tensor"), expr_param("indices")},
+         .params = {aka(expr_param("tensor"), {"mem"}), aka(expr_param("indices"), {"idx"}),
+                    hint(attr_param("coalesce", std::string("row"))), hint(attr_param("gather_oob", std::string("undefined"))),
+                    hint(attr_param("target_memory", MemorySpace::Vec)), hint(expr_param("scratch", true)),
+                    hint(list_param("valid_shape", true))},
          .infer_type = infer_mgather,
          .pto = "MGATHER",
          .lower = {},
@@ -312,7 +384,7 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_mgather({tensor}, {indices}, {R}, {C})"});
   r.add({.name = "tile.mscatter",
-         .params = {expr_param("tile"), expr_param("indices"), expr_param("output_tensor")},
+         .params = {aka(expr_param("tile"), {"src"}), aka(expr_param("indices"), {"idx"}), expr_param("output_tensor")},
          .infer_type = infer_mscatter,
          .pto = "MSCATTER",
          .lower = lower_mscatter,

@@ -196,7 +196,7 @@ void register_math_ops(OpRegistry& r) {
   };
   for (auto& e : binaries)
     r.add({.name = std::string("tile.") + e.name,
-           .params = {expr_param("lhs"), expr_param("rhs")},
+           .params = {expr_param("lhs"), expr_param("rhs"), hint(expr_param("tmp", true))},
            .infer_type = binary(e.pto),
            .pto = e.pto,
            .lower = {},
@@ -215,7 +215,7 @@ void register_math_ops(OpRegistry& r) {
   for (auto& e : scalars) {
     bool int_scalar = std::string(e.pto) != "TREMS";
     r.add({.name = std::string("tile.") + e.name,
-           .params = {expr_param("tile"), expr_param("scalar")},
+           .params = {aka(expr_param("tile"), {"lhs", "tensor"}), aka(expr_param("scalar"), {"rhs"}), hint(expr_param("tmp", true))},
            .infer_type = with_scalar(e.pto, int_scalar),
            .pto = e.pto,
            .lower = {},
@@ -225,7 +225,7 @@ void register_math_ops(OpRegistry& r) {
            .torch = e.torch});
   }
   r.add({.name = "tile.fmods",
-         .params = {expr_param("tile"), expr_param("scalar")},
+         .params = {aka(expr_param("tile"), {"lhs", "tensor"}), aka(expr_param("scalar"), {"rhs"})},
          .infer_type = with_scalar("TFMOD", false),
          .pto = "TFMOD",
          .lower = not_lowered,
@@ -238,7 +238,7 @@ void register_math_ops(OpRegistry& r) {
          .torch = "_fmod({tile:r}, {scalar})",
          .expand = expand_fmods});
   r.add({.name = "tile.not_",
-         .params = {expr_param("tile")},
+         .params = {aka(expr_param("tile"), {"input", "tensor"})},
          .infer_type = unary("TNOT"),
          .pto = "TNOT",
          .lower = {},
@@ -248,7 +248,7 @@ void register_math_ops(OpRegistry& r) {
          .torch = "~{tile:r}"});
   for (bool cos : {false, true}) {
     r.add({.name = cos ? "tile.cos" : "tile.sin",
-           .params = {expr_param("tile")},
+           .params = {aka(expr_param("tile"), {"input", "tensor"})},
            .infer_type = unary("TEXP"),  // the float dtypes of the vector unit's math instructions
            .pto = "TMULS",               // the first instruction of the expansion (a vector-pipe op)
            .lower = not_lowered,
@@ -271,7 +271,7 @@ void register_math_ops(OpRegistry& r) {
     for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     std::string pto = "TPART" + up;
     r.add({.name = std::string("tile.part_") + op,
-           .params = {expr_param("lhs"), expr_param("rhs")},
+           .params = {aka(expr_param("lhs"), {"src0"}), aka(expr_param("rhs"), {"src1"})},
            .infer_type = [pto](const CallSite& s) { return infer_part(s, pto); },
            .pto = pto,
            .lower = {},

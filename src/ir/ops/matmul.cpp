@@ -7,6 +7,9 @@ namespace pypto::ir::ops {
 
 namespace {
 
+using codegen::KernelBuilder;
+using isa::Instr;
+
 constexpr int64_t kMaxCubeExtent = 4095;
 
 struct MatmulShape {
@@ -125,7 +128,67 @@ TypePtr infer_matmul(const CallSite& s) {
 
 TypePtr infer_matmul_acc(const CallSite& s) {
   tile_arg(s, "acc");
+  for (const char* flag : {"a_trans", "b_trans"})
+    if (bool_attr(s, flag))
+      op_fail(s, ErrorKind::kType,
+              std::string(flag) + "=True is not supported on tiles: the cube multiplies Left and Right tiles as they are "
+                                  "stored",
+              std::string("transpose the Mat tile before moving it: pl.move(pl.transpose_view(mat_tile), "
+                          "target_memory=pl.MemorySpace.") + (flag[0] == 'a' ? "Left" : "Right") + ")");
+  if (ExprPtr init = s.arg("init_cond")) {
+    auto* st = init->type ? init->type->as<ScalarType>() : nullptr;
+    if (!st || st->dtype != DataType::BOOL)
+      op_fail(s, ErrorKind::kType, "init_cond must be a bool (True: acc = lhs @ rhs; False: acc += lhs @ rhs), got " +
+                                       type_str(init->type),
+              "pass a comparison such as init_cond=(k == 0)");
+  }
   return check_acc(s, check_operands(s, false, false), "matmul");
+}
+
+// TMATMUL_ACC; with a run-time init_cond a branch: TMATMUL where it holds, else TMATMUL_ACC.
+void lower_matmul_acc(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  ExprPtr init = c.args.size() > 3 ? c.args[3] : nullptr;
+  isa::Operand acc = kb.operand(c.args[0]), lhs = kb.operand(c.args[1]), rhs = kb.operand(c.args[2]);
+  isa::Operand out = isa::Operand::tile(kb.define_tile(dst));
+  Instr accumulate;
+  accumulate.mnemonic = "TMATMUL_ACC";
+  accumulate.ins = {acc, lhs, rhs};
+  accumulate.outs = {out};
+  if (!init) {
+    kb.emit(accumulate);
+    return;
+  }
+  Instr cond;
+  cond.kind = isa::InstrKind::kIf;
+  cond.a = kb.scalar(init);
+  int if_pc = kb.emit(cond);
+  Instr fresh;
+  fresh.mnemonic = "TMATMUL";
+  fresh.ins = {lhs, rhs};
+  fresh.outs = {out};
+  fresh.attrs = {{"out_dtype", c.type->as<TileType>()->dtype}, {"a_trans", false}, {"b_trans", false}};
+  kb.emit(fresh);
+  Instr els;
+  els.kind = isa::InstrKind::kElse;
+  int else_pc = kb.emit(els);
+  kb.at(if_pc).jump = else_pc + 1;
+  kb.emit(accumulate);
+  Instr endif;
+  endif.kind = isa::InstrKind::kEndIf;
+  int end_pc = kb.emit(endif);
+  kb.at(else_pc).jump = end_pc;
+}
+
+// init_cond: a literal picks the form (True: a fresh product, the accumulator's old value
+// unused; False: accumulate); a run-time condition stays and the engines pick per call.
+ExprPtr expand_matmul_acc(const Call& c, OpExpander&) {
+  ExprPtr init = c.args.size() > 3 ? c.args[3] : nullptr;
+  if (!init) return nullptr;
+  auto* b = init->as<ConstBool>();
+  if (!b) return nullptr;
+  if (!b->value) return make_op_call("tile.matmul_acc", {c.args[0], c.args[1], c.args[2]}, {}, {}, c.span);
+  DataType dt = c.type->as<TileType>()->dtype;
+  return make_op_call("tile.matmul", {c.args[1], c.args[2]}, {}, {{"out_dtype", dt}}, c.span);
 }
 
 TypePtr infer_matmul_bias(const CallSite& s) { return check_bias(s, check_operands(s, false, false)); }
@@ -171,7 +234,7 @@ void register_matmul_ops(OpRegistry& r) {
   const std::string torch_bias = torch_mm + " + {bias}[:1, :{C}]";
   r.add({.name = "tile.matmul",
          .params = {expr_param("lhs"), expr_param("rhs"), attr_param("out_dtype", DataType::FP32),
-                    attr_param("a_trans", false), attr_param("b_trans", false)},
+                    attr_param("a_trans", false), attr_param("b_trans", false), hint(attr_param("c_matrix_nz", false))},
          .infer_type = infer_matmul,
          .pto = "TMATMUL",
          .lower = {},
@@ -180,14 +243,21 @@ void register_matmul_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = torch_mm});
   r.add({.name = "tile.matmul_acc",
-         .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs")},
+         // init_cond 4th: pl.tile.matmul_acc(acc, lhs, rhs, init_cond); the transpose flags (PyPTO's 4th and
+         // 5th of the bare spelling) are rejected on tiles anyway, so by keyword they stay meaningful.
+         .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs"), expr_param("init_cond", true),
+                    quiet(attr_param("a_trans", false)), quiet(attr_param("b_trans", false))},
          .infer_type = infer_matmul_acc,
          .pto = "TMATMUL_ACC",
-         .lower = {},
-         .doc = "acc + Left @ Right, into an Acc tile.",
+         .lower = lower_matmul_acc,
+         .doc = "acc + Left @ Right, into an Acc tile; init_cond (a bool) where true gives Left @ Right alone (a "
+                "literal picks the form at compile time, a run-time value branches).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = torch_acc});
+         .writes = "",
+         .view = false,
+         .torch = "(" + torch_mm + " if {init_cond=False} else " + torch_acc + ")",
+         .expand = expand_matmul_acc});
   r.add({.name = "tile.matmul_bias",
          .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias")},
          .infer_type = infer_matmul_bias,
@@ -198,7 +268,8 @@ void register_matmul_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = torch_bias});
   r.add({.name = "tile.gemv",
-         .params = {expr_param("lhs"), expr_param("rhs"), attr_param("out_dtype", DataType::FP32)},
+         .params = {expr_param("lhs"), expr_param("rhs"), attr_param("out_dtype", DataType::FP32),
+                    hint(attr_param("acc_phase", std::string("unspecified")))},
          .infer_type = infer_gemv,
          .pto = "TGEMV",
          .lower = {},
@@ -207,7 +278,7 @@ void register_matmul_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = torch_mm});
   r.add({.name = "tile.gemv_acc",
-         .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs")},
+         .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs"), hint(attr_param("acc_phase", std::string("unspecified")))},
          .infer_type = infer_gemv_acc,
          .pto = "TGEMV_ACC",
          .lower = {},
@@ -216,7 +287,7 @@ void register_matmul_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = torch_acc});
   r.add({.name = "tile.gemv_bias",
-         .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias")},
+         .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias"), hint(attr_param("acc_phase", std::string("unspecified")))},
          .infer_type = infer_gemv_bias,
          .pto = "TGEMV_BIAS",
          .lower = {},

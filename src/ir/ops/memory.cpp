@@ -75,6 +75,31 @@ TypePtr infer_load(const CallSite& s) {
               "valid_shape[" + std::to_string(i) + "] = " + std::to_string(*v) + " is outside 0.." + std::to_string(shape[i]),
               "the valid shape is a prefix of the tile shape " + shape_str(shape));
   }
+  if (bool_attr(s, "clamp")) {
+    // clamp=True: the valid region stops at the tensor's edge (PyPTO's load(..., clamp=True)).
+    size_t rank = tensor.shape.size();
+    if (offsets.size() == rank && rank >= 1) {
+      std::vector<ExprPtr> cut(2);
+      for (size_t i = 0; i < 2; ++i) {
+        ExprPtr want = i < valid.size() ? valid[i] : ConstInt::make(shape[i], DataType::INDEX);
+        if (rank == 1 && i == 0) {
+          cut[i] = want;
+          continue;
+        }
+        size_t d = rank - 2 + i + (rank == 1 ? -1 : 0);
+        ExprPtr left = BinaryExpr::make(BinaryOp::Sub, tensor.shape[d], offsets[d], s.span);
+        if (auto a = as_const_int(tensor.shape[d]), b = as_const_int(offsets[d]); a && b)
+          left = ConstInt::make(*a - *b, DataType::INDEX);
+        cut[i] = clamp_extent(want, left);
+      }
+      bool full = true;
+      for (size_t i = 0; i < 2; ++i) {
+        auto v = as_const_int(cut[i]);
+        full = full && v && *v == shape[i];
+      }
+      valid = full ? std::vector<ExprPtr>{} : cut;
+    }
+  }
   int64_t row_bytes = shape[1] * dtype_bytes(tensor.dtype);
   if (mem == MemorySpace::Vec && row_bytes % 32 != 0)
     op_fail(s, ErrorKind::kValue,
@@ -112,6 +137,31 @@ TypePtr infer_store(const CallSite& s) {
     op_fail(s, ErrorKind::kType,
             std::string("the tile is ") + dtype_name(tile.dtype) + " but the tensor is " + dtype_name(tensor.dtype),
             std::string("convert first: pl.cast(tile, pl.") + dtype_name(tensor.dtype) + ")");
+  std::string atomic = string_attr(s, "atomic");
+  if (atomic != "none" && atomic != "add")
+    op_fail(s, ErrorKind::kValue, "atomic must be pl.AtomicType.None_ or pl.AtomicType.Add, got \"" + atomic + "\"");
+  if (atomic == "add") {
+    DataType dt = tensor.dtype;
+    bool ok = dt == DataType::FP32 || dt == DataType::FP16 || dt == DataType::BF16 || dt == DataType::INT32 ||
+              dt == DataType::INT16 || dt == DataType::INT8;
+    if (!ok)
+      op_fail(s, ErrorKind::kType, std::string("atomic add into a ") + dtype_name(dt) + " tensor is not supported",
+              "atomic add works on FP32, FP16, BF16, INT32, INT16 and INT8 tensors");
+  }
+  // shapes=: the window of the tensor the tile covers (PyPTO's store(..., shapes)); its last
+  // two extents are the tile's, any leading ones are 1 (the tile covers the last two dims).
+  auto window = std::get<std::vector<int64_t>>(s.attr("shape"));
+  if (!window.empty()) {
+    bool ok = window.size() == tensor.shape.size() && window.size() >= 2 &&
+              window[window.size() - 2] == shape[0] && window.back() == shape[1];
+    for (size_t d = 0; ok && d + 2 < window.size(); ++d) ok = window[d] == 1;
+    if (window.size() == 1 && tensor.shape.size() == 1) ok = shape[0] == 1 && window[0] == shape[1];
+    if (!ok)
+      op_fail(s, ErrorKind::kValue,
+              "shapes=" + shape_str(window) + " does not match the " + shape_str(shape) + " tile stored into a rank-" +
+                  std::to_string(tensor.shape.size()) + " tensor",
+              "give one extent per tensor dimension: 1 for the leading ones, then the tile's [rows, cols]; or omit shapes");
+  }
   check_window(s, tensor, offsets, touched_extent(shape, tile.valid_shape), "write");
   return s.arg("output_tensor")->type;
 }
@@ -124,6 +174,7 @@ void lower_store(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   in.mnemonic = "TSTORE";
   in.outs = {Operand::tensor(tensor)};
   in.ins = {Operand::tile(tile), Operand::list_of(offsets)};
+  if (std::get<std::string>(c.attrs.at("atomic")) == "add") in.attrs = {{"atomic", std::string("add")}};
   kb.emit(in);
   if (dst) kb.bind_tensor(dst.get(), tensor);
 }
@@ -211,8 +262,9 @@ namespace pypto::ir::ops {
 
 void register_memory_ops(OpRegistry& r) {
   r.add({.name = "tile.load",
-         .params = {expr_param("tensor"), list_param("offsets"), attr_param("shape"),
-                    attr_param("target_memory", MemorySpace::Vec), list_param("valid_shape", true)},
+         .params = {expr_param("tensor"), list_param("offsets"), aka(attr_param("shape"), {"shapes"}),
+                    list_param("valid_shape", true), attr_param("target_memory", MemorySpace::Vec),
+                    quiet(attr_param("clamp", false))},
          .infer_type = infer_load,
          .pto = "TLOAD",
          .lower = lower_load,
@@ -221,7 +273,9 @@ void register_memory_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_window({tensor}, {offsets}, {R}, {C})"});
   r.add({.name = "tile.store",
-         .params = {expr_param("tile"), list_param("offsets"), expr_param("output_tensor")},
+         .params = {expr_param("tile"), list_param("offsets"), expr_param("output_tensor"),
+                    quiet(aka(attr_param("shape", std::vector<int64_t>{}), {"shapes"})),
+                    quiet(attr_param("atomic", std::string("none")))},
          .infer_type = infer_store,
          .pto = "TSTORE",
          .lower = lower_store,
@@ -229,9 +283,10 @@ void register_memory_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .writes = "output_tensor",
-         .torch = "_store({output_tensor}, {offsets}, {tile:v})"});
+         .torch = "_store({output_tensor}, {offsets}, {tile:v}, {atomic})"});
   r.add({.name = "tile.move",
-         .params = {expr_param("tile"), attr_param("target_memory")},
+         .params = {expr_param("tile"), attr_param("target_memory"), hint(attr_param("blayout", std::string())),
+                    hint(attr_param("slayout", std::string()))},
          .infer_type = infer_move,
          .pto = "TMOV",
          .lower = {},
@@ -240,7 +295,8 @@ void register_memory_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "{tile:v}"});
   r.add({.name = "tile.create",
-         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), attr_param("target_memory", MemorySpace::Vec)},
+         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), attr_param("target_memory", MemorySpace::Vec),
+                    hint(attr_param("transpose", false)), hint(attr_param("flat_layout", false))},
          .infer_type = infer_create,
          .pto = "",
          .lower = lower_create,

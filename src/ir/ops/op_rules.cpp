@@ -9,16 +9,37 @@
 
 namespace pypto::ir::ops {
 
-ParamSpec expr_param(const std::string& name, bool optional) { return {name, ParamKind::kExpr, optional, std::nullopt}; }
+ParamSpec expr_param(const std::string& name, bool optional) { return {name, ParamKind::kExpr, optional, std::nullopt, {}, false, false}; }
 ParamSpec list_param(const std::string& name, bool optional) {
-  return {name, ParamKind::kExprList, optional, std::nullopt};
+  return {name, ParamKind::kExprList, optional, std::nullopt, {}, false, false};
 }
-ParamSpec attr_param(const std::string& name) { return {name, ParamKind::kAttr, false, std::nullopt}; }
+ParamSpec attr_param(const std::string& name) { return {name, ParamKind::kAttr, false, std::nullopt, {}, false, false}; }
 ParamSpec attr_param(const std::string& name, AttrValue default_value) {
-  return {name, ParamKind::kAttr, false, std::move(default_value)};
+  return {name, ParamKind::kAttr, false, std::move(default_value), {}, false, false};
 }
-ParamSpec quiet_attr_param(const std::string& name, AttrValue default_value) {
-  return {name, ParamKind::kAttr, false, std::move(default_value), true};
+
+ParamSpec aka(ParamSpec p, std::vector<std::string> aliases) {
+  for (auto& a : aliases) p.aliases.push_back(std::move(a));
+  return p;
+}
+
+ParamSpec hint(ParamSpec p) {
+  p.hint = true;
+  p.quiet = true;
+  return p;
+}
+
+ExprPtr clamp_extent(const ExprPtr& a, const ExprPtr& b) {
+  auto ca = as_const_int(a), cb = as_const_int(b);
+  if (ca && cb) return ConstInt::make(std::max<int64_t>(0, std::min(*ca, *cb)), DataType::INDEX);
+  if (ca && *ca <= 0) return ConstInt::make(0, DataType::INDEX);
+  ExprPtr m = BinaryExpr::make(BinaryOp::Min, a, b, a->span);
+  return BinaryExpr::make(BinaryOp::Max, m, ConstInt::make(0, DataType::INDEX), a->span);
+}
+
+ParamSpec quiet(ParamSpec p) {
+  p.quiet = true;
+  return p;
 }
 
 void op_fail(const CallSite& s, ErrorKind kind, const std::string& message, const std::string& fix) {

@@ -33,9 +33,12 @@ ParamSpec expr_param(const std::string& name, bool optional = false);
 ParamSpec list_param(const std::string& name, bool optional = false);
 ParamSpec attr_param(const std::string& name);  // required compile-time value
 ParamSpec attr_param(const std::string& name, AttrValue default_value);
-// An attribute the printer leaves out while it has its default (keywords added for PyPTO
-// compatibility, so that printed programs stay as they were).
-ParamSpec quiet_attr_param(const std::string& name, AttrValue default_value);
+// `p` also accepted under the keywords `aliases` (PyPTO's spellings): aka(expr_param("tile"), {"input"}).
+ParamSpec aka(ParamSpec p, std::vector<std::string> aliases);
+// `p` as a hint: kept in the IR, not passed to the instruction (ParamSpec::hint).
+ParamSpec hint(ParamSpec p);
+// `p` not printed at its default (ParamSpec::quiet).
+ParamSpec quiet(ParamSpec p);
 
 // A user error about this call: "pl.<op>: <message>".
 [[noreturn]] void op_fail(const CallSite& s, ErrorKind kind, const std::string& message, const std::string& fix = "");
@@ -64,6 +67,8 @@ std::vector<int64_t> tile_shape(const CallSite& s, const std::string& name, cons
 std::vector<ExprPtr> valid_or_full(const TileType& t);
 // The shape as constant expressions.
 std::vector<ExprPtr> const_shape(const std::vector<int64_t>& shape);
+// max(0, min(a, b)) as an INDEX expression, folded when both are constants (a clamped extent).
+ExprPtr clamp_extent(const ExprPtr& a, const ExprPtr& b);
 
 // Vector-unit ops read and write Vec tiles only.
 // The result tile of an op that updates tile `target` in place (scatter, assemble): defined

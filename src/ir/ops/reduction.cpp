@@ -10,9 +10,9 @@ TypePtr infer_reduce(const CallSite& s, bool rows) {
   const TileType& t = tile_arg(s, "tile");
   require_vec(s, "tile", t);
   auto shape = tile_shape(s, "tile", t);
-  if (s.arg("tmp")) {
-    const TileType& tmp = tile_arg(s, "tmp");
-    require_vec(s, "tmp", tmp);
+  if (s.arg("tmp_tile")) {
+    const TileType& tmp = tile_arg(s, "tmp_tile");
+    require_vec(s, "tmp_tile", tmp);
     if (tmp.dtype != t.dtype)
       op_fail(s, ErrorKind::kType,
               std::string("scratch tile 'tmp' is ") + dtype_name(tmp.dtype) + " but 'tile' is " + dtype_name(t.dtype),
@@ -49,7 +49,7 @@ void register_reduction_ops(OpRegistry& r) {
   for (auto& e : entries) {
     bool rows = e.rows;
     r.add({.name = std::string("tile.") + e.name,
-           .params = {expr_param("tile"), expr_param("tmp", true)},
+           .params = {aka(expr_param("tile"), {"input", "tensor"}), aka(expr_param("tmp_tile", true), {"tmp"})},
            .infer_type = [rows](const CallSite& s) { return infer_reduce(s, rows); },
            .pto = e.pto,
            .lower = {},

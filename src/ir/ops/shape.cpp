@@ -1,6 +1,8 @@
 // Shape ops on tiles: views of the same buffer (reshape, set_validshape), copies into a new
 // layout (transpose, transpose_view, slice, concat), writes into part of a tile (assemble)
 // and padding of the invalid region (fillpad).
+#include <cmath>
+
 #include "op_rules.h"
 
 namespace pypto::ir::ops {
@@ -87,7 +89,62 @@ TypePtr infer_slice(const CallSite& s) {
   auto valid = list_arg(s, "valid_shape");
   if (!valid.empty() && valid.size() != 2)
     op_fail(s, ErrorKind::kType, "'valid_shape' must have 2 entries [rows, cols]");
-  return TileType::make(const_shape(shape), t.dtype, t.memory, valid);
+  if (bool_attr(s, "clamp"))
+    op_fail(s, ErrorKind::kType, "clamp=True applies to tensor slices only; a tile slice must lie inside the tile",
+            "drop clamp=True, or pass valid_shape=[rows, cols] for the part of the window that holds data");
+  // drop_dims: the named axes must be static unit dims that stay fully valid. Tiles are 2-D
+  // here, so the result keeps both axes (a dropped row axis leaves the [1, N] row that a
+  // 1-D value is on this chip).
+  for (int64_t d : std::get<std::vector<int64_t>>(s.attr("drop_dims"))) {
+    if (d < -2 || d > 1)
+      op_fail(s, ErrorKind::kValue, "drop_dims names axis " + std::to_string(d) + ", but a tile has axes 0 and 1");
+    int64_t axis = d < 0 ? d + 2 : d;
+    if (shape[axis] != 1)
+      op_fail(s, ErrorKind::kValue,
+              "drop_dims names axis " + std::to_string(axis) + " of extent " + std::to_string(shape[axis]) +
+                  "; only a unit axis can be dropped",
+              "make shape[" + std::to_string(axis) + "] = 1 or drop another axis");
+    if (!valid.empty()) {
+      auto v = as_const_int(valid[axis]);
+      if (!v || *v != 1)
+        op_fail(s, ErrorKind::kValue, "the dropped axis " + std::to_string(axis) + " must stay fully valid",
+                "do not narrow a dropped axis with valid_shape");
+    }
+  }
+  // Validity never widens: the source's valid region, shifted by the offset, cut to the
+  // window, then narrowed by valid_shape.
+  if (!t.valid_shape.empty()) {
+    std::vector<ExprPtr> cut(2);
+    for (int d = 0; d < 2; ++d) {
+      ExprPtr left = BinaryExpr::make(BinaryOp::Sub, t.valid_shape[d], offsets[d], s.span);
+      if (auto a = as_const_int(t.valid_shape[d]), b = as_const_int(offsets[d]); a && b)
+        left = ConstInt::make(*a - *b, DataType::INDEX);
+      ExprPtr want = valid.empty() ? ConstInt::make(shape[d], DataType::INDEX) : valid[d];
+      cut[d] = clamp_extent(want, left);
+    }
+    bool full = true;
+    for (int d = 0; d < 2; ++d) {
+      auto v = as_const_int(cut[d]);
+      full = full && v && *v == shape[d];
+    }
+    valid = full ? std::vector<ExprPtr>{} : cut;
+  }
+  // pad_value: PadValue.zero / max / min, or 0 / math.inf / -math.inf; unset keeps the source's.
+  PadValue pad = t.pad;
+  const AttrValue& pv = s.attr("pad_value");
+  if (auto* p = std::get_if<PadValue>(&pv)) {
+    pad = *p;
+  } else if (auto* str = std::get_if<std::string>(&pv); str && !str->empty()) {
+    op_fail(s, ErrorKind::kType, "pad_value must be a pl.PadValue, 0, math.inf or -math.inf, got '" + *str + "'");
+  } else if (auto* f = std::get_if<double>(&pv)) {
+    if (*f == 0) pad = PadValue::zero;
+    else if (std::isinf(*f)) pad = *f > 0 ? PadValue::max : PadValue::min;
+    else op_fail(s, ErrorKind::kValue, "pad_value " + std::to_string(*f) + " is not a pad mode", "use 0, math.inf or -math.inf");
+  } else if (auto* i = std::get_if<int64_t>(&pv)) {
+    if (*i != 0) op_fail(s, ErrorKind::kValue, "pad_value " + std::to_string(*i) + " is not a pad mode", "use 0, math.inf or -math.inf");
+    pad = PadValue::zero;
+  }
+  return TileType::make(const_shape(shape), t.dtype, t.memory, valid, pad);
 }
 
 void lower_slice(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
@@ -163,7 +220,24 @@ TypePtr infer_fillpad(const CallSite& s) {
 TypePtr infer_set_validshape(const CallSite& s) {
   const TileType& t = tile_arg(s, "tile");
   auto shape = tile_shape(s, "tile", t);
-  auto valid = list_arg(s, "valid_shape");
+  // PyPTO's set_validshape(tile, valid_rows, valid_cols), or our valid_shape=[rows, cols].
+  std::vector<ExprPtr> valid = list_arg(s, "valid_shape");
+  ExprPtr rows = s.arg("valid_rows"), cols = s.arg("valid_cols");
+  if (rows && rows->as<ListExpr>() && !cols && valid.empty()) {
+    valid = rows->as<ListExpr>()->elems;
+  } else if (rows || cols) {
+    if (!rows || !cols || !valid.empty())
+      op_fail(s, ErrorKind::kType, "give both valid_rows and valid_cols (or valid_shape=[rows, cols] alone)",
+              "call it as pl.set_validshape(tile, valid_rows, valid_cols)");
+    // A Python int next to a float tile arrives as a float constant: an integral one is an extent.
+    auto extent = [&](const ExprPtr& e, const char* name) -> ExprPtr {
+      if (auto* f = e->as<ConstFloat>(); f && f->value == std::floor(f->value))
+        return ConstInt::make(static_cast<int64_t>(f->value), DataType::INDEX, e->span);
+      require_int_scalar(s, name);
+      return e;
+    };
+    valid = {extent(rows, "valid_rows"), extent(cols, "valid_cols")};
+  }
   if (valid.size() != 2) op_fail(s, ErrorKind::kType, "'valid_shape' must have 2 entries [rows, cols]");
   for (int d = 0; d < 2; ++d) {
     auto v = as_const_int(valid[d]);
@@ -179,7 +253,7 @@ TypePtr infer_set_validshape(const CallSite& s) {
 
 void register_shape_ops(OpRegistry& r) {
   r.add({.name = "tile.reshape",
-         .params = {expr_param("tile"), attr_param("shape")},
+         .params = {aka(expr_param("tile"), {"input", "tensor"}), attr_param("shape")},
          .infer_type = infer_reshape,
          .pto = "",
          .lower = lower_view,
@@ -190,7 +264,8 @@ void register_shape_ops(OpRegistry& r) {
          .view = true,
          .torch = "{tile}.reshape({shape})"});
   r.add({.name = "tile.transpose",
-         .params = {expr_param("tile"), attr_param("axis1", int64_t{0}), attr_param("axis2", int64_t{1})},
+         .params = {aka(expr_param("tile"), {"input", "tensor"}), attr_param("axis1", int64_t{0}), attr_param("axis2", int64_t{1}),
+                    hint(expr_param("tmp_tile", true))},
          .infer_type = infer_transpose,
          .pto = "TTRANS",
          .lower = {},
@@ -208,7 +283,9 @@ void register_shape_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "{tile:v}.transpose(0, 1)"});
   r.add({.name = "tile.slice",
-         .params = {expr_param("tile"), attr_param("shape"), list_param("offsets"), list_param("valid_shape", true)},
+         .params = {aka(expr_param("tile"), {"input", "tensor"}), attr_param("shape"), aka(list_param("offsets"), {"offset"}),
+                    list_param("valid_shape", true), quiet(attr_param("drop_dims", std::vector<int64_t>{})),
+                    quiet(attr_param("pad_value", std::string())), quiet(attr_param("clamp", false))},
          .infer_type = infer_slice,
          .pto = "TEXTRACT",
          .lower = lower_slice,
@@ -217,7 +294,7 @@ void register_shape_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_window({tile}, {offsets}, {R}, {C})"});
   r.add({.name = "tile.concat",
-         .params = {expr_param("lhs"), expr_param("rhs")},
+         .params = {aka(expr_param("lhs"), {"src0"}), aka(expr_param("rhs"), {"src1"})},
          .infer_type = infer_concat,
          .pto = "TCONCAT",
          .lower = {},
@@ -226,7 +303,7 @@ void register_shape_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "torch.cat([{lhs}, {rhs}], dim=1)"});
   r.add({.name = "tile.assemble",
-         .params = {expr_param("target"), expr_param("src"), list_param("offsets")},
+         .params = {expr_param("target"), aka(expr_param("src"), {"source"}), aka(list_param("offsets"), {"offset"})},
          .infer_type = infer_assemble,
          .pto = "TINSERT",
          .lower = lower_assemble,
@@ -235,7 +312,7 @@ void register_shape_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_insert({target}, {src:v}, {offsets})"});
   r.add({.name = "tile.fillpad",
-         .params = {expr_param("tile"), attr_param("pad_value", PadValue::zero)},
+         .params = {aka(expr_param("tile"), {"value", "tensor"}), attr_param("pad_value", PadValue::zero)},
          .infer_type = infer_fillpad,
          .pto = "TFILLPAD",
          .lower = {},
@@ -244,7 +321,8 @@ void register_shape_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "{tile:v}"});
   r.add({.name = "tile.set_validshape",
-         .params = {expr_param("tile"), list_param("valid_shape")},
+         .params = {aka(expr_param("tile"), {"input", "tensor"}), expr_param("valid_rows", true), expr_param("valid_cols", true),
+                    list_param("valid_shape", true)},
          .infer_type = infer_set_validshape,
          .pto = "",
          .lower = lower_view,

@@ -224,8 +224,8 @@ void register_system_ops(OpRegistry& r) {
            .effects = true});
   }
   r.add({.name = "system.sync_set",
-         .params = {expr_param("event_id"), attr_param("pipe", std::string()), quiet_attr_param("ffts_mode", std::string()),
-                    quiet_attr_param("core_type", std::string())},
+         .params = {expr_param("event_id"), attr_param("pipe", std::string()), quiet(attr_param("ffts_mode", std::string())),
+                    quiet(attr_param("core_type", std::string()))},
          .infer_type = infer_sync_set,
          .pto = "SYNC_SET",
          .lower = [](const Call& c, const VarPtr&, KernelBuilder& kb) {
@@ -238,7 +238,7 @@ void register_system_ops(OpRegistry& r) {
          .torch = "None",
          .effects = true});
   r.add({.name = "system.sync_wait",
-         .params = {expr_param("event_id"), attr_param("pipe", std::string()), quiet_attr_param("core_type", std::string())},
+         .params = {expr_param("event_id"), attr_param("pipe", std::string()), quiet(attr_param("core_type", std::string()))},
          .infer_type = infer_sync_set,
          .pto = "SYNC_WAIT",
          .lower = [](const Call& c, const VarPtr&, KernelBuilder& kb) { emit_sync(c, kb, "SYNC_WAIT", event_attrs(c)); },
@@ -273,7 +273,7 @@ void register_system_ops(OpRegistry& r) {
          .effects = true});
   r.add({.name = "system.syncall",
          .params = {attr_param("core_type", std::string("mix")), attr_param("mode", std::string("hard")),
-                    expr_param("gm_workspace", true), quiet_attr_param("used_cores", int64_t{-1})},
+                    expr_param("gm_workspace", true), quiet(attr_param("used_cores", int64_t{-1}))},
          .infer_type = infer_syncall,
          .pto = "SYNCALL",
          .lower = [](const Call& c, const VarPtr&, KernelBuilder& kb) {

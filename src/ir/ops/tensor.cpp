@@ -1,6 +1,8 @@
 // Tensor-level ops: global-memory arrays made by the orchestration (create_tensor), their
 // extents (dim), single elements read as scalars (read), and tiles written into them
 // (assemble, the target of `out[a:b, c:d] = tile`).
+#include <cmath>
+
 #include "op_rules.h"
 
 namespace pypto::ir::ops {
@@ -13,7 +15,29 @@ namespace {
 
 TypePtr infer_create(const CallSite& s) {
   auto shape = shape_attr(s, "shape");
-  return TensorType::make(const_shape(shape), dtype_attr(s, "dtype"));
+  DataType dt = dtype_attr(s, "dtype");
+  std::string layout = string_attr(s, "layout");
+  if (layout != "ND" && layout != "DN" && layout != "NZ")
+    op_fail(s, ErrorKind::kValue, "layout must be pl.TensorLayout.ND, DN or NZ, got '" + layout + "'");
+  // init_value: the buffer is filled before any kernel runs; 0 for every dtype, another
+  // value only for integer and 32/64-bit float dtypes (as PyPTO's codegen).
+  const AttrValue& init = s.attr("init_value");
+  if (!std::holds_alternative<std::string>(init)) {
+    double v = std::holds_alternative<double>(init) ? std::get<double>(init)
+               : std::holds_alternative<bool>(init) ? (std::get<bool>(init) ? 1.0 : 0.0)
+               : std::holds_alternative<int64_t>(init) ? static_cast<double>(std::get<int64_t>(init))
+                                                         : std::nan("");
+    if (std::isnan(v) && !std::holds_alternative<double>(init))
+      op_fail(s, ErrorKind::kType, "init_value must be a number");
+    if (v != 0 && (dt == DataType::FP16 || dt == DataType::BF16))
+      op_fail(s, ErrorKind::kValue,
+              std::string("a non-zero init_value cannot pre-fill a ") + dtype_name(dt) + " tensor",
+              "use init_value=0, or fill it in a kernel with pl.full(...) and pl.store");
+    if (std::holds_alternative<double>(init) && !dtype_is_float(dt) && v != std::floor(v))
+      op_fail(s, ErrorKind::kValue, "init_value " + std::to_string(v) + " is not an integer, but the tensor is " + dtype_name(dt));
+  }
+  bool_attr(s, "manual_dep");
+  return TensorType::make(const_shape(shape), dt);
 }
 
 void lower_create(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
@@ -30,6 +54,8 @@ void lower_create(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   in.kind = isa::InstrKind::kAllocTensor;
   in.outs = {Operand::tensor(slot)};
   in.attrs = {{"dtype", desc.dtype}, {"shape", desc.shape}};
+  const AttrValue& init = c.attrs.at("init_value");
+  if (!std::holds_alternative<std::string>(init)) in.attrs["init_value"] = init;
   kb.emit(in);
   if (dst) kb.bind_tensor(dst.get(), slot);
 }
@@ -55,6 +81,20 @@ void lower_dim(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 TypePtr infer_read(const CallSite& s) {
   const TensorType& t = tensor_arg(s, "tensor");
   auto idx = list_arg(s, "indices");
+  if (idx.size() == 1 && t.shape.size() > 1) {  // PyPTO's pl.read(t, flat): one row-major element index
+    auto i = as_const_int(idx[0]);
+    int64_t n = 1;
+    bool known = true;
+    for (auto& d : t.shape) {
+      auto v = as_const_int(d);
+      known = known && v;
+      if (v) n *= *v;
+    }
+    if (i && (*i < 0 || (known && *i >= n)))
+      op_fail(s, ErrorKind::kValue, "flat index " + std::to_string(*i) + " is out of range" +
+                                        (known ? " 0.." + std::to_string(n - 1) : std::string()));
+    return ScalarType::make(t.dtype);
+  }
   if (idx.size() != t.shape.size())
     op_fail(s, ErrorKind::kType,
             "'indices' has " + std::to_string(idx.size()) + " entries but the tensor has rank " + std::to_string(t.shape.size()),
@@ -71,7 +111,21 @@ TypePtr infer_read(const CallSite& s) {
 
 void lower_read(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   int tensor = kb.tensor(c.args[0]);
-  auto idx = kb.scalars(c.args[1]);
+  auto& shape = c.args[0]->type->as<TensorType>()->shape;
+  ExprPtr list = c.args[1];
+  if (list->as<ListExpr>()->elems.size() == 1 && shape.size() > 1) {
+    // A flat row-major index: per-dimension indices (flat / stride_d) % extent_d.
+    ExprPtr flat = list->as<ListExpr>()->elems[0];
+    std::vector<ExprPtr> per(shape.size());
+    ExprPtr stride = ConstInt::make(1, DataType::INDEX);
+    for (size_t d = shape.size(); d-- > 0;) {
+      ExprPtr q = BinaryExpr::make(BinaryOp::FloorDiv, flat, stride, c.span);
+      per[d] = d == 0 ? q : BinaryExpr::make(BinaryOp::Mod, q, shape[d], c.span);
+      stride = BinaryExpr::make(BinaryOp::Mul, stride, shape[d], c.span);
+    }
+    list = ListExpr::make(per, c.span);
+  }
+  auto idx = kb.scalars(list);
   Instr in;
   in.kind = isa::InstrKind::kScalarRead;
   in.dst_reg = kb.define_scalar(dst);
@@ -146,14 +200,15 @@ void register_tensor_ops(OpRegistry& r) {
          .torch = "None",
          .effects = true});
   r.add({.name = "tensor.create",
-         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32)},
+         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), quiet(attr_param("layout", std::string("ND"))),
+                    quiet(attr_param("manual_dep", false)), quiet(attr_param("init_value", std::string()))},
          .infer_type = infer_create,
          .pto = "",
          .lower = lower_create,
          .doc = "A new global-memory tensor (orchestration only), e.g. an intermediate passed to kernels as pl.Out.",
          .aliases = {"create_tensor", "tensor.create_tensor"},
          .scalar_variant = "",
-         .torch = "torch.zeros({shape}, dtype={dtype})"});
+         .torch = "torch.full({shape}, {init_value} or 0, dtype={dtype})"});
   r.add({.name = "tensor.dim",
          .params = {expr_param("tensor"), attr_param("axis")},
          .infer_type = infer_dim,
@@ -164,16 +219,17 @@ void register_tensor_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "{tensor}.shape[{axis}]"});
   r.add({.name = "tensor.read",
-         .params = {expr_param("tensor"), list_param("indices")},
+         .params = {aka(expr_param("tensor"), {"src"}), aka(list_param("indices"), {"offset"})},
          .infer_type = infer_read,
          .pto = "",
          .lower = lower_read,
          .doc = "One element of the tensor at indices, as a scalar of the tensor's dtype.",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "{tensor}[tuple({indices})].item()"});
+         .torch = "_read({tensor}, {indices})"});
   r.add({.name = "tensor.assemble",
-         .params = {expr_param("target"), expr_param("src"), list_param("offsets"), attr_param("atomic", std::string("none"))},
+         .params = {expr_param("target"), aka(expr_param("src"), {"source"}), aka(list_param("offsets"), {"offset"}),
+                    attr_param("atomic", std::string("none"))},
          .infer_type = infer_assemble,
          .pto = "TSTORE",
          .lower = lower_assemble,

@@ -2,6 +2,7 @@
 // row_sum, row_expand_sub, matmul, ...) also exists as tensor.<name> on 2-D Tensors. Types are
 // inferred by running the tile op's own rules on stand-in Vec (or Left/Right) tiles, so one
 // rule serves both levels; LowerTensorOps later rewrites these calls into tile loops.
+#include <algorithm>
 #include <unordered_map>
 
 #include "op_rules.h"
@@ -81,16 +82,27 @@ TypePtr infer_through_tile(const CallSite& s, const OpDef& tile_op, MemorySpace 
 TypePtr infer_matmul(const CallSite& s, const OpDef& tile_op) {
   const TensorType& a = tensor2d(s, "lhs");
   const TensorType& b = tensor2d(s, "rhs");
-  if (!same_dim(a.shape[1], b.shape[0]))
-    op_fail(s, ErrorKind::kType, "inner dimensions differ: 'lhs' has K = " + type_str(s.arg("lhs")->type) +
-                                     " and 'rhs' is " + type_str(s.arg("rhs")->type),
-            "lhs must be [M, K] and rhs [K, N]");
+  // a_trans / b_trans: the operand is stored transposed (lhs [K, M], rhs [N, K]); LowerTensorOps
+  // loads its blocks and views them transposed (pl.tile.transpose_view) on the way to the cube.
+  bool at = bool_attr(s, "a_trans"), bt = bool_attr(s, "b_trans");
+  const ExprPtr& m = a.shape[at ? 1 : 0];
+  const ExprPtr& ka = a.shape[at ? 0 : 1];
+  const ExprPtr& kb = b.shape[bt ? 1 : 0];
+  const ExprPtr& n = b.shape[bt ? 0 : 1];
+  if (!same_dim(ka, kb))
+    op_fail(s, ErrorKind::kType, "inner dimensions differ: 'lhs' is " + type_str(s.arg("lhs")->type) +
+                                     (at ? " (a_trans)" : "") + " and 'rhs' is " + type_str(s.arg("rhs")->type) +
+                                     (bt ? " (b_trans)" : ""),
+            std::string("lhs must be ") + (at ? "[K, M]" : "[M, K]") + " and rhs " + (bt ? "[N, K]" : "[K, N]"));
   // The cube's extent limits apply to tiles, not to whole tensors: check dtypes on small stand-ins.
   std::vector<ExprPtr> args;
   for (auto [t, mem] : {std::pair{&a, MemorySpace::Left}, {&b, MemorySpace::Right}})
     args.push_back(Var::make("x", TileType::make(const_shape({16, 16}), t->dtype, mem)));
-  TypePtr r = tile_op.infer_type(CallSite{s.op, args, s.attrs, s.span});
-  return TensorType::make({a.shape[0], b.shape[1]}, r->as<TileType>()->dtype);
+  Attrs attrs = s.attrs;
+  attrs["a_trans"] = false;
+  attrs["b_trans"] = false;
+  TypePtr r = tile_op.infer_type(CallSite{s.op, args, attrs, s.span});
+  return TensorType::make({m, n}, r->as<TileType>()->dtype);
 }
 
 // batch_matmul(lhs [B, M, K], rhs [B, K, N] or [K, N]) -> [B, M, N]: dtypes checked by the
@@ -140,8 +152,21 @@ void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape, std::
                           ? InferTypeFn([tile_op](const CallSite& s) { return infer_matmul(s, *tile_op); })
                           : InferTypeFn([tile_op](const CallSite& s) { return infer_through_tile(s, *tile_op); });
   std::string variant = tile_op->scalar_variant.empty() ? "" : "tensor." + tile_op->scalar_variant.substr(5);
+  // PyPTO's tensor gather/scatter take `dim` second: pl.tensor.gather(input, dim, index);
+  // scatter also has the mask form's `dst` (rejected by type inference).
+  std::vector<ParamSpec> params = tile_op->params;
+  if (shape == TensorOpShape::kGather || shape == TensorOpShape::kScatter) {
+    auto dim = std::find_if(params.begin(), params.end(), [](const ParamSpec& p) { return p.name == "dim"; });
+    ParamSpec d = *dim;
+    params.erase(dim);
+    params.insert(params.begin() + 1, d);
+    if (shape == TensorOpShape::kScatter) {
+      params[0].aliases = {"input"};
+      params.push_back(hint(expr_param("dst", true)));
+    }
+  }
   const OpDef& def = r.add({.name = "tensor." + name,
-                            .params = tile_op->params,
+                            .params = params,
                             .infer_type = infer,
                             .pto = "",
                             .lower = lower_unlowered,

@@ -378,9 +378,21 @@ inline bool tstore(const pto_tensor& t, const i64* off, int noff, const unsigned
     return true;
   }
   if (cs != 1) return false;
-  float* g = reinterpret_cast<float*>(base);
+  // Each add is one compare-and-swap on the element's bits: tasks adding into one tensor at
+  // the same time (pl.manual_scope) never lose an add.
+  unsigned* g = reinterpret_cast<unsigned*>(base);
   const float* s = reinterpret_cast<const float*>(tile);
-  for (i64 r = 0; r < vr; ++r) binary(g + r * rs, 0, g + r * rs, 0, s + r * cols, 0, 1, vc, Add{});
+  for (i64 r = 0; r < vr; ++r)
+    for (i64 c = 0; c < vc; ++c) {
+      unsigned* w = g + r * rs + c;
+      unsigned old = __atomic_load_n(w, __ATOMIC_RELAXED), next;
+      do {
+        float f;
+        __builtin_memcpy(&f, &old, 4);
+        f += s[r * cols + c];
+        __builtin_memcpy(&next, &f, 4);
+      } while (!__atomic_compare_exchange_n(w, &old, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+    }
   return true;
 }
 
