@@ -552,3 +552,25 @@ def test_auto_init_false_and_worker():
         do = h.alloc_tensor([N, N], pl.FP32)
         h.run(Diamond, dt, do)
         np.testing.assert_allclose(do.numpy(), want(x), rtol=1e-6)
+
+
+@pl.jit
+def jit_dumps(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    t = pl.create_tensor([N, N], dtype=pl.FP32)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.store(pl.adds(pl.load(x, [0, 0], [N, N]), 1.0), [0, 0], t)
+    with pl.at(level=pl.Level.CORE_GROUP, dumps=[t]):
+        out = pl.store(pl.muls(pl.load(t, [0, 0], [N, N]), 2.0), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_dumps_of_a_scope_are_written_at_partial_level(engine, tmp_path):
+    x, out = data(4)
+    jit_dumps(x, out, config=RunConfig(engine=engine, enable_dump_args=1, output_dir=str(tmp_path)))
+    np.testing.assert_array_equal(out, (x + np.float32(1)) * np.float32(2))
+    d = tmp_path / "dfx_outputs" / "args_dump"
+    entries = json.load(open(d / "args_dump.json"))["entries"]
+    # only the second launch names t in dumps=: its argument, before and after it runs
+    assert [(e["task"], e["phase"]) for e in entries] == [(1, "before"), (1, "after")]
+    np.testing.assert_array_equal(np.fromfile(d / entries[0]["file"], dtype=np.float32).reshape(N, N), x + np.float32(1))
