@@ -1,5 +1,6 @@
 // DFX outputs of a run: the args dump, the task dependency graph and per-pipe busy cycles.
 #include "pypto/runtime/dfx.h"
+#include "pypto/runtime/swimlane.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,16 +14,6 @@
 namespace pypto::runtime {
 
 namespace {
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += c;
-    else if (static_cast<unsigned char>(c) < 0x20) out += ' ';
-    else out += c;
-  }
-  return out + "\"";
-}
 
 std::string safe_name(const std::string& s) {
   std::string out;

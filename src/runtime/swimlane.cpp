@@ -12,8 +12,6 @@
 
 namespace pypto::runtime {
 
-namespace {
-
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -23,6 +21,8 @@ std::string json_string(const std::string& s) {
   }
   return out + "\"";
 }
+
+namespace {
 
 std::string num(double v) {
   char buf[32];

@@ -10,6 +10,10 @@
 
 namespace pypto::runtime {
 
+// `s` as a JSON string literal: quotes and backslashes escaped, control characters as spaces
+// (the swimlane's and the DFX files' one escaping).
+std::string json_string(const std::string& s);
+
 // Writes `records` (task id = index) to `path`; a file that cannot be written is a user error.
 void write_swimlane(const std::string& path, const std::vector<TaskRecord>& records, const isa::ChipSpec& chip);
 
