@@ -10,17 +10,7 @@ from pypto.ir._nodes import FunctionMap, GlobalVar, TensorView, TileView, python
 from pypto.ir.compiler import compile  # noqa: F401
 from pypto.ir.directions import inout, input, no_dep, output, output_existing, scalar_dir  # noqa: F401
 from pypto.ir.make import make_call  # noqa: F401
-from pypto.ir.pass_context import (  # noqa: F401
-    DiagnosticCheck,
-    DiagnosticCheckSet,
-    DiagnosticPhase,
-    MemoryPlanner,
-    PassContext,
-    RuntimeKind,
-    VerificationLevel,
-    VerificationMode,
-    make_roundtrip_instrument,
-)
+from pypto.ir.pass_context import *  # noqa: F401,F403 - the pass-context names (its __all__)
 from pypto.ir.pass_manager import OptimizationStrategy, PassDumpLevel, PassManager  # noqa: F401
 from pypto.ir.visitor import IRMutator, IRVisitor  # noqa: F401
 

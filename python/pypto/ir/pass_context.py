@@ -10,6 +10,9 @@ getters."""
 
 from __future__ import annotations
 
+__all__ = ["DiagnosticCheck", "DiagnosticCheckSet", "DiagnosticPhase", "MemoryPlanner", "PassContext", "RuntimeKind",
+           "VerificationLevel", "VerificationMode", "make_roundtrip_instrument"]
+
 import threading
 from enum import Enum
 

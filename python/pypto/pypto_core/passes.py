@@ -6,17 +6,7 @@ the pass; calling it on a program runs it."""
 import re as _re
 
 from pypto import _core as _c
-from pypto.ir.pass_context import (  # noqa: F401
-    DiagnosticCheck,
-    DiagnosticCheckSet,
-    DiagnosticPhase,
-    MemoryPlanner,
-    PassContext,
-    RuntimeKind,
-    VerificationLevel,
-    VerificationMode,
-    make_roundtrip_instrument,
-)
+from pypto.ir.pass_context import *  # noqa: F401,F403 - the pass-context names (its __all__)
 from pypto.ir.pass_manager import Pass, PassDumpLevel, PassManager, coerce_dump_level  # noqa: F401
 
 
