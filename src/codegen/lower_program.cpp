@@ -296,19 +296,18 @@ struct ProgramLowering {
       }
   }
 
-  // The partial args dump (RunConfig(enable_dump_args=1)): marks, on the kCall `in` of
-  // `call`, the tensor arguments that were pl.dump_tag'ged before this call and those whose
-  // orchestration variable is named in `names` (dumps=[...] of pl.at / pl.submit: call this
-  // with the names the IR records). The runtime writes them before and after the task runs.
-  void mark_dumps(isa::Instr& in, const ir::FuncCall& call, const std::set<std::string>& names) {
+  // The partial args dump (RunConfig(enable_dump_args=1)): adds, on the kCall `in` of `call`,
+  // the tensor arguments that were pl.dump_tag'ged before this call to its "dump_args" (which
+  // already holds the positions of the launch's dumps=[...]). The runtime writes them before
+  // and after the task runs.
+  void mark_dumps(isa::Instr& in, const ir::FuncCall& call) {
     std::vector<int64_t> which;
     if (in.attrs.count("dump_args"))
       if (auto* v = std::get_if<std::vector<int64_t>>(&in.attrs["dump_args"])) which = *v;
     size_t operand = 0;
     for (size_t i = 0; i < call.args.size() && operand < in.ins.size(); ++i, ++operand) {
       if (in.ins[operand].kind != isa::Operand::kTensor) continue;
-      const auto* v = call.args[i]->as<ir::Var>();
-      const bool tagged = kb.dump_slots.count(in.ins[operand].index) > 0 || (v && names.count(v->name) > 0);
+      const bool tagged = kb.dump_slots.count(in.ins[operand].index) > 0;
       if (tagged && std::find(which.begin(), which.end(), static_cast<int64_t>(i)) == which.end())
         which.push_back(static_cast<int64_t>(i));
     }
@@ -418,10 +417,7 @@ struct ProgramLowering {
     if (call.task.task_id >= 0) in.attrs["launch_reg"] = std::vector<int64_t>{kb.task_reg(call.task.task_id)};
     if (call.task.block_num > 0) in.attrs["block_num"] = std::vector<int64_t>{call.task.block_num};
     if (call.task.manual) in.attrs["manual"] = true;
-    std::set<std::string> dumped;  // dumps=[t] of the launch
-    for (const ir::ExprPtr& d : call.task.dumps)
-      if (const auto* v = d->as<ir::Var>()) dumped.insert(v->name);
-    mark_dumps(in, call, dumped);
+    mark_dumps(in, call);
     if (call.task.task_id >= 0)
       task_ordinal[call.task.task_id] = std::count_if(host.code.begin(), host.code.end(), [](const isa::Instr& i) {
         return i.kind == isa::InstrKind::kCall;
