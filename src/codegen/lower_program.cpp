@@ -296,22 +296,22 @@ struct ProgramLowering {
       }
   }
 
-  // The partial args dump (RunConfig(enable_dump_args=1)): adds, on the kCall `in` of `call`,
-  // the tensor arguments that were pl.dump_tag'ged before this call to its "dump_args" (which
-  // already holds the positions of the launch's dumps=[...]). The runtime writes them before
-  // and after the task runs.
-  void mark_dumps(isa::Instr& in, const ir::FuncCall& call) {
+  // Adds to the position list `attr` of the kCall `in` of `call` each tensor argument whose
+  // slot is in `slots`: the tensors pl.dump_tag'ged before this call to "dump_args" (the
+  // partial args dump, RunConfig(enable_dump_args=1); it already holds the positions of the
+  // launch's dumps=[...]), and the tensors created with manual_dep=True to "no_dep_args".
+  void mark_slots(isa::Instr& in, const ir::FuncCall& call, const std::set<int>& slots, const char* attr) {
     std::vector<int64_t> which;
-    if (in.attrs.count("dump_args"))
-      if (auto* v = std::get_if<std::vector<int64_t>>(&in.attrs["dump_args"])) which = *v;
+    if (in.attrs.count(attr))
+      if (auto* v = std::get_if<std::vector<int64_t>>(&in.attrs[attr])) which = *v;
     size_t operand = 0;
     for (size_t i = 0; i < call.args.size() && operand < in.ins.size(); ++i, ++operand) {
       if (in.ins[operand].kind != isa::Operand::kTensor) continue;
-      const bool tagged = kb.dump_slots.count(in.ins[operand].index) > 0;
-      if (tagged && std::find(which.begin(), which.end(), static_cast<int64_t>(i)) == which.end())
+      const bool marked = slots.count(in.ins[operand].index) > 0;
+      if (marked && std::find(which.begin(), which.end(), static_cast<int64_t>(i)) == which.end())
         which.push_back(static_cast<int64_t>(i));
     }
-    if (!which.empty()) in.attrs["dump_args"] = which;
+    if (!which.empty()) in.attrs[attr] = which;
   }
 
   void call(const ir::FuncCall& call, const ir::VarPtr& dst) {
@@ -417,7 +417,8 @@ struct ProgramLowering {
     if (call.task.task_id >= 0) in.attrs["launch_reg"] = std::vector<int64_t>{kb.task_reg(call.task.task_id)};
     if (call.task.block_num > 0) in.attrs["block_num"] = std::vector<int64_t>{call.task.block_num};
     if (call.task.manual) in.attrs["manual"] = true;
-    mark_dumps(in, call);
+    mark_slots(in, call, kb.dump_slots, "dump_args");
+    mark_slots(in, call, kb.manual_dep_slots, "no_dep_args");
     if (call.task.task_id >= 0)
       task_ordinal[call.task.task_id] = std::count_if(host.code.begin(), host.code.end(), [](const isa::Instr& i) {
         return i.kind == isa::InstrKind::kCall;

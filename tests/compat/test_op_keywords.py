@@ -505,3 +505,32 @@ def test_atomic_adds_of_unordered_tasks_are_atomic(engine, dtype):
         c = np.zeros((16, 64), dtype)
         run(k_atomic_manual, a, c, engine=engine)
         np.testing.assert_array_equal(c, a.reshape(16, 16, 64).sum(0))
+
+
+# -- create_tensor(manual_dep=True): no automatic edges through that tensor ----------------------
+def _manual_dep_program(with_deps):
+    @pl.jit
+    def md(x: pl.Tensor[[32, 32], pl.FP32], out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+        t = pl.create_tensor([32, 32], dtype=pl.FP32, manual_dep=True)
+        with pl.at(level=pl.Level.CORE_GROUP) as a:
+            t = pl.store(pl.adds(pl.load(x, [0, 0], [32, 32]), 1.0), [0, 0], t)
+        with pl.at(level=pl.Level.CORE_GROUP, deps=[a] if with_deps else None):
+            out = pl.store(pl.muls(pl.load(t, [0, 0], [32, 32]), 2.0), [0, 0], out)
+        return out
+    return md
+
+
+@pytest.mark.parametrize("engine", ["native", "sim"])
+def test_manual_dep_tensor_orders_only_by_deps(engine, tmp_path):
+    import json
+    x = np.random.default_rng(5).uniform(-1, 1, (32, 32)).astype(np.float32)
+    for with_deps in (True, False):
+        out = np.zeros_like(x)
+        d = tmp_path / str(with_deps)
+        _manual_dep_program(with_deps)(x, out, config=RunConfig(engine=engine, enable_dep_gen=True, output_dir=str(d)))
+        edges = json.load(open(d / "dfx_outputs" / "deps.json"))["edges"]
+        if with_deps:  # the explicit edge orders the reader after the writer
+            assert edges == [[0, 1]]
+            np.testing.assert_allclose(out, (x + 1) * 2, rtol=1e-6)
+        else:  # the tensor adds no RAW edge of its own (PyPTO: consumers need deps=)
+            assert edges == []

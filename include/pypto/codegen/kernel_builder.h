@@ -76,6 +76,9 @@ class KernelBuilder {
   // Tensor slots marked by pl.dump_tag(t) so far (host code, in program order): later kernel
   // calls passing them dump them at RunConfig(enable_dump_args=1).
   std::set<int> dump_slots;
+  // Tensor slots created with pl.create_tensor(..., manual_dep=True): every launch passing
+  // one gets no dependency lookup or registration for it (as no_dep_args=[t]).
+  std::set<int> manual_dep_slots;
   // The register holding the latest launch number of the launch site `task_id` (0 before
   // its first launch in a run); created on first use.
   int task_reg(int64_t task_id);

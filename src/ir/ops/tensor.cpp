@@ -58,6 +58,7 @@ void lower_create(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   if (!std::holds_alternative<std::string>(init)) in.attrs["init_value"] = init;
   kb.emit(in);
   if (dst) kb.bind_tensor(dst.get(), slot);
+  if (std::get<bool>(c.attrs.at("manual_dep"))) kb.manual_dep_slots.insert(slot);
 }
 
 TypePtr infer_dim(const CallSite& s) {
