@@ -167,18 +167,13 @@ class ExprParser:
     def eval_List(self, node):
         return [self.eval(e) for e in node.elts]
 
-    def eval_Dict(self, node):  # e.g. attrs={"arg_directions": [...]} of pl.submit
-        if any(k is None for k in node.keys):
-            raise self.error(node, "**mapping in a dict literal is not supported", "write the keys one by one")
-        return {self.constant(self.eval(k), k, "a dict key"): self.eval(v) for k, v in zip(node.keys, node.values)}
-
     def eval_Tuple(self, node):
         return tuple(self.eval(e) for e in node.elts)
 
-    def eval_Dict(self, node):  # attribute dicts: pl.func_attr({...}), attrs={...}
+    def eval_Dict(self, node):  # attribute dicts: pl.func_attr({...}), attrs={"arg_directions": [...]}
         if any(k is None for k in node.keys):
             raise self.error(node, f"'**' in the dict '{self.text(node)}' is not supported", "write the keys out")
-        return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
+        return {self.constant(self.eval(k), k, "a dict key"): self.eval(v) for k, v in zip(node.keys, node.values)}
 
     def eval_IfExp(self, node):
         cond = self.eval(node.test)

@@ -6,8 +6,6 @@ import inspect
 
 from pypto._core import ir
 
-from .types import MaskPattern
-
 
 def _outside(name):
     return RuntimeError(
