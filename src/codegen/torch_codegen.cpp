@@ -512,6 +512,14 @@ const char* torch_dtype(DataType d) {
     case DataType::FP32: return "torch.float32";
     case DataType::INDEX:
     case DataType::TASK_ID: return "torch.int64";
+    case DataType::FP8E4M3FN: return "torch.float8_e4m3fn";
+    case DataType::FP8E5M2: return "torch.float8_e5m2";
+    case DataType::FP8E8M0:
+    case DataType::HF8:
+    case DataType::FP4:
+    case DataType::HF4:
+    case DataType::INT4:
+    case DataType::UINT4: return "torch.uint8";  // no op computes on these: their bytes
   }
   return "torch.float32";
 }

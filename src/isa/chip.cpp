@@ -24,7 +24,10 @@ int64_t ChipSpec::capacity(MemorySpace memory) const {
     case MemorySpace::Right: return l0b_bytes;
     case MemorySpace::Acc: return l0c_bytes;
     case MemorySpace::Bias: return bias_bytes;
-    case MemorySpace::DDR: return 0;
+    case MemorySpace::DDR:
+    case MemorySpace::LeftScale:  // A5 MX scale buffers and the scalar buffer: no op places tiles there
+    case MemorySpace::RightScale:
+    case MemorySpace::ScalarLocal: return 0;
   }
   return 0;
 }

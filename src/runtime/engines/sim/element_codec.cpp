@@ -3,12 +3,21 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "pypto/isa/fp16.h"
 #include "pypto/isa/fp8.h"
 #include "pypto/runtime/reference.h"
 
 namespace pypto::runtime {
+
+// The narrow dtypes no op executes (FP8E8M0, HF8, the 4-bit ones): type checks refuse them
+// before an engine sees them, so reaching here is a compiler bug.
+[[noreturn]] static void no_codec(DataType t) {
+  throw std::logic_error(std::string("internal error: no element codec for ") + dtype_name(t) +
+                         " (the op's type check should have refused it)");
+}
 
 namespace {
 
@@ -43,6 +52,12 @@ float read_float(const uint8_t* p, DataType t) {
     case DataType::BF16: return isa::bf16_to_float(load<uint16_t>(p));
     case DataType::FP8E4M3FN: return static_cast<float>(isa::fp8_to_double(load<uint8_t>(p), isa::kFp8E4M3FN));
     case DataType::FP8E5M2: return static_cast<float>(isa::fp8_to_double(load<uint8_t>(p), isa::kFp8E5M2));
+    case DataType::FP8E8M0:
+    case DataType::FP4:
+    case DataType::HF4:
+    case DataType::HF8:
+    case DataType::INT4:
+    case DataType::UINT4: no_codec(t);
     default: return static_cast<float>(read_int(p, t));
   }
 }
@@ -92,6 +107,12 @@ void write_double(uint8_t* p, DataType t, double v) {
     case DataType::UINT16: store<uint16_t>(p, saturate<uint16_t>(v)); return;
     case DataType::UINT32: store<uint32_t>(p, saturate<uint32_t>(v)); return;
     case DataType::UINT64: store<uint64_t>(p, saturate<uint64_t>(v)); return;
+    case DataType::FP8E8M0:
+    case DataType::FP4:
+    case DataType::HF4:
+    case DataType::HF8:
+    case DataType::INT4:
+    case DataType::UINT4: no_codec(t);
   }
 }
 
