@@ -195,8 +195,10 @@ class Lowerer : public IRMutator {
     st.widest_bytes = std::max<int64_t>(st.widest_bytes, dtype_size(e->type));
     if (auto* c = e->as<Call>()) {
       auto info = tensor_op_info(*c->op);
-      bool cube = info && (info->shape == TensorOpShape::kMatmul || info->shape == TensorOpShape::kBatchMatmul);
+      bool cube = info && (info->shape == TensorOpShape::kMatmul || info->shape == TensorOpShape::kBatchMatmul ||
+                           info->shape == TensorOpShape::kMatmulAcc);
       if (cube) st.matmul = true;
+      if (info && info->shape == TensorOpShape::kMatmulAcc) stats(c->args[0], st);  // acc's block
       if (info && (info->shape == TensorOpShape::kGather || info->shape == TensorOpShape::kScatter)) {
         ++st.nodes;  // the whole-row operand block
         for (size_t k = 0; k < c->args.size(); ++k)
@@ -296,6 +298,7 @@ class Lowerer : public IRMutator {
         case TensorOpShape::kColReduce: t = reduce(*c, *info, b); break;
         case TensorOpShape::kMatmul:
         case TensorOpShape::kBatchMatmul: t = matmul(*c, *info, b); break;
+        case TensorOpShape::kMatmulAcc: t = matmul_acc(*c, *info, b, memo); break;
         case TensorOpShape::kGather: t = gather(*c, b, memo); break;
         case TensorOpShape::kGenerate: t = generate(*c, *info, b); break;
         case TensorOpShape::kScatter: t = scatter(*c, b, memo); break;
@@ -437,6 +440,23 @@ class Lowerer : public IRMutator {
       ExprPtr tile = as_vec(tile_of(x, block_at(start), memo), c.span);
       return assign(short_name(*info.tile_op), call(info.tile_op->name, {tile}, c.attrs, c.span));
     };
+    if (info.tile_op->name.find("arg") != std::string::npos) {
+      // An index reduction has no partial combine: each whole row (column) in one block.
+      const ExprPtr& extent = shape[rows ? 1 : 0];
+      auto n = as_const_int(extent);
+      int64_t width = rows ? b.rows : b.cols;
+      int64_t padded = n ? (rows ? (*n + unit - 1) / unit * unit : *n) : 0;
+      if (!n || width * padded * bytes > vec_block_bytes(st))
+        fail(ErrorKind::kCapacity, c.span,
+             "pl." + c.op->name + ": an index reduction needs each whole " + (rows ? "row" : "column") +
+                 " in one block, but " + std::to_string(width) + " " + (rows ? "rows" : "columns") + " of " +
+                 (n ? std::to_string(*n) : std::string("a run-time number of")) + " elements do not fit the " +
+                 std::to_string(vec_block_bytes(st)) + " bytes of UB a block may take",
+             std::string("make the ") + (rows ? "rows" : "columns") + " shorter (static, at most " +
+                 std::to_string(vec_block_bytes(st) / (width * bytes)) + " elements), or use pl.tile." +
+                 c.op->name.substr(7) + " on tiles you load yourself");
+      walk = Tiling{padded, extent};
+    }
     ExprPtr first = reduce_block(idx(0));
     if (walk.single()) return first;
     auto loop_var = Var::make(rows ? "rj" : "ri", ScalarType::make(DataType::INDEX));
@@ -456,8 +476,25 @@ class Lowerer : public IRMutator {
 
   // Block b of a @ bm: K is walked in blocks, the first with matmul, the rest with matmul_acc
   // into the loop-carried Acc tile.
-  ExprPtr matmul(const Call& c, const TensorOpInfo& info, const Block& b) {
-    ExprPtr a = resolve(c.args[0]), bm = resolve(c.args[1]);
+  // Block b of matmul_acc(acc, lhs, rhs): the product's block (as pl.matmul's) added to acc's
+  // block; a literal init_cond=True drops acc, a run-time one is refused.
+  ExprPtr matmul_acc(const Call& c, const TensorOpInfo& info, const Block& b, std::map<const Expr*, ExprPtr>& memo) {
+    ExprPtr init = c.args.size() > 3 ? c.args[3] : nullptr;
+    auto* lit = init ? init->as<ConstBool>() : nullptr;
+    if (init && !lit)
+      fail(ErrorKind::kValue, c.span,
+           "pl.tensor.matmul_acc: init_cond must be a literal True or False on whole tensors (it picks the form at "
+           "compile time), got a run-time value",
+           "branch yourself: if cond: out[:] = pl.tensor.matmul(lhs, rhs) else: out[:] = pl.tensor.matmul_acc(acc, lhs, "
+           "rhs), or use pl.tile.matmul_acc on tiles");
+    ExprPtr prod = matmul(c, info, b, 1);
+    if (lit && lit->value) return prod;
+    ExprPtr acc = as_vec(tile_of(c.args[0], b, memo), c.span);
+    return assign("acc_sum", call("tile.add", {acc, as_vec(prod, c.span)}, {}, c.span));
+  }
+
+  ExprPtr matmul(const Call& c, const TensorOpInfo& info, const Block& b, size_t first_arg = 0) {
+    ExprPtr a = resolve(c.args[first_arg]), bm = resolve(c.args[first_arg + 1]);
     for (auto& operand : {a, bm})
       if (!operand->as<Var>())
         fail(ErrorKind::kType, c.span, "pl.matmul on tensors: each operand must be a tensor, not a computed value",
@@ -499,6 +536,7 @@ class Lowerer : public IRMutator {
     Attrs mm_attrs = c.attrs;  // the operands reach the cube already transposed
     mm_attrs["a_trans"] = false;
     mm_attrs["b_trans"] = false;
+    if (first_arg) mm_attrs["out_dtype"] = c.type->as<TensorType>()->dtype;  // matmul_acc: acc's dtype
     ExprPtr first = assign("acc", call("tile.matmul", {l0, r0}, mm_attrs, c.span));
     if (k.single()) return first;
     auto loop_var = Var::make("kk", ScalarType::make(DataType::INDEX));

@@ -397,8 +397,8 @@ void register_added_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .torch = "{tile}[int({indices}[0]), int({indices}[1])].item()"});
-  r.add({.name = "tile.write",
-         .params = {expr_param("tile"), list_param("indices"), expr_param("value")},
+  r.add({.name = "tile.write",  // PyPTO's pl.write(dst, offset, value) by keyword
+         .params = {aka(expr_param("tile"), {"dst"}), aka(list_param("indices"), {"offset"}), expr_param("value")},
          .infer_type = infer_tile_write,
          .pto = "",
          .lower = lower_tile_write,
@@ -412,7 +412,7 @@ void register_added_ops(OpRegistry& r) {
          .expand = {},
          .effects = true});
   r.add({.name = "tensor.write",
-         .params = {expr_param("tensor"), list_param("indices"), expr_param("value")},
+         .params = {aka(expr_param("tensor"), {"dst"}), aka(list_param("indices"), {"offset"}), expr_param("value")},
          .infer_type = infer_write,
          .pto = "",
          .lower = lower_write,
@@ -450,7 +450,7 @@ void register_added_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_arange({R}, {C}, {start}, {dtype}, {descending})"});
   r.add({.name = "tile.fillpad_expand",
-         .params = {expr_param("tile"), attr_param("shape"), attr_param("pad_value", PadValue::zero)},
+         .params = {aka(expr_param("tile"), {"value"}), attr_param("shape"), attr_param("pad_value", PadValue::zero)},
          .infer_type = infer_fillpad_expand,
          .pto = "TFILLPAD_EXPAND",
          .lower = {},

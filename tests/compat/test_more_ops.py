@@ -1,0 +1,214 @@
+"""The remaining small PyPTO spellings (issue 13): pl.write's dst= / offset= keywords,
+pl.fillpad_expand's value=, pl.create_l1 (an L1 / Mat tile), the tensor forms of the index
+reductions (row/col argmax/argmin) and of matmul_acc, and the pl.parser / pl.optimizations
+namespaces. Each runs on both engines against numpy, plus the printer round trip."""
+
+import numpy as np
+import pypto.language as pl
+import pytest
+from pypto import _core
+from pypto.runtime import RunConfig, _arg_specs
+
+ENGINES = ["native", "sim"]
+rng = np.random.default_rng(2024)
+Mat, Left, Right = pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right
+
+
+def run(kernel, *args, engine):
+    kernel(*args, config=RunConfig(engine=engine))
+
+
+def round_trip(kernel, *args):
+    """The parsed program prints, parses back and is structurally equal; returns the text."""
+    prog = kernel.parse(_arg_specs(kernel, args))
+    text = _core.ir.print_program(prog)
+    again = pl.parse(text)
+    assert _core.ir.structural_equal(again, prog), text
+    return text
+
+
+# ---- pl.write(dst=, offset=, value=), pl.fillpad_expand(value=) --------------------------------
+
+@pl.jit
+def k_write_kw(x: pl.Tensor, out: pl.Out[pl.Tensor], big: pl.Out[pl.Tensor], s: pl.Tensor):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [8, 16], valid_shape=[5, 11])
+        u = pl.load(x, [0, 0], [8, 16])
+        u = pl.write(dst=u, offset=[2, 3], value=-7.0)          # the tile form by keyword
+        pl.store(u, [0, 0], out)
+        pl.write(dst=out, offset=[7, 15], value=pl.read(x, [0, 1]))  # the tensor form by keyword
+        pl.store(pl.fillpad_expand(value=t, shape=[16, 32], pad_value=pl.PadValue.max), [0, 0], big)
+    pl.write(dst=s, offset=[1, 2], value=9)                   # in orchestration: the host writes
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_write_and_fillpad_expand_keywords(engine):
+    x = rng.uniform(-1, 1, size=(8, 16)).astype(np.float32)
+    out, big, s = np.zeros((8, 16), np.float32), np.zeros((16, 32), np.float32), np.zeros((4, 4), np.int32)
+    run(k_write_kw, x, out, big, s, engine=engine)
+    want = x.copy()
+    want[2, 3] = -7
+    want[7, 15] = x[0, 1]
+    np.testing.assert_array_equal(out, want)
+    pad = np.full((16, 32), np.finfo(np.float32).max, np.float32)
+    pad[:5, :11] = x[:5, :11]
+    np.testing.assert_array_equal(big, pad)
+    want_s = np.zeros((4, 4), np.int32)
+    want_s[1, 2] = 9
+    np.testing.assert_array_equal(s, want_s)
+    text = round_trip(k_write_kw, x, out, big, s)
+    assert "pl.tile.write(" in text and "pl.tensor.write(" in text and "pl.tile.fillpad_expand(" in text
+
+
+# ---- pl.create_l1: an uninitialised Mat (L1) tile ----------------------------------------------
+
+@pl.jit
+def k_create_l1(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        l1 = pl.create_l1([16, 32], pl.FP32)                     # one L1 buffer holding a | b
+        l1 = pl.tile.assemble(l1, pl.load(a, [0, 0], [16, 16], target_memory=Mat), [0, 0])
+        l1 = pl.tile.assemble(l1, pl.load(b, [0, 0], [16, 16], target_memory=Mat), [0, 16])
+        left = pl.tile.extract(l1, 0, 0, [16, 16], target_memory=Left)
+        right = pl.tile.extract(l1, 0, 16, [16, 16], target_memory=Right)
+        pl.store(pl.matmul(left, right), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_create_l1_is_a_mat_tile(engine):
+    a = rng.uniform(-1, 1, size=(16, 16)).astype(np.float32)
+    b = rng.uniform(-1, 1, size=(16, 16)).astype(np.float32)
+    out = np.zeros((16, 16), np.float32)
+    run(k_create_l1, a, b, out, engine=engine)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
+    text = round_trip(k_create_l1, a, b, out)
+    assert "pl.tile.create_l1([16, 32], dtype=pl.FP32)" in text
+    assert "pl.Tile[[16, 32], pl.FP32, pl.Mem.Mat]" in text
+
+
+@pl.jit
+def k_l1_spellings(out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        m1 = pl.tile.create_l1([32, 16], pl.BF16, transpose=True)
+        m2 = pl.tensor.create_l1(shape=[16, 16], dtype=pl.FP16)
+        pl.store(pl.full([32, 16], pl.FP32, 1.0), [0, 0], out)
+    return out
+
+
+def test_create_l1_spellings():
+    out = np.zeros((32, 16), np.float32)
+    text = round_trip(k_l1_spellings, out)
+    assert "pl.tile.create_l1([32, 16], dtype=pl.BF16, transpose=True)" in text, text
+    assert "pl.Tile[[16, 16], pl.FP16, pl.Mem.Mat]" in text, text
+
+
+# ---- index reductions on whole tensors ----------------------------------------------------------
+
+@pl.jit
+def k_tensor_argreduce(x: pl.Tensor, y: pl.Tensor, rmax: pl.Out[pl.Tensor], rmin: pl.Out[pl.Tensor],
+                       cmax: pl.Out[pl.Tensor], cmin: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        rmax[:] = pl.tensor.row_argmax(x)
+        rmin[:] = pl.tensor.row_argmin(input=x)
+        cmax[:] = pl.tensor.col_argmax(y)
+        cmin[:] = pl.tensor.col_argmin(pl.tensor.neg(y))       # of a computed tensor
+    return rmax
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_index_reductions(engine):
+    x = rng.permutation(200 * 100).reshape(200, 100).astype(np.float32)  # distinct: no ties; ragged rows
+    y = rng.permutation(120 * 96).reshape(120, 96).astype(np.float32)
+    rmax, rmin = np.zeros((200, 1), np.int32), np.zeros((200, 1), np.int32)
+    cmax, cmin = np.zeros((1, 96), np.int32), np.zeros((1, 96), np.int32)
+    run(k_tensor_argreduce, x, y, rmax, rmin, cmax, cmin, engine=engine)
+    np.testing.assert_array_equal(rmax[:, 0], x.argmax(axis=1))
+    np.testing.assert_array_equal(rmin[:, 0], x.argmin(axis=1))
+    np.testing.assert_array_equal(cmax[0], y.argmax(axis=0))
+    np.testing.assert_array_equal(cmin[0], (-y).argmin(axis=0))
+    text = round_trip(k_tensor_argreduce, x, y, rmax, rmin, cmax, cmin)
+    assert "pl.tensor.row_argmax(" in text and "pl.tensor.col_argmin(" in text
+
+
+def test_tensor_index_reduction_needs_whole_rows():
+    @pl.jit
+    def wide(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.tensor.row_argmax(x)
+        return out
+
+    with pytest.raises(_core.PyptoError, match=r"index reduction needs each whole row in one block[\s\S]*fix:"):
+        wide(np.zeros((64, 8192), np.float32), np.zeros((64, 1), np.int32))
+
+
+# ---- matmul_acc on whole tensors ----------------------------------------------------------------
+
+@pl.jit
+def k_tensor_matmul_acc(acc: pl.Tensor, a: pl.Tensor, b: pl.Tensor, bt: pl.Tensor, o1: pl.Out[pl.Tensor],
+                        o2: pl.Out[pl.Tensor], o3: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        o1[:] = pl.tensor.matmul_acc(acc, a, b)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        o2[:] = pl.tensor.matmul_acc(acc, a, bt, b_trans=True, init_cond=False)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        o3[:] = pl.tensor.matmul_acc(acc, a, b, init_cond=True)   # the fresh product
+    return o1
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_matmul_acc(engine):
+    acc = rng.standard_normal((64, 48)).astype(np.float32)
+    a = rng.standard_normal((64, 512)).astype(np.float32)  # K walked in blocks
+    b = rng.standard_normal((512, 48)).astype(np.float32)
+    outs = [np.zeros((64, 48), np.float32) for _ in range(3)]
+    run(k_tensor_matmul_acc, acc, a, b, np.ascontiguousarray(b.T), *outs, engine=engine)
+    np.testing.assert_allclose(outs[0], acc + a @ b, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(outs[1], acc + a @ b, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(outs[2], a @ b, rtol=1e-4, atol=1e-3)
+    text = round_trip(k_tensor_matmul_acc, acc, a, b, np.ascontiguousarray(b.T), *outs)
+    assert "pl.tensor.matmul_acc(" in text
+
+
+def test_tensor_matmul_acc_errors():
+    @pl.jit
+    def shape(acc: pl.Tensor, a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.tensor.matmul_acc(acc, a, b)
+        return out
+
+    with pytest.raises(_core.PyptoError, match=r"'acc' is .* but lhs @ rhs is[\s\S]*fix:"):
+        shape(np.zeros((32, 16), np.float32), np.zeros((32, 64), np.float32), np.zeros((64, 32), np.float32),
+              np.zeros((32, 16), np.float32))
+
+    @pl.jit
+    def runtime_init(acc: pl.Tensor, a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor], k: pl.Scalar[pl.INDEX]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.tensor.matmul_acc(acc, a, b, init_cond=(k == 0))
+        return out
+
+    with pytest.raises(_core.PyptoError, match=r"init_cond must be a literal[\s\S]*fix:"):
+        runtime_init(np.zeros((32, 32), np.float32), np.zeros((32, 64), np.float32), np.zeros((64, 32), np.float32),
+                     np.zeros((32, 32), np.float32), 0)
+
+
+# ---- pl.parser, pl.optimizations ---------------------------------------------------------------
+
+def test_parser_namespace_is_the_parser():
+    assert pl.parser.parse is pl.parse and pl.parser.parse_program is pl.parse_program
+    assert pl.parser.loads is pl.loads and pl.parser.loads_program is pl.loads_program
+    assert pl.parser.ParseError is pl.ParseError
+    assert issubclass(pl.parser.SSAViolationError, pl.parser.ParseError)
+    prog = k_create_l1.parse(_arg_specs(k_create_l1, tuple(np.zeros((16, 16), np.float32) for _ in range(3))))
+    text = _core.ir.print_program(prog)
+    assert _core.ir.structural_equal(pl.parser.parse(text), prog)
+    with pytest.raises(pl.parser.ParseError, match=r"fix:"):
+        pl.parser.parse("@pl.program\nclass P:\n    @pl.function\n    def f(self, x: pl.Tensor[[4], pl.FP32]):\n"
+                        "        return undefined_name\n")
+
+
+def test_optimizations_namespace_is_the_hints():
+    assert pl.optimizations.split is pl.split and pl.optimizations.cross_core_slot is pl.cross_core_slot
+    assert pl.optimizations.SplitMode is pl.SplitMode
+    assert pl.optimizations.split(pl.optimizations.SplitMode.UP_DOWN).mode == pl.SplitMode.UP_DOWN
+    assert pl.optimizations.cross_core_slot(slot_num=4).slot_num == 4
