@@ -212,3 +212,108 @@ def test_optimizations_namespace_is_the_hints():
     assert pl.optimizations.SplitMode is pl.SplitMode
     assert pl.optimizations.split(pl.optimizations.SplitMode.UP_DOWN).mode == pl.SplitMode.UP_DOWN
     assert pl.optimizations.cross_core_slot(slot_num=4).slot_num == 4
+
+
+# ---- pl.get_subblock_idx(): the AIV lane of a mixed task's part --------------------------------
+
+SM, SK, SN = 64, 64, 64
+SH = SM // 2
+
+
+@pl.program
+class SubblockRows:
+    """relu(a @ b + bias) with the rows split over the two AIV lanes: one AIV function, called
+    twice, finds its half from pl.get_subblock_idx(); the AIC part records its own (0)."""
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[SM, SK], pl.FP32], b: pl.Tensor[[SK, SN], pl.FP32]):
+        tb = pl.move(pl.load(b, [0, 0], [SK, SN], target_memory=Mat), target_memory=Right)
+        top = pl.matmul(pl.move(pl.load(a, [0, 0], [SH, SK], target_memory=Mat), target_memory=Left), tb)
+        pl.tpush_to_aiv(top, aiv=0)
+        bottom = pl.matmul(pl.move(pl.load(a, [SH, 0], [SH, SK], target_memory=Mat), target_memory=Left), tb)
+        pl.tpush_to_aiv(bottom, aiv=1)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def epilogue(self, bias: pl.Tensor[[SM, SN], pl.FP32], out: pl.Out[pl.Tensor[[SM, SN], pl.FP32]],
+                 lanes: pl.Out[pl.Tensor[[2, 8], pl.INT32]]):
+        lane = pl.tile.get_subblock_idx()
+        row0 = lane * SH
+        t = pl.tpop_from_aic([SH, SN], pl.FP32)
+        r = pl.relu(pl.add(t, pl.load(bias, [row0, 0], [SH, SN])))
+        pl.tfree_to_aic(t)
+        out = pl.store(r, [row0, 0], out)
+        pl.write(lanes, [lane, 0], lane + 10)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def fused(self, a: pl.Tensor[[SM, SK], pl.FP32], b: pl.Tensor[[SK, SN], pl.FP32],
+              bias: pl.Tensor[[SM, SN], pl.FP32], out: pl.Out[pl.Tensor[[SM, SN], pl.FP32]],
+              lanes: pl.Out[pl.Tensor[[2, 8], pl.INT32]]):
+        self.cube(a, b)
+        out = self.epilogue(bias, out, lanes)
+        out = self.epilogue(bias, out, lanes)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[SM, SK], pl.FP32], b: pl.Tensor[[SK, SN], pl.FP32],
+             bias: pl.Tensor[[SM, SN], pl.FP32], out: pl.Out[pl.Tensor[[SM, SN], pl.FP32]],
+             lanes: pl.Out[pl.Tensor[[2, 8], pl.INT32]]):
+        out = self.fused(a, b, bias, out, lanes)
+        return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_subblock_idx_is_the_aiv_lane(engine):
+    from pypto.runtime import run as run_program
+    a, b = rng.standard_normal((SM, SK)).astype(np.float32), rng.standard_normal((SK, SN)).astype(np.float32)
+    bias, out = rng.standard_normal((SM, SN)).astype(np.float32), np.zeros((SM, SN), np.float32)
+    lanes = np.zeros((2, 8), np.int32)
+    run_program(SubblockRows, a, b, bias, out, lanes, config=RunConfig(engine=engine))
+    np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-5, atol=1e-4)
+    assert lanes[:, 0].tolist() == [10, 11]  # lane 0 wrote row 0, lane 1 row 1
+    text = _core.ir.print_program(SubblockRows)
+    assert "pl.tile.get_subblock_idx()" in text
+    assert _core.ir.structural_equal(pl.parse(text), SubblockRows)
+
+
+@pl.jit
+def k_subblock_plain(out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        i = pl.get_subblock_idx()
+        j = pl.tensor.get_subblock_idx()
+        pl.store(pl.full([8, 8], pl.INT32, i + j + 3), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_subblock_idx_outside_a_mixed_task_is_zero(engine):
+    out = np.full((8, 8), -1, np.int32)
+    run(k_subblock_plain, out, engine=engine)
+    assert (out == 3).all()
+    assert "pl.tile.get_subblock_idx()" in round_trip(k_subblock_plain, out)
+
+
+def test_subblock_idx_in_orchestration_is_refused():
+    @pl.jit
+    def orch(out: pl.Out[pl.Tensor]):
+        pl.write(out, [0, 0], pl.get_subblock_idx())
+        return out
+
+    with pytest.raises(_core.PyptoError, match=r"get_subblock_idx\(\) is read outside kernel code[\s\S]*fix:"):
+        orch(np.zeros((2, 2), np.int32))
+
+
+@pl.jit
+def k_subblock_spmd(out: pl.Out[pl.Tensor]):
+    with pl.spmd(4):
+        b = pl.get_block_idx()
+        pl.store(pl.full([8, 8], pl.INT32, b * 10 + pl.get_subblock_idx()), [b * 8, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_subblock_idx_beside_the_block_index(engine):
+    out = np.full((32, 8), -1, np.int32)
+    run(k_subblock_spmd, out, engine=engine)
+    np.testing.assert_array_equal(out, np.repeat(np.arange(4, dtype=np.int32) * 10, 8)[:, None].repeat(8, axis=1))
+    round_trip(k_subblock_spmd, out)

@@ -385,9 +385,28 @@ void lower_tile_write(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   if (dst) kb.define_view(dst, tile);
 }
 
+// pl.get_subblock_idx(): the kernel's hidden __subblock_idx parameter (lower_kernel.cpp adds
+// it to kernels that read it; a mixed task's part passes its lane, any other launch 0).
+void lower_subblock_idx(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  if (!kb.subblock_idx)
+    fail(ErrorKind::kType, c.span, "pl.get_subblock_idx() is read outside kernel code (the orchestration has no lane)",
+         "read it inside an InCore, AIV or AIC function or a pl.at body");
+  if (dst) kb.bind_scalar(dst.get(), kb.scalar(kb.subblock_idx));
+}
+
 }  // namespace
 
 void register_added_ops(OpRegistry& r) {
+  r.add({.name = "tile.get_subblock_idx",
+         .params = {},
+         .infer_type = [](const CallSite&) { return ScalarType::make(DataType::INDEX); },
+         .pto = "",
+         .lower = lower_subblock_idx,
+         .doc = "The AIV lane (0 or 1) of the vector function running as a part of a Group (mixed) task, as an "
+                "INDEX scalar; 0 on the AIC part and in every kernel that is not a part of a mixed task.",
+         .aliases = {"get_subblock_idx", "tensor.get_subblock_idx"},
+         .scalar_variant = "",
+         .torch = "_subblock_idx()"});
   r.add({.name = "tile.read",
          .params = {expr_param("tile"), list_param("indices")},
          .infer_type = infer_tile_read,
