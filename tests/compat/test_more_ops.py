@@ -317,3 +317,75 @@ def test_subblock_idx_beside_the_block_index(engine):
     run(k_subblock_spmd, out, engine=engine)
     np.testing.assert_array_equal(out, np.repeat(np.arange(4, dtype=np.int32) * 10, 8)[:, None].repeat(8, axis=1))
     round_trip(k_subblock_spmd, out)
+
+
+# ---- pl.tile.reinterpret_view: the same bytes as another dtype ---------------------------------
+
+@pl.jit
+def k_reinterpret(x: pl.Tensor, bits: pl.Out[pl.Tensor], halves: pl.Out[pl.Tensor], back: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [8, 16])
+        u = pl.tile.reinterpret_view(t, pl.INT32)                       # [8, 16] FP32 -> [8, 16] INT32
+        pl.store(u, [0, 0], bits)
+        h = pl.tile.reinterpret_view(data=t, dtype=pl.INT16)             # -> [8, 32] INT16
+        pl.store(h, [0, 0], halves)
+        f = pl.tile.reinterpret_view(pl.tile.ands(u, 0x7FFFFFFF), pl.FP32, shape=[16, 8])  # |x| via the bits
+        pl.store(f, [0, 0], back)
+    return bits
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tile_reinterpret_view(engine):
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    bits, halves, back = np.zeros((8, 16), np.int32), np.zeros((8, 32), np.int16), np.zeros((16, 8), np.float32)
+    run(k_reinterpret, x, bits, halves, back, engine=engine)
+    np.testing.assert_array_equal(bits, x.view(np.int32))
+    np.testing.assert_array_equal(halves, x.view(np.int16))
+    np.testing.assert_array_equal(back, np.abs(x).reshape(16, 8))
+    text = round_trip(k_reinterpret, x, bits, halves, back)
+    assert "pl.tile.reinterpret_view(t, pl.INT32)" in text and "shape=[16, 8]" in text
+
+
+def test_tile_reinterpret_view_errors():
+    @pl.jit
+    def same(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.tile.reinterpret_view(pl.load(x, [0, 0], [8, 16]), pl.FP32), [0, 0], out)
+        return out
+
+    with pytest.raises(pl.ParseError, match=r"reinterpret_view to FP32, the tile's own dtype[\s\S]*fix:"):
+        same(np.zeros((8, 16), np.float32), np.zeros((8, 16), np.float32))
+
+    @pl.jit
+    def size(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.tile.reinterpret_view(pl.load(x, [0, 0], [8, 16]), pl.INT32, shape=[8, 8]), [0, 0], out)
+        return out
+
+    with pytest.raises(pl.ParseError, match=r"is 256 bytes, but the tile is 512[\s\S]*fix:"):
+        size(np.zeros((8, 16), np.float32), np.zeros((8, 8), np.int32))
+
+
+# ---- pl.tile.batch_matmul / batch_matmul_acc: tiles are 2-D, a batch of one ---------------------
+
+@pl.jit
+def k_tile_bmm(a: pl.Tensor, b: pl.Tensor, c: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        left = pl.move(pl.load(a, [0, 0], [16, 32], target_memory=Mat), target_memory=Left)
+        right = pl.move(pl.load(b, [0, 0], [32, 16], target_memory=Mat), target_memory=Right)
+        left2 = pl.move(pl.load(c, [0, 0], [16, 32], target_memory=Mat), target_memory=Left)
+        acc = pl.tile.batch_matmul(left, right)
+        acc = pl.tile.batch_matmul_acc(acc, left2, right)
+        pl.store(acc, [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tile_batch_matmul_is_the_2d_matmul(engine):
+    a, c = (rng.standard_normal((16, 32)).astype(np.float32) for _ in range(2))
+    b = rng.standard_normal((32, 16)).astype(np.float32)
+    out = np.zeros((16, 16), np.float32)
+    run(k_tile_bmm, a, b, c, out, engine=engine)
+    np.testing.assert_allclose(out, a @ b + c @ b, rtol=1e-4, atol=1e-4)
+    text = round_trip(k_tile_bmm, a, b, c, out)
+    assert "pl.tile.matmul(" in text and "pl.tile.matmul_acc(" in text
