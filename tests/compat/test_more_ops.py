@@ -389,3 +389,47 @@ def test_tile_batch_matmul_is_the_2d_matmul(engine):
     np.testing.assert_allclose(out, a @ b + c @ b, rtol=1e-4, atol=1e-4)
     text = round_trip(k_tile_bmm, a, b, c, out)
     assert "pl.tile.matmul(" in text and "pl.tile.matmul_acc(" in text
+
+
+# ---- the PyTorch spelling (pypto.debug.torch_codegen) computes the same --------------------------
+
+def _torch_cases():
+    f32 = np.float32
+    x8 = rng.uniform(-1, 1, size=(8, 16)).astype(f32)
+    return {
+        "write_kw": (k_write_kw, [x8, np.zeros((8, 16), f32), np.zeros((16, 32), f32), np.zeros((4, 4), np.int32)]),
+        "create_l1": (k_create_l1, [rng.uniform(-1, 1, size=(16, 16)).astype(f32) for _ in range(2)] +
+                      [np.zeros((16, 16), f32)]),
+        "reinterpret": (k_reinterpret, [x8, np.zeros((8, 16), np.int32), np.zeros((8, 32), np.int16),
+                                        np.zeros((16, 8), f32)]),
+        "tile_bmm": (k_tile_bmm, [rng.standard_normal((16, 32)).astype(f32), rng.standard_normal((32, 16)).astype(f32),
+                                  rng.standard_normal((16, 32)).astype(f32), np.zeros((16, 16), f32)]),
+        "subblock": (k_subblock_plain, [np.zeros((8, 8), np.int32)]),
+        "matmul_acc": (k_tensor_matmul_acc, [rng.standard_normal((64, 48)).astype(f32),
+                                             rng.standard_normal((64, 512)).astype(f32), b512 := rng.standard_normal(
+                                                 (512, 48)).astype(f32), np.ascontiguousarray(b512.T)] +
+                       [np.zeros((64, 48), f32) for _ in range(3)]),
+        "argreduce": (k_tensor_argreduce, [rng.permutation(200 * 100).reshape(200, 100).astype(f32),
+                                           rng.permutation(120 * 96).reshape(120, 96).astype(f32),
+                                           np.zeros((200, 1), np.int32), np.zeros((200, 1), np.int32),
+                                           np.zeros((1, 96), np.int32), np.zeros((1, 96), np.int32)]),
+    }
+
+
+@pytest.mark.parametrize("case", ["write_kw", "create_l1", "reinterpret", "tile_bmm", "subblock", "argreduce",
+                                  "matmul_acc"])
+def test_torch_script_computes_the_same(case):
+    torch = pytest.importorskip("torch")
+    import pypto.debug as dbg
+
+    kernel, args = _torch_cases()[case]
+    namespace = {}
+    exec(compile(dbg.torch_codegen(kernel, *args), f"<torch script of {case}>", "exec"), namespace)
+    theirs = [torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a for a in args]
+    namespace["ENTRY"](*theirs)
+    ours = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    kernel(*ours, config=RunConfig(engine="sim"))
+    for o, t in zip(ours, theirs):
+        if isinstance(o, np.ndarray):
+            tol = 1e-3 if case == "matmul_acc" else 1e-5  # K = 512 summed in another order
+            np.testing.assert_allclose(t.numpy().astype(np.float64), o.astype(np.float64), rtol=tol, atol=tol)
