@@ -331,6 +331,7 @@ class Lowerer : public IRMutator {
       if (!as_const_int(step) || *as_const_int(step) != 0)
         args[0] = BinaryExpr::make(down ? BinaryOp::Sub : BinaryOp::Add, args[0], step, c.span);
     }
+    if (info.tile_op->name == "tile.random") random_counter(c, b, args);
     std::vector<std::pair<std::string, ExprPtr>> kwargs;  // the call's arguments by name (positions count attributes)
     size_t k = 0;
     for (const auto& p : info.tile_op->params)
@@ -344,6 +345,33 @@ class Lowerer : public IRMutator {
       t = assign(short_name(*info.tile_op), make_op_call("tile.set_validshape", {t, ListExpr::make(valid)}, {}, {}, c.span));
     }
     return t;
+  }
+
+  // random numbers element i of the whole tensor (row-major) from word i % 4 of the block for
+  // counter + i / 4: a block of whole rows starting at element r0 * N starts at counter +
+  // r0 * N / 4 (a 128-bit add, word by word with carries, in INDEX arithmetic).
+  void random_counter(const Call& c, const Block& b, std::vector<ExprPtr>& args) const {
+    auto n = as_const_int(c.type->as<TensorType>()->shape[1]);
+    auto c0 = as_const_int(b.c0);
+    if (!n || !c0 || *c0 != 0 || b.cols != *n || (b.rows * *n) % 4 != 0)
+      fail(ErrorKind::kCapacity, c.span,
+           "pl.tensor.random numbers the whole tensor in row-major order, but the result is written in blocks of " +
+               std::to_string(b.rows) + " x " + std::to_string(b.cols) + " of rows of " +
+               (n ? std::to_string(*n) : std::string("run-time length")),
+           "give the tensor a static row length that fits a block (at most 2 KiB) with a multiple of 4 elements per "
+           "block, or use pl.tile.random on tiles you store yourself");
+    if (args.size() > 6 && args[6])
+      fail(ErrorKind::kType, c.span, "pl.tensor.random takes no valid_shape (every tensor element is generated)",
+           "drop valid_shape=, or use pl.tile.random");
+    auto r0 = as_const_int(b.r0);
+    if (r0 && *r0 == 0) return;
+    ExprPtr carry = BinaryExpr::make(BinaryOp::FloorDiv, mul(b.r0, *n), idx(4), c.span);
+    const ExprPtr word = idx(int64_t{1} << 32);
+    for (int w = 0; w < 4; ++w) {
+      ExprPtr sum = BinaryExpr::make(BinaryOp::Add, carry, args[2 + w], c.span);  // INDEX on the left: no wrap
+      args[2 + w] = BinaryExpr::make(BinaryOp::Mod, sum, word, c.span);
+      carry = BinaryExpr::make(BinaryOp::FloorDiv, sum, word, c.span);
+    }
   }
 
   // The static extent of dimension `d` of a tensor operand of a row-wise gather/scatter.

@@ -433,3 +433,24 @@ def test_torch_script_computes_the_same(case):
         if isinstance(o, np.ndarray):
             tol = 1e-3 if case == "matmul_acc" else 1e-5  # K = 512 summed in another order
             np.testing.assert_allclose(t.numpy().astype(np.float64), o.astype(np.float64), rtol=tol, atol=tol)
+
+
+# ---- pl.tensor.random: Philox numbered over the whole tensor -------------------------------------
+
+@pl.jit
+def k_tensor_random(u: pl.Out[pl.Tensor], f: pl.Out[pl.Tensor], c0: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        u[:] = pl.tensor.random(5, 6, c0, 0xFFFFFFFF, 7, 0, [1800, 64])
+        f[:] = pl.tensor.adds(pl.tensor.random(1, 2, 3, 4, 5, 6, shape=[64, 32], dtype=pl.FP32, rounds=7), 1.0)
+    return u
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_random_is_the_whole_tensor_philox(engine):
+    from .test_new_ops import philox_tile
+    u, f = np.zeros((1800, 64), np.uint32), np.zeros((64, 32), np.float32)
+    run(k_tensor_random, u, f, 0xFFFFFF00, engine=engine)  # blocks past the first carry into counter1, counter2
+    np.testing.assert_array_equal(u, philox_tile(1800, 64, (5, 6), (0xFFFFFF00, 0xFFFFFFFF, 7, 0)))
+    words = philox_tile(64, 32, (1, 2), (3, 4, 5, 6), rounds=7)
+    np.testing.assert_array_equal(f, ((words >> 8).astype(np.float64) / 2.0**24 + 1.0).astype(np.float32))
+    assert "pl.tensor.random(" in round_trip(k_tensor_random, u, f, 0xFFFFFF00)
