@@ -454,3 +454,14 @@ def test_tensor_random_is_the_whole_tensor_philox(engine):
     words = philox_tile(64, 32, (1, 2), (3, 4, 5, 6), rounds=7)
     np.testing.assert_array_equal(f, ((words >> 8).astype(np.float64) / 2.0**24 + 1.0).astype(np.float32))
     assert "pl.tensor.random(" in round_trip(k_tensor_random, u, f, 0xFFFFFF00)
+
+
+def test_tensor_random_needs_whole_rows():
+    @pl.jit
+    def wide(out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.tensor.random(1, 2, 3, 4, 5, 6, [8, 1024])
+        return out
+
+    with pytest.raises(_core.PyptoError, match=r"numbers the whole tensor in row-major order[\s\S]*fix:"):
+        wide(np.zeros((8, 1024), np.uint32))
