@@ -299,6 +299,7 @@ class Lowerer : public IRMutator {
         case TensorOpShape::kMatmul:
         case TensorOpShape::kBatchMatmul: t = matmul(*c, *info, b); break;
         case TensorOpShape::kMatmulAcc: t = matmul_acc(*c, *info, b, memo); break;
+        case TensorOpShape::kConcat: t = concat(*c, b); break;
         case TensorOpShape::kGather: t = gather(*c, b, memo); break;
         case TensorOpShape::kGenerate: t = generate(*c, *info, b); break;
         case TensorOpShape::kScatter: t = scatter(*c, b, memo); break;
@@ -372,6 +373,31 @@ class Lowerer : public IRMutator {
       args[2 + w] = BinaryExpr::make(BinaryOp::Mod, sum, word, c.span);
       carry = BinaryExpr::make(BinaryOp::FloorDiv, sum, word, c.span);
     }
+  }
+
+  // Block b of concat(src0 [M, A], src1 [M, B]): whole rows of the result, from the same rows
+  // of each operand (an edge block's operands made fully valid for TCONCAT, the result cut back).
+  ExprPtr concat(const Call& c, const Block& b) {
+    int64_t unit = std::max<int64_t>(1, 32 / dtype_size(c.type));
+    int64_t a = static_dim(c, c.args[0], 1, "row length of 'src0'"), w = static_dim(c, c.args[1], 1, "row length of 'src1'");
+    auto c0 = as_const_int(b.c0);
+    if (!c0 || *c0 != 0 || b.cols != a + w || a % unit || w % unit)
+      fail(ErrorKind::kCapacity, c.span,
+           "pl.tensor.concat joins whole rows, but the result is written in blocks of " + std::to_string(b.cols) +
+               " columns of rows of " + std::to_string(a) + " + " + std::to_string(w) + " elements",
+           "give both operands row lengths that are multiples of 32 bytes and together fit a block (at most 2 KiB), or "
+           "use pl.tile.concat on tiles you load yourself");
+    auto part = [&](const ExprPtr& e, int64_t cols) {
+      std::map<const Expr*, ExprPtr> memo;  // blocks of another width than b
+      ExprPtr t = as_vec(tile_of(e, Block{b.r0, idx(0), b.rows, cols, b.vrows, nullptr}, memo), c.span);
+      if (b.vrows) t = assign("whole", call("tile.fillpad", {t}, {}, c.span));
+      return t;
+    };
+    ExprPtr lhs = part(c.args[0], a), rhs = part(c.args[1], w);
+    ExprPtr t = assign("concat", call("tile.concat", {lhs, rhs}, {}, c.span));
+    if (b.vrows)
+      t = assign("concat", make_op_call("tile.set_validshape", {t, ListExpr::make({b.vrows, idx(b.cols)})}, {}, {}, c.span));
+    return t;
   }
 
   // The static extent of dimension `d` of a tensor operand of a row-wise gather/scatter.

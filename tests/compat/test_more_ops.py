@@ -393,7 +393,7 @@ def test_tile_batch_matmul_is_the_2d_matmul(engine):
 
 # ---- the PyTorch spelling (pypto.debug.torch_codegen) computes the same --------------------------
 
-def _torch_cases():
+def _torch_cases():  # the kernels are defined below this function; it runs at test time
     f32 = np.float32
     x8 = rng.uniform(-1, 1, size=(8, 16)).astype(f32)
     return {
@@ -405,6 +405,10 @@ def _torch_cases():
         "tile_bmm": (k_tile_bmm, [rng.standard_normal((16, 32)).astype(f32), rng.standard_normal((32, 16)).astype(f32),
                                   rng.standard_normal((16, 32)).astype(f32), np.zeros((16, 16), f32)]),
         "subblock": (k_subblock_plain, [np.zeros((8, 8), np.int32)]),
+        "random": (k_tensor_random, [np.zeros((1800, 64), np.uint32), np.zeros((64, 32), f32), 0xFFFFFF00]),
+        "concat": (k_tensor_concat, [rng.uniform(-1, 1, size=(997, 64)).astype(f32),
+                                     rng.uniform(-1, 1, size=(997, 32)).astype(f32),
+                                     np.zeros((997, 96), f32), np.zeros((997, 96), f32)]),
         "matmul_acc": (k_tensor_matmul_acc, [rng.standard_normal((64, 48)).astype(f32),
                                              rng.standard_normal((64, 512)).astype(f32), b512 := rng.standard_normal(
                                                  (512, 48)).astype(f32), np.ascontiguousarray(b512.T)] +
@@ -417,7 +421,7 @@ def _torch_cases():
 
 
 @pytest.mark.parametrize("case", ["write_kw", "create_l1", "reinterpret", "tile_bmm", "subblock", "argreduce",
-                                  "matmul_acc"])
+                                  "matmul_acc", "random", "concat"])
 def test_torch_script_computes_the_same(case):
     torch = pytest.importorskip("torch")
     import pypto.debug as dbg
@@ -465,3 +469,35 @@ def test_tensor_random_needs_whole_rows():
 
     with pytest.raises(_core.PyptoError, match=r"numbers the whole tensor in row-major order[\s\S]*fix:"):
         wide(np.zeros((8, 1024), np.uint32))
+
+
+# ---- pl.tensor.concat: [M, A] ++ [M, B] on whole tensors ----------------------------------------
+
+@pl.jit
+def k_tensor_concat(a: pl.Tensor, b: pl.Tensor, o1: pl.Out[pl.Tensor], o2: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        o1[:] = pl.tensor.concat(a, b)
+        o2[:] = pl.tensor.concat(src0=pl.tensor.exp(b), src1=a)    # a computed operand, PyPTO's keywords
+    return o1
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_concat(engine):
+    a = rng.uniform(-1, 1, size=(997, 64)).astype(np.float32)  # several row blocks, a ragged last one
+    b = rng.uniform(-1, 1, size=(997, 32)).astype(np.float32)
+    o1, o2 = np.zeros((997, 96), np.float32), np.zeros((997, 96), np.float32)
+    run(k_tensor_concat, a, b, o1, o2, engine=engine)
+    np.testing.assert_array_equal(o1, np.concatenate([a, b], axis=1))
+    np.testing.assert_allclose(o2, np.concatenate([np.exp(b), a], axis=1), rtol=1e-6, atol=1e-6)
+    assert "pl.tensor.concat(" in round_trip(k_tensor_concat, a, b, o1, o2)
+
+
+def test_tensor_concat_needs_aligned_rows():
+    @pl.jit
+    def odd(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.tensor.concat(a, b)
+        return out
+
+    with pytest.raises(_core.PyptoError, match=r"pl.tensor.concat joins whole rows[\s\S]*fix:"):
+        odd(np.zeros((8, 12), np.float32), np.zeros((8, 20), np.float32), np.zeros((8, 32), np.float32))

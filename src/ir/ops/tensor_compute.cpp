@@ -167,6 +167,15 @@ void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape, std::
   InferTypeFn infer = shape == TensorOpShape::kMatmul
                           ? InferTypeFn([tile_op](const CallSite& s) { return infer_matmul(s, *tile_op); })
                           : InferTypeFn([tile_op](const CallSite& s) { return infer_through_tile(s, *tile_op); });
+  if (shape == TensorOpShape::kConcat)
+    infer = [tile_op](const CallSite& s) {
+      for (const char* p : {"lhs", "rhs"})
+        if (s.arg(p) && s.arg(p)->type && s.arg(p)->type->as<TensorType>() && !as_const_int(tensor2d(s, p).shape[1]))
+          op_fail(s, ErrorKind::kType,
+                  std::string("the row length of '") + p + "' (" + type_str(s.arg(p)->type) + ") is known only at run time",
+                  "concatenate tensors whose column counts are static");
+      return infer_through_tile(s, *tile_op);
+    };
   std::string variant = tile_op->scalar_variant.empty() ? "" : "tensor." + tile_op->scalar_variant.substr(5);
   // PyPTO's tensor gather/scatter take `dim` second: pl.tensor.gather(input, dim, index);
   // scatter also has the mask form's `dst` (rejected by type inference).
@@ -230,7 +239,8 @@ void register_tensor_compute_ops(OpRegistry& r) {
   }
   add_form(r, "full", S::kGenerate);
   add_form(r, "ci", S::kGenerate, {"tensor.arange"});
-  add_form(r, "random", S::kGenerate);  // counter offset per block: LowerTensorOps  // PyPTO's tensor.arange is ci (start first)
+  add_form(r, "random", S::kGenerate);
+  add_form(r, "concat", S::kConcat);  // counter offset per block: LowerTensorOps  // PyPTO's tensor.arange is ci (start first)
   add_form(r, "row_expand", S::kRowExpand);  // (target [M, N], src [M, 1]): the broadcast itself
   add_form(r, "col_expand", S::kColExpand);
   add_form(r, "matmul", S::kMatmul);
