@@ -300,6 +300,7 @@ class Lowerer : public IRMutator {
         case TensorOpShape::kBatchMatmul: t = matmul(*c, *info, b); break;
         case TensorOpShape::kMatmulAcc: t = matmul_acc(*c, *info, b, memo); break;
         case TensorOpShape::kConcat: t = concat(*c, b); break;
+        case TensorOpShape::kIdentity: t = tile_of(c->args[0], b, memo); break;
         case TensorOpShape::kGather: t = gather(*c, b, memo); break;
         case TensorOpShape::kGenerate: t = generate(*c, *info, b); break;
         case TensorOpShape::kScatter: t = scatter(*c, b, memo); break;

@@ -501,3 +501,24 @@ def test_tensor_concat_needs_aligned_rows():
 
     with pytest.raises(_core.PyptoError, match=r"pl.tensor.concat joins whole rows[\s\S]*fix:"):
         odd(np.zeros((8, 12), np.float32), np.zeros((8, 20), np.float32), np.zeros((8, 32), np.float32))
+
+
+# ---- pl.tensor.fillpad: every tensor element is valid, so the values stay ------------------------
+
+@pl.jit
+def k_tensor_fillpad(a: pl.Tensor, o1: pl.Out[pl.Tensor], o2: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        o1[:] = pl.tensor.fillpad(a, pl.PadValue.max)
+        o2[:] = pl.tensor.row_max(pl.fillpad(pl.tensor.neg(a), pad_value=pl.PadValue.min))
+    return o1
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_fillpad_keeps_the_values(engine):
+    a = rng.uniform(-1, 1, size=(997, 40)).astype(np.float32)
+    o1, o2 = np.zeros((997, 40), np.float32), np.zeros((997, 1), np.float32)
+    run(k_tensor_fillpad, a, o1, o2, engine=engine)
+    np.testing.assert_array_equal(o1, a)
+    np.testing.assert_array_equal(o2[:, 0], (-a).max(axis=1))
+    text = round_trip(k_tensor_fillpad, a, o1, o2)
+    assert "pl.tensor.fillpad(a, pad_value=pl.PadValue.max)" in text

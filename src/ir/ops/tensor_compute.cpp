@@ -240,7 +240,8 @@ void register_tensor_compute_ops(OpRegistry& r) {
   add_form(r, "full", S::kGenerate);
   add_form(r, "ci", S::kGenerate, {"tensor.arange"});
   add_form(r, "random", S::kGenerate);
-  add_form(r, "concat", S::kConcat);  // counter offset per block: LowerTensorOps  // PyPTO's tensor.arange is ci (start first)
+  add_form(r, "concat", S::kConcat);
+  add_form(r, "fillpad", S::kIdentity);  // counter offset per block: LowerTensorOps  // PyPTO's tensor.arange is ci (start first)
   add_form(r, "row_expand", S::kRowExpand);  // (target [M, N], src [M, 1]): the broadcast itself
   add_form(r, "col_expand", S::kColExpand);
   add_form(r, "matmul", S::kMatmul);
