@@ -6,6 +6,8 @@
 #include "pypto/codegen/kernel_builder.h"
 #include "pypto/codegen/insert_sync.h"
 #include "pypto/codegen/pto_text.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/visitor.h"
 #include "stmt_lowering.h"
 
 namespace pypto::codegen {
@@ -33,6 +35,17 @@ static bool is_cube_memory(MemorySpace m) {
          m == MemorySpace::Bias;
 }
 
+namespace {
+// Whether the function reads pl.get_subblock_idx().
+struct ReadsSubblock : ir::IRVisitor {
+  bool found = false;
+  void visit_call(const ir::Call& c) override {
+    found = found || c.op->name == "tile.get_subblock_idx";
+    ir::IRVisitor::visit_call(c);
+  }
+};
+}  // namespace
+
 LoweredKernel lower_kernel(const ir::Function& fn) {
   LoweredKernel out;
   isa::Kernel& k = out.kernel;
@@ -48,6 +61,16 @@ LoweredKernel lower_kernel(const ir::Function& fn) {
   // Scalar parameters take registers 0..k-1 in order, before any other register.
   for (auto& p : fn.params)
     if (p->type->as<ir::ScalarType>()) kb.define_scalar(p);
+  // pl.get_subblock_idx(): one more scalar parameter, last (so its register follows the
+  // others'). A mixed task's part passes its AIV lane, every other launch 0 (both added by
+  // lower_program.cpp: the IR call does not pass it).
+  ReadsSubblock reads;
+  reads.visit_function(fn);
+  if (reads.found) {
+    kb.subblock_idx = ir::Var::make("__subblock_idx", ir::ScalarType::make(DataType::INDEX), fn.span);
+    k.params.push_back(describe_param(kb.subblock_idx, ParamDirection::In));
+    kb.define_scalar(kb.subblock_idx);
+  }
 
   StmtLowering body(kb);
   body.lower(fn.body);

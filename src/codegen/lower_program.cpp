@@ -188,6 +188,12 @@ struct ProgramLowering {
         else pa.param = group_param(a, call->span);
         part.args.push_back(pa);
       }
+      const isa::Kernel& pk = host.kernels[part.kernel];
+      if (pk.params.size() == part.args.size() + 1 && pk.params.back().name == "__subblock_idx") {
+        isa::PartArg lane;  // pl.get_subblock_idx() of this part: its AIV lane (0 on the AIC)
+        lane.constant = isa::Scalar::imm(part.role == isa::PartRole::AIV1 ? 1 : 0);
+        part.args.push_back(lane);
+      }
       check_part(g, *call, part, k.params);
       if (bound) {  // `out = self.aiv(..., out)`: the tensor the part returns
         const std::vector<int>& rp = returned_params[part.kernel];
@@ -318,7 +324,10 @@ struct ProgramLowering {
     int callee = kernel_of(call);
     const isa::Kernel& k = host.kernels[callee];
     check_syncall(call, k);
-    if (call.args.size() != k.params.size())
+    // pl.get_subblock_idx()'s hidden last parameter: 0 in a launch that is not a mixed task's part.
+    const bool lane = call.args.size() + 1 == k.params.size() && !k.params.back().is_tensor &&
+                      k.params.back().name == "__subblock_idx";
+    if (call.args.size() != k.params.size() && !lane)
       fail(ErrorKind::kType, call.span,
            "kernel '" + k.name + "' takes " + std::to_string(k.params.size()) + " arguments, got " +
                std::to_string(call.args.size()),
@@ -342,6 +351,7 @@ struct ProgramLowering {
         in.ins.push_back(isa::Operand::scalar_of(kb.scalar(a)));
       }
     }
+    if (lane) in.ins.push_back(isa::Operand::scalar_of(isa::Scalar::imm(0)));
     in.span = call.span;
     // Explicit edges: deps name earlier launches by task id; the runtime wants the ordinal
     // of their kCall among the host program's kCalls.

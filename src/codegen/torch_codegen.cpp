@@ -443,6 +443,11 @@ def _fifo_wait(cluster, role, what, attempt):
                                "(pushes and pops of the parts do not match, or a tile is never freed)")
 
 
+def _subblock_idx():
+    """pl.get_subblock_idx(): the AIV lane of this part of a mixed task, 0 elsewhere."""
+    return getattr(_core_of_thread, "aiv", None) or 0
+
+
 def _tpush(direction, aiv, tile):
     cluster, role, (tiles, slots) = _fifo_of(direction, aiv, "tpush")
     _fifo_wait(cluster, role, f"push to the {direction} FIFO (full)", lambda: True if slots.acquire(timeout=0.05) else None)

@@ -195,8 +195,10 @@ class Lowerer : public IRMutator {
     st.widest_bytes = std::max<int64_t>(st.widest_bytes, dtype_size(e->type));
     if (auto* c = e->as<Call>()) {
       auto info = tensor_op_info(*c->op);
-      bool cube = info && (info->shape == TensorOpShape::kMatmul || info->shape == TensorOpShape::kBatchMatmul);
+      bool cube = info && (info->shape == TensorOpShape::kMatmul || info->shape == TensorOpShape::kBatchMatmul ||
+                           info->shape == TensorOpShape::kMatmulAcc);
       if (cube) st.matmul = true;
+      if (info && info->shape == TensorOpShape::kMatmulAcc) stats(c->args[0], st);  // acc's block
       if (info && (info->shape == TensorOpShape::kGather || info->shape == TensorOpShape::kScatter)) {
         ++st.nodes;  // the whole-row operand block
         for (size_t k = 0; k < c->args.size(); ++k)
@@ -296,6 +298,9 @@ class Lowerer : public IRMutator {
         case TensorOpShape::kColReduce: t = reduce(*c, *info, b); break;
         case TensorOpShape::kMatmul:
         case TensorOpShape::kBatchMatmul: t = matmul(*c, *info, b); break;
+        case TensorOpShape::kMatmulAcc: t = matmul_acc(*c, *info, b, memo); break;
+        case TensorOpShape::kConcat: t = concat(*c, b); break;
+        case TensorOpShape::kIdentity: t = tile_of(c->args[0], b, memo); break;
         case TensorOpShape::kGather: t = gather(*c, b, memo); break;
         case TensorOpShape::kGenerate: t = generate(*c, *info, b); break;
         case TensorOpShape::kScatter: t = scatter(*c, b, memo); break;
@@ -328,6 +333,7 @@ class Lowerer : public IRMutator {
       if (!as_const_int(step) || *as_const_int(step) != 0)
         args[0] = BinaryExpr::make(down ? BinaryOp::Sub : BinaryOp::Add, args[0], step, c.span);
     }
+    if (info.tile_op->name == "tile.random") random_counter(c, b, args);
     std::vector<std::pair<std::string, ExprPtr>> kwargs;  // the call's arguments by name (positions count attributes)
     size_t k = 0;
     for (const auto& p : info.tile_op->params)
@@ -340,6 +346,58 @@ class Lowerer : public IRMutator {
       std::vector<ExprPtr> valid = {b.vrows ? b.vrows : idx(b.rows), b.vcols ? b.vcols : idx(b.cols)};
       t = assign(short_name(*info.tile_op), make_op_call("tile.set_validshape", {t, ListExpr::make(valid)}, {}, {}, c.span));
     }
+    return t;
+  }
+
+  // random numbers element i of the whole tensor (row-major) from word i % 4 of the block for
+  // counter + i / 4: a block of whole rows starting at element r0 * N starts at counter +
+  // r0 * N / 4 (a 128-bit add, word by word with carries, in INDEX arithmetic).
+  void random_counter(const Call& c, const Block& b, std::vector<ExprPtr>& args) const {
+    auto n = as_const_int(c.type->as<TensorType>()->shape[1]);
+    auto c0 = as_const_int(b.c0);
+    if (!n || !c0 || *c0 != 0 || b.cols != *n || (b.rows * *n) % 4 != 0)
+      fail(ErrorKind::kCapacity, c.span,
+           "pl.tensor.random numbers the whole tensor in row-major order, but the result is written in blocks of " +
+               std::to_string(b.rows) + " x " + std::to_string(b.cols) + " of rows of " +
+               (n ? std::to_string(*n) : std::string("run-time length")),
+           "give the tensor a static row length that fits a block (at most 2 KiB) with a multiple of 4 elements per "
+           "block, or use pl.tile.random on tiles you store yourself");
+    if (args.size() > 6 && args[6])
+      fail(ErrorKind::kType, c.span, "pl.tensor.random takes no valid_shape (every tensor element is generated)",
+           "drop valid_shape=, or use pl.tile.random");
+    auto r0 = as_const_int(b.r0);
+    if (r0 && *r0 == 0) return;
+    ExprPtr carry = BinaryExpr::make(BinaryOp::FloorDiv, mul(b.r0, *n), idx(4), c.span);
+    const ExprPtr word = idx(int64_t{1} << 32);
+    for (int w = 0; w < 4; ++w) {
+      ExprPtr sum = BinaryExpr::make(BinaryOp::Add, carry, args[2 + w], c.span);  // INDEX on the left: no wrap
+      args[2 + w] = BinaryExpr::make(BinaryOp::Mod, sum, word, c.span);
+      carry = BinaryExpr::make(BinaryOp::FloorDiv, sum, word, c.span);
+    }
+  }
+
+  // Block b of concat(src0 [M, A], src1 [M, B]): whole rows of the result, from the same rows
+  // of each operand (an edge block's operands made fully valid for TCONCAT, the result cut back).
+  ExprPtr concat(const Call& c, const Block& b) {
+    int64_t unit = std::max<int64_t>(1, 32 / dtype_size(c.type));
+    int64_t a = static_dim(c, c.args[0], 1, "row length of 'src0'"), w = static_dim(c, c.args[1], 1, "row length of 'src1'");
+    auto c0 = as_const_int(b.c0);
+    if (!c0 || *c0 != 0 || b.cols != a + w || a % unit || w % unit)
+      fail(ErrorKind::kCapacity, c.span,
+           "pl.tensor.concat joins whole rows, but the result is written in blocks of " + std::to_string(b.cols) +
+               " columns of rows of " + std::to_string(a) + " + " + std::to_string(w) + " elements",
+           "give both operands row lengths that are multiples of 32 bytes and together fit a block (at most 2 KiB), or "
+           "use pl.tile.concat on tiles you load yourself");
+    auto part = [&](const ExprPtr& e, int64_t cols) {
+      std::map<const Expr*, ExprPtr> memo;  // blocks of another width than b
+      ExprPtr t = as_vec(tile_of(e, Block{b.r0, idx(0), b.rows, cols, b.vrows, nullptr}, memo), c.span);
+      if (b.vrows) t = assign("whole", call("tile.fillpad", {t}, {}, c.span));
+      return t;
+    };
+    ExprPtr lhs = part(c.args[0], a), rhs = part(c.args[1], w);
+    ExprPtr t = assign("concat", call("tile.concat", {lhs, rhs}, {}, c.span));
+    if (b.vrows)
+      t = assign("concat", make_op_call("tile.set_validshape", {t, ListExpr::make({b.vrows, idx(b.cols)})}, {}, {}, c.span));
     return t;
   }
 
@@ -437,6 +495,23 @@ class Lowerer : public IRMutator {
       ExprPtr tile = as_vec(tile_of(x, block_at(start), memo), c.span);
       return assign(short_name(*info.tile_op), call(info.tile_op->name, {tile}, c.attrs, c.span));
     };
+    if (info.tile_op->name.find("arg") != std::string::npos) {
+      // An index reduction has no partial combine: each whole row (column) in one block.
+      const ExprPtr& extent = shape[rows ? 1 : 0];
+      auto n = as_const_int(extent);
+      int64_t width = rows ? b.rows : b.cols;
+      int64_t padded = n ? (rows ? (*n + unit - 1) / unit * unit : *n) : 0;
+      if (!n || width * padded * bytes > vec_block_bytes(st))
+        fail(ErrorKind::kCapacity, c.span,
+             "pl." + c.op->name + ": an index reduction needs each whole " + (rows ? "row" : "column") +
+                 " in one block, but " + std::to_string(width) + " " + (rows ? "rows" : "columns") + " of " +
+                 (n ? std::to_string(*n) : std::string("a run-time number of")) + " elements do not fit the " +
+                 std::to_string(vec_block_bytes(st)) + " bytes of UB a block may take",
+             std::string("make the ") + (rows ? "rows" : "columns") + " shorter (static, at most " +
+                 std::to_string(vec_block_bytes(st) / (width * bytes)) + " elements), or use pl.tile." +
+                 c.op->name.substr(7) + " on tiles you load yourself");
+      walk = Tiling{padded, extent};
+    }
     ExprPtr first = reduce_block(idx(0));
     if (walk.single()) return first;
     auto loop_var = Var::make(rows ? "rj" : "ri", ScalarType::make(DataType::INDEX));
@@ -456,8 +531,25 @@ class Lowerer : public IRMutator {
 
   // Block b of a @ bm: K is walked in blocks, the first with matmul, the rest with matmul_acc
   // into the loop-carried Acc tile.
-  ExprPtr matmul(const Call& c, const TensorOpInfo& info, const Block& b) {
-    ExprPtr a = resolve(c.args[0]), bm = resolve(c.args[1]);
+  // Block b of matmul_acc(acc, lhs, rhs): the product's block (as pl.matmul's) added to acc's
+  // block; a literal init_cond=True drops acc, a run-time one is refused.
+  ExprPtr matmul_acc(const Call& c, const TensorOpInfo& info, const Block& b, std::map<const Expr*, ExprPtr>& memo) {
+    ExprPtr init = c.args.size() > 3 ? c.args[3] : nullptr;
+    auto* lit = init ? init->as<ConstBool>() : nullptr;
+    if (init && !lit)
+      fail(ErrorKind::kValue, c.span,
+           "pl.tensor.matmul_acc: init_cond must be a literal True or False on whole tensors (it picks the form at "
+           "compile time), got a run-time value",
+           "branch yourself: if cond: out[:] = pl.tensor.matmul(lhs, rhs) else: out[:] = pl.tensor.matmul_acc(acc, lhs, "
+           "rhs), or use pl.tile.matmul_acc on tiles");
+    ExprPtr prod = matmul(c, info, b, 1);
+    if (lit && lit->value) return prod;
+    ExprPtr acc = as_vec(tile_of(c.args[0], b, memo), c.span);
+    return assign("acc_sum", call("tile.add", {acc, as_vec(prod, c.span)}, {}, c.span));
+  }
+
+  ExprPtr matmul(const Call& c, const TensorOpInfo& info, const Block& b, size_t first_arg = 0) {
+    ExprPtr a = resolve(c.args[first_arg]), bm = resolve(c.args[first_arg + 1]);
     for (auto& operand : {a, bm})
       if (!operand->as<Var>())
         fail(ErrorKind::kType, c.span, "pl.matmul on tensors: each operand must be a tensor, not a computed value",
@@ -499,6 +591,7 @@ class Lowerer : public IRMutator {
     Attrs mm_attrs = c.attrs;  // the operands reach the cube already transposed
     mm_attrs["a_trans"] = false;
     mm_attrs["b_trans"] = false;
+    if (first_arg) mm_attrs["out_dtype"] = c.type->as<TensorType>()->dtype;  // matmul_acc: acc's dtype
     ExprPtr first = assign("acc", call("tile.matmul", {l0, r0}, mm_attrs, c.span));
     if (k.single()) return first;
     auto loop_var = Var::make("kk", ScalarType::make(DataType::INDEX));

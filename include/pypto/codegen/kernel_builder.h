@@ -88,6 +88,9 @@ class KernelBuilder {
   // The function being lowered (op lowerings that belong to one kind of function check it).
   FunctionType func_type = FunctionType::Opaque;
   std::string func_name;
+  // The hidden scalar parameter pl.get_subblock_idx() reads (null when the kernel has none):
+  // the AIV lane of a part of a mixed task, 0 elsewhere (see lower_kernel.cpp).
+  ir::VarPtr subblock_idx;
 
  private:
   ir::VarPtr temporary(const ir::TypePtr& type, const Span& span);

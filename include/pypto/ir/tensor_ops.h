@@ -18,6 +18,9 @@ enum class TensorOpShape : uint8_t {
   kScatter,      // (target [M, N], indices [M, K], src [M, K]) -> [M, N]: blocks of whole rows
   kBatchMatmul,  // [B, M, K] @ [B, K, N] (or [K, N]) -> [B, M, N]: one matmul per batch
   kGenerate,     // no tensor operands (full, ci): block (r, c) made from the shape attribute cut to the block
+  kIdentity,     // the operand's values (fillpad: every tensor element is valid, nothing to fill)
+  kConcat,       // (src0 [M, A], src1 [M, B]) -> [M, A + B]: blocks of whole rows
+  kMatmulAcc,    // (acc [M, N], lhs [M, K], rhs [K, N]) -> acc + lhs @ rhs: kMatmul's blocks plus acc's block
 };
 
 struct TensorOpInfo {

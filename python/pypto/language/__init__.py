@@ -5,6 +5,7 @@ meaning inside `@pl.jit` / `@pl.function` bodies, which are parsed, never execut
 from pypto._core import PyptoError  # noqa: F401
 
 from . import ops as _ops
+from . import optimizations, parser  # noqa: F401  (PyPTO's pl.parser / pl.optimizations)
 from .decorators import (  # noqa: F401
     InlineFunction,
     JITFunction,

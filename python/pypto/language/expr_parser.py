@@ -449,7 +449,8 @@ class ExprParser:
             if spelled[k] in given:
                 raise self.error(node, f"pl.{dsl_name} got argument '{k}' twice", f"call it as {signature}")
             given[spelled[k]] = v
-        hint = next((a.type.dtype for a in args if self.is_array(a)), None)
+        # The dtype literals take: the first tile / tensor argument's, positional or keyword (pl.write(dst=t, ...)).
+        hint = next((given[p.name].type.dtype for p in params if self.is_array(given.get(p.name))), None)
         exprs, attrs = {}, {}
         for p in params:
             if p.name not in given or given[p.name] is None:

@@ -385,9 +385,28 @@ void lower_tile_write(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   if (dst) kb.define_view(dst, tile);
 }
 
+// pl.get_subblock_idx(): the kernel's hidden __subblock_idx parameter (lower_kernel.cpp adds
+// it to kernels that read it; a mixed task's part passes its lane, any other launch 0).
+void lower_subblock_idx(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  if (!kb.subblock_idx)
+    fail(ErrorKind::kType, c.span, "pl.get_subblock_idx() is read outside kernel code (the orchestration has no lane)",
+         "read it inside an InCore, AIV or AIC function or a pl.at body");
+  if (dst) kb.bind_scalar(dst.get(), kb.scalar(kb.subblock_idx));
+}
+
 }  // namespace
 
 void register_added_ops(OpRegistry& r) {
+  r.add({.name = "tile.get_subblock_idx",
+         .params = {},
+         .infer_type = [](const CallSite&) { return ScalarType::make(DataType::INDEX); },
+         .pto = "",
+         .lower = lower_subblock_idx,
+         .doc = "The AIV lane (0 or 1) of the vector function running as a part of a Group (mixed) task, as an "
+                "INDEX scalar; 0 on the AIC part and in every kernel that is not a part of a mixed task.",
+         .aliases = {"get_subblock_idx", "tensor.get_subblock_idx"},
+         .scalar_variant = "",
+         .torch = "_subblock_idx()"});
   r.add({.name = "tile.read",
          .params = {expr_param("tile"), list_param("indices")},
          .infer_type = infer_tile_read,
@@ -397,8 +416,8 @@ void register_added_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .torch = "{tile}[int({indices}[0]), int({indices}[1])].item()"});
-  r.add({.name = "tile.write",
-         .params = {expr_param("tile"), list_param("indices"), expr_param("value")},
+  r.add({.name = "tile.write",  // PyPTO's pl.write(dst, offset, value) by keyword
+         .params = {aka(expr_param("tile"), {"dst"}), aka(list_param("indices"), {"offset"}), expr_param("value")},
          .infer_type = infer_tile_write,
          .pto = "",
          .lower = lower_tile_write,
@@ -412,7 +431,7 @@ void register_added_ops(OpRegistry& r) {
          .expand = {},
          .effects = true});
   r.add({.name = "tensor.write",
-         .params = {expr_param("tensor"), list_param("indices"), expr_param("value")},
+         .params = {aka(expr_param("tensor"), {"dst"}), aka(list_param("indices"), {"offset"}), expr_param("value")},
          .infer_type = infer_write,
          .pto = "",
          .lower = lower_write,
@@ -450,7 +469,7 @@ void register_added_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_arange({R}, {C}, {start}, {dtype}, {descending})"});
   r.add({.name = "tile.fillpad_expand",
-         .params = {expr_param("tile"), attr_param("shape"), attr_param("pad_value", PadValue::zero)},
+         .params = {aka(expr_param("tile"), {"value"}), attr_param("shape"), attr_param("pad_value", PadValue::zero)},
          .infer_type = infer_fillpad_expand,
          .pto = "TFILLPAD_EXPAND",
          .lower = {},

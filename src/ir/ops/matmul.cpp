@@ -239,7 +239,7 @@ void register_matmul_ops(OpRegistry& r) {
          .pto = "TMATMUL",
          .lower = {},
          .doc = "Acc[M, N] = Left[M, K] @ Right[K, N] (a_trans/b_trans: operand stored transposed).",
-         .aliases = {},
+         .aliases = {"tile.batch_matmul"},  // tiles are 2-D: a batch of one
          .scalar_variant = "",
          .torch = torch_mm});
   r.add({.name = "tile.matmul_acc",
@@ -252,7 +252,7 @@ void register_matmul_ops(OpRegistry& r) {
          .lower = lower_matmul_acc,
          .doc = "acc + Left @ Right, into an Acc tile; init_cond (a bool) where true gives Left @ Right alone (a "
                 "literal picks the form at compile time, a run-time value branches).",
-         .aliases = {},
+         .aliases = {"tile.batch_matmul_acc"},  // tiles are 2-D: a batch of one
          .scalar_variant = "",
          .writes = "",
          .view = false,

@@ -304,6 +304,23 @@ void register_memory_ops(OpRegistry& r) {
          .aliases = {"create_tile", "tile.create_tile"},
          .scalar_variant = "",
          .torch = "torch.zeros({shape}, dtype={dtype})"});
+  // PyPTO's create_l1(shape, dtype, transpose=False): an uninitialised L1 (Mat) tile, i.e.
+  // pl.create_tile(shape, dtype, target_memory=pl.MemorySpace.Mat); transpose is create's hint.
+  r.add({.name = "tile.create_l1",
+         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), hint(attr_param("transpose", false))},
+         .infer_type =
+             [](const CallSite& s) {
+               Attrs attrs = s.attrs;
+               attrs["target_memory"] = MemorySpace::Mat;
+               return infer_create(CallSite{s.op, s.args, attrs, s.span});
+             },
+         .pto = "",
+         .lower = lower_create,
+         .doc = "An uninitialised L1 (Mat) tile of the given shape and dtype: pl.create_tile(shape, dtype, "
+                "target_memory=pl.MemorySpace.Mat).",
+         .aliases = {"create_l1", "tensor.create_l1"},
+         .scalar_variant = "",
+         .torch = "torch.zeros({shape}, dtype={dtype})"});
   r.add({.name = "tile.full",
          .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), expr_param("value", true)},
          .infer_type = infer_full,

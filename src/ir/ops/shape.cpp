@@ -41,6 +41,42 @@ TypePtr infer_reshape(const CallSite& s) {
   return TileType::make(const_shape(to), t.dtype, t.memory, valid, t.pad);
 }
 
+// reinterpret_view(tile, dtype, shape=None): the tile's bytes read as another dtype. Without
+// shape the columns scale by the byte ratio; with shape, any 2-D shape of the same bytes.
+TypePtr infer_reinterpret_view(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  auto from = tile_shape(s, "tile", t);
+  DataType to_dtype = dtype_attr(s, "dtype");
+  if (to_dtype == t.dtype)
+    op_fail(s, ErrorKind::kValue, "reinterpret_view to " + std::string(dtype_name(to_dtype)) + ", the tile's own dtype",
+            "pass another dtype, or use the tile itself");
+  const int64_t sa = dtype_bits(t.dtype), sb = dtype_bits(to_dtype);
+  if (sa % 8 || sb % 8)
+    op_fail(s, ErrorKind::kType, "reinterpret_view between " + std::string(dtype_name(t.dtype)) + " and " +
+                                     dtype_name(to_dtype) + ": sub-byte dtypes are not supported",
+            "reinterpret whole-byte dtypes (8, 16, 32 or 64 bits)");
+  if (!t.valid_shape.empty())
+    op_fail(s, ErrorKind::kValue, "reinterpret_view of the partly valid tile " + type_str(s.arg("tile")->type),
+            "make it fully valid first with pl.tile.fillpad(tile, pad_value=pl.PadValue.zero)");
+  const int64_t bytes = from[0] * from[1] * sa / 8;
+  std::vector<int64_t> to = shape_attr(s, "shape");
+  if (to.empty()) {
+    if ((from[1] * sa) % sb)
+      op_fail(s, ErrorKind::kValue,
+              "a row of " + type_str(s.arg("tile")->type) + " (" + std::to_string(from[1] * sa / 8) +
+                  " bytes) is not a whole number of " + dtype_name(to_dtype) + " elements",
+              "pass shape= with the same byte count, or a tile whose row bytes divide by the new element size");
+    to = {from[0], from[1] * sa / sb};
+  }
+  if (to.size() != 2) op_fail(s, ErrorKind::kType, "'shape' = " + shape_str(to) + " is not 2-D; tiles are 2-D");
+  if (to[0] * to[1] * sb / 8 != bytes || (to[0] * to[1] * sb) % 8)
+    op_fail(s, ErrorKind::kValue,
+            "shape " + shape_str(to) + " of " + dtype_name(to_dtype) + " is " + std::to_string(to[0] * to[1] * sb / 8) +
+                " bytes, but the tile is " + std::to_string(bytes),
+            "keep the byte count: rows * cols * element size must stay the same");
+  return TileType::make(const_shape(to), to_dtype, t.memory, {}, t.pad);
+}
+
 TypePtr infer_transpose(const CallSite& s) {
   const TileType& t = tile_arg(s, "tile");
   auto shape = tile_shape(s, "tile", t);
@@ -252,6 +288,19 @@ TypePtr infer_set_validshape(const CallSite& s) {
 }  // namespace
 
 void register_shape_ops(OpRegistry& r) {
+  r.add({.name = "tile.reinterpret_view",
+         .params = {aka(expr_param("tile"), {"data"}), attr_param("dtype"),
+                    quiet(attr_param("shape", std::vector<int64_t>{}))},
+         .infer_type = infer_reinterpret_view,
+         .pto = "",
+         .lower = lower_view,
+         .doc = "View the tile's bytes as another dtype (no copy): [R, C] -> [R, C * old size / new size], or "
+                "`shape` of the same byte count.",
+         .aliases = {},
+         .scalar_variant = "",
+         .writes = "",
+         .view = true,
+         .torch = "{tile}.contiguous().view({dtype}).reshape({R}, {C})"});
   r.add({.name = "tile.reshape",
          .params = {aka(expr_param("tile"), {"input", "tensor"}), attr_param("shape")},
          .infer_type = infer_reshape,

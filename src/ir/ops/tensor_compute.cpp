@@ -101,8 +101,24 @@ TypePtr infer_matmul(const CallSite& s, const OpDef& tile_op) {
   Attrs attrs = s.attrs;
   attrs["a_trans"] = false;
   attrs["b_trans"] = false;
-  TypePtr r = tile_op.infer_type(CallSite{s.op, args, attrs, s.span});
+  if (!attrs.count("out_dtype")) attrs["out_dtype"] = DataType::FP32;
+  TypePtr r = tile_op.infer_type(CallSite{tile_op, args, attrs, s.span});
   return TensorType::make({m, n}, r->as<TileType>()->dtype);
+}
+
+// matmul_acc(acc [M, N], lhs, rhs): the product's type must be acc's.
+TypePtr infer_matmul_acc(const CallSite& s, const OpDef& tile_op) {
+  const TensorType& acc = tensor2d(s, "acc");
+  if (ExprPtr init = s.arg("init_cond")) scalar_arg(s, "init_cond");
+  Attrs attrs = s.attrs;
+  attrs["out_dtype"] = acc.dtype;
+  TypePtr p = infer_matmul(CallSite{s.op, s.args, attrs, s.span}, tile_op);
+  const TensorType& prod = *p->as<TensorType>();
+  if (!same_dim(prod.shape[0], acc.shape[0]) || !same_dim(prod.shape[1], acc.shape[1]) || prod.dtype != acc.dtype)
+    op_fail(s, ErrorKind::kType,
+            "'acc' is " + type_str(s.arg("acc")->type) + " but lhs @ rhs is " + type_str(p),
+            "give acc the product's shape [M, N] and dtype (FP32 for float operands)");
+  return s.arg("acc")->type;
 }
 
 // batch_matmul(lhs [B, M, K], rhs [B, K, N] or [K, N]) -> [B, M, N]: dtypes checked by the
@@ -151,6 +167,15 @@ void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape, std::
   InferTypeFn infer = shape == TensorOpShape::kMatmul
                           ? InferTypeFn([tile_op](const CallSite& s) { return infer_matmul(s, *tile_op); })
                           : InferTypeFn([tile_op](const CallSite& s) { return infer_through_tile(s, *tile_op); });
+  if (shape == TensorOpShape::kConcat)
+    infer = [tile_op](const CallSite& s) {
+      for (const char* p : {"lhs", "rhs"})
+        if (s.arg(p) && s.arg(p)->type && s.arg(p)->type->as<TensorType>() && !as_const_int(tensor2d(s, p).shape[1]))
+          op_fail(s, ErrorKind::kType,
+                  std::string("the row length of '") + p + "' (" + type_str(s.arg(p)->type) + ") is known only at run time",
+                  "concatenate tensors whose column counts are static");
+      return infer_through_tile(s, *tile_op);
+    };
   std::string variant = tile_op->scalar_variant.empty() ? "" : "tensor." + tile_op->scalar_variant.substr(5);
   // PyPTO's tensor gather/scatter take `dim` second: pl.tensor.gather(input, dim, index);
   // scatter also has the mask form's `dst` (rejected by type inference).
@@ -213,10 +238,30 @@ void register_tensor_compute_ops(OpRegistry& r) {
     add_form(r, std::string("col_expand_") + f, S::kColExpand);
   }
   add_form(r, "full", S::kGenerate);
-  add_form(r, "ci", S::kGenerate, {"tensor.arange"});  // PyPTO's tensor.arange is ci (start first)
+  add_form(r, "ci", S::kGenerate, {"tensor.arange"});
+  add_form(r, "random", S::kGenerate);
+  add_form(r, "concat", S::kConcat);
+  add_form(r, "fillpad", S::kIdentity);  // counter offset per block: LowerTensorOps  // PyPTO's tensor.arange is ci (start first)
   add_form(r, "row_expand", S::kRowExpand);  // (target [M, N], src [M, 1]): the broadcast itself
   add_form(r, "col_expand", S::kColExpand);
   add_form(r, "matmul", S::kMatmul);
+  const OpDef& mma = r.add({.name = "tensor.matmul_acc",
+                            .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs"), attr_param("a_trans", false),
+                                       attr_param("b_trans", false), expr_param("init_cond", true)},
+                            .infer_type = [matmul](const CallSite& s) { return infer_matmul_acc(s, *matmul); },
+                            .pto = "",
+                            .lower = lower_unlowered,
+                            .doc = "acc + lhs @ rhs on whole tensors (a_trans / b_trans as pl.matmul's), tiled by "
+                                   "LowerTensorOps: each block of the product (TMATMUL, TMATMUL_ACC over K) is added to "
+                                   "acc's block; a literal init_cond=True gives lhs @ rhs alone.",
+                            .aliases = {},
+                            .scalar_variant = "",
+                            .torch = "(_mm({lhs}.transpose(-1, -2) if {a_trans} else {lhs}, {rhs}.transpose(-1, -2) if "
+                                     "{b_trans} else {rhs}, {dtype}) + (0 if {init_cond=False} else {acc}))"});
+  infos()[&mma] = {matmul, S::kMatmulAcc};
+  // Index reductions: LowerTensorOps keeps each whole row (column) in one block (no partial combine).
+  for (const char* n : {"row_argmax", "row_argmin"}) add_form(r, n, S::kRowReduce);
+  for (const char* n : {"col_argmax", "col_argmin"}) add_form(r, n, S::kColReduce);
 }
 
 }  // namespace pypto::ir::ops
