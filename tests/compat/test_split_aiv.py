@@ -106,6 +106,36 @@ def test_vector_prologue_gathered_to_the_cube(engine, mode):
     np.testing.assert_allclose(out, np.maximum(x, 0) @ w, rtol=1e-4, atol=1e-4)
 
 
+@pl.program
+class GatherNone:
+    """NONE: both lanes compute a whole tile from their own rows of x ([2M, K]); the gather
+    delivers lane 0's tile (PyPTO leaves the lane unspecified; here it is always lane 0, and
+    lane 1's is popped and freed unread)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[2 * M, K], FP32], w: pl.Tensor[[K, N], FP32], out: pl.Out[pl.Tensor[[M, N], FP32]]):
+        for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.NONE):
+            xt = pl.relu(pl.load(x, [aiv_id * M, 0], [M, K]))
+            g = pl.aic_gather(xt)
+        acc = pl.matmul(pl.move(g, target_memory=Left),
+                        pl.move(pl.load(w, [0, 0], [K, N], target_memory=Mat), target_memory=Right))
+        out = pl.store(acc, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[2 * M, K], FP32], w: pl.Tensor[[K, N], FP32], out: pl.Out[pl.Tensor[[M, N], FP32]]):
+        out = self.kernel(x, w, out)
+        return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_none_gather_delivers_lane_0(engine):
+    x, w = randn(2 * M, K, seed=5), randn(K, N, seed=6)
+    out = np.zeros((M, N), np.float32)
+    run(GatherNone, x, w, out, config=RunConfig(engine=engine, verify="roundtrip"))
+    np.testing.assert_allclose(out, np.maximum(x[:M], 0) @ w, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("mode", ["UP_DOWN", "LEFT_RIGHT", "NONE"])
 def test_region_prints_and_parses_back(mode):
     prog, _ = epilogue_program(getattr(pl.SplitMode, mode))
