@@ -317,3 +317,124 @@ def test_crossing_outside_a_region_and_bad_region_arguments():
 def test_surface_names():
     assert pl.tile.aiv_shard is not None and pl.tile.aic_gather is not None
     assert list(inspect.signature(pl.split_aiv).parameters) == ["n", "mode"]
+
+
+@pl.program
+class AtBody:
+    """The region inside a `pl.at(level=CORE_GROUP)` body: OutlineIncore makes the InCore
+    kernel, SplitAiv divides it."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], out: pl.Out[pl.Tensor[[M, N], FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            acc = pl.matmul(pl.move(pl.load(a, [0, 0], [M, K], target_memory=Mat), target_memory=Left),
+                            pl.move(pl.load(b, [0, 0], [K, N], target_memory=Mat), target_memory=Right))
+            for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                t = pl.aiv_shard(acc)
+                out = pl.store(pl.relu(t), [aiv_id * (M // 2), 0], out)
+        return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_region_in_a_pl_at_body(engine):
+    a, b = randn(M, K, seed=7), randn(K, N, seed=8)
+    out = np.zeros((M, N), np.float32)
+    run(AtBody, a, b, out, config=RunConfig(engine=engine, verify="roundtrip"))
+    np.testing.assert_allclose(out, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_cube_op_inside_the_region_is_an_error():
+    def build():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def kernel(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], bias: pl.Tensor[[M, N], FP32],
+                       out: pl.Out[pl.Tensor[[M, N], FP32]]):
+                for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.NONE):
+                    acc = pl.matmul(pl.move(pl.load(a, [0, 0], [M, K], target_memory=Mat), target_memory=Left),
+                                    pl.move(pl.load(b, [0, 0], [K, N], target_memory=Mat), target_memory=Right))
+                    out = pl.store(acc, [0, 0], out)
+                return out
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], bias: pl.Tensor[[M, N], FP32],
+                     out: pl.Out[pl.Tensor[[M, N], FP32]]):
+                out = self.kernel(a, b, bias, out)
+                return out
+
+        return P
+
+    msg = compile_error(build)
+    assert "cube op pl.tile.matmul is inside the pl.split_aiv region of 'kernel'" in msg
+    assert f"test_split_aiv.py:{line_of('acc = pl.matmul', build)}" in msg
+    assert "fix: move it out of the region" in msg
+
+
+def test_limits_region_in_a_loop_and_two_regions():
+    def in_loop():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def kernel(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], bias: pl.Tensor[[M, N], FP32],
+                       out: pl.Out[pl.Tensor[[M, N], FP32]]):
+                for i in pl.range(2):
+                    for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                        out = pl.store(pl.load(bias, [aiv_id * 16, 0], [16, N]), [aiv_id * 16, 0], out)
+                return out
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], bias: pl.Tensor[[M, N], FP32],
+                     out: pl.Out[pl.Tensor[[M, N], FP32]]):
+                out = self.kernel(a, b, bias, out)
+                return out
+
+        return P
+
+    msg = compile_error(in_loop)
+    assert "a pl.split_aiv region of 'kernel' is inside a loop or branch" in msg
+    assert f"test_split_aiv.py:{line_of('for aiv_id in pl.split_aiv', in_loop)}" in msg
+    assert "fix: write the region at the top level of the kernel function" in msg
+
+    def two():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def kernel(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], bias: pl.Tensor[[M, N], FP32],
+                       out: pl.Out[pl.Tensor[[M, N], FP32]]):
+                for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                    out = pl.store(pl.load(bias, [aiv_id * 16, 0], [16, N]), [aiv_id * 16, 0], out)
+                for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                    out = pl.store(pl.load(bias, [lane * 16, 0], [16, N]), [lane * 16, 0], out)
+                return out
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], bias: pl.Tensor[[M, N], FP32],
+                     out: pl.Out[pl.Tensor[[M, N], FP32]]):
+                out = self.kernel(a, b, bias, out)
+                return out
+
+        return P
+
+    msg = compile_error(two)
+    assert "'kernel' has a second pl.split_aiv region; this compiler splits one region per kernel function" in msg
+    assert f"test_split_aiv.py:{line_of('for lane in pl.split_aiv', two)}" in msg
+
+
+def test_crossing_split_must_match_the_region():
+    def build():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def kernel(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], bias: pl.Tensor[[M, N], FP32],
+                       out: pl.Out[pl.Tensor[[M, N], FP32]]):
+                acc = pl.matmul(pl.move(pl.load(a, [0, 0], [M, K], target_memory=Mat), target_memory=Left),
+                                pl.move(pl.load(b, [0, 0], [K, N], target_memory=Mat), target_memory=Right))
+                for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                    t = pl.aiv_shard(acc, split=2)
+                    out = pl.store(t, [aiv_id * 16, 0], out)
+                return out
+
+        return P
+
+    msg = compile_error(build)
+    assert "split=2 of pl.aiv_shard differs from the region's mode (UP_DOWN)" in msg
