@@ -438,3 +438,33 @@ def test_crossing_split_must_match_the_region():
 
     msg = compile_error(build)
     assert "split=2 of pl.aiv_shard differs from the region's mode (UP_DOWN)" in msg
+
+
+@pl.program
+class WithForm:
+    """`with pl.split_aiv(2, mode=...) as aiv_id:` is the same region (printed as the for form)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], out: pl.Out[pl.Tensor[[M, N], FP32]]):
+        acc = pl.matmul(pl.move(pl.load(a, [0, 0], [M, K], target_memory=Mat), target_memory=Left),
+                        pl.move(pl.load(b, [0, 0], [K, N], target_memory=Mat), target_memory=Right))
+        with pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT) as aiv_id:
+            t = pl.aiv_shard(acc)
+            out = pl.store(pl.exp(t), [0, aiv_id * (N // 2)], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], out: pl.Out[pl.Tensor[[M, N], FP32]]):
+        out = self.kernel(a, b, out)
+        return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_with_form_of_the_region(engine):
+    a, b = randn(M, K, seed=9) * 0.1, randn(K, N, seed=10) * 0.1
+    out = np.zeros((M, N), np.float32)
+    run(WithForm, a, b, out, config=RunConfig(engine=engine, verify="roundtrip"))
+    np.testing.assert_allclose(out, np.exp(a @ b), rtol=1e-4, atol=1e-4)
+    text = pir.print_program(WithForm)
+    assert "for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):" in text
+    assert pir.structural_equal(pl.parse(text), WithForm)

@@ -53,7 +53,7 @@ class ControlFlowParser:
                                  "write `for i in pl.spmd(4):`")
             return self.launch_scope(node, func, it, node.body, None, loop_name=node.target.id)
         if isinstance(func, ops.Construct) and func.name == "split_aiv":
-            return self.split_aiv_region(node, func, it)
+            return self.split_aiv_region(node, func, it, node.target, node.body)
         if not isinstance(func, ops.Construct) or func.name not in ops.LOOP_KINDS:
             raise self.error(node, f"a for loop must iterate over pl.range/pl.parallel/pl.unroll/pl.pipeline, "
                                    f"not '{self.text(it)}'", "write `for i in pl.range(n):`")
@@ -127,14 +127,14 @@ class ControlFlowParser:
                              return_vars, ops.LOOP_KINDS[func.name], stages, span, attrs=loop_attrs))
 
     # -- for aiv_id in pl.split_aiv(2, mode=...) -----------------------------------------
-    def split_aiv_region(self, node, func, call):
+    def split_aiv_region(self, node, func, call, target, body_nodes):
         """The vector part of a mixed kernel: a ForStmt over the two AIV lanes marked
         attrs={"split_aiv": mode}, which pass SplitAiv divides between the cores. The body runs
         once per lane, so the names it binds (its pl.aic_gather results) stay visible after it."""
         b = self.bind_construct(func, call, node)
-        if not isinstance(node.target, ast.Name):
+        if target is not None and not isinstance(target, ast.Name):
             raise self.error(node, f"a pl.split_aiv region binds one name, the lane index, not "
-                                   f"'{self.text(node.target)}'", "write `for aiv_id in pl.split_aiv(2, mode=...)`")
+                                   f"'{self.text(target)}'", "write `for aiv_id in pl.split_aiv(2, mode=...)`")
         if b["n"] != 2 or isinstance(b["n"], bool):
             raise self.error(node, f"pl.split_aiv({self.describe(b['n'])}): a cluster has 2 vector cores, "
                                    "so a region splits over 2 lanes", "write pl.split_aiv(2, mode=...)")
@@ -144,24 +144,25 @@ class ControlFlowParser:
         if getattr(self, "aiv_region", None) is not None:
             raise self.error(node, "pl.split_aiv regions cannot nest", "write one region at a time")
         span = self.span(node)
-        name = node.target.id
+        name = target.id if target is not None else "aiv_id"  # `with pl.split_aiv(...):` binds no name
         outer = self.symbols.get(name)
         lane = ir.Var(name, ir.ScalarType(ir.DataType.INDEX), span)
-        self.symbols[name] = lane
+        if target is not None:
+            self.symbols[name] = lane
         self.aiv_region = int(b["mode"])
         self.yield_frames.append(YieldFrame("scope", False))
         try:
-            body = self.parse_stmts(node.body)
+            body = self.parse_stmts(body_nodes)
         finally:
             self.yield_frames.pop()
             self.aiv_region = None
-        if outer is not None:
+        if target is not None and outer is not None:
             self.symbols[name] = outer
-        else:
+        elif target is not None:
             self.symbols.pop(name, None)
         one = ir.ConstInt(1, ir.DataType.INDEX, span)
         self.emit(ir.ForStmt(lane, ir.ConstInt(0, ir.DataType.INDEX, span), ir.ConstInt(2, ir.DataType.INDEX, span),
-                             one, [], [], self.seq(body, node.body), [], ir.ForKind.Range, 0, span,
+                             one, [], [], self.seq(body, body_nodes), [], ir.ForKind.Range, 0, span,
                              attrs={"split_aiv": int(b["mode"])}))
 
     def region_crossing(self, op_name, kwargs, node):
