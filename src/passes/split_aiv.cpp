@@ -138,8 +138,8 @@ std::vector<FunctionPtr> split_function(const FunctionPtr& f, const ProgramPtr& 
   if (!region) return {f};
   if (f->func_type != FunctionType::InCore)
     fail(ErrorKind::kValue, region->span,
-         "a pl.split_aiv region is in '" + f->name + "', " + std::string(function_type_name(f->func_type)) +
-             " function; it divides an InCore kernel (cube and vector work) between the cores of a cluster",
+         "a pl.split_aiv region is in the " + std::string(function_type_name(f->func_type)) + " function '" + f->name +
+             "'; a region divides an InCore kernel (cube and vector work) between the cores of a cluster",
          "write the region in a @pl.function(type=pl.FunctionType.InCore) function (or a pl.at body)");
   const int64_t mode = std::get<int64_t>(region->attrs.at("split_aiv"));
   const Span& rspan = region->span;

@@ -468,3 +468,21 @@ def test_with_form_of_the_region(engine):
     text = pir.print_program(WithForm)
     assert "for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):" in text
     assert pir.structural_equal(pl.parse(text), WithForm)
+
+
+def test_region_outside_a_kernel_is_an_error():
+    def build():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[M, K], FP32], b: pl.Tensor[[K, N], FP32], bias: pl.Tensor[[M, N], FP32],
+                     out: pl.Out[pl.Tensor[[M, N], FP32]]):
+                for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                    out = pl.store(pl.load(bias, [aiv_id * 16, 0], [16, N]), [aiv_id * 16, 0], out)
+                return out
+
+        return P
+
+    msg = compile_error(build)
+    assert "a pl.split_aiv region is in the Orchestration function 'main'" in msg
+    assert "fix: write the region in a @pl.function(type=pl.FunctionType.InCore) function (or a pl.at body)" in msg
