@@ -298,6 +298,13 @@ class Printer {
       case StmtKind::For: {
         auto* f = s->as<ForStmt>();
         std::string head = "for " + expr(f->loop_var);
+        if (auto m = f->attrs.find("split_aiv"); m != f->attrs.end() && std::holds_alternative<int64_t>(m->second)) {
+          static const char* modes[] = {"NONE", "UP_DOWN", "LEFT_RIGHT"};  // a region of pass SplitAiv
+          line(indent, head + " in pl.split_aiv(" + expr(f->stop) + ", mode=pl.SplitMode." +
+                           modes[std::get<int64_t>(m->second) % 3] + "):");
+          block(f->body, indent + 1);
+          break;
+        }
         if (!f->iter_args.empty()) head += ", (" + targets(f->iter_args) + (f->iter_args.size() == 1 ? ",)" : ")");
         head += std::string(" in pl.") + for_kind_name(f->for_kind) + "(" + expr(f->start) + ", " + expr(f->stop) + ", " +
                 expr(f->step);

@@ -12,6 +12,17 @@ const std::vector<Pass>& default_pipeline() {
        "tensors written inside become Out (or InOut when also read) parameters; values defined inside and "
        "used after the scope become the function's results. The scope is replaced by a call, which the "
        "runtime later runs as one task."},
+      {"SplitAiv", split_aiv,
+       "Divides every InCore function holding a `for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.X)` region between "
+       "the cores of a cluster: the function becomes a Group function (one mixed task, same name and signature) "
+       "calling an AIC function `<name>_aic` (the cube work before and after the region) and an AIV function "
+       "`<name>_aiv` once per vector lane (the region's body, `aiv_id` its last parameter, 0 or 1). Each "
+       "`t = pl.aiv_shard(x)` becomes a push of `x` on the cube (split=1 for UP_DOWN, 2 for LEFT_RIGHT: each lane "
+       "gets its half; NONE: a push to each lane) and a pop on the lanes; each `g = pl.aic_gather(v)` a push on the "
+       "lanes and a pop on the cube (the halves joined; NONE: lane 0's tile, lane 1's is freed unread). Popped "
+       "tiles are freed at the end of each side. A vector op outside the region, a cube op inside it, or a value "
+       "crossing it without pl.aiv_shard / pl.aic_gather is an error; so is a region inside a loop or branch, a "
+       "second region, or more than 2 crossings one way (the FIFO depth)."},
       {"LowerTensorOps", lower_tensor_ops,
        "Rewrites tensor-level compute inside InCore functions into tiles. A value built from tensor ops "
        "(`out[:] = pl.exp(pl.add(x, y))`, row/column reductions, row/column broadcasts, `pl.matmul` on "

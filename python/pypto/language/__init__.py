@@ -25,6 +25,7 @@ from .ops import (  # noqa: F401
     array,
     at,
     cluster,
+    split_aiv,
     cond,
     const,
     func_attr,

@@ -9,6 +9,7 @@ from pypto._core import ir
 
 from . import ops
 from .expr_parser import is_ir
+from .launch import SplitMode
 from .loop_exits import LoopExits
 from .stmt_parser import YieldFrame, assigned_names
 
@@ -51,6 +52,8 @@ class ControlFlowParser:
                 raise self.error(node, f"a pl.spmd loop binds one name, the block index, not '{self.text(node.target)}'",
                                  "write `for i in pl.spmd(4):`")
             return self.launch_scope(node, func, it, node.body, None, loop_name=node.target.id)
+        if isinstance(func, ops.Construct) and func.name == "split_aiv":
+            return self.split_aiv_region(node, func, it, node.target, node.body)
         if not isinstance(func, ops.Construct) or func.name not in ops.LOOP_KINDS:
             raise self.error(node, f"a for loop must iterate over pl.range/pl.parallel/pl.unroll/pl.pipeline, "
                                    f"not '{self.text(it)}'", "write `for i in pl.range(n):`")
@@ -122,6 +125,58 @@ class ControlFlowParser:
         return_vars = self.leave_loop(node, before, names, iter_args, inits, body, frame, {loop_name})
         self.emit(ir.ForStmt(loop_var, bounds[0], bounds[1], bounds[2], iter_args, inits, self.seq(body, node.body),
                              return_vars, ops.LOOP_KINDS[func.name], stages, span, attrs=loop_attrs))
+
+    # -- for aiv_id in pl.split_aiv(2, mode=...) -----------------------------------------
+    def split_aiv_region(self, node, func, call, target, body_nodes):
+        """The vector part of a mixed kernel: a ForStmt over the two AIV lanes marked
+        attrs={"split_aiv": mode}, which pass SplitAiv divides between the cores. The body runs
+        once per lane, so the names it binds (its pl.aic_gather results) stay visible after it."""
+        b = self.bind_construct(func, call, node)
+        if target is not None and not isinstance(target, ast.Name):
+            raise self.error(node, f"a pl.split_aiv region binds one name, the lane index, not "
+                                   f"'{self.text(target)}'", "write `for aiv_id in pl.split_aiv(2, mode=...)`")
+        if b["n"] != 2 or isinstance(b["n"], bool):
+            raise self.error(node, f"pl.split_aiv({self.describe(b['n'])}): a cluster has 2 vector cores, "
+                                   "so a region splits over 2 lanes", "write pl.split_aiv(2, mode=...)")
+        if not isinstance(b["mode"], SplitMode):
+            raise self.error(node, f"mode= of pl.split_aiv must be a pl.SplitMode, got {self.describe(b['mode'])}",
+                             "write mode=pl.SplitMode.UP_DOWN (rows), LEFT_RIGHT (columns) or NONE")
+        if getattr(self, "aiv_region", None) is not None:
+            raise self.error(node, "pl.split_aiv regions cannot nest", "write one region at a time")
+        span = self.span(node)
+        name = target.id if target is not None else "aiv_id"  # `with pl.split_aiv(...):` binds no name
+        outer = self.symbols.get(name)
+        lane = ir.Var(name, ir.ScalarType(ir.DataType.INDEX), span)
+        if target is not None:
+            self.symbols[name] = lane
+        self.aiv_region = int(b["mode"])
+        self.yield_frames.append(YieldFrame("scope", False))
+        try:
+            body = self.parse_stmts(body_nodes)
+        finally:
+            self.yield_frames.pop()
+            self.aiv_region = None
+        if target is not None and outer is not None:
+            self.symbols[name] = outer
+        elif target is not None:
+            self.symbols.pop(name, None)
+        one = ir.ConstInt(1, ir.DataType.INDEX, span)
+        self.emit(ir.ForStmt(lane, ir.ConstInt(0, ir.DataType.INDEX, span), ir.ConstInt(2, ir.DataType.INDEX, span),
+                             one, [], [], self.seq(body, body_nodes), [], ir.ForKind.Range, 0, span,
+                             attrs={"split_aiv": int(b["mode"])}))
+
+    def region_crossing(self, op_name, kwargs, node):
+        """pl.aiv_shard / pl.aic_gather take the mode of the region they are in (split=)."""
+        name = op_name.split(".")[1]
+        mode = getattr(self, "aiv_region", None)
+        if mode is None:
+            raise self.error(node, f"pl.{name} is used outside a pl.split_aiv region",
+                             "name a crossing inside `for aiv_id in pl.split_aiv(2, mode=...)`: "
+                             "t = pl.aiv_shard(x) at its top, g = pl.aic_gather(v) at its bottom")
+        if "split" in kwargs and kwargs["split"] != mode:
+            raise self.error(node, f"split={kwargs['split']} of pl.{name} differs from the region's mode "
+                                   f"({SplitMode(mode).name})", f"leave split= out: pl.{name}(x)")
+        return {**kwargs, "split": mode}
 
     # -- loop bodies shared by for and while ----------------------------------------------
     def enter_loop(self, names, inits, span):

@@ -429,6 +429,8 @@ class ExprParser:
             near = difflib.get_close_matches(dsl_name, sorted(ops.dsl_op_names()), n=1)
             raise self.error(node, f"unknown op 'pl.{dsl_name}'",
                              f"did you mean 'pl.{near[0]}'?" if near else "see docs/ops.md for the ops of the language")
+        if op.name in ("tile.aiv_shard", "tile.aic_gather"):  # a crossing of a pl.split_aiv region
+            kwargs = self.region_crossing(op.name, kwargs, node)
         if op.name == "tensor.dump_tag" and getattr(self, "in_kernel_code", lambda: False)():
             raise self.error(node, "pl.dump_tag marks a tensor of the orchestration for the args dump, but this is "
                                    "kernel code (an InCore function or a pl.at body)",

@@ -48,6 +48,8 @@ class ScopeParser:
                 return self.lifetime_scope(node, func.name, call)
             if isinstance(func, ops.Construct) and func.name == "cluster":
                 return self.cluster_scope(node, call)
+            if isinstance(func, ops.Construct) and func.name == "split_aiv":  # `with pl.split_aiv(...) as aiv_id:`
+                return self.split_aiv_region(node, func, call, node.items[0].optional_vars, node.body)
             if isinstance(func, ops.Construct) and func.name in ("at", "spmd"):
                 manual = [k for k in call.keywords if k.arg == "manual"]
                 if manual:

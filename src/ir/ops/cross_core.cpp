@@ -153,6 +153,36 @@ TypePtr infer_free_to_aic(const CallSite& s) {
   return infer_free(s, MemorySpace::Vec);
 }
 
+// pl.aiv_shard(x) / pl.aic_gather(x) inside a `pl.split_aiv` region (the parser passes the
+// region's mode as split=): the value a vector lane sees of a cube tile (its half under
+// UP_DOWN / LEFT_RIGHT) and the cube tile the lanes' results join into. SplitAiv replaces both
+// by FIFO pushes and pops.
+TypePtr infer_crossing(const CallSite& s, bool to_vector) {
+  const TileType& t = tile_arg(s, "x");
+  auto shape = tile_shape(s, "x", t);
+  const int64_t split = int_attr(s, "split");
+  if (split < 0 || split > 2) op_fail(s, ErrorKind::kValue, "split=" + std::to_string(split) + " names no split mode");
+  if (split && to_vector && shape[split - 1] % 2 != 0)
+    op_fail(s, ErrorKind::kValue,
+            std::string("pl.aiv_shard halves the tile's ") + (split == 1 ? "rows" : "columns") +
+                " between the two vector lanes, but " + shape_str(shape) + " has an odd number of them",
+            "shard a tile with an even number of " + std::string(split == 1 ? "rows" : "columns"));
+  if (to_vector) {
+    require_memory(s, "x", t, {MemorySpace::Acc, MemorySpace::Mat},
+                   "shard a cube tile (a matmul result or a Mat tile) at the top of the region");
+    if (split) shape[split - 1] /= 2;
+    if (shape[1] * dtype_bytes(t.dtype) % 32 != 0)
+      op_fail(s, ErrorKind::kValue,
+              "a Vec tile row must be a multiple of 32 bytes; the shard " + shape_str(shape) + " " + dtype_name(t.dtype) +
+                  " has rows of " + std::to_string(shape[1] * dtype_bytes(t.dtype)) + " bytes",
+              "shard tiles whose (per-lane) columns are a multiple of " + std::to_string(32 / dtype_bytes(t.dtype)));
+    return TileType::make(const_shape(shape), t.dtype, MemorySpace::Vec);
+  }
+  require_memory(s, "x", t, {MemorySpace::Vec}, "gather a Vec tile (a pl.load or a vector op's result)");
+  if (split) shape[split - 1] *= 2;
+  return TileType::make(const_shape(shape), t.dtype, MemorySpace::Mat);
+}
+
 std::string with_article(FunctionType f) {
   const std::string name = function_type_name(f);
   return (std::string("AEIOU").find(name[0]) != std::string::npos ? "an " : "a ") + name;
@@ -378,6 +408,22 @@ void register_cross_core_ops(OpRegistry& r) {
          .aliases = {"system.tpop_from_aic"},
          .torch = "_tpop(\"AIC->AIV\", None, {R}, {C}, {dtype})",
          .effects = true});
+  r.add({.name = "tile.aiv_shard",
+         .params = {expr_param("x"), quiet(attr_param("split", int64_t{0}))},
+         .infer_type = [](const CallSite& s) { return infer_crossing(s, true); },
+         .pto = "",
+         .doc = "At the top of a `for aiv_id in pl.split_aiv(2, mode=...)` region: the cube tile `x` as each vector lane "
+                "receives it (its half of the rows / columns under UP_DOWN / LEFT_RIGHT, the whole under NONE), a Vec "
+                "tile. Pass SplitAiv turns it into a FIFO push on the cube and a pop on each lane.",
+         .torch = "None"});
+  r.add({.name = "tile.aic_gather",
+         .params = {expr_param("x"), quiet(attr_param("split", int64_t{0}))},
+         .infer_type = [](const CallSite& s) { return infer_crossing(s, false); },
+         .pto = "",
+         .doc = "At the bottom of a `pl.split_aiv` region: the lanes' Vec tiles `x` joined into one Mat tile of the cube "
+                "(AIV 0's half first under UP_DOWN / LEFT_RIGHT; lane 0's tile under NONE). Pass SplitAiv turns it into "
+                "a FIFO push on each lane and a pop on the cube.",
+         .torch = "None"});
   r.add({.name = "tile.tfree_to_aic",
          .params = {expr_param("tile"), quiet(attr_param("split", int64_t{0})), quiet(attr_param("id", int64_t{0}))},
          .infer_type = infer_free_to_aic,
