@@ -221,17 +221,6 @@ TypePtr infer_prelu(const CallSite& s) {
   return same_as(a);
 }
 
-void lower_prelu(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
-  int a = kb.tile(c.args[0]);
-  int b = kb.tile(c.args[1]);
-  int out = kb.define_tile(dst);
-  Instr in;
-  in.mnemonic = "TPRELU";
-  in.outs = {Operand::tile(out)};
-  in.ins = {Operand::tile(a), Operand::tile(b)};
-  kb.emit(in);
-}
-
 TypePtr infer_ternary(const CallSite& s) {
   const TileType& a = tile_arg(s, "lhs");
   const TileType& b = tile_arg(s, "rhs");
@@ -263,15 +252,7 @@ TypePtr infer_sels(const CallSite& s) {
   const TileType& a = tile_arg(s, "src");
   require_vec(s, "mask", mask);
   require_vec(s, "src", a);
-  const std::vector<int64_t> shape = tile_shape(s, "src", a);
-  const std::vector<int64_t> mshape = tile_shape(s, "mask", mask);
-  if (mask.dtype != isa::kMaskDtype || mshape[0] != shape[0] || mshape[1] < isa::mask_row_bytes(shape[1]))
-    op_fail(s, ErrorKind::kType,
-            "'mask' must be the packed mask of a " + shape_str(shape) + " tile: a " + dtype_name(isa::kMaskDtype) +
-                " tile of " + std::to_string(shape[0]) + " rows and at least " +
-                std::to_string(isa::mask_row_bytes(shape[1])) + " columns (one bit per element), got " +
-                type_str(s.arg("mask")->type),
-            "build the mask with pl.cmp or pl.cmps on a tile of src's shape");
+  require_packed_mask(s, mask, "src", a);
   tile_arg(s, "tmp");
   scalar_arg(s, "scalar");
   return same_as(a);
@@ -291,6 +272,16 @@ void lower_sels(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 
 // ---- tensor.write: one element ------------------------------------------------------------------
 
+// pl.write's `value`: a float value needs a float container (an int one would truncate it
+// silently); `what` is "tensor" or "tile".
+void check_written_value(const CallSite& s, DataType container, const char* what) {
+  const ScalarType& v = scalar_arg(s, "value");
+  if (dtype_is_float(v.dtype) && !dtype_is_float(container))
+    op_fail(s, ErrorKind::kType,
+            std::string("'value' is a ") + dtype_name(v.dtype) + " scalar but the " + what + " is " + dtype_name(container),
+            std::string("convert it first: pl.cast(value, pl.") + dtype_name(container) + ")");
+}
+
 TypePtr infer_write(const CallSite& s) {
   const TensorType& t = tensor_arg(s, "tensor");
   auto idx = list_arg(s, "indices");
@@ -307,11 +298,7 @@ TypePtr infer_write(const CallSite& s) {
                                         (n ? " 0.." + std::to_string(*n - 1) : std::string()),
               "keep the index inside the tensor's shape");
   }
-  const ScalarType& v = scalar_arg(s, "value");
-  if (dtype_is_float(v.dtype) && !dtype_is_float(t.dtype))
-    op_fail(s, ErrorKind::kType,
-            std::string("'value' is a ") + dtype_name(v.dtype) + " scalar but the tensor is " + dtype_name(t.dtype),
-            std::string("convert it first: pl.cast(value, pl.") + dtype_name(t.dtype) + ")");
+  check_written_value(s, t.dtype, "tensor");
   return s.arg("tensor")->type;
 }
 
@@ -364,11 +351,7 @@ void lower_tile_read(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 TypePtr infer_tile_write(const CallSite& s) {
   const TileType& t = tile_arg(s, "tile");
   check_tile_indices(s, t);
-  const ScalarType& v = scalar_arg(s, "value");
-  if (dtype_is_float(v.dtype) && !dtype_is_float(t.dtype))
-    op_fail(s, ErrorKind::kType,
-            std::string("'value' is a ") + dtype_name(v.dtype) + " scalar but the tile is " + dtype_name(t.dtype),
-            std::string("convert it first: pl.cast(value, pl.") + dtype_name(t.dtype) + ")");
+  check_written_value(s, t.dtype, "tile");
   return s.arg("tile")->type;
 }
 
@@ -536,10 +519,10 @@ void register_added_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "torch.where({tile:r} > 0, {tile:r}, {tile:r} * {slope})"});
   r.add({.name = "tile.prelu",
-         .params = {expr_param("tile"), expr_param("slope"), expr_param("tmp")},
+         .params = {expr_param("tile"), expr_param("slope"), hint(expr_param("tmp"))},
          .infer_type = infer_prelu,
          .pto = "TPRELU",
-         .lower = lower_prelu,
+         .lower = {},  // the default lowering: TPRELU(tile, slope); tmp is a hint
          .doc = "Parametric ReLU: x > 0 ? x : x * slope elementwise (slope a tile like x); tmp (a scratch tile on "
                 "the NPU) is accepted and unused.",
          .aliases = {},

@@ -65,16 +65,7 @@ TypePtr infer_sel(const CallSite& s) {
   require_vec(s, "lhs", a);
   require_vec(s, "rhs", b);
   require_same_shape_dtype(s, "lhs", a, "rhs", b);
-  const std::vector<int64_t> shape = tile_shape(s, "lhs", a);
-  const std::vector<int64_t> mshape = tile_shape(s, "mask", mask);
-  if (mask.dtype != isa::kMaskDtype || mshape[0] != shape[0] || mshape[1] < isa::mask_row_bytes(shape[1]))
-    op_fail(s, ErrorKind::kType,
-            "'mask' must be the packed mask of a " + shape_str(shape) + " tile: a " + dtype_name(isa::kMaskDtype) +
-                " tile of " + std::to_string(shape[0]) + " rows and at least " +
-                std::to_string(isa::mask_row_bytes(shape[1])) + " columns (one bit per element), got " +
-                type_str(s.arg("mask")->type),
-            "build the mask with pl.cmp or pl.cmps on a tile of lhs's shape (it is " +
-                shape_str({shape[0], isa::mask_tile_cols(shape[1])}) + " " + dtype_name(isa::kMaskDtype) + ")");
+  require_packed_mask(s, mask, "lhs", a);
   return TileType::make(a.shape, a.dtype, MemorySpace::Vec, a.valid_shape);
 }
 

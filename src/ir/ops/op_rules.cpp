@@ -219,6 +219,19 @@ void require_vec(const CallSite& s, const std::string& name, const TileType& t) 
           "which the compiler moves to Vec");
 }
 
+void require_packed_mask(const CallSite& s, const TileType& mask, const std::string& of, const TileType& t) {
+  const std::vector<int64_t> shape = tile_shape(s, of, t);
+  const std::vector<int64_t> mshape = tile_shape(s, "mask", mask);
+  if (mask.dtype != isa::kMaskDtype || mshape[0] != shape[0] || mshape[1] < isa::mask_row_bytes(shape[1]))
+    op_fail(s, ErrorKind::kType,
+            "'mask' must be the packed mask of a " + shape_str(shape) + " tile: a " + dtype_name(isa::kMaskDtype) +
+                " tile of " + std::to_string(shape[0]) + " rows and at least " +
+                std::to_string(isa::mask_row_bytes(shape[1])) + " columns (one bit per element), got " +
+                type_str(s.arg("mask")->type),
+            "build the mask with pl.cmp or pl.cmps on a tile of " + of + "'s shape (it is " +
+                shape_str({shape[0], isa::mask_tile_cols(shape[1])}) + " " + dtype_name(isa::kMaskDtype) + ")");
+}
+
 void require_same_shape_dtype(const CallSite& s, const std::string& a_name, const TileType& a, const std::string& b_name,
                               const TileType& b) {
   auto sa = tile_shape(s, a_name, a), sb = tile_shape(s, b_name, b);

@@ -76,6 +76,9 @@ ExprPtr clamp_extent(const ExprPtr& a, const ExprPtr& b);
 int define_updated_tile(codegen::KernelBuilder& kb, const VarPtr& dst, int target);
 
 void require_vec(const CallSite& s, const std::string& name, const TileType& t);
+// `mask` is the packed bit mask (pl.cmp / pl.cmps) of a tile shaped like argument `of` (`t`):
+// UINT8, the same rows, one bit per element (pl.tile.sel, pl.tile.sels).
+void require_packed_mask(const CallSite& s, const TileType& mask, const std::string& of, const TileType& t);
 // `b` must have the shape and dtype of `a` (elementwise pairs).
 void require_same_shape_dtype(const CallSite& s, const std::string& a_name, const TileType& a,
                               const std::string& b_name, const TileType& b);
