@@ -186,7 +186,7 @@ def run(program, *tensors, config: RunConfig | None = None, golden=None, test_na
 
 # -- compile to a directory, run from it ----------------------------------------------------
 
-_PROGRAM_FILE = "program.py"      # the program as parsed (printed IR, re-parseable)
+from pypto.ir.compiled_program import SOURCE as _PROGRAM_FILE  # noqa: E402 - program.py, the program as parsed
 _CONFIG_FILE = "kernel_config.json"
 _by_dir: dict = {}                # abspath(work_dir) -> (mtime of program.py, CompiledProgram)
 
@@ -220,8 +220,9 @@ def compile_program(program, work_dir, *, strategy=None, backend_type=None, dump
                         f"{type(program).__name__}")
     d = compiled.write_artifacts(passes=bool(dump_passes))
     path = os.path.join(d, _PROGRAM_FILE)
-    with open(path, "w") as f:
-        f.write(_core.ir.print_program(compiled._source if compiled._source is not None else compiled.program))
+    if compiled._source is None:  # else write_artifacts wrote it beside compiled_program.json
+        with open(path, "w") as f:
+            f.write(_core.ir.print_program(compiled.program))
     with open(os.path.join(d, _CONFIG_FILE), "w") as f:
         json.dump({"platform": platform, "entry": compiled.name, "params": compiled.param_names}, f, indent=1)
     _by_dir[os.path.abspath(d)] = (os.path.getmtime(path), compiled)
