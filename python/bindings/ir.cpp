@@ -9,6 +9,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "pypto/ir/affine.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/structural_equal.h"
@@ -438,6 +439,8 @@ void bind_ir(nb::module_& top) {
   m.def("print_function", &print_function, "function"_a);
   m.def("print_type", &print_type, "type"_a);
   m.def("print_expr", &print_expr, "expr"_a);
+  m.def("index_difference", &index_difference, "hi"_a, "lo"_a, "span"_a = Span{},
+        "hi - lo as simplified affine index arithmetic (the extent of a slice lo:hi).");
   m.def("structural_equal", nb::overload_cast<const ProgramPtr&, const ProgramPtr&>(&structural_equal), "a"_a, "b"_a);
   m.def("structural_equal", nb::overload_cast<const FunctionPtr&, const FunctionPtr&>(&structural_equal), "a"_a, "b"_a);
   m.def("structural_equal", nb::overload_cast<const StmtPtr&, const StmtPtr&>(&structural_equal), "a"_a, "b"_a);

@@ -49,6 +49,20 @@ def _fit(v, rows, cols, pad=None):
     return out
 
 
+def _tslice(t, offsets, shape, drop_dims=()):
+    """The window [shape] at offsets of tensor t, a view sharing t's storage (drop_dims removed)."""
+    view = t[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(offsets, shape))]
+    for d in sorted({int(x) % view.dim() for x in drop_dims}, reverse=True):
+        view = view.squeeze(d)
+    return view
+
+
+def _treinterpret(t, dtype, shape=None):
+    """t's bytes as dtype (a view); without shape the last axis scales by the element sizes."""
+    v = t.view(dtype)
+    return v if shape is None else v.reshape([int(n) for n in shape])
+
+
 def _window(t, offsets, rows, cols):
     """A copy of the [rows, cols] window of t's last two dims at offsets (1-D t: one row)."""
     o = [int(x) for x in offsets]

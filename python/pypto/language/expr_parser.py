@@ -189,20 +189,109 @@ class ExprParser:
 
     def eval_Subscript(self, node):
         base = self.eval(node.value)
+        if self.is_array(base):  # x[a:b, c:d], x[i], x[i, j]: a view or one element
+            return self.subscript(base, node)
         index = self.eval(node.slice)
         if is_ir(base) and isinstance(base.type, ir.ArrayType):  # arr[i]: one element of a pl.array
             return self.op_call("array.get", [base, index], {}, node)
         if is_ir(base):
             if isinstance(base.type, ir.TupleType) and isinstance(index, int):
                 return ir.TupleGetItem(base, index, self.span(node))
-            raise self.error(node, f"subscript '{self.text(node)}' of a tensor or tile is not supported yet",
-                             "use pl.slice(x, shape, offsets) / pl.load(t, offsets, shape)")
+            raise self.error(node, f"subscript '{self.text(node)}' of a {type(base.type).__name__} value is not supported",
+                             "subscript tensors, tiles, tuples of results or pl.array values")
         try:
             return base[index]
         except (TypeError, KeyError, IndexError) as e:
             raise self.error(node, f"cannot evaluate '{self.text(node)}': {e}",
                              "write types as pypto.ir.print_program prints them, e.g. "
                              "pl.Tensor[[64, 64], pl.FP32] or pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec]") from None
+
+    def subscript_index(self, base, node, what):
+        """The per-dimension entries of `x[...]`: ast.Slice nodes or evaluated indices, padded
+        with full slices to the rank (numpy rules: missing trailing indices mean `:`)."""
+        elts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        rank = len(base.type.shape)
+        for e in elts:
+            if isinstance(e, ast.Slice) and e.step is not None:
+                raise self.error(node, f"'{self.text(node)}' has a step; {what} windows are contiguous",
+                                 "write the window as start:stop (gather strided elements with pl.gather)")
+            if isinstance(e, ast.Constant) and (e.value is Ellipsis or e.value is None):
+                raise self.error(node, f"'{self.text(node)}': '{self.text(e)}' is not supported in a {what} index",
+                                 "index every dimension with start:stop or one integer")
+            if isinstance(e, ast.Starred):
+                raise self.error(node, f"'{self.text(node)}': starred indices are not supported")
+        if len(elts) > rank:
+            raise self.error(node, f"'{self.text(node)}' has {len(elts)} indices but the {what} has rank {rank}",
+                             f"give at most {rank} indices")
+        out = []
+        for e in elts:
+            if isinstance(e, ast.Slice):
+                out.append(e)
+                continue
+            v = self.eval(e)
+            if isinstance(v, slice) or (self.is_array(v)):
+                raise self.error(e, f"'{self.text(e)}' cannot index a {what} (advanced indexing is not supported)",
+                                 "index with integers and start:stop windows, or use pl.gather")
+            out.append(v)
+        return out + [ast.Slice()] * (rank - len(elts))
+
+    def index_bound(self, value, node, d, what):
+        if isinstance(value, bool) or not (isinstance(value, int) or
+                                           (is_ir(value) and isinstance(value.type, ir.ScalarType))):
+            raise self.error(node, f"index {self.text(node)} of dimension {d} is not an integer",
+                             "index with integers or pl.Scalar[pl.INDEX] values")
+        if isinstance(value, int) and value < 0:
+            raise self.error(node, f"negative index {value} in dimension {d} of the {what}",
+                             "count from 0: negative indices are not supported")
+        return value
+
+    def extent(self, hi, lo, node):
+        """hi - lo as simply as written: `r : r + T` has extent T (affine simplification)."""
+        if isinstance(hi, int) and isinstance(lo, int):
+            return hi - lo
+        e = ir.index_difference(self.to_expr(hi, node, ir.DataType.INDEX), self.to_expr(lo, node, ir.DataType.INDEX),
+                                self.span(node))
+        return e.value if isinstance(e, ir.ConstInt) else e
+
+    def window(self, base, node, what):
+        """(offsets, extents, dropped axes) of `base[...]`; None when every index is a scalar."""
+        entries = self.subscript_index(base, node, what)
+        if not any(isinstance(e, ast.Slice) for e in entries):
+            return None, entries
+        offsets, extents, drop = [], [], []
+        for d, e in enumerate(entries):
+            dim = base.type.shape[d]
+            dim = dim.value if isinstance(dim, ir.ConstInt) else dim
+            if isinstance(e, ast.Slice):
+                lo = self.index_bound(self.eval(e.lower), e.lower, d, what) if e.lower is not None else 0
+                hi = self.index_bound(self.eval(e.upper), e.upper, d, what) if e.upper is not None else dim
+                n = self.extent(hi, lo, node)
+                if isinstance(n, int) and n <= 0:
+                    raise self.error(node, f"the window {self.text(e)} of dimension {d} of '{self.text(node)}' is "
+                                           f"empty ({n} elements)", "make stop larger than start")
+                offsets.append(lo)
+                extents.append(n)
+            else:
+                offsets.append(self.index_bound(e, node, d, what))
+                extents.append(1)
+                drop.append(d)
+        return (offsets, extents, drop), None
+
+    def subscript(self, base, node):
+        """`x[a:b, c:d]` is pl.slice(x, [b - a, d - c], [a, c]) (a view of a tensor, a copied
+        window of a tile); `x[i, j]` reads one element; a scalar index drops its axis."""
+        what = "tensor" if isinstance(base.type, ir.TensorType) else "tile"
+        win, scalars = self.window(base, node, what)
+        if win is None:
+            indices = [self.index_bound(v, node, d, what) for d, v in enumerate(scalars)]
+            return self.op_call("read", [base, indices], {}, node)
+        offsets, extents, drop = win
+        if what == "tile" and not all(isinstance(n, int) for n in extents):
+            raise self.error(node, f"the window '{self.text(node)}' of a tile has an extent known only at run time",
+                             "tiles have static shapes: write windows of constant extent (r : r + 16), or pass "
+                             "valid_shape= to pl.slice for the run-time part")
+        kwargs = {"drop_dims": drop} if drop else {}
+        return self.op_call("slice", [base, extents, offsets], kwargs, node)
 
     def eval_BinOp(self, node):
         a, b = self.eval(node.left), self.eval(node.right)

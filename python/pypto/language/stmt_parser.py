@@ -174,30 +174,32 @@ class StmtParser:
                                  f"write {target.value.id}[i] = value")
             updated = self.op_call("array.set", [dst, self.eval(target.slice), self.eval(node.value)], {}, node)
             return self.bind(target.value.id, updated, node)
-        if not self.is_array(dst) or not isinstance(dst.type, ir.TensorType):
-            raise self.error(node, f"'{target.value.id}[...] = ...' needs a tensor on the left")
-        slices = list(target.slice.elts) if isinstance(target.slice, ast.Tuple) else [target.slice]
-        whole = len(slices) == 1 and isinstance(slices[0], ast.Slice) and slices[0].lower is None and \
-            slices[0].upper is None and slices[0].step is None
+        if not self.is_array(dst):
+            raise self.error(node, f"'{target.value.id}[...] = ...' needs a tensor or a tile on the left")
+        what = "tensor" if isinstance(dst.type, ir.TensorType) else "tile"
         rank = len(dst.type.shape)
-        if not whole and (len(slices) != rank or not all(isinstance(s, ast.Slice) and s.step is None for s in slices)):
-            raise self.error(node, f"'{self.text(target)} = ...' must slice every one of the {rank} dimensions "
-                                   "with start:stop", "write out[:] = value or out[r0:r1, c0:c1] = value")
+        whole = isinstance(target.slice, ast.Slice) and target.slice.lower is None and \
+            target.slice.upper is None and target.slice.step is None
         value = self.eval(node.value)
-        offsets = [0] * rank
-        if not whole:
-            vshape = list(value.type.shape) if is_ir(value) and hasattr(value.type, "shape") else None
-            for d, s in enumerate(slices):
-                lo = self.eval(s.lower) if s.lower is not None else 0
-                offsets[d] = lo
-                if s.upper is None or vshape is None:
-                    continue
-                hi = self.eval(s.upper)
-                ext = vshape[d] if d < len(vshape) else None
-                if isinstance(hi, int) and isinstance(lo, int) and isinstance(ext, ir.ConstInt) and \
-                        hi - lo != ext.value:
-                    raise self.error(node, f"'{self.text(target)}' spans {hi - lo} elements of dimension {d} but "
-                                           f"the value has {ext.value}", "make the slice as long as the value")
+        if whole:
+            offsets, extents = [0] * rank, None
+        else:
+            win, scalars = self.window(dst, target, what)
+            if win is None:  # x[i, j] = v: one element
+                indices = [self.index_bound(v, target, d, what) for d, v in enumerate(scalars)]
+                return self.bind(target.value.id, self.op_call("write", [dst, indices, value], {}, node), node)
+            offsets, extents, _ = win
+        if extents is not None and is_ir(value) and hasattr(value.type, "shape"):
+            vshape = [v.value if isinstance(v, ir.ConstInt) else None for v in value.type.shape]
+            window = extents[-len(vshape):] if len(vshape) <= len(extents) else extents
+            lead = extents[:len(extents) - len(window)]
+            if any(n != 1 for n in lead):  # a lower-rank value fills trailing axes; leading ones are units
+                window = extents
+            for d, (n, v) in enumerate(zip(window, vshape)):
+                if isinstance(n, int) and v is not None and n != v:
+                    raise self.error(node, f"'{self.text(target)}' spans {n} elements of dimension "
+                                           f"{d + len(extents) - len(window)} but the value has {v}",
+                                     "make the window as large as the value")
         self.bind(target.value.id, self.op_call("assemble", [dst, value, offsets], {}, node), node)
 
     # -- binding and the Out-parameter rule ----------------------------------------------

@@ -15,6 +15,7 @@ void register_all_ops(OpRegistry& registry) {
   ops::register_index_ops(registry);
   ops::register_added_ops(registry);
   ops::register_tensor_ops(registry);
+  ops::register_view_ops(registry);
   ops::register_array_ops(registry);
   ops::register_tensor_compute_ops(registry);
   ops::register_cross_core_ops(registry);
