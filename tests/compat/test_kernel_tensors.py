@@ -1,0 +1,166 @@
+"""Tensors inside kernels, in PyPTO's idioms: `pl.create_tensor` in a kernel is an on-chip
+buffer (Acc when a matmul accumulates it, else Vec), `pl.tile.assemble` of an Acc tile into
+a Mat tile (TINSERT), and tensor-level `pl.matmul` of a computed operand kept on chip. Each
+program runs on both engines against numpy and round-trips through the printer."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto import _core
+from pypto.runtime import RunConfig
+
+ENGINES = ["native", "sim"]
+rng = np.random.default_rng(14)
+
+
+def cfg(engine, **kw):
+    return RunConfig(engine=engine, verify="roundtrip", **kw)
+
+
+# --- pl.create_tensor in a kernel: the Acc accumulator over K -----------------------------
+
+M, N, K, BK = 64, 64, 256, 64
+
+
+@pl.jit
+def gemm_acc_over_k(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.create_tensor([M, N], dtype=pl.FP32)
+        for k in pl.range(K // BK):
+            a = pl.load(x, [0, k * BK], [M, BK], target_memory=pl.Mem.Mat)
+            b = pl.load(w, [k * BK, 0], [BK, N], target_memory=pl.Mem.Mat)
+            if k == 0:
+                acc = pl.matmul(a, b)
+            else:
+                acc = pl.matmul_acc(acc, a, b)
+        out = pl.store(acc, [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_create_tensor_in_kernel_is_the_acc_accumulator(engine):
+    x = rng.standard_normal((M, K), dtype=np.float32)
+    w = rng.standard_normal((K, N), dtype=np.float32)
+    out = np.zeros((M, N), np.float32)
+    gemm_acc_over_k(x, w, out, config=cfg(engine))
+    np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-3)
+
+
+@pl.program
+class GemmProgram:
+    @pl.function(type=pl.FunctionType.InCore)
+    def gemm(self, x: pl.Tensor[[32, 128], pl.FP16], w: pl.Tensor[[128, 64], pl.FP16],
+             out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        acc = pl.create_tensor([32, 64], dtype=pl.FP32)
+        for k in pl.range(4):
+            a = pl.load(x, [0, k * 32], [32, 32], target_memory=pl.Mem.Mat)
+            b = pl.load(w, [k * 32, 0], [32, 64], target_memory=pl.Mem.Mat)
+            if k == 0:
+                acc = pl.matmul(a, b)
+            else:
+                acc = pl.matmul_acc(acc, a, b)
+        out = pl.store(acc, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 128], pl.FP16], w: pl.Tensor[[128, 64], pl.FP16],
+             out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        out = self.gemm(x, w, out)
+        return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_create_tensor_in_an_incore_function_fp16_operands(engine):
+    from pypto.runtime import run
+
+    x = rng.uniform(-1, 1, (32, 128)).astype(np.float16)
+    w = rng.uniform(-1, 1, (128, 64)).astype(np.float16)
+    out = np.zeros((32, 64), np.float32)
+    run(GemmProgram, x, w, out, config=cfg(engine))
+    np.testing.assert_allclose(out, x.astype(np.float32) @ w.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+def test_kernel_create_tensor_parses_to_an_acc_tile():
+    from pypto import ir
+
+    text = ir.print_program(GemmProgram)
+    assert "acc: pl.Tile[[32, 64], pl.FP32, pl.Mem.Acc] = pl.tile.create([32, 64], dtype=pl.FP32, " \
+           "target_memory=pl.Mem.Acc)" in text
+
+
+# --- pl.create_tensor in a kernel: a Vec scratch buffer ----------------------------------
+
+@pl.jit
+def column_block_sums(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    # out = x[:, 0:64] + x[:, 64:128] + ... accumulated in an on-chip buffer filled with 1.5
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.create_tensor([16, 64], dtype=pl.FP32, init_value=1.5)
+        for j in pl.range(4):
+            s = pl.add(s, pl.load(x, [0, j * 64], [16, 64]))
+        out = pl.store(s, [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_create_tensor_in_kernel_with_init_value_is_a_filled_vec_tile(engine):
+    x = rng.standard_normal((16, 256), dtype=np.float32)
+    out = np.zeros((16, 64), np.float32)
+    column_block_sums(x, out, config=cfg(engine))
+    want = 1.5 + x.reshape(16, 4, 64).sum(axis=1)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+@pl.jit
+def scratch_then_scale(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    # An uninitialised Vec buffer, filled by the loop's first iteration before it is read.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        m = pl.create_tensor([16, 64], dtype=pl.FP32)
+        for j in pl.range(4):
+            t = pl.load(x, [0, j * 64], [16, 64])
+            if j == 0:
+                m = t
+            else:
+                m = pl.maximum(m, t)
+        out = pl.store(pl.mul(m, 2.0), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_create_tensor_in_kernel_uninitialised_vec_buffer(engine):
+    x = rng.standard_normal((16, 256), dtype=np.float32)
+    out = np.zeros((16, 64), np.float32)
+    scratch_then_scale(x, out, config=cfg(engine))
+    np.testing.assert_allclose(out, 2 * x.reshape(16, 4, 64).max(axis=1), rtol=1e-6)
+
+
+@pl.jit
+def too_big_buffer(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        big = pl.create_tensor([512, 512], dtype=pl.FP32, init_value=0.0)
+        out = pl.store(pl.add(big, pl.load(x, [0, 0], [512, 512])), [0, 0], out)
+    return out
+
+
+def test_create_tensor_in_kernel_that_does_not_fit_names_the_buffer():
+    x = np.zeros((512, 512), np.float32)
+    with pytest.raises(_core.PyptoError, match=r"(?s)test_kernel_tensors.py:\d+: the on-chip buffer 'big' \(\[512, 512\] "
+                                               r"FP32, 1048576 bytes\) does not fit Vec \(UB\).*fix: make the buffer at "
+                                               r"most 196608 bytes"):
+        too_big_buffer(x, np.zeros_like(x))
+
+
+def test_create_tensor_accumulator_with_init_value_is_refused():
+    with pytest.raises(Exception, match=r"'acc' is the accumulator of a matmul here and so lives in Acc"):
+        @pl.jit
+        def f(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                acc = pl.create_tensor([16, 16], dtype=pl.FP32, init_value=0.0)
+                for k in pl.range(2):
+                    a = pl.load(x, [0, k * 16], [16, 16], target_memory=pl.Mem.Mat)
+                    b = pl.load(w, [k * 16, 0], [16, 16], target_memory=pl.Mem.Mat)
+                    acc = pl.matmul_acc(acc, a, b)
+                out = pl.store(acc, [0, 0], out)
+            return out
+
+        f(np.zeros((16, 32), np.float32), np.zeros((32, 16), np.float32), np.zeros((16, 16), np.float32))
