@@ -72,6 +72,7 @@ std::vector<MemorySpace> default_memories(const InstrDef& d) {
   if (d.name == "TLOAD") return {M::Vec, M::Mat};
   if (d.name == "TSTORE") return {M::Vec, M::Mat, M::Acc};
   if (d.name == "TMOV") return {M::Vec, M::Mat, M::Left, M::Right, M::Bias};
+  if (d.name == "TINSERT") return {M::Vec, M::Mat};  // Mat: an Acc tile through the fixpipe
   if (d.name == "TEXTRACT" || d.name == "TRESHAPE" || d.name == "TSUBVIEW" || d.name == "TASSIGN")
     return {M::Vec, M::Mat, M::Left, M::Right, M::Acc};
   if (d.family == F::kMatmul) return {M::Acc};
@@ -328,6 +329,7 @@ Pipe pipe_of(const Instr& instr, const Kernel& kernel) {
       default: return Pipe::MTE3;
     }
   }
+  if (def->name == "TINSERT" && source_memory() == MemorySpace::Acc) return Pipe::FIX;
   if (def->name == "TMOV") {
     switch (source_memory()) {
       case MemorySpace::Acc: return Pipe::FIX;

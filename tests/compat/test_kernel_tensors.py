@@ -164,3 +164,84 @@ def test_create_tensor_accumulator_with_init_value_is_refused():
             return out
 
         f(np.zeros((16, 32), np.float32), np.zeros((32, 16), np.float32), np.zeros((16, 16), np.float32))
+
+
+# --- pl.tile.assemble of an Acc tile into a Mat tile (TINSERT through the fixpipe) --------
+
+def bf16_bits(f32):
+    """fp32 -> bf16 bit patterns, rounding to nearest even (finite inputs)."""
+    u = f32.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("dst_dtype", ["FP32", "FP16", "BF16"])
+def test_tinsert_acc_into_mat_narrows_to_nearest_even(engine, dst_dtype):
+    src = rng.standard_normal((16, 24)).astype(np.float32)
+    src[0, :4] = [1 + 2.0**-11, 1 + 3 * 2.0**-11, 1 + 2.0**-8, 1 + 3 * 2.0**-8]  # fp16 / bf16 ties
+    np_dt = {"FP32": np.float32, "FP16": np.float16, "BF16": np.uint16}[dst_dtype]
+    dst = np.full((32, 48), 7, np_dt)
+    want = dst.copy()
+    part = {"FP32": src, "FP16": src.astype(np.float16), "BF16": bf16_bits(src)}[dst_dtype]
+    want[5:21, 9:33] = part
+    _core.isa_execute("TINSERT", [dst], [src, [5, 9]], dtypes=[dst_dtype, "FP32"], memories=["Mat", "Acc"],
+                      engine=engine)
+    np.testing.assert_array_equal(dst.view(np.uint8), want.view(np.uint8))
+
+
+@pl.jit
+def matmul_chain_through_l1(x: pl.Tensor, w: pl.Tensor, v: pl.Tensor, out: pl.Out[pl.Tensor]):
+    # h = bf16(x @ w) written twice into one L1 tile (rows 16.. then rows 0..), then h @ v.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.load(x, [0, 0], [32, 64], target_memory=pl.Mem.Mat)
+        b = pl.load(w, [0, 0], [64, 32], target_memory=pl.Mem.Mat)
+        c = pl.matmul(a, b)
+        h = pl.tile.create([48, 32], dtype=pl.BF16, target_memory=pl.Mem.Mat)
+        h = pl.tile.assemble(h, c, [16, 0])
+        h = pl.tile.assemble(h, c, [0, 0])
+        d = pl.load(v, [0, 0], [32, 32], target_memory=pl.Mem.Mat)
+        out = pl.store(pl.matmul(h, d), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_assemble_acc_into_mat_feeds_the_next_matmul(engine):
+    import torch
+
+    g = torch.Generator().manual_seed(3)
+    x, w, v = (torch.randn(s, generator=g).bfloat16() for s in [(32, 64), (64, 32), (32, 32)])
+    out = torch.zeros(48, 32)
+    matmul_chain_through_l1(x, w, v, out, config=cfg(engine))
+    c = (x.float() @ w.float()).bfloat16().float()
+    torch.testing.assert_close(out, torch.cat([c, c[16:]]) @ v.float(), rtol=1e-5, atol=1e-4)
+
+
+def test_assemble_acc_into_mat_runs_on_the_fixpipe_and_the_native_fast_path():
+    import re
+
+    import torch
+
+    args = [torch.zeros(32, 64).bfloat16(), torch.zeros(64, 32).bfloat16(), torch.zeros(32, 32).bfloat16(),
+            torch.zeros(48, 32)]
+    compiled = matmul_chain_through_l1.compile(*args)
+    (kernel,) = [k for k in compiled.host_program.kernels if any(x.mnemonic == "TINSERT" for x in k.code)]
+    pipes = _core.kernel_pipes(kernel)
+    assert [p for x, p in zip(kernel.code, pipes) if x.mnemonic == "TINSERT"] == ["FIX", "FIX"]
+    (source,) = [s for s in compiled.native_sources().values() if s]
+    assert re.findall(r"/\* TINSERT \*/ (\{|FB)", source) == ["{", "{"]
+    assert "pto_opt::convert(((pto_opt::bf16*)" in source
+
+
+def test_assemble_acc_into_mat_refuses_other_conversions():
+    with pytest.raises(Exception, match=r"'src' is FP32 but 'target' is INT8 \(an Acc tile enters a Mat tile in its own "
+                                        r"dtype, or FP32 narrowed to FP16 / BF16\)"):
+        @pl.jit
+        def f(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                a = pl.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+                c = pl.matmul(a, a)
+                h = pl.tile.assemble(pl.tile.create([16, 32], dtype=pl.INT8, target_memory=pl.Mem.Mat), c, [0, 0])
+                out = pl.store(pl.matmul(h, h), [0, 0], out)
+            return out
+
+        f(np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32))
