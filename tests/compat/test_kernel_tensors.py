@@ -245,3 +245,79 @@ def test_assemble_acc_into_mat_refuses_other_conversions():
             return out
 
         f(np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32))
+
+
+# --- tensor-level pl.matmul of a computed operand, kept on chip ------------------------------
+
+@pl.jit
+def exp_matmul(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.matmul(pl.exp(x), w)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("mkn", [(64, 64, 64), (200, 1024, 96)])  # one block; K walked, ragged M edge
+def test_tensor_matmul_of_a_computed_lhs(engine, mkn):
+    m, k, n = mkn
+    x = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    w = rng.standard_normal((k, n)).astype(np.float32)
+    out = np.zeros((m, n), np.float32)
+    exp_matmul(x, w, out, config=cfg(engine))
+    np.testing.assert_allclose(out, np.exp(x) @ w, rtol=1e-4, atol=1e-3)
+
+
+def test_tensor_matmul_of_a_computed_lhs_moves_vec_to_mat():
+    from pypto import ir
+
+    x, w = np.zeros((64, 128), np.float32), np.zeros((128, 64), np.float32)
+    compiled = exp_matmul.compile(x, w, np.zeros((64, 64), np.float32))
+    (text,) = [ir.print_program(p) for name, p in compiled.pass_results() if name.endswith("_after_LowerTensorOps")]
+    assert "pl.tile.exp(" in text and "pl.tile.move(exp, pl.Mem.Mat)" in text
+    assert "pl.tile.load(w, [" in text and "target_memory=pl.Mem.Mat" in text
+
+
+@pl.jit
+def cast_matmul(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.matmul(pl.cast(x, pl.BF16), pl.cast(w, pl.BF16), out_dtype=pl.FP32)
+    return out
+
+
+@pl.jit
+def scaled_rhs_transposed(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.matmul(x, pl.mul(w, 2.0), b_trans=True)
+    return out
+
+
+@pl.jit
+def relu_lhs_transposed(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.matmul(pl.relu(x), w, a_trans=True)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_matmul_of_casts_and_transposed_computed_operands(engine):
+    import torch
+
+    x = rng.uniform(-1, 1, (64, 128)).astype(np.float32)
+    w = rng.standard_normal((128, 96)).astype(np.float32)
+    out = np.zeros((64, 96), np.float32)
+    cast_matmul(x, w, out, config=cfg(engine))
+    bf = lambda a: torch.from_numpy(a).bfloat16().float().numpy()  # noqa: E731
+    np.testing.assert_allclose(out, bf(x) @ bf(w), rtol=1e-4, atol=1e-3)
+    wt = rng.standard_normal((96, 128)).astype(np.float32)
+    scaled_rhs_transposed(x, wt, out, config=cfg(engine))
+    np.testing.assert_allclose(out, x @ (2 * wt).T, rtol=1e-4, atol=1e-3)
+    xt = rng.uniform(-1, 1, (128, 64)).astype(np.float32)
+    relu_lhs_transposed(xt, w, out, config=cfg(engine))
+    np.testing.assert_allclose(out, np.maximum(xt, 0).T @ w, rtol=1e-4, atol=1e-3)
+
+
+def test_tensor_matmul_of_a_computed_lhs_with_k_not_whole_vec_rows_is_refused():
+    x, w = np.zeros((16, 20), np.float32), np.zeros((20, 16), np.float32)
+    with pytest.raises(_core.PyptoError, match=r"computed operand is made in Vec in blocks of 20 K columns, which are "
+                                               r"not whole 32-byte rows(?s:.*)fix: make K a multiple of 8"):
+        exp_matmul(x, w, np.zeros((16, 16), np.float32))
