@@ -167,7 +167,8 @@ std::vector<InstrDef> build_table() {
   add("TTRANS", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst[i, j] = src[j, i]");
   add("TFILLPAD", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst = src on src's valid region, dst's pad value elsewhere");
   add("TEXTRACT", F::kMove, Pipe::V, "T", "TL", kAny, kPassDefault, "dst = src[offsets : offsets + dst's valid shape]");
-  add("TINSERT", F::kMove, Pipe::V, "T", "TL", kAny, kPassDefault, "dst[offsets : offsets + src's valid shape] = src; the rest of dst is kept");
+  add("TINSERT", F::kMove, Pipe::V, "T", "TL", kAny, kPassDefault, "dst[offsets : offsets + src's valid shape] = src; the rest of dst is kept (Vec into Vec; an Acc src into a Mat dst "
+      "runs on the fixpipe, FIX, and may narrow FP32 to FP16 / BF16)");
   add("TCONCAT", F::kMove, Pipe::V, "T", "TT", kAny, kPassDefault, "dst = [a | b]: b's columns follow a's");
   add("TEXPANDS", F::kFill, Pipe::V, "T", "S", kAny, kScalarDefault, "dst = scalar");
 
