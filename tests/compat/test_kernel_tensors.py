@@ -150,6 +150,38 @@ def test_create_tensor_in_kernel_that_does_not_fit_names_the_buffer():
         too_big_buffer(x, np.zeros_like(x))
 
 
+@pl.jit
+def two_scopes_one_name(x: pl.Tensor, w: pl.Tensor, s_out: pl.Out[pl.Tensor], c_out: pl.Out[pl.Tensor]):
+    # `acc` is a filled Vec buffer in the first scope and the matmul accumulator in the second:
+    # each pl.create_tensor's memory follows the uses in its own scope.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.create_tensor([16, 32], dtype=pl.FP32, init_value=2.0)
+        for j in pl.range(2):
+            acc = pl.add(acc, pl.load(x, [0, j * 32], [16, 32]))
+        s_out = pl.store(acc, [0, 0], s_out)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.create_tensor([16, 32], dtype=pl.FP32)
+        for k in pl.range(2):
+            a = pl.load(x, [0, k * 32], [16, 32], target_memory=pl.Mem.Mat)
+            b = pl.load(w, [k * 32, 0], [32, 32], target_memory=pl.Mem.Mat)
+            if k == 0:
+                acc = pl.matmul(a, b)
+            else:
+                acc = pl.matmul_acc(acc, a, b)
+        c_out = pl.store(acc, [0, 0], c_out)
+    return s_out, c_out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_create_tensor_memory_follows_the_uses_in_its_own_scope(engine):
+    x = rng.standard_normal((16, 64), dtype=np.float32)
+    w = rng.standard_normal((64, 32), dtype=np.float32)
+    s, c = np.zeros((16, 32), np.float32), np.zeros((16, 32), np.float32)
+    two_scopes_one_name(x, w, s, c, config=cfg(engine))
+    np.testing.assert_allclose(s, 2 + x[:, :32] + x[:, 32:], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c, x @ w, rtol=1e-4, atol=1e-3)
+
+
 def test_create_tensor_accumulator_with_init_value_is_refused():
     with pytest.raises(Exception, match=r"'acc' is the accumulator of a matmul here and so lives in Acc"):
         @pl.jit

@@ -45,11 +45,19 @@ class KernelBufferParser:
                     return targets[0].id
         return None
 
+    def kernel_region(self, node):
+        """The innermost `with` statement (a pl.at / pl.spmd body) holding `node`, else the function."""
+        region = self.fdef
+        for w in ast.walk(self.fdef):
+            if isinstance(w, ast.With) and any(n is node for n in ast.walk(w)):
+                region = w  # ast.walk goes outside in: the last match is the innermost
+        return region
+
     def cube_accumulates(self, name, node):
-        """True when, after `node`, the function rebinds `name` to a cube result or passes it as
-        the accumulator of matmul_acc / gemv_acc."""
+        """True when, after `node` and in its kernel region, `name` is rebound to a cube result
+        or passed as the accumulator of matmul_acc / gemv_acc."""
         after = (node.lineno, node.col_offset)
-        for st in ast.walk(self.fdef):
+        for st in ast.walk(self.kernel_region(node)):
             if not hasattr(st, "lineno") or (st.lineno, st.col_offset) <= after:
                 continue
             if isinstance(st, (ast.Assign, ast.AnnAssign)):
