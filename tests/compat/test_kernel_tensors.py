@@ -135,6 +135,26 @@ def test_create_tensor_in_kernel_uninitialised_vec_buffer(engine):
 
 
 @pl.jit
+def swap_halves_through_a_buffer(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    # A Vec buffer assembled from row blocks (pl.assemble into a tile: TINSERT), then stored.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        buf = pl.create_tensor([32, 64], dtype=pl.FP32)
+        for i in pl.range(2):
+            t = pl.load(x, [i * 16, 0], [16, 64])
+            buf = pl.assemble(buf, pl.exp(t), [(1 - i) * 16, 0])
+        out = pl.store(buf, [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_create_tensor_in_kernel_as_an_assembled_vec_buffer(engine):
+    x = rng.standard_normal((32, 64), dtype=np.float32)
+    out = np.zeros_like(x)
+    swap_halves_through_a_buffer(x, out, config=cfg(engine))
+    np.testing.assert_allclose(out, np.exp(np.concatenate([x[16:], x[:16]])), rtol=1e-5)
+
+
+@pl.jit
 def too_big_buffer(x: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         big = pl.create_tensor([512, 512], dtype=pl.FP32, init_value=0.0)
