@@ -373,3 +373,20 @@ def test_tensor_matmul_of_a_computed_lhs_with_k_not_whole_vec_rows_is_refused():
     with pytest.raises(_core.PyptoError, match=r"computed operand is made in Vec in blocks of 20 K columns, which are "
                                                r"not whole 32-byte rows(?s:.*)fix: make K a multiple of 8"):
         exp_matmul(x, w, np.zeros((16, 16), np.float32))
+
+
+@pl.jit
+def matmul_acc_of_computed(c0: pl.Tensor, x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.matmul_acc(c0, pl.exp(x), pl.add(w, w))
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_matmul_acc_of_computed_operands(engine):
+    c0 = rng.standard_normal((64, 48)).astype(np.float32)
+    x = rng.uniform(-1, 1, (64, 256)).astype(np.float32)
+    w = rng.standard_normal((256, 48)).astype(np.float32)
+    out = np.zeros((64, 48), np.float32)
+    matmul_acc_of_computed(c0, x, w, out, config=cfg(engine))
+    np.testing.assert_allclose(out, c0 + np.exp(x) @ (2 * w), rtol=1e-4, atol=1e-3)
