@@ -390,3 +390,31 @@ def test_tensor_matmul_acc_of_computed_operands(engine):
     out = np.zeros((64, 48), np.float32)
     matmul_acc_of_computed(c0, x, w, out, config=cfg(engine))
     np.testing.assert_allclose(out, c0 + np.exp(x) @ (2 * w), rtol=1e-4, atol=1e-3)
+
+
+@pl.jit
+def add_or_sub_per_block(a: pl.Tensor, flag: pl.Scalar[pl.INDEX], c: pl.Out[pl.Tensor]):
+    # Both arms read the carried tile before computing its next value: updated in place, no copy.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.full([16, 32], dtype=pl.FP32, value=1.0)
+        for i in pl.range(3):
+            t = pl.load(a, [0, i * 32], [16, 32])
+            if flag > i:
+                acc = pl.add(acc, t)
+            else:
+                acc = pl.sub(pl.mul(acc, 2.0), t)
+        c = pl.store(acc, [0, 0], c)
+    return c
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("flag", [0, 2])
+def test_vec_carry_updated_in_each_arm_in_place(engine, flag):
+    a = rng.standard_normal((16, 96), dtype=np.float32)
+    out = np.zeros((16, 32), np.float32)
+    add_or_sub_per_block(a, flag, out, config=cfg(engine))
+    want = np.ones((16, 32), np.float32)
+    for i in range(3):
+        t = a[:, i * 32:(i + 1) * 32]
+        want = want + t if flag > i else want * 2 - t
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
