@@ -72,6 +72,7 @@ std::vector<MemorySpace> default_memories(const InstrDef& d) {
   if (d.name == "TLOAD") return {M::Vec, M::Mat};
   if (d.name == "TSTORE") return {M::Vec, M::Mat, M::Acc};
   if (d.name == "TMOV") return {M::Vec, M::Mat, M::Left, M::Right, M::Bias};
+  if (d.name == "TINSERT") return {M::Vec, M::Mat};  // Mat: an Acc tile through the fixpipe
   if (d.name == "TEXTRACT" || d.name == "TRESHAPE" || d.name == "TSUBVIEW" || d.name == "TASSIGN")
     return {M::Vec, M::Mat, M::Left, M::Right, M::Acc};
   if (d.family == F::kMatmul) return {M::Acc};
@@ -166,7 +167,8 @@ std::vector<InstrDef> build_table() {
   add("TTRANS", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst[i, j] = src[j, i]");
   add("TFILLPAD", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst = src on src's valid region, dst's pad value elsewhere");
   add("TEXTRACT", F::kMove, Pipe::V, "T", "TL", kAny, kPassDefault, "dst = src[offsets : offsets + dst's valid shape]");
-  add("TINSERT", F::kMove, Pipe::V, "T", "TL", kAny, kPassDefault, "dst[offsets : offsets + src's valid shape] = src; the rest of dst is kept");
+  add("TINSERT", F::kMove, Pipe::V, "T", "TL", kAny, kPassDefault, "dst[offsets : offsets + src's valid shape] = src; the rest of dst is kept (Vec into Vec; an Acc src into a Mat dst "
+      "runs on the fixpipe, FIX, and may narrow FP32 to FP16 / BF16)");
   add("TCONCAT", F::kMove, Pipe::V, "T", "TT", kAny, kPassDefault, "dst = [a | b]: b's columns follow a's");
   add("TEXPANDS", F::kFill, Pipe::V, "T", "S", kAny, kScalarDefault, "dst = scalar");
 
@@ -328,6 +330,7 @@ Pipe pipe_of(const Instr& instr, const Kernel& kernel) {
       default: return Pipe::MTE3;
     }
   }
+  if (def->name == "TINSERT" && source_memory() == MemorySpace::Acc) return Pipe::FIX;
   if (def->name == "TMOV") {
     switch (source_memory()) {
       case MemorySpace::Acc: return Pipe::FIX;

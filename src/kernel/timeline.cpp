@@ -35,7 +35,7 @@ double cost(const isa::Kernel& k, const isa::Instr& in) {
   if (def->family == isa::InstrFamily::kMove) {
     const isa::TileDesc* s = tile_of(in.ins[0]);
     const isa::TileDesc* d = tile_of(in.outs[0]);
-    return isa::transfer_cost_cycles(s->memory, d->memory, valid_bytes(*d));
+    return isa::transfer_cost_cycles(s->memory, d->memory, valid_bytes(in.mnemonic == "TINSERT" ? *s : *d));
   }
   if (def->family == isa::InstrFamily::kMatmul) {
     const isa::TileDesc* acc = tile_of(in.outs[0]);

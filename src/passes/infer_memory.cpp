@@ -34,6 +34,9 @@ std::optional<MemorySpace> needed_memory(const Call& c, size_t k) {
     }
   }
   if (op.name == "tile.transpose_view") return name == "tile" ? std::optional(MemorySpace::Mat) : std::nullopt;
+  // TINSERT runs where its operands are (Vec into Vec, or an Acc tile into Mat through the
+  // fixpipe); its type inference checks the pair, so nothing is moved for it.
+  if (op.name == "tile.assemble") return std::nullopt;
   if (op.pto.empty()) return std::nullopt;
   const isa::InstrDef* def = isa::find_instr(op.pto);
   if (!def) return std::nullopt;

@@ -188,9 +188,45 @@ class CarryCopier : public IRMutator {
     if (def == stmts.size()) return true;
     for (size_t k = def + 1; k < stmts.size(); ++k)
       if (collect_var_uses(stmts[k]).used_set.count(carried)) return true;
-    // Defined and the carried value read by the same statement (e.g. inside a nested loop).
-    VarUses at_def = collect_var_uses(stmts[def]);
-    return !stmts[def]->as<AssignStmt>() && at_def.used_set.count(carried);
+    return read_while_defining(stmts[def], carried, next);
+  }
+
+  // True when the statement defining `next` may read `carried` after `next` is computed. An
+  // assignment reads its operands first. A branch result is one value: each arm is checked on
+  // its own (`if k == 0: acc = matmul(a, b) else: acc = matmul_acc(acc, a, b)` reads the
+  // carried tile only in the else arm, before replacing it); an arm passing `carried` through
+  // is no conflict. A loop result is no conflict when `carried` only starts that loop's own
+  // carry (the inner loop places its copies itself). Anything else that reads it is.
+  static bool read_while_defining(const StmtPtr& st, const Var* carried, const Var* next) {
+    if (st->as<AssignStmt>() || !collect_var_uses(st).used_set.count(carried)) return false;
+    auto result_index = [&](const std::vector<VarPtr>& results) {
+      for (size_t j = 0; j < results.size(); ++j)
+        if (results[j].get() == next) return j;
+      return results.size();
+    };
+    if (auto* ifs = st->as<IfStmt>()) {
+      size_t j = result_index(ifs->return_vars);
+      if (j == ifs->return_vars.size() || !ifs->else_body) return true;
+      for (const StmtPtr& arm : {ifs->then_body, ifs->else_body}) {
+        auto* seq = arm->as<SeqStmts>();
+        std::vector<StmtPtr> stmts = seq ? seq->stmts : std::vector<StmtPtr>{arm};
+        auto* y = stmts.empty() ? nullptr : stmts.back()->as<YieldStmt>();
+        auto* yv = y && j < y->values.size() ? y->values[j]->as<Var>() : nullptr;
+        if (!yv) return true;
+        if (yv == carried) continue;  // passed through unchanged
+        stmts.pop_back();
+        if (needs_copy(stmts, carried, yv)) return true;
+      }
+      return false;
+    }
+    if (auto* fs = st->as<ForStmt>()) {
+      size_t j = result_index(fs->return_vars);
+      if (j == fs->return_vars.size() || collect_var_uses(fs->body).used_set.count(carried)) return true;
+      for (size_t i = 0; i < fs->init_values.size(); ++i)
+        if (i != j && collect_var_uses(EvalStmt::make(fs->init_values[i])).used_set.count(carried)) return true;
+      return false;
+    }
+    return true;
   }
 };
 

@@ -549,11 +549,12 @@ class Lowerer : public IRMutator {
   }
 
   ExprPtr matmul(const Call& c, const TensorOpInfo& info, const Block& b, size_t first_arg = 0) {
+    // A computed operand (pl.matmul(pl.exp(x), w), a cast) stays on chip: each of its blocks
+    // is computed in Vec and moved Vec -> Mat; K blocks then also fit its tiles in UB.
     ExprPtr a = resolve(c.args[first_arg]), bm = resolve(c.args[first_arg + 1]);
+    TreeStats computed;
     for (auto& operand : {a, bm})
-      if (!operand->as<Var>())
-        fail(ErrorKind::kType, c.span, "pl.matmul on tensors: each operand must be a tensor, not a computed value",
-             "write the operand into a tensor first (out[:] = ...) and multiply that tensor");
+      if (!operand->as<Var>()) stats(operand, computed);
     int64_t bytes = dtype_size(a->type);
     auto flag = [&](const char* name) {
       auto it = c.attrs.find(name);
@@ -565,6 +566,11 @@ class Lowerer : public IRMutator {
         16, std::min({chip_.capacity(MemorySpace::Left) / (2 * b.rows * bytes),
                       chip_.capacity(MemorySpace::Right) / (2 * b.cols * bytes),
                       chip_.capacity(MemorySpace::Mat) / (4 * (b.rows + b.cols) * bytes), int64_t{256}}));
+    int64_t k_unit = 1;
+    if (computed.nodes) {
+      k_unit = std::max<int64_t>(1, 32 / computed.widest_bytes);  // whole 32-byte Vec rows
+      k_cap = std::max(k_unit, std::min(k_cap, vec_block_bytes(computed) / (std::max(b.rows, b.cols) * computed.widest_bytes)));
+    }
     Tiling k{pick_size(k_extent, k_cap, 1), k_extent};
     if (auto kv = as_const_int(k_extent); kv && k.ragged() && !k.single())
       for (int64_t d = std::min(k_cap, *kv); d >= 1; --d)
@@ -577,10 +583,22 @@ class Lowerer : public IRMutator {
            "pl.matmul on tensors: K must be a multiple of a block size the cube buffers hold (<= " + std::to_string(k_cap) +
                ")",
            "pad K with zeros to a multiple of 16");
+    const bool k_is_vec_row = (!a->as<Var>() && !a_trans) || (!bm->as<Var>() && b_trans);  // a computed [*, K] block
+    if (k_is_vec_row && k.size % k_unit)
+      fail(ErrorKind::kValue, c.span,
+           "pl.matmul on tensors: the computed operand is made in Vec in blocks of " + std::to_string(k.size) +
+               " K columns, which are not whole 32-byte rows",
+           "make K a multiple of " + std::to_string(k_unit) + ", or write the operand into a tensor first");
     auto operands = [&](const ExprPtr& k0) {
       Block ab = a_trans ? Block{k0, b.r0, k.size, b.rows, nullptr, b.vrows} : Block{b.r0, k0, b.rows, k.size, b.vrows, nullptr};
       Block bb = b_trans ? Block{b.c0, k0, b.cols, k.size, b.vcols, nullptr} : Block{k0, b.c0, k.size, b.cols, nullptr, b.vcols};
-      ExprPtr la = load(a, ab, MemorySpace::Mat, c.span), lb = load(bm, bb, MemorySpace::Mat, c.span);
+      auto operand = [&](const ExprPtr& e, const Block& blk) -> ExprPtr {
+        if (e->as<Var>()) return load(e, blk, MemorySpace::Mat, c.span);
+        std::map<const Expr*, ExprPtr> memo;  // the operand's blocks, not the product's
+        ExprPtr t = as_vec(tile_of(e, blk, memo), c.span);
+        return assign("operand_mat", call("tile.move", {t}, {{"target_memory", MemorySpace::Mat}}, c.span));
+      };
+      ExprPtr la = operand(a, ab), lb = operand(bm, bb);
       if (a_trans) la = assign("lhs_t", call("tile.transpose_view", {la}, {}, c.span));
       if (b_trans) lb = assign("rhs_t", call("tile.transpose_view", {lb}, {}, c.span));
       ExprPtr left = assign("lhs", call("tile.move", {la}, {{"target_memory", MemorySpace::Left}}, c.span));

@@ -30,7 +30,9 @@ const std::vector<Pass>& default_pipeline() {
        "blocks, run the tile ops and store. Block sizes keep every tile of one block inside UB together, "
        "rows a multiple of 32 bytes, and prefer sizes that divide the extent; otherwise the edge block gets "
        "a run-time valid shape. Reductions walk the reduced axis in blocks and combine partial results; a "
-       "matmul block walks K through Mat -> Left/Right with matmul then matmul_acc into Acc."},
+       "matmul block walks K through Mat -> Left/Right with matmul then matmul_acc into Acc. A computed matmul "
+       "operand (`pl.matmul(pl.exp(x), w)`, a cast) stays on chip: each of its K blocks is computed in Vec and moved "
+       "Vec -> Mat, with K blocks small enough for its tiles to fit UB."},
       {"InferMemory", infer_memory,
        "Puts every tile operand in the memory its consumer reads and inserts the moves, so kernels may omit "
        "pl.move: the cube reads `lhs` from Left, `rhs` from Right and `bias` from Bias, pl.transpose_view reads "
@@ -39,7 +41,8 @@ const std::vector<Pass>& default_pipeline() {
        "of pl.tile.move over the chip's legal moves (Mat->Left/Right/Bias, Acc->Vec/Mat, Vec->Mat), e.g. a "
        "matmul result read by a vector op is moved Acc->Vec, and a vector result multiplied on the cube goes "
        "Vec->Mat->Left. Operands no chain reaches (a Left tile read by a vector op) are rejected when the op "
-       "is written."},
+       "is written. pl.tile.assemble runs where its operands are (Vec into Vec, or an Acc tile into Mat through the "
+       "fixpipe), so nothing is moved for it."},
       {"Unroll", unroll,
        "Replaces every `for i in pl.unroll(n)` loop (bounds known at compile time, at most 1024 iterations) by "
        "one copy of its body per iteration: the loop variable becomes the iteration's constant, every value the "
@@ -64,6 +67,10 @@ const std::vector<Pass>& default_pipeline() {
        "reads the carried tile after computing its next value (`alpha = exp(m - m_new)` after `m_new = ...`, "
        "then `m = m_new`), or yields a value it did not compute (a swap, a value from before the loop), the "
        "yielded value is first copied with pl.tile.move into a fresh tile that takes the shared address. "
+       "A branch result is one value: each arm is checked on its own, so `if k == 0: acc = matmul(a, b) else: "
+       "acc = matmul_acc(acc, a, b)` needs no copy (the else arm reads the carried tile only before replacing "
+       "it), while a read after the replacement in either arm still does; Acc tiles cannot be copied, so such a "
+       "conflict on an Acc tile is an error. "
        "The initial value shares the address too: when it is read again once the loop has started (in the "
        "body, after the loop, as the initial value of a second carry, or by the next iteration of an "
        "enclosing loop), it is copied just before the loop and the copy starts the carry."},
@@ -72,7 +79,8 @@ const std::vector<Pass>& default_pipeline() {
        "(Vec=UB, Mat=L1, Left=L0A, Right=L0B, Acc=L0C, Bias). Loop-carried tiles, branch results and views "
        "share their source's address. The two tiles an op such as sort32 returns (a tuple: values, indices) are "
        "placed as one block, the second right after the first. A function whose tiles exceed a buffer of the platform's chip fails "
-       "with an error naming the buffer, the capacity and the largest tiles."},
+       "with an error naming the buffer, the capacity and the largest tiles; a buffer made by pl.tile.create / pl.full "
+       "(or pl.create_tensor in kernel code) that alone exceeds its memory fails first, at its own line."},
       {"PipelineLoops", pipeline_loops,
        "Software-pipelines every `for i in pl.pipeline(n, stage=k)` loop of an InCore function: it becomes a "
        "plain loop stepping k iterations at a time whose body holds k copies of the original body (copy j "

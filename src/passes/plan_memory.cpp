@@ -95,7 +95,45 @@ class AddressRewriter : public IRMutator {
   int64_t align_;
 };
 
+// The tiles made as buffers (pl.tile.create / pl.full, and pl.create_tensor in kernel code),
+// which are rejected on their own when one alone exceeds its memory.
+class Buffers : public IRVisitor {
+ public:
+  std::vector<VarPtr> vars;
+
+ protected:
+  void visit_assign(const AssignStmt& s) override {
+    if (auto* c = s.value->as<Call>(); c && (c->op->name == "tile.create" || c->op->name == "tile.full"))
+      vars.push_back(s.var);
+    IRVisitor::visit_assign(s);
+  }
+};
+
+void check_buffers_fit(const FunctionPtr& f, const isa::ChipSpec& chip) {
+  Buffers buffers;
+  buffers.visit_function(*f);
+  for (auto& v : buffers.vars) {
+    auto* t = v->type->as<TileType>();
+    int64_t bytes = placed_bytes(v->type, chip.alignment_bytes, v->span, v->name), cap = chip.capacity(t->memory);
+    if (bytes <= cap) continue;
+    std::ostringstream shape;
+    for (size_t i = 0; i < t->shape.size(); ++i) {
+      auto d = as_const_int(t->shape[i]);
+      shape << (i ? ", " : "[") << (d ? std::to_string(*d) : std::string("?"));
+    }
+    shape << "]";
+    fail(ErrorKind::kCapacity, v->span,
+         "the on-chip buffer '" + v->name + "' (" + shape.str() + " " + dtype_name(t->dtype) + ", " + std::to_string(bytes) +
+             " bytes) does not fit " + buffer_name(t->memory) + ": the " + chip.platform + " chip has " +
+             std::to_string(cap) + " bytes per core (in kernel code pl.create_tensor, like pl.create_tile and pl.full, "
+             "makes a tile in on-chip memory)",
+         "make the buffer at most " + std::to_string(cap) + " bytes and loop over the data in chunks, or create the "
+         "tensor in the orchestration (outside pl.at) and pass it to the kernel");
+  }
+}
+
 FunctionPtr plan_function(const FunctionPtr& f, const isa::ChipSpec& chip) {
+  check_buffers_fit(f, chip);
   GroupCollector collector;
   collector.align = chip.alignment_bytes;
   collector.visit_function(*f);

@@ -12,6 +12,7 @@ from pypto._core import ir
 
 from .control_flow import ControlFlowParser
 from .expr_parser import ExprParser, SelfRef
+from .kernel_buffers import KernelBufferParser
 from .scopes import ScopeParser
 from .stmt_parser import StmtParser
 from .types import DirectionSpec, ScalarSpec, TensorSpec, TupleSpec, annotation_spec
@@ -87,7 +88,7 @@ def returns_of(spec_value):
     return [spec_value]
 
 
-class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, WhileParser):
+class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, WhileParser, KernelBufferParser):
     """Parses one function body. `program` resolves calls of other functions."""
 
     def __init__(self, source, program, fdef=None):

@@ -216,15 +216,21 @@ TypePtr infer_assemble(const CallSite& s) {
   const TileType& target = tile_arg(s, "target");
   const TileType& src = tile_arg(s, "src");
   auto outer = tile_shape(s, "target", target), inner = tile_shape(s, "src", src);
-  if (target.dtype != src.dtype)
+  // Acc -> Mat (the cube's TINSERT through the fixpipe): a matmul result written into an L1
+  // tile, an FP32 result optionally narrowed to FP16 / BF16 on the way.
+  const bool acc_to_mat = src.memory == MemorySpace::Acc && target.memory == MemorySpace::Mat;
+  const bool narrows = acc_to_mat && src.dtype == DataType::FP32 &&
+                       (target.dtype == DataType::FP16 || target.dtype == DataType::BF16);
+  if (target.dtype != src.dtype && !narrows)
     op_fail(s, ErrorKind::kType,
-            std::string("'src' is ") + dtype_name(src.dtype) + " but 'target' is " + dtype_name(target.dtype),
+            std::string("'src' is ") + dtype_name(src.dtype) + " but 'target' is " + dtype_name(target.dtype) +
+                (acc_to_mat ? " (an Acc tile enters a Mat tile in its own dtype, or FP32 narrowed to FP16 / BF16)" : ""),
             std::string("convert with pl.cast(src, pl.") + dtype_name(target.dtype) + ")");
-  if (target.memory != src.memory)
+  if (target.memory != src.memory && !acc_to_mat)
     op_fail(s, ErrorKind::kType,
             std::string("'src' is in ") + memory_space_name(src.memory) + " but 'target' is in " +
                 memory_space_name(target.memory),
-            "move src to the target's memory first with pl.move");
+            "move src to the target's memory first with pl.move (an Acc tile may also be assembled into a Mat tile)");
   check_inside(s, outer, list_arg(s, "offsets"), inner, "the source");
   return TileType::make(target.shape, target.dtype, target.memory, target.valid_shape, target.pad);
 }
@@ -356,7 +362,9 @@ void register_shape_ops(OpRegistry& r) {
          .infer_type = infer_assemble,
          .pto = "TINSERT",
          .lower = lower_assemble,
-         .doc = "Write src into target at offsets; returns the updated target.",
+         .doc = "Write src into target at offsets; returns the updated target. Both in one memory and dtype, or src an "
+                "Acc tile (a matmul result) and target a Mat tile: the cube's TINSERT, which may narrow FP32 to FP16 / "
+                "BF16 (rounding to nearest even).",
          .aliases = {},
          .scalar_variant = "",
          .torch = "_insert({target}, {src:v}, {offsets})"});

@@ -270,6 +270,7 @@ class KernelWriter {
              ", 1, " + ptr(*tiles[1], "unsigned char") + ", " + ld(1) + ", 1, " + R + ", " + C + ", " +
              std::to_string(dtype_bytes(tiles[0]->dtype)) + ");";
     }
+    if (m == "TINSERT") return insert_path(in, tiles);
     if (def->mask != isa::MaskUse::kNone) return mask_path(in, *def, tiles);
     if (m == "TCVT") return convert_path(in, tiles);
     if (T.empty()) return "";
@@ -399,6 +400,28 @@ class KernelWriter {
     const char* fn = away && D != "float" ? "convert_away" : "convert";
     return cond + " if (ok) pto_opt::" + fn + "(" + ptr(*tiles[0], D.c_str()) + ", " + l0 + ", " +
            ptr(*tiles[1], S.c_str()) + ", " + l1 + ", " + R + ", " + C + ");";
+  }
+
+  // TINSERT: src's valid region into dst at (row, col), copied, or narrowed from fp32 to
+  // fp16 / bf16 (an Acc tile entering a Mat tile) with round-to-nearest-even as the reference.
+  std::string insert_path(const Instr& in, const std::vector<const isa::TileDesc*>& tiles) {
+    if (tiles.size() != 2 || in.ins.size() != 2 || in.ins[1].kind != Operand::kScalarList || in.ins[1].list.size() != 2)
+      return "";
+    const isa::TileDesc &d = *tiles[0], &s = *tiles[1];
+    const std::string D = float_type(d.dtype), S = float_type(s.dtype);
+    if (d.dtype != s.dtype && (S != "float" || D.empty())) return "";
+    const std::string r0 = "(" + as_int(get(in.ins[1].list[0])) + ")", c0 = "(" + as_int(get(in.ins[1].list[1])) + ")";
+    const std::string SR = vr(1), SC = vc(1), ld0 = std::to_string(d.cols), ld1 = std::to_string(s.cols);
+    const std::string at = r0 + " * " + ld0 + " + " + c0;
+    std::string code = "ok = " + r0 + " >= 0 && " + c0 + " >= 0 && " + r0 + " + " + SR + " <= " + std::to_string(d.rows) +
+                       " && " + c0 + " + " + SC + " <= " + std::to_string(d.cols) + "; if (ok) ";
+    if (d.dtype == s.dtype) {
+      const std::string bytes = std::to_string(dtype_bytes(d.dtype));
+      return code + "pto_opt::copy_region(" + ptr(d, "unsigned char") + " + (" + at + ") * " + bytes + ", " + ld0 +
+             ", 1, " + ptr(s, "unsigned char") + ", " + ld1 + ", 1, " + SR + ", " + SC + ", " + bytes + ");";
+    }
+    return code + "pto_opt::convert(" + ptr(d, D.c_str()) + " + (" + at + "), " + ld0 + ", " + ptr(s, "float") + ", " + ld1 +
+           ", " + SR + ", " + SC + ");";
   }
 
   // The C++ element type of `t` on the compare / select fast paths ("" when none); `bits`

@@ -88,6 +88,8 @@ double CycleModel::cost_of(const isa::Instr& instr, const TileCall& call) const 
     return isa::transfer_cost_cycles(MemorySpace::DDR, memory_of(instr.outs.at(0)), valid_bytes(call.out_tile()));
   if (def->name == "TSTORE" || def->name == "MSCATTER")
     return isa::transfer_cost_cycles(memory_of(instr.ins.at(0)), MemorySpace::DDR, valid_bytes(call.in_tile(0)));
+  if (def->name == "TINSERT" && memory_of(instr.ins.at(0)) == MemorySpace::Acc)  // the fixpipe moves src's bytes
+    return isa::transfer_cost_cycles(MemorySpace::Acc, MemorySpace::Mat, valid_bytes(call.in_tile(0)));
   if (def->name == "TMOV")
     return isa::transfer_cost_cycles(memory_of(instr.ins.at(0)), memory_of(instr.outs.at(0)), valid_bytes(call.out_tile()));
   if (def->name == "TPUSH")  // into the peer's buffer: UB of an AIV, L1 of the AIC
