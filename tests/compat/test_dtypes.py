@@ -263,3 +263,26 @@ def test_narrow_vec_rows_are_padded_to_32_bytes_in_the_allocation():
     assert "col" in addr and "other" in addr, text
     assert abs(addr["col"] - addr["other"]) >= 32 * 32, text
     round_trip(k_column, x, c, x.copy(), c.copy())
+
+
+# ---- dtypes an instruction does not take: compile-time errors ---------------------------------
+
+@pl.jit
+def k_bool_row_sum(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.row_sum(pl.load(x, [0, 0], [16, 32])), [0, 0], out)
+    return out
+
+
+@pl.jit
+def k_cast_index(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.cast(pl.load(x, [0, 0], [16, 32]), pl.INDEX), [0, 0], out)
+    return out
+
+
+def test_dtypes_outside_an_instructions_family_fail_at_compile_time():
+    msg = error_of(k_bool_row_sum, np.zeros((16, 32), np.bool_), np.zeros((16, 1), np.bool_))
+    assert "test_dtypes.py" in msg and "argument 'tile' is BOOL; TROWSUM accepts FP32" in msg and "fix:" in msg
+    msg = error_of(k_cast_index, np.zeros((16, 32), np.float32), np.zeros((16, 32), np.int64))
+    assert "the result dtype INDEX is not one a tile holds" in msg and "fix: convert to pl.INT64" in msg

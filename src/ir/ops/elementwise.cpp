@@ -82,10 +82,14 @@ TypePtr infer_cast(const CallSite& s) {
     op_fail(s, ErrorKind::kValue, "mode \"" + mode + "\" is not a rounding mode",
             "use one of none, rint, round, floor, ceil, trunc, odd");
   require_instr_dtype(s, "tile", a, "TCVT");
-  if (!isa::find_instr("TCVT")->allows(*target))
+  if (const isa::InstrDef* tcvt = isa::find_instr("TCVT"); !tcvt->allows(*target)) {
+    std::string list;
+    for (DataType d : tcvt->dtypes) list += (list.empty() ? "" : ", ") + std::string(dtype_name(d));
     op_fail(s, ErrorKind::kType,
-            std::string("the result dtype ") + dtype_name(*target) + " is not one TCVT converts to",
-            "convert to FP32, FP16, BF16, FP8E4M3FN, FP8E5M2, BOOL or an integer dtype");
+            std::string("the result dtype ") + dtype_name(*target) + " is not one a tile holds (TCVT converts to " +
+                list + ")",
+            *target == DataType::INDEX ? "convert to pl.INT64 (an INDEX is a scalar's dtype)" : "convert to one of those");
+  }
   return TileType::make(a.shape, *target, MemorySpace::Vec, a.valid_shape);
 }
 
