@@ -286,3 +286,39 @@ def test_dtypes_outside_an_instructions_family_fail_at_compile_time():
     assert "test_dtypes.py" in msg and "argument 'tile' is BOOL; TROWSUM accepts FP32" in msg and "fix:" in msg
     msg = error_of(k_cast_index, np.zeros((16, 32), np.float32), np.zeros((16, 32), np.int64))
     assert "the result dtype INDEX is not one a tile holds" in msg and "fix: convert to pl.INT64" in msg
+
+
+# ---- class-form programs: UINT16 / INT64 parameters, a compiled program called again ----------
+
+def program_u16_i64():
+    """Built per use: a module-level program would outlive the bindings at interpreter exit."""
+    @pl.program
+    class Widen:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, a: pl.Tensor[[16, 32], pl.UINT16], b: pl.Out[pl.Tensor[[16, 32], pl.INT64]]) -> pl.Tensor[[16, 32], pl.INT64]:
+            t = pl.cast(pl.load(a, [0, 0], [16, 32]), pl.INT64)
+            b = pl.store(pl.muls(t, 1099511627776), [0, 0], b)
+            return b
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 32], pl.UINT16], b: pl.Out[pl.Tensor[[16, 32], pl.INT64]]):
+            b = self.kernel(a, b)
+            return b
+
+    return Widen
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_class_form_program_with_uint16_and_int64_tensors(engine):
+    from pypto import runtime
+
+    prog = program_u16_i64()
+    a = np.random.default_rng(16).integers(0, 2**16, size=(16, 32)).astype(np.uint16)
+    b = np.zeros((16, 32), np.int64)
+    compiled = runtime.run(prog, a, b, config=RunConfig(engine=engine))
+    np.testing.assert_array_equal(b, a.astype(np.int64) << 40)  # past 2^53: exact
+    a2, b2 = a[::-1].copy(), np.zeros_like(b)
+    compiled(a2, b2)
+    np.testing.assert_array_equal(b2, a2.astype(np.int64) << 40)
+    text = _core.ir.print_program(prog)
+    assert _core.ir.structural_equal(pl.parse(text), prog)
