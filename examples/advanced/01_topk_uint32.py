@@ -1,12 +1,12 @@
 """Top-k of each row of a 16x256 fp32 matrix with UINT32 index tiles, as PyPTO writes it:
-an iota of column numbers (`pl.arange(0, [1, 128], dtype=pl.UINT32)`, the TCI instruction)
-is offset by the block's first column (UINT32 `adds`) and broadcast down the rows
-(`pl.col_expand`), `pl.sort32(values, idx)` sorts each
-32-column block descending and carries the indices along, and `pl.mrgsort` merges sorted
-runs pairwise (32 -> 64 -> 128 columns) until one sorted row of the block is left. Each of
-the two 128-column blocks gives its best K; the final merge of the two candidate lists
-keeps the best K of the row. Values go to an FP32 tensor, indices to a UINT32 tensor
-(numpy uint32 / torch.uint32), checked against numpy's argsort / torch.topk.
+an iota of the block's column numbers (`pl.tile.ci(first_column, [1, 128],
+dtype=pl.UINT32)`, the TCI instruction) is broadcast down the rows (`pl.col_expand`),
+`pl.sort32(values, idx)` sorts each 32-column block descending and carries the indices
+along, and `pl.mrgsort` merges sorted runs pairwise (32 -> 64 -> 128 columns) until one
+sorted row of the block is left. Each of the two 128-column blocks gives its best K; the
+final merge of the two candidate lists keeps the best K of the row. Values go to an FP32
+tensor, indices to a UINT32 tensor (numpy uint32 / torch.uint32), checked against numpy's
+argsort / torch.topk.
 
 Run: python examples/advanced/01_topk_uint32.py   (prints OK)
 """
@@ -29,7 +29,7 @@ def topk(x: pl.Tensor, values: pl.Out[pl.Tensor], indices: pl.Out[pl.Tensor]):
         zero_i = pl.full([ROWS, BLOCK], dtype=pl.UINT32, value=0)
         for b in pl.range(COLS // BLOCK):
             t = pl.load(x, [0, b * BLOCK], [ROWS, BLOCK])
-            first = pl.adds(pl.arange(0, [1, BLOCK], dtype=pl.UINT32), b * BLOCK)  # the block's global columns
+            first = pl.tile.ci(b * BLOCK, [1, BLOCK], dtype=pl.UINT32)  # the block's global columns
             cols = pl.col_expand(zero_i, first)          # ... on every row
             v, i = pl.sort32(t, cols)                   # runs of 32, UINT32 indices carried along
             lo_v, lo_i = pl.mrgsort(pl.slice(v, [ROWS, 32], [0, 0]), pl.slice(i, [ROWS, 32], [0, 0]),

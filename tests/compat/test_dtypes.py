@@ -200,7 +200,7 @@ def test_sort32_carries_a_uint32_index_tile(engine):
 def k_sort_bad_idx(x: pl.Tensor, vals: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(x, [0, 0], [4, 64])
-        v, i = pl.sort32(t, pl.cast(t, pl.INT16))
+        v, _i = pl.sort32(t, pl.cast(t, pl.INT16))
         vals = pl.store(v, [0, 0], vals)
     return vals
 
