@@ -8,7 +8,7 @@ final merge of the two candidate lists keeps the best K of the row. Values go to
 tensor, indices to a UINT32 tensor (numpy uint32 / torch.uint32), checked against numpy's
 argsort / torch.topk.
 
-Run: python examples/advanced/01_topk_uint32.py   (prints OK)
+Run: python examples/advanced/04_topk_uint32.py   (prints OK)
 """
 
 import sys
