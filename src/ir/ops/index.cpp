@@ -207,7 +207,8 @@ void lower_mscatter(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 
 // sort32(tile): (values, indices), each shaped like the tile: every block of 32 columns of
 // each row (the last may be shorter) sorted descending, with the INT32 column each value
-// came from. Stable: equal values keep their order.
+// came from, or with its entry of the index tile idx (PyPTO's sort32(src, idx)). Stable:
+// equal values keep their order.
 TypePtr infer_sort32(const CallSite& s) {
   const TileType& t = tile_arg(s, "tile");
   require_vec(s, "tile", t);
