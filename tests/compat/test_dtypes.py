@@ -322,3 +322,25 @@ def test_class_form_program_with_uint16_and_int64_tensors(engine):
     np.testing.assert_array_equal(b2, a2.astype(np.int64) << 40)
     text = _core.ir.print_program(prog)
     assert _core.ir.structural_equal(pl.parse(text), prog)
+
+
+# ---- tensor-level ops (tiled by LowerTensorOps) on the new dtypes and on [N, 1] tensors -------
+
+@pl.jit
+def k_tensor_level(x: pl.Tensor, c: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(pl.muls(x, 2), c)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_level_ops_on_uint32_and_column_tensors(engine):
+    u = np.random.default_rng(9).integers(0, 2**32, size=(64, 16), dtype=np.uint64).astype(np.uint32)
+    out = np.zeros_like(u)
+    run(k_tensor_level, u, u, out, engine=engine)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out, u * np.uint32(2) + u)
+    col = np.random.default_rng(10).standard_normal((32, 1)).astype(np.float32)
+    cout = np.zeros_like(col)
+    run(k_tensor_level, col, col, cout, engine=engine)
+    np.testing.assert_allclose(cout, 3 * col, rtol=1e-6)
