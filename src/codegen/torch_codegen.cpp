@@ -63,12 +63,21 @@ def _treinterpret(t, dtype, shape=None):
     return v if shape is None else v.reshape([int(n) for n in shape])
 
 
+# torch's uint16 / uint32 / uint64 have few ops (no add): tiles of those dtypes are held as
+# int64 (the same values; stores convert back to the tensor's dtype).
+_UNSIGNED = tuple(getattr(torch, n) for n in ("uint16", "uint32", "uint64") if hasattr(torch, n))
+
+
+def _widen(t):
+    return t.to(torch.int64) if t.dtype in _UNSIGNED else t
+
+
 def _window(t, offsets, rows, cols):
     """A copy of the [rows, cols] window of t's last two dims at offsets (1-D t: one row)."""
     o = [int(x) for x in offsets]
     if t.dim() == 1:
-        return t[o[0] : o[0] + cols].reshape(1, -1).clone()
-    return t[tuple(o[:-2]) + (slice(o[-2], o[-2] + rows), slice(o[-1], o[-1] + cols))].clone()
+        return _widen(t[o[0] : o[0] + cols].reshape(1, -1).clone())
+    return _widen(t[tuple(o[:-2]) + (slice(o[-2], o[-2] + rows), slice(o[-1], o[-1] + cols))].clone())
 
 
 def _store(dst, offsets, src, atomic="none"):
@@ -79,7 +88,7 @@ def _store(dst, offsets, src, atomic="none"):
     n = src.dim()
     view = dst[tuple(o[: len(o) - n]) + tuple(slice(a, a + s) for a, s in zip(o[len(o) - n :], src.shape))]
     if atomic == "add":
-        view += src.to(dst.dtype)
+        view.copy_(_widen(view) + src.to(torch.int64) if dst.dtype in _UNSIGNED else view + src.to(dst.dtype))
     else:
         view.copy_(src)
     return dst
@@ -368,13 +377,19 @@ def _mscatter(tile, idx, tensor):
     return tensor
 
 
-def _sort32(t):
-    """Each block of 32 columns of each row sorted descending (stable), with the INT32 columns."""
-    values, indices = torch.empty_like(t), torch.empty(t.shape, dtype=torch.int32)
+def _sort32(t, idx=None):
+    """Each block of 32 columns of each row sorted descending (stable), with the INT32 columns
+    (or the values' entries of the index tile idx, in its dtype)."""
+    values = torch.empty_like(t)
+    indices = torch.empty(t.shape, dtype=torch.int32 if idx is None else idx.dtype)
     for c0 in range(0, t.shape[1], 32):
         v, i = torch.sort(t[:, c0 : c0 + 32], dim=1, descending=True, stable=True)
         values[:, c0 : c0 + 32] = v
-        indices[:, c0 : c0 + 32] = (i + c0).to(torch.int32)
+        if idx is None:
+            indices[:, c0 : c0 + 32] = (i + c0).to(torch.int32)
+        else:
+            block = idx[: t.shape[0], c0 : c0 + 32].to(torch.int64)
+            indices[:, c0 : c0 + 32] = torch.gather(block, 1, i).to(idx.dtype)
     return values, indices
 
 
@@ -383,7 +398,7 @@ def _mrgsort(av, ai, bv, bi):
     rows, na, nb = av.shape[0], av.shape[1], bv.shape[1]
     ai, bv, bi = ai[:rows, :na], bv[:rows], bi[:rows, :nb]
     values = torch.empty(rows, na + nb, dtype=av.dtype)
-    indices = torch.empty(rows, na + nb, dtype=torch.int32)
+    indices = torch.empty(rows, na + nb, dtype=ai.dtype)
     i = torch.zeros(rows, dtype=torch.int64)
     j = torch.zeros(rows, dtype=torch.int64)
     r = torch.arange(rows)
@@ -545,8 +560,15 @@ const char* torch_dtype(DataType d) {
 
 std::string quoted(const std::string& s) { return print_attr(AttrValue(s)); }
 
+// The torch dtype a tile of `d` is held in: UINT16 / UINT32 / UINT64 as int64 (torch has few
+// ops on them; the script's _widen).
+const char* torch_tile_dtype(DataType d) {
+  if (d == DataType::UINT16 || d == DataType::UINT32 || d == DataType::UINT64) return "torch.int64";
+  return torch_dtype(d);
+}
+
 std::string attr_value(const AttrValue& v) {
-  if (auto* d = std::get_if<DataType>(&v)) return torch_dtype(*d);
+  if (auto* d = std::get_if<DataType>(&v)) return torch_tile_dtype(*d);
   if (auto* m = std::get_if<MemorySpace>(&v)) return quoted(memory_space_name(*m));
   if (auto* p = std::get_if<PadValue>(&v)) return quoted(pad_value_name(*p));
   if (auto* s = std::get_if<std::string>(&v); s && s->empty()) return "None";
@@ -716,7 +738,7 @@ class TorchEmitter {
     if (token == "dtype") {
       auto d = element_dtype(c.type);
       PYPTO_CHECK(d.has_value(), "{dtype} in the torch spelling of " + c.op->name + ", whose result has no dtype");
-      return torch_dtype(*d);
+      return torch_tile_dtype(*d);
     }
     std::string name = token, view, fallback = "None";
     if (auto eq = name.find('='); eq != std::string::npos) {

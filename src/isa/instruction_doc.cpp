@@ -80,7 +80,17 @@ std::string instruction_table_markdown() {
      << "sqrt, 1/x, exp, log, 1/sqrt, pow and EXPDIF's exp are computed in double and rounded once:\n"
      << "sqrt and 1/x correctly rounded, the others within 1 ulp of it. TAXPY, TMULADDDST, TADDC\n"
      << "and TSUBC are two FP32 steps (no fused multiply-add); reductions and matmul accumulate in\n"
-     << "FP32 in index order. Conversions (TCVT, TMOV, ...) round once, under TCVT's mode.\n\n";
+     << "FP32 in index order. Conversions (TCVT, TMOV, ...) round once, under TCVT's mode.\n\n"
+     << "Integer dtypes: INT8, INT16, INT32, INT64, UINT8, UINT16 and UINT32 compute as numpy's fixed-width\n"
+     << "integers (+, -, * wrap modulo 2^bits; comparisons, max/min, division and right shifts see the\n"
+     << "unsigned value of a UINT dtype). UINT64 tiles load, store, move, select, broadcast and convert\n"
+     << "(TCVT reads their unsigned value) but no arithmetic instruction takes them.\n\n"
+     << "Vec row padding: a Vec tile's rows are allocated in whole 32-byte units, so a tile whose row is\n"
+     << "narrower ([32, 1] FP32, the row-reduction result; [16, 4] FP16) or not a multiple of 32 bytes\n"
+     << "takes rows x ceil(row bytes / 32) x 32 bytes of UB (PyPTO's rule: `[N, 1]` tiles are implicitly\n"
+     << "col_major, rows padded to 32 bytes). Memory planning, overlap checks and the footprint count\n"
+     << "that size; the engines keep the elements row-major and dense from the tile's address, inside\n"
+     << "the padded allocation. Other memories hold tiles densely.\n\n";
   for (int f = 0; f <= static_cast<int>(InstrFamily::kCrossCore); ++f) {
     const InstrFamily family = static_cast<InstrFamily>(f);
     os << "\n## " << instr_family_name(family) << "\n\n"

@@ -40,17 +40,22 @@ std::string pto_mnemonic(const InstrDef& def) {
 namespace {
 
 using enum DataType;
+// The integer dtypes of the vector unit: PyPTO's ISA computes on UINT16 / UINT32 too (TCI
+// makes UINT32 iotas, sort32's index tiles are UINT32) and INT64 (token ids, offsets).
+// UINT64 is moved, selected and converted but not computed on (kAny, TCVT, memory).
 const std::vector<DataType> kFloat = {FP32, FP16, BF16};
-const std::vector<DataType> kInt = {INT32, INT16, INT8, UINT8};
-const std::vector<DataType> kNumeric = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8};
-const std::vector<DataType> kAny = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, BOOL};
-const std::vector<DataType> kSigned = {FP32, FP16, BF16, INT32, INT16, INT8};
+const std::vector<DataType> kInt = {INT32, INT16, INT8, UINT8, UINT16, UINT32, INT64};
+const std::vector<DataType> kNumeric = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, UINT16, UINT32, INT64};
+const std::vector<DataType> kAny = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, UINT16, UINT32, INT64, UINT64, BOOL};
+const std::vector<DataType> kSigned = {FP32, FP16, BF16, INT32, INT16, INT8, INT64};
 const std::vector<DataType> kCube = {FP16, BF16, FP32, INT8};
-const std::vector<DataType> kMoveFp8 = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, BOOL, FP8E4M3FN, FP8E5M2};  // TCVT
+const std::vector<DataType> kMoveFp8 = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, UINT16, UINT32, INT64, UINT64,
+                                        BOOL, FP8E4M3FN, FP8E5M2};  // TCVT
 // TRANDOM writes Philox's 32-bit words (pl.tile.random's default dtype is UINT32); moved
 // to and from global memory as such.
-const std::vector<DataType> kRandom = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, UINT32};
-const std::vector<DataType> kMemoryDtypes = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, BOOL, UINT32, FP8E4M3FN, FP8E5M2};
+const std::vector<DataType> kRandom = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, UINT16, UINT32};
+const std::vector<DataType> kMemoryDtypes = {FP32, FP16,   BF16,   INT32,  INT16, INT8,      UINT8,  UINT16,
+                                             UINT32, INT64, UINT64, BOOL, FP8E4M3FN, FP8E5M2};
 
 CostFigures vec(double slope, double head, bool published = false) { return {head, slope, 0, 0, published}; }
 CostFigures fit(double slope, double head) { return vec(slope, head, true); }
@@ -120,7 +125,9 @@ void add_more_instrs(std::vector<InstrDef>& t) {
   add("MGATHER", F::kMemory, Pipe::MTE2, "T", "GT", kAny, xfer(100.9), "dst[r, c] = tensor.flat[idx[r, c]]");
   add("MSCATTER", F::kMemory, Pipe::MTE3, "G", "TT", kAny, xfer(188.5), "tensor.flat[idx[r, c]] = src[r, c]");
   add("TPREFETCH", F::kMemory, Pipe::MTE2, "", "GL", kAny, xfer(100.9), "warm the cache for tensor[offsets] (no data moved in the model)");
-  add("TSORT32", F::kIndex, Pipe::V, "TT", "T", kNumeric, vec(4.03, 31), "sort each 32-element block of each row descending: values and INT32 indices");
+  add("TSORT32", F::kIndex, Pipe::V, "TT", "Tt", kNumeric, vec(4.03, 31),
+      "sort each 32-element block of each row descending: values and their columns (INT32), or their entries of the "
+      "optional index tile (UINT32 / INT32)");
   add("TMRGSORT", F::kIndex, Pipe::V, "TT", "TTTT", kNumeric, vec(4.03, 31), "merge two descending rows (values, indices) into one");
   add("TRESHAPE", F::kMove, Pipe::S, "T", "T", kAny, vec(0, 1), "dst = src's bytes seen with dst's shape");
   add("TSUBVIEW", F::kMove, Pipe::S, "T", "TL", kAny, vec(0, 1), "dst = src[offsets : offsets + dst's valid shape] (a view)");

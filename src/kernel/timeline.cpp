@@ -13,7 +13,7 @@ namespace pypto::kernel {
 
 namespace {
 
-int64_t tile_bytes(const isa::TileDesc& t) { return t.rows * t.cols * static_cast<int64_t>(dtype_bytes(t.dtype)); }
+int64_t tile_bytes(const isa::TileDesc& t) { return isa::allocated_tile_bytes(t.rows, t.cols, t.dtype, t.memory); }
 int64_t valid_bytes(const isa::TileDesc& t) {
   return t.valid_rows.i * t.valid_cols.i * static_cast<int64_t>(dtype_bytes(t.dtype));
 }

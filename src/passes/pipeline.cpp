@@ -78,7 +78,8 @@ const std::vector<Pass>& default_pipeline() {
        "Places every tile of every InCore function at a 32-byte aligned address of its buffer "
        "(Vec=UB, Mat=L1, Left=L0A, Right=L0B, Acc=L0C, Bias). Loop-carried tiles, branch results and views "
        "share their source's address. The two tiles an op such as sort32 returns (a tuple: values, indices) are "
-       "placed as one block, the second right after the first. A function whose tiles exceed a buffer of the platform's chip fails "
+       "placed as one block, the second right after the first. A Vec tile takes its rows padded to whole 32-byte units "
+       "(PyPTO's rule: a [32, 1] FP32 tile takes 32 x 32 bytes). A function whose tiles exceed a buffer of the platform's chip fails "
        "with an error naming the buffer, the capacity and the largest tiles; a buffer made by pl.tile.create / pl.full "
        "(or pl.create_tensor in kernel code) that alone exceeds its memory fails first, at its own line."},
       {"PipelineLoops", pipeline_loops,

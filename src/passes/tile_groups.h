@@ -8,16 +8,19 @@
 
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/visitor.h"
+#include "pypto/isa/instructions.h"
 
 namespace pypto::passes {
 using namespace ir;
 
-// Bytes of one tile (its full shape, not its valid shape).
+// Bytes of one tile (its full shape, not its valid shape; Vec rows padded to 32 bytes:
+// isa::allocated_tile_bytes).
 inline int64_t tile_bytes(const TileType& t, const Span& span, const std::string& name) {
   auto dims = static_shape(t.shape);
   if (!dims)
     fail(ErrorKind::kType, span, "tile '" + name + "' has a shape that is not known at compile time",
          "give tiles constant shapes and use valid_shape=[...] for run-time extents");
+  if (dims->size() == 2) return isa::allocated_tile_bytes((*dims)[0], (*dims)[1], t.dtype, t.memory);
   int64_t n = dtype_bytes(t.dtype);
   for (int64_t d : *dims) n *= d;
   return n;

@@ -346,21 +346,11 @@ def test_rejected_as_pypto_rejects():
         c = k_add_into(t, a, c)
         return c
 
-    @pl.jit
-    def sort_idx(a: pl.Tensor, c: pl.Out[pl.Tensor]):
-        with pl.at(level=pl.Level.CORE_GROUP):
-            t = pl.load(a, [0, 0], [8, 32])
-            v, i = pl.sort32(t, idx=pl.arange(0, [8, 32]))
-            pl.store(v, [0, 0], c)
-        return c
-
     a = np.zeros((16, 32), np.float32)
     msg = compile_error(tile_clamp, a, np.zeros((8, 32), np.float32))
     assert "clamp=True applies to tensor slices only" in msg and "fix:" in msg and "test_op_keywords.py" in msg
     msg = compile_error(fp16_fill, np.zeros((8, 32), np.float16), np.zeros((8, 32), np.float16))
     assert "non-zero init_value cannot pre-fill a FP16" in msg and "fix:" in msg
-    msg = compile_error(sort_idx, np.zeros((8, 32), np.float32), np.zeros((8, 32), np.float32))
-    assert "idx=" in msg and "not supported" in msg
 
 
 def test_tile_matmul_flags_are_rejected_on_tiles():

@@ -87,14 +87,6 @@ def too_big_for_l0a(a: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 
 @pl.jit
-def misaligned_row(a: pl.Tensor, c: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [32, 3])  # E:misaligned_row
-        c = pl.store(t, [0, 0], c)
-    return c
-
-
-@pl.jit
 def shape_mismatch(a: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(a, [0, 0], [32, 64])
@@ -439,7 +431,6 @@ CASES = [
     ("vector_op_on_left_tile", lambda: vector_op_on_left_tile(A, A.copy()), PyptoError, r"is a Left tile; vector ops work on Vec tiles and no move brings", r"matmul result"),
     ("too_big_for_ub", lambda: too_big_for_ub(np.zeros((256, 256), np.float32), np.zeros((256, 256), np.float32)), PyptoError, r"Vec \(UB\) but the a2a3sim chip has 196608 bytes", r"smaller tiles"),
     ("too_big_for_l0a", lambda: too_big_for_l0a(np.zeros((256, 128), np.float32), np.zeros((256, 128), np.float32)), PyptoError, r"Left \(L0A\)", r"smaller tiles"),
-    ("misaligned_row", lambda: misaligned_row(A, A.copy()), PyptoError, r"row must be a multiple of 32 bytes", r"valid_shape"),
     ("shape_mismatch", lambda: shape_mismatch(A, A.copy()), PyptoError, r"has shape \[16, 64\] but 'lhs' has \[32, 64\]", r"same shape"),
     ("dtype_mismatch", lambda: dtype_mismatch(A, A.astype(np.float16), A.copy()), PyptoError, r"dtype FP16 but 'lhs' has FP32", r"pl\.cast"),
     ("store_dtype", lambda: store_dtype(A, A.astype(np.int32)), PyptoError, r"the tile is FP32 but the tensor is INT32", r"pl\.cast"),

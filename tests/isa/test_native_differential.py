@@ -15,8 +15,16 @@ import torch
 import pypto.language as pl
 from pypto import _core
 
+# BF16 operands are uint16 arrays of bf16 bit patterns; a UINT16 operand is a uint16 array
+# whose dtype carries the metadata {"pypto": "UINT16"} (run() tells the two apart).
+UINT16 = np.dtype(np.uint16, metadata={"pypto": "UINT16"})
 NP = {"FP32": np.float32, "FP16": np.float16, "INT32": np.int32, "INT16": np.int16,
-      "INT8": np.int8, "UINT8": np.uint8, "BOOL": np.bool_, "BF16": np.uint16}
+      "INT8": np.int8, "UINT8": np.uint8, "BOOL": np.bool_, "BF16": np.uint16,
+      "UINT16": UINT16, "UINT32": np.uint32, "INT64": np.int64, "UINT64": np.uint64}
+
+
+def is_bf16(o):
+    return isinstance(o, np.ndarray) and o.dtype == np.uint16 and (o.dtype.metadata or {}).get("pypto") != "UINT16"
 INT_ONLY_DIVISORS = {"TDIV", "TREM", "TFMOD", "TDIVS", "TROWEXPANDDIV", "TCOLEXPANDDIV"}
 REORDERED = {"TROWSUM", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TGEMV", "TGEMV_ACC", "TGEMV_BIAS"}  # summation order differs
 
@@ -48,12 +56,14 @@ def random_mask(rng, rows, cols):
     return rng.integers(0, 256, size=(rows, mask_bytes(cols))).astype(np.uint8)
 
 
-def build_case(name, rng):
-    """(outs, ins, attrs, kw) for one random case of instruction `name`."""
+def build_case(name, rng, dtype=None):
+    """(outs, ins, attrs, kw) for one random case of instruction `name` (of `dtype` if given)."""
     outs_sig, ins_sig, dtypes, _ = _core.instruction_signature(name)
     dt = str(rng.choice([d for d in dtypes if d in NP]))
     if rng.random() < 0.5 and "FP32" in dtypes:
         dt = "FP32"  # the fast paths are fp32: weight them
+    if dtype is not None:
+        dt = dtype
     R, C = int(rng.integers(1, 40)), int(rng.integers(1, 80))
     valid = None if rng.random() < 0.5 else [int(rng.integers(1, R + 1)), int(rng.integers(1, C + 1))]
     attrs, kw, dts = {}, {}, None
@@ -91,7 +101,7 @@ def build_case(name, rng):
     if name == "TFILLPAD":
         return [z((R, C))], [t((R, C))], attrs, {"valid_shape": valid, "pad": "max"}
     if name == "TCVT":
-        src_dt = str(rng.choice(["FP32", "FP16", "INT32", "INT16", "INT8"]))
+        src_dt = str(rng.choice(["FP32", "FP16", "INT32", "INT16", "INT8", "UINT16", "UINT32", "INT64", "UINT64"]))
         attrs["mode"] = str(rng.choice(["none", "rint", "round", "floor", "ceil", "trunc"]))
         return [z((R, C))], [t((R, C), src_dt)], attrs, {"valid_shape": valid}
     if name in ("TCMP", "TCMPS"):
@@ -116,7 +126,10 @@ def build_case(name, rng):
     if name in ("TSHL", "TSHR"):
         return [z((R, C))], [t((R, C)), rng.integers(0, 7, size=(R, C)).astype(NP[dt])], attrs, {"valid_shape": valid}
     if name == "TSORT32":
-        dt = str(rng.choice(["FP32", "FP16", "INT32"]))
+        dt = str(rng.choice(["FP32", "FP16", "INT32", "UINT32", "INT64"]))
+        if rng.random() < 0.5:  # PyPTO's form: a UINT32 index tile carried along
+            idx = rng.permutation(4 * 64).reshape(4, 64).astype(np.uint32)
+            return [z((4, 64), dt), z((4, 64), "UINT32")], [t((4, 64), dt), idx], attrs, {}
         return [z((4, 64), dt), z((4, 64), "INT32")], [t((4, 64), dt)], attrs, {}
     if ins_sig == "TT":
         return [z((R, C))], [t((R, C)), t((R, C), p=pos)], attrs, {"valid_shape": valid}
@@ -163,8 +176,9 @@ def build_case(name, rng):
         return [], [t((R + 3, C + 5)), [1, 2]], attrs, {}
     if name == "TMRGSORT":
         dt = "FP32"
-        halves = [t((4, 32), dt), rng.integers(0, 64, size=(4, 32)).astype(np.int32)] * 2
-        return [z((4, 64), dt), z((4, 64), "INT32")], halves, attrs, {}
+        it = str(rng.choice(["INT32", "UINT32"]))
+        halves = [t((4, 32), dt), rng.integers(0, 64, size=(4, 32)).astype(NP[it])] * 2
+        return [z((4, 64), dt), z((4, 64), it)], halves, attrs, {}
     raise AssertionError(f"no case builder for {name} ({outs_sig} <- {ins_sig})")
 
 
@@ -172,8 +186,8 @@ def run(name, outs, ins, attrs, kw, engine):
     outs = [o.copy() for o in outs]
     kw = {k: v for k, v in kw.items() if v is not None}
     ops = outs + list(ins)
-    if "dtypes" not in kw and any(isinstance(o, np.ndarray) and o.dtype == np.uint16 for o in ops):
-        kw["dtypes"] = ["BF16" if isinstance(o, np.ndarray) and o.dtype == np.uint16 else None for o in ops]
+    if "dtypes" not in kw and any(is_bf16(o) for o in ops):
+        kw["dtypes"] = ["BF16" if is_bf16(o) else None for o in ops]
     try:
         _core.isa_execute(name, outs, ins, attrs, engine=engine, **kw)
         return outs, None
@@ -222,6 +236,27 @@ def test_native_matches_reference(name):
             assert_agree(name, ref, nat)
 
 
+# The 16-, 32- and 64-bit integer dtypes added for PyPTO's UINT32 index tiles, UINT16 and
+# INT64 data: every instruction that takes one runs a case of it on both engines (the native
+# engine has no fast path for them: its fallback into the reference must agree, errors too).
+WIDE_INTS = ["UINT16", "UINT32", "INT64", "UINT64"]
+WIDE_CASES = [(n, d) for n in DATA_INSTRUCTIONS for d in WIDE_INTS if d in _core.instruction_signature(n)[2]
+              and n not in ("TSORT32", "TMRGSORT", "TCVT")  # those pick their own dtypes above
+              # random operands are no valid indices / no TFILLPAD_EXPAND case: the random test covers them
+              and n not in ("TGATHER", "TSCATTER", "MSCATTER", "TFILLPAD_EXPAND")]
+
+
+@pytest.mark.parametrize("name,dtype", WIDE_CASES)
+def test_native_matches_reference_on_wide_integers(name, dtype):
+    rng = np.random.default_rng(sum(map(ord, name + dtype)))
+    outs, ins, attrs, kw = build_case(name, rng, dtype)
+    ref, ref_err = run(name, outs, ins, attrs, kw, "sim")
+    nat, nat_err = run(name, outs, ins, attrs, kw, "native")
+    assert nat_err == ref_err, f"{name}: errors differ:\nsim: {ref_err}\nnative: {nat_err}"
+    assert ref_err is None, ref_err
+    assert_agree(name, ref, nat)
+
+
 def test_native_exp_log_accuracy_over_the_float_range():
     """The vectorised exp/log stay within 2 ulp of numpy's float32 results (checked
     independently of the reference library)."""
@@ -239,7 +274,7 @@ def test_native_exp_log_accuracy_over_the_float_range():
 # multiple of 8): the native engine's compare / select fast paths against the reference,
 # bit for bit, and both against numpy (np.packbits per row, np.where).
 MASK_CASES = [((8, 8), None), ((5, 37), None), ((16, 64), (11, 29)), ((3, 130), (3, 9))]
-MASK_DTYPES = ["FP32", "FP16", "INT32", "INT16", "INT8", "UINT8"]
+MASK_DTYPES = ["FP32", "FP16", "INT32", "INT16", "INT8", "UINT8", "UINT16", "UINT32", "INT64"]
 
 
 @pytest.mark.parametrize("shape,valid", MASK_CASES)

@@ -55,18 +55,6 @@ def test_load_outside_the_tensor():
     assert "valid_shape" in msg
 
 
-def test_vec_row_alignment():
-    @pl.jit
-    def bad(a: pl.Tensor, c: pl.Out[pl.Tensor]):
-        with pl.at(level=pl.Level.CORE_GROUP):
-            pl.store(pl.load(a, [0, 0], [32, 4]), [0, 0], c)
-        return c
-
-    msg = error_of(bad, z(32, 4), z(32, 4))
-    assert "a Vec tile row must be a multiple of 32 bytes" in msg
-    assert "pad the tile's columns to a multiple of 8" in msg
-
-
 def test_elementwise_shape_mismatch():
     @pl.jit
     def bad(a: pl.Tensor, c: pl.Out[pl.Tensor]):

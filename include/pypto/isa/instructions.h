@@ -63,6 +63,22 @@ constexpr int64_t mask_tile_cols(int64_t cols) {
 // The layout above in one paragraph of Markdown (docs/isa.md states it).
 const char* packed_mask_layout_markdown();
 
+// Vec row padding (PyPTO's rule): a Vec tile's rows are allocated in whole 32-byte units, so
+// a tile whose row is narrower than that ([32, 1] FP32, the row-reduction result shape;
+// [16, 4] FP16) or not a multiple of it takes rows x vec_row_pitch_bytes of UB: memory
+// planning, overlap checks and the footprint use that size. The engines keep the elements
+// row-major and dense from the tile's address (their own layout; it lies inside the padded
+// allocation), so the padding bytes are never read. Other memories hold tiles densely.
+constexpr int64_t kVecRowAlignBytes = 32;
+inline int64_t vec_row_pitch_bytes(int64_t cols, DataType t) {
+  const int64_t bytes = cols * dtype_bytes(t);
+  return (bytes + kVecRowAlignBytes - 1) / kVecRowAlignBytes * kVecRowAlignBytes;
+}
+// Bytes a rows x cols tile of `t` takes in memory `m` (Vec: padded rows; others: dense).
+inline int64_t allocated_tile_bytes(int64_t rows, int64_t cols, DataType t, MemorySpace m) {
+  return m == MemorySpace::Vec ? rows * vec_row_pitch_bytes(cols, t) : rows * cols * dtype_bytes(t);
+}
+
 // How an instruction uses a packed mask: none, writes it (output 0), reads it (input 0).
 enum class MaskUse : uint8_t { kNone, kWritesOut0, kReadsIn0 };
 

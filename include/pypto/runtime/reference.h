@@ -22,6 +22,8 @@ int64_t read_int(const uint8_t* p, DataType t);
 void write_float(uint8_t* p, DataType t, float v);
 void write_double(uint8_t* p, DataType t, double v);
 void write_int(uint8_t* p, DataType t, int64_t v);
+// A UINT64 element at `src` to the float dtype `t`: its unsigned value, rounded once.
+void write_uint64_as_float(uint8_t* dst, DataType t, const uint8_t* src);
 // Copies one element, converting between dtypes (same dtype: bit copy).
 void convert_element(uint8_t* dst, DataType dst_t, const uint8_t* src, DataType src_t);
 // The pad value of `pad` for `t` as a float: 0, the largest finite value, or the lowest.

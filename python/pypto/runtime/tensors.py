@@ -30,7 +30,9 @@ def _torch_dtypes():
         import torch
     except ImportError:  # torch is optional
         return {}
-    return {
+    # torch.uint16 / uint32 / uint64 exist from torch 2.3 on (with few ops of their own).
+    unsigned = {getattr(torch, n): n.upper() for n in ("uint16", "uint32", "uint64") if hasattr(torch, n)}
+    return unsigned | {
         torch.float32: "FP32",
         torch.float16: "FP16",
         torch.bfloat16: "BF16",

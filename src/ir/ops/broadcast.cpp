@@ -33,6 +33,7 @@ TypePtr infer_expand(const CallSite& s, bool rows) {
   const TileType& target = tile_arg(s, "target");
   const TileType& src = tile_arg(s, "src");
   check_vector(s, "target", target, "src", src, rows);
+  if (!s.op.pto.empty()) require_instr_dtype(s, "src", src, s.op.pto);
   return TileType::make(target.shape, src.dtype, MemorySpace::Vec, target.valid_shape);
 }
 
@@ -41,6 +42,7 @@ TypePtr infer_expand_binary(const CallSite& s, bool rows, bool needs_float) {
   const char* vec_name = rows ? "row_vec" : "col_vec";
   const TileType& vec = tile_arg(s, vec_name);
   check_vector(s, "tile", tile, vec_name, vec, rows);
+  if (!s.op.pto.empty()) require_instr_dtype(s, "tile", tile, s.op.pto);
   if (needs_float && !dtype_is_float(tile.dtype))
     op_fail(s, ErrorKind::kType, std::string("needs a floating-point tile, got ") + dtype_name(tile.dtype));
   return TileType::make(tile.shape, tile.dtype, MemorySpace::Vec, tile.valid_shape);

@@ -34,6 +34,7 @@ TypePtr infer_cmp(const CallSite& s) {
   require_vec(s, "lhs", a);
   require_vec(s, "rhs", b);
   require_same_shape_dtype(s, "lhs", a, "rhs", b);
+  if (!s.op.pto.empty()) require_instr_dtype(s, "lhs", a, s.op.pto);
   cmp_mode(s, "cmp_type");
   return mask_for(s, "lhs", a);
 }
@@ -42,6 +43,7 @@ TypePtr infer_cmps(const CallSite& s) {
   const TileType& a = tile_arg(s, "tile");
   require_vec(s, "tile", a);
   tile_shape(s, "tile", a);
+  if (!s.op.pto.empty()) require_instr_dtype(s, "tile", a, s.op.pto);
   scalar_arg(s, "scalar");
   cmp_mode(s, "cmp_type");
   return mask_for(s, "tile", a);
@@ -66,6 +68,7 @@ TypePtr infer_sel(const CallSite& s) {
   require_vec(s, "rhs", b);
   require_same_shape_dtype(s, "lhs", a, "rhs", b);
   require_packed_mask(s, mask, "lhs", a);
+  if (!s.op.pto.empty()) require_instr_dtype(s, "lhs", a, s.op.pto);
   return TileType::make(a.shape, a.dtype, MemorySpace::Vec, a.valid_shape);
 }
 

@@ -2,6 +2,7 @@
 // mins), unary (neg ... relu) and dtype conversion (cast). Results take the shape, dtype and
 // valid shape of the first input.
 #include "op_rules.h"
+#include "pypto/isa/instructions.h"
 
 namespace pypto::ir::ops {
 
@@ -19,6 +20,7 @@ TypePtr infer_binary(const CallSite& s) {
   require_vec(s, "lhs", a);
   require_vec(s, "rhs", b);
   require_same_shape_dtype(s, "lhs", a, "rhs", b);
+  if (!s.op.pto.empty()) require_instr_dtype(s, "lhs", a, s.op.pto);
   return same_as(a);
 }
 
@@ -26,6 +28,7 @@ TypePtr infer_scalar(const CallSite& s) {
   const TileType& a = tile_arg(s, "tile");
   require_vec(s, "tile", a);
   tile_shape(s, "tile", a);
+  if (!s.op.pto.empty()) require_instr_dtype(s, "tile", a, s.op.pto);
   scalar_arg(s, "scalar");
   return same_as(a);
 }
@@ -34,6 +37,7 @@ TypePtr infer_unary(const CallSite& s) {
   const TileType& a = tile_arg(s, "tile");
   require_vec(s, "tile", a);
   tile_shape(s, "tile", a);
+  if (!s.op.pto.empty()) require_instr_dtype(s, "tile", a, s.op.pto);
   return same_as(a);
 }
 
@@ -77,6 +81,15 @@ TypePtr infer_cast(const CallSite& s) {
   if (std::find(std::begin(kCastModes), std::end(kCastModes), mode) == std::end(kCastModes))
     op_fail(s, ErrorKind::kValue, "mode \"" + mode + "\" is not a rounding mode",
             "use one of none, rint, round, floor, ceil, trunc, odd");
+  require_instr_dtype(s, "tile", a, "TCVT");
+  if (const isa::InstrDef* tcvt = isa::find_instr("TCVT"); !tcvt->allows(*target)) {
+    std::string list;
+    for (DataType d : tcvt->dtypes) list += (list.empty() ? "" : ", ") + std::string(dtype_name(d));
+    op_fail(s, ErrorKind::kType,
+            std::string("the result dtype ") + dtype_name(*target) + " is not one a tile holds (TCVT converts to " +
+                list + ")",
+            *target == DataType::INDEX ? "convert to pl.INT64 (an INDEX is a scalar's dtype)" : "convert to one of those");
+  }
   return TileType::make(a.shape, *target, MemorySpace::Vec, a.valid_shape);
 }
 

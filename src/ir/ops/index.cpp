@@ -2,7 +2,8 @@
 // column's max/min, as INT32), gather and scatter along each row by an integer index tile
 // (TGATHER / TSCATTER), gather from and scatter to global memory by flat element index
 // (MGATHER / MSCATTER), and sorting: sort32 sorts each 32-element block of each row and
-// mrgsort merges two sorted rows; both give (values, INT32 indices) pairs of tiles.
+// mrgsort merges two sorted rows; both give (values, indices) pairs of tiles: INT32 columns,
+// or the entries of sort32's idx= tile (UINT32 in PyPTO).
 #include <tuple>
 
 #include "op_rules.h"
@@ -206,19 +207,28 @@ void lower_mscatter(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 
 // sort32(tile): (values, indices), each shaped like the tile: every block of 32 columns of
 // each row (the last may be shorter) sorted descending, with the INT32 column each value
-// came from. Stable: equal values keep their order.
+// came from, or with its entry of the index tile idx (PyPTO's sort32(src, idx)). Stable:
+// equal values keep their order.
 TypePtr infer_sort32(const CallSite& s) {
-  if (s.arg("idx"))
-    op_fail(s, ErrorKind::kType,
-            "sort32's idx= (an index tile sorted along with the values) is not supported: pl.sort32 returns the column "
-            "index of each value within its row",
-            "drop idx= and use the returned indices: vals, idx = pl.sort32(t)");
   const TileType& t = tile_arg(s, "tile");
   require_vec(s, "tile", t);
-  tile_shape(s, "tile", t);
+  auto shape = tile_shape(s, "tile", t);
   require_instr_dtype(s, "tile", t, "TSORT32");
+  DataType index_dtype = kIndexDtype;
+  if (s.arg("idx")) {
+    // PyPTO's index tile (a UINT32 iota from pl.tile.ci, usually offset by the block's first
+    // column): each value's entry of it is carried along with the value.
+    const TileType& idx = tile_arg(s, "idx");
+    require_vec(s, "idx", idx);
+    if ((idx.dtype != DataType::UINT32 && idx.dtype != DataType::INT32) || tile_shape(s, "idx", idx) != shape)
+      op_fail(s, ErrorKind::kType,
+              "'idx' must be a UINT32 or INT32 index tile of the values' shape " + shape_str(shape) + ", got " +
+                  type_str(s.arg("idx")->type),
+              "build it with pl.tile.ci(0, " + shape_str(shape) + ", dtype=pl.UINT32) (plus the block's first column)");
+    index_dtype = idx.dtype;
+  }
   return TupleType::make({TileType::make(t.shape, t.dtype, MemorySpace::Vec, t.valid_shape),
-                          TileType::make(t.shape, kIndexDtype, MemorySpace::Vec, t.valid_shape)});
+                          TileType::make(t.shape, index_dtype, MemorySpace::Vec, t.valid_shape)});
 }
 
 // mrgsort(a_values, a_indices, b_values, b_indices): the two descending rows of each row
@@ -253,14 +263,18 @@ TypePtr infer_mrgsort(const CallSite& s) {
     op_fail(s, ErrorKind::kType,
             std::string("'b_values' is ") + dtype_name(bv.dtype) + " but 'a_values' is " + dtype_name(av.dtype),
             std::string("convert with pl.cast(b_values, pl.") + dtype_name(av.dtype) + ")");
+  // Indices are INT32 (sort32's own column indices) or UINT32 (PyPTO's index tiles), the
+  // same dtype on both sides; the result carries it.
+  const DataType index_dtype = ai.dtype == DataType::UINT32 ? DataType::UINT32 : kIndexDtype;
   for (auto [name, idx, vals, vshape] :
        {std::tuple<const char*, const TileType*, const char*, std::vector<int64_t>>{"a_indices", &ai, "a_values", as},
         {"b_indices", &bi, "b_values", bs}}) {
-    if (idx->dtype != kIndexDtype || tile_shape(s, name, *idx) != vshape)
+    if (idx->dtype != index_dtype || tile_shape(s, name, *idx) != vshape)
       op_fail(s, ErrorKind::kType,
-              std::string("'") + name + "' must be the " + dtype_name(kIndexDtype) + " indices of '" + vals + "' (" +
+              std::string("'") + name + "' must be the " + dtype_name(index_dtype) + " indices of '" + vals + "' (" +
                   shape_str(vshape) + "), got " + type_str(s.arg(name)->type),
-              "pass the (values, indices) pair that pl.sort32 or pl.mrgsort gave");
+              "pass the (values, indices) pair that pl.sort32 or pl.mrgsort gave (INT32 or UINT32 indices on both "
+              "sides)");
   }
   if (as[0] != bs[0])
     op_fail(s, ErrorKind::kType,
@@ -276,7 +290,7 @@ TypePtr infer_mrgsort(const CallSite& s) {
     valid = {va[0], cols};
   }
   return TupleType::make({TileType::make(const_shape(out), av.dtype, MemorySpace::Vec, valid),
-                          TileType::make(const_shape(out), kIndexDtype, MemorySpace::Vec, valid)});
+                          TileType::make(const_shape(out), index_dtype, MemorySpace::Vec, valid)});
 }
 
 // One instruction writing both tiles of the result tuple.
@@ -353,10 +367,11 @@ void register_index_ops(OpRegistry& r) {
          .pto = "TSORT32",
          .lower = [](const Call& c, const VarPtr& d, KernelBuilder& kb) { lower_pair(c, d, kb, "TSORT32"); },
          .doc = "Sort each block of 32 columns of each row descending (stable); returns (values, indices), both "
-                "shaped like the tile, indices INT32 columns within the row: `vals, idx = pl.sort32(t)`.",
+                "shaped like the tile, indices INT32 columns within the row: `vals, idx = pl.sort32(t)`; with PyPTO's "
+                "idx= (a UINT32 or INT32 index tile of the tile's shape) each value's idx entry is carried instead.",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_sort32({tile:v})"});
+         .torch = "_sort32({tile:v}, {idx})"});
   r.add({.name = "tile.mrgsort",
          .params = {expr_param("a_values", true), expr_param("a_indices", true), expr_param("b_values", true),
                     expr_param("b_indices", true), expr_param("src0", true), expr_param("src1", true),

@@ -100,13 +100,8 @@ TypePtr infer_load(const CallSite& s) {
       valid = full ? std::vector<ExprPtr>{} : cut;
     }
   }
-  int64_t row_bytes = shape[1] * dtype_bytes(tensor.dtype);
-  if (mem == MemorySpace::Vec && row_bytes % 32 != 0)
-    op_fail(s, ErrorKind::kValue,
-            "a Vec tile row must be a multiple of 32 bytes; " + shape_str(shape) + " " + dtype_name(tensor.dtype) +
-                " has rows of " + std::to_string(row_bytes) + " bytes",
-            "pad the tile's columns to a multiple of " + std::to_string(32 / dtype_bytes(tensor.dtype)) +
-                " and pass valid_shape=[rows, cols] for the real extent");
+  // A Vec row of any width: the allocation pads it to whole 32-byte units
+  // (isa::vec_row_pitch_bytes), so [32, 1] FP32 loads a tensor column.
   check_window(s, tensor, offsets, touched_extent(shape, valid), "read");
   return TileType::make(const_shape(shape), tensor.dtype, mem, valid);
 }

@@ -10,6 +10,7 @@ TypePtr infer_reduce(const CallSite& s, bool rows) {
   const TileType& t = tile_arg(s, "tile");
   require_vec(s, "tile", t);
   auto shape = tile_shape(s, "tile", t);
+  if (!s.op.pto.empty()) require_instr_dtype(s, "tile", t, s.op.pto);
   if (s.arg("tmp_tile")) {
     const TileType& tmp = tile_arg(s, "tmp_tile");
     require_vec(s, "tmp_tile", tmp);

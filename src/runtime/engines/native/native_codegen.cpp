@@ -433,6 +433,10 @@ class KernelWriter {
       case DataType::INT16: return "short";
       case DataType::INT8: return "signed char";
       case DataType::UINT8: return "unsigned char";
+      case DataType::UINT16: return "unsigned short";
+      case DataType::UINT32: return "unsigned int";
+      case DataType::INT64: return "long long";
+      case DataType::UINT64: return bits ? "unsigned long long" : "";  // selected, never compared
       case DataType::FP16:
       case DataType::BF16: return bits ? "unsigned short" : "";
       default: return "";

@@ -131,15 +131,27 @@ void write_int(uint8_t* p, DataType t, int64_t v) {
     case DataType::UINT64:
     case DataType::INDEX:
     case DataType::TASK_ID: store<uint64_t>(p, u); return;
-    // to a float dtype: one rounding (an int64 -> float -> bf16 chain would round twice);
-    // int64 -> double is exact below 2^53, which covers every integer dtype but INT64.
+    // to FP32: one rounding straight from the int64 (an INT64 past 2^53 would round twice
+    // through double).
+    case DataType::FP32: store<float>(p, static_cast<float>(v)); return;
+    // to the other float dtypes: one rounding (an int64 -> float -> bf16 chain would round
+    // twice); int64 -> double is exact below 2^53, which covers every integer dtype but INT64.
     default: write_double(p, t, static_cast<double>(v)); return;
   }
+}
+
+// A UINT64 element to a float dtype: its unsigned value (read_int would see 2^63 and up as
+// negative), rounded once.
+void write_uint64_as_float(uint8_t* dst, DataType t, const uint8_t* src) {
+  const uint64_t u = load<uint64_t>(src);
+  if (t == DataType::FP32) store<float>(dst, static_cast<float>(u));
+  else write_double(dst, t, static_cast<double>(u));
 }
 
 void convert_element(uint8_t* dst, DataType dst_t, const uint8_t* src, DataType src_t) {
   if (dst_t == src_t) std::memcpy(dst, src, dtype_bytes(dst_t));
   else if (dtype_is_float(src_t)) write_float(dst, dst_t, read_float(src, src_t));
+  else if (src_t == DataType::UINT64 && dtype_is_float(dst_t)) write_uint64_as_float(dst, dst_t, src);
   else write_int(dst, dst_t, read_int(src, src_t));
 }
 

@@ -82,7 +82,8 @@ uint16_t narrow_to_half(float x, DataType t, Round mode) {
 
 void convert(const TileCall& call, const uint8_t* src, DataType st, uint8_t* dst, DataType dt, Round mode) {
   if (!dtype_is_float(st)) {  // integer / bool source: wrap to integers, nearest float otherwise
-    write_int(dst, dt, read_int(src, st));
+    if (st == DataType::UINT64 && dtype_is_float(dt)) write_uint64_as_float(dst, dt, src);
+    else write_int(dst, dt, read_int(src, st));
     return;
   }
   const float x = read_float(src, st);

@@ -117,21 +117,24 @@ std::vector<int64_t> descending_order(const TileRef& t, int64_t r, int64_t c0, i
   return order;
 }
 
-// TSORT32: outs [values, indices], ins [src]. Each block of 32 columns of the valid region
-// (the last may be shorter) is sorted descending; indices are positions within the row.
+// TSORT32: outs [values, indices], ins [src] or [src, idx]. Each block of 32 columns of the
+// valid region (the last may be shorter) is sorted descending; indices are positions within
+// the row, or the sorted values' entries of idx.
 void tsort32(const TileCall& call) {
   const TileRef& vals = call.out_tile(0);
   const TileRef& idx = call.out_tile(1);
   const TileRef& src = call.in_tile(0);
   call.require_covers(vals, src.valid_rows, src.valid_cols);
   call.require_covers(idx, src.valid_rows, src.valid_cols);
+  const TileRef* given = call.ins.size() > 1 ? &call.in_tile(1) : nullptr;  // the optional index tile
+  if (given) call.require_covers(*given, src.valid_rows, src.valid_cols);
   for (int64_t r = 0; r < src.valid_rows; ++r)
     for (int64_t c0 = 0; c0 < src.valid_cols; c0 += 32) {
       const int64_t n = std::min<int64_t>(32, src.valid_cols - c0);
       const std::vector<int64_t> order = descending_order(src, r, c0, n);
       for (int64_t k = 0; k < n; ++k) {
         convert_element(vals.at(r, c0 + k), vals.dtype, src.at(r, c0 + order[k]), src.dtype);
-        idx.set_i(r, c0 + k, c0 + order[k]);
+        idx.set_i(r, c0 + k, given ? given->get_i(r, c0 + order[k]) : c0 + order[k]);
       }
     }
 }
