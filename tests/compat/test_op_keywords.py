@@ -420,8 +420,6 @@ def test_gather_scatter_along_dim_as_torch(engine):
     ("pl.tensor.scatter(x, -1, gi, x, dst=x)", "dst="),
     ("pl.tile.mrgsort(src0=pl.load(x, [0, 0], [16, 32]), block_len=32)", "src0="),
     ("pl.tile.mrgsort(pl.load(x, [0, 0], [16, 32]), block_len=32)", "block_len="),
-    ("pl.expand_clone(src=pl.row_max(pl.load(x, [0, 0], [16, 32])), shape=[16, 32], target=pl.load(x, [0, 0], [16, 32]))",
-     "target="),
 ])
 def test_gather_scatter_forms_not_defined_fail_naming_the_keyword(tmp_path, call, keyword):
     src = tmp_path / "k.py"

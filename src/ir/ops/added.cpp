@@ -452,7 +452,7 @@ void register_added_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_arange({R}, {C}, {start}, {dtype}, {descending})"});
   r.add({.name = "tile.fillpad_expand",
-         .params = {aka(expr_param("tile"), {"value"}), attr_param("shape"), attr_param("pad_value", PadValue::zero)},
+         .params = {aka(expr_param("tile"), {"value", "tensor"}), attr_param("shape"), attr_param("pad_value", PadValue::zero)},
          .infer_type = infer_fillpad_expand,
          .pto = "TFILLPAD_EXPAND",
          .lower = {},
@@ -460,7 +460,7 @@ void register_added_ops(OpRegistry& r) {
                 "element holds pad_value (zero, max or min).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "{tile:v}"});
+         .torch = "_fit({tile:v}, {R}, {C}, {pad_value})"});
   r.add({.name = "tile.fillpad_inplace",
          .params = {expr_param("tile"), attr_param("pad_value", PadValue::zero)},
          .infer_type = infer_fillpad_inplace,

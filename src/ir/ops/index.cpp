@@ -140,6 +140,93 @@ void lower_scatter(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   kb.emit(in);
 }
 
+// scatter_update(input, dim, index, src): input with whole rows (dim 0 / -2) or whole columns
+// (dim 1 / -1) replaced by src's, at the positions `index` lists (torch's
+// input.index_copy(dim, index, src)): for dim 0, input[index[i], :] = src[i, :]. `index` holds
+// one entry per src row (column), as an [N, 1] or [1, N] integer tile. No single
+// instruction does this: ExpandOps rewrites it into TSCATTER over element indices.
+int64_t scatter_update_dim(const CallSite& s) {
+  int64_t dim = int_attr(s, "dim");
+  if (dim < -2 || dim > 1)
+    op_fail(s, ErrorKind::kValue, "dim=" + std::to_string(dim) + " is not an axis of a 2-D tile",
+            "pass dim=0 (replace rows) or dim=1 (replace columns); -2 and -1 count from the end");
+  return dim < 0 ? dim + 2 : dim;
+}
+
+TypePtr infer_scatter_update(const CallSite& s) {
+  const int64_t d = scatter_update_dim(s);
+  const TileType& in = tile_arg(s, "input");
+  const TileType& idx = tile_arg(s, "index");
+  const TileType& src = tile_arg(s, "src");
+  require_vec(s, "input", in);
+  require_vec(s, "src", src);
+  require_index_tile(s, "index", idx);
+  auto is = tile_shape(s, "input", in), ss = tile_shape(s, "src", src), xs = tile_shape(s, "index", idx);
+  for (auto [name, t] : {std::pair{"input", &in}, {"src", &src}, {"index", &idx}})
+    if (!t->valid_shape.empty())
+      op_fail(s, ErrorKind::kType, std::string("'") + name + "' is " + type_str(s.arg(name)->type) +
+                                       ", only partly valid; scatter_update replaces whole rows or columns",
+              "make it fully valid first with pl.fillpad (or load it without valid_shape)");
+  if (src.dtype != in.dtype)
+    op_fail(s, ErrorKind::kType, std::string("'src' is ") + dtype_name(src.dtype) + " but 'input' is " + dtype_name(in.dtype),
+            std::string("convert with pl.cast(src, pl.") + dtype_name(in.dtype) + ")");
+  const int64_t keep = 1 - d;  // the axis src shares with input
+  if (ss[keep] != is[keep])
+    op_fail(s, ErrorKind::kType,
+            "'src' is " + shape_str(ss) + " and 'input' " + shape_str(is) + "; replacing " + (d == 0 ? "rows" : "columns") +
+                " needs the same number of " + (d == 0 ? "columns" : "rows"),
+            d == 0 ? "give src input's columns: [N, " + std::to_string(is[1]) + "]"
+                   : "give src input's rows: [" + std::to_string(is[0]) + ", N]");
+  if (!(xs[0] == 1 || xs[1] == 1) || xs[0] * xs[1] != ss[d])
+    op_fail(s, ErrorKind::kType,
+            "'index' is " + shape_str(xs) + "; it lists one " + (d == 0 ? "row" : "column") + " of input for each of the " +
+                std::to_string(ss[d]) + " " + (d == 0 ? "rows" : "columns") + " of src",
+            "pass an index tile of shape [" + std::to_string(ss[d]) + ", 1] or [1, " + std::to_string(ss[d]) + "]");
+  return s.arg("input")->type;
+}
+
+ExprPtr shape_of_list(const std::vector<int64_t>& v) {
+  std::vector<ExprPtr> e;
+  for (int64_t x : v) e.push_back(ConstInt::make(x, DataType::INDEX));
+  return ListExpr::make(e);
+}
+
+ExprPtr expand_scatter_update(const Call& c, OpExpander& x) {
+  int64_t d = std::get<int64_t>(c.attrs.at("dim"));
+  if (d < 0) d += 2;
+  const ExprPtr& input = c.args[0];
+  const ExprPtr& index = c.args[1];
+  const ExprPtr& src = c.args[2];
+  auto is = *static_shape(input->type->as<TileType>()->shape);
+  auto ss = *static_shape(src->type->as<TileType>()->shape);
+  const int64_t n = ss[d];
+  auto reshape = [&](const char* name, const ExprPtr& t, std::vector<int64_t> shape) {
+    auto have = *static_shape(t->type->as<TileType>()->shape);
+    if (have == shape) return t;
+    return x.call(name, "tile.reshape", {t}, {{"shape", shape}}, c.span);
+  };
+  if (d == 1) {  // TSCATTER along each row with the column indices repeated down the rows
+    ExprPtr row = reshape("index_row", index, {1, n});
+    ExprPtr cols = x.emit("index_cols", make_op_call("tile.expand_clone", {row, shape_of_list({is[0], n})}, {}, {}, c.span));
+    return make_op_call("tile.scatter", {input, cols, src}, {}, {}, c.span);
+  }
+  // Rows: element (i, j) of src goes to element index[i] * C + j of input seen as one row.
+  const int64_t cols = is[1];
+  DataType it = index->type->as<TileType>()->dtype;
+  ExprPtr col = reshape("index_col", index, {n, 1});
+  ExprPtr base = x.call("row_base", "tile.muls", {col, ConstInt::make(cols, it)}, {}, c.span);
+  ExprPtr bases = x.emit("row_bases", make_op_call("tile.expand_clone", {base, shape_of_list({n, cols})}, {}, {}, c.span));
+  ExprPtr iota = x.emit("col_iota", make_op_call("tile.ci", {ConstInt::make(0, it)}, {},
+                                                  {{"shape", std::vector<int64_t>{1, cols}}, {"dtype", it}}, c.span));
+  ExprPtr iotas = x.emit("col_iotas", make_op_call("tile.expand_clone", {iota, shape_of_list({n, cols})}, {}, {}, c.span));
+  ExprPtr flat = x.call("flat_index", "tile.add", {bases, iotas}, {}, c.span);
+  ExprPtr flat_row = reshape("flat_index_row", flat, {1, n * cols});
+  ExprPtr src_row = reshape("src_row", src, {1, n * cols});
+  ExprPtr in_row = reshape("input_row", input, {1, is[0] * cols});
+  ExprPtr done = x.call("updated_row", "tile.scatter", {in_row, flat_row, src_row}, {}, c.span);
+  return make_op_call("tile.reshape", {done}, {}, {{"shape", is}}, c.span);
+}
+
 // mgather(tensor, indices): result[r, c] = tensor.flat[indices[r, c]] (row-major order).
 TypePtr infer_mgather(const CallSite& s) {
   if (string_attr(s, "coalesce") != "row")
@@ -347,6 +434,18 @@ void register_index_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .torch = "_scatter({target:v}, {indices}, {src:v})"});
+  r.add({.name = "tile.scatter_update",
+         .params = {expr_param("input"), attr_param("dim", int64_t{0}), aka(expr_param("index"), {"indices"}), expr_param("src")},
+         .infer_type = infer_scatter_update,
+         .pto = "TSCATTER",
+         .lower = {},
+         .doc = "input with whole rows (dim=0 / -2: input[index[i], :] = src[i, :]) or whole columns (dim=1 / -1) "
+                "replaced by src's, at the positions the [N, 1] or [1, N] integer tile `index` lists (torch's "
+                "index_copy; for a repeated index the last wins); a new tile (TSCATTER over element indices).",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "{input:v}.index_copy({dim}, {index:v}.flatten().long(), {src:v})",
+         .expand = expand_scatter_update});
   r.add({.name = "tile.sort32",
          .params = {aka(expr_param("tile"), {"src"}), expr_param("idx", true)},
          .infer_type = infer_sort32,

@@ -1,0 +1,191 @@
+"""The tail of PyPTO ops and behaviours model programs hit (issue 14, item 6), each in a small
+program run on both engines against numpy / torch, plus the printer round trip:
+pl.expand_clone(src, target) (tile and tensor), pl.scatter_update (torch index_copy),
+pl.tensor.fillpad_expand, pl.store(..., atomic=pl.AtomicType.Add), pl.tensor.gather /
+scatter(dim=, index=), pl.write / pl.read / pl.dump_tag, extract, ci, random, pl.prefetch.*
+(no value changes), pl.system.* (timed by the sim engine's cycle model) and
+pl.tile.get_block_idx() in an InCore function launched SPMD."""
+
+import numpy as np
+import pypto.language as pl
+import pytest
+import torch
+from pypto import _core
+from pypto.runtime import RunConfig, _arg_specs
+
+ENGINES = ["native", "sim"]
+rng = np.random.default_rng(1414)
+
+
+def run(kernel, *args, engine, **kw):
+    kernel(*args, config=RunConfig(engine=engine, **kw))
+
+
+def round_trip(kernel, *args):
+    """The parsed program prints, parses back and is structurally equal; returns the text."""
+    prog = kernel.parse(_arg_specs(kernel, args))
+    text = _core.ir.print_program(prog)
+    again = pl.parse(text)
+    assert _core.ir.structural_equal(again, prog), text
+    return text
+
+
+# ---- pl.expand_clone(src, target): src broadcast to target's shape ------------------------------
+
+@pl.jit
+def k_expand_clone(x: pl.Tensor, row: pl.Tensor, col: pl.Tensor, o1: pl.Out[pl.Tensor], o2: pl.Out[pl.Tensor],
+                   o3: pl.Out[pl.Tensor], o4: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [16, 64])
+        c = pl.reshape(pl.load(col, [0, 0], [1, 16]), [16, 1])
+        pl.store(pl.expand_clone(c, t), [0, 0], o1)                       # the tile form: [16, 1] -> t's shape
+        pl.store(pl.tile.expand_clone(src=pl.load(row, [0, 0], [1, 64]), target=t), [0, 0], o2)
+        o3[:] = pl.expand_clone(row, x)                                   # the tensor form: [1, 64] -> [16, 64]
+        o4[:] = pl.tensor.expand_clone(pl.tensor.row_max(x), target=x)    # of a computed tensor
+    return o1
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_expand_clone_takes_the_targets_shape(engine):
+    x = rng.uniform(-1, 1, size=(16, 64)).astype(np.float32)
+    row = rng.uniform(-1, 1, size=(1, 64)).astype(np.float32)
+    col = rng.uniform(-1, 1, size=(1, 16)).astype(np.float32)
+    outs = [np.zeros((16, 64), np.float32) for _ in range(4)]
+    run(k_expand_clone, x, row, col, *outs, engine=engine)
+    np.testing.assert_array_equal(outs[0], np.broadcast_to(col.T, (16, 64)))
+    np.testing.assert_array_equal(outs[1], np.broadcast_to(row, (16, 64)))
+    np.testing.assert_array_equal(outs[2], np.broadcast_to(row, (16, 64)))
+    np.testing.assert_array_equal(outs[3], np.broadcast_to(x.max(axis=1, keepdims=True), (16, 64)))
+    text = round_trip(k_expand_clone, x, row, col, *outs)
+    assert "pl.tensor.expand_clone(" in text and "pl.tile.expand_clone(" in text
+
+
+def test_expand_clone_errors():
+    @pl.jit
+    def bad(x: pl.Tensor, o: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [0, 0], [8, 64])
+            pl.store(pl.expand_clone(t, pl.load(x, [0, 0], [16, 64])), [0, 0], o)
+        return o
+
+    with pytest.raises(pl.ParseError, match=r"test_tail_ops.py:\d+[\s\S]*cannot broadcast a \[8, 64\] tile to \[16, 64\]"
+                                            r"[\s\S]*fix:"):
+        bad(np.zeros((16, 64), np.float32), np.zeros((16, 64), np.float32))
+
+    @pl.jit
+    def by_shape(x: pl.Tensor, o: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.reshape(pl.load(x, [0, 0], [1, 16]), [16, 1])
+            pl.store(pl.expand_clone(t, shape=[16, 64]), [0, 0], o)   # our spelling: the shape itself
+        return o
+
+    x, o = rng.uniform(-1, 1, size=(16, 64)).astype(np.float32), np.zeros((16, 64), np.float32)
+    by_shape(x, o)
+    np.testing.assert_array_equal(o, np.broadcast_to(x[0, :16, None], (16, 64)))
+
+
+# ---- pl.scatter_update(input, dim, index, src): torch index_copy --------------------------------
+
+@pl.jit
+def k_scatter_update(x: pl.Tensor, rows: pl.Tensor, ri: pl.Tensor, cols: pl.Tensor, ci: pl.Tensor,
+                     o1: pl.Out[pl.Tensor], o2: pl.Out[pl.Tensor], o3: pl.Out[pl.Tensor], o4: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [16, 32])
+        u = pl.tile.scatter_update(t, 0, pl.load(ri, [0, 0], [1, 8]), pl.load(rows, [0, 0], [8, 32]))
+        v = pl.scatter_update(t, dim=-1, index=pl.load(ci, [0, 0], [1, 8]), src=pl.load(cols, [0, 0], [16, 8]))
+        pl.store(u, [0, 0], o1)
+        pl.store(v, [0, 0], o2)
+        pl.store(pl.adds(t, 1.0), [0, 0], o3)               # t itself is unchanged
+        o4[:] = pl.scatter_update(x, -2, ri, rows)          # the tensor form
+    return o1
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_scatter_update_is_index_copy(engine):
+    x = rng.uniform(-1, 1, size=(16, 32)).astype(np.float32)
+    rows = rng.uniform(-1, 1, size=(8, 32)).astype(np.float32)
+    ri = np.array([[3, 0, 11, 7, 15, 1, 8, 4]], np.int32)
+    cols = rng.uniform(-1, 1, size=(16, 8)).astype(np.float32)
+    ci = np.array([[5, 31, 0, 9, 12, 20, 2, 27]], np.int32)
+    outs = [np.zeros((16, 32), np.float32) for _ in range(4)]
+    run(k_scatter_update, x, rows, ri, cols, ci, *outs, engine=engine)
+    tx = torch.from_numpy(x)
+    want_rows = tx.index_copy(0, torch.from_numpy(ri).flatten().long(), torch.from_numpy(rows)).numpy()
+    want_cols = tx.index_copy(1, torch.from_numpy(ci).flatten().long(), torch.from_numpy(cols)).numpy()
+    np.testing.assert_array_equal(outs[0], want_rows)
+    np.testing.assert_array_equal(outs[1], want_cols)
+    np.testing.assert_array_equal(outs[2], x + 1)
+    np.testing.assert_array_equal(outs[3], want_rows)
+    text = round_trip(k_scatter_update, x, rows, ri, cols, ci, *outs)
+    assert "pl.tile.scatter_update(" in text and "pl.tensor.scatter_update(" in text
+
+
+def test_scatter_update_checks_the_index():
+    @pl.jit
+    def bad(x: pl.Tensor, i: pl.Tensor, o: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [0, 0], [16, 32])
+            pl.store(pl.scatter_update(t, 0, pl.load(i, [0, 0], [1, 8]), pl.load(x, [0, 0], [4, 32])), [0, 0], o)
+        return o
+
+    with pytest.raises(pl.ParseError, match=r"'index' is \[1, 8\]; it lists one row of input for each of the 4 rows of src"
+                                            r"[\s\S]*fix: pass an index tile of shape \[4, 1\] or \[1, 4\]"):
+        bad(np.zeros((16, 32), np.float32), np.zeros((1, 8), np.int32), np.zeros((16, 32), np.float32))
+
+
+# ---- pl.tensor.fillpad_expand: into a larger shape, padded ---------------------------------------
+
+@pl.jit
+def k_tensor_fillpad_expand(x: pl.Tensor, o1: pl.Out[pl.Tensor], o2: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        o1[:] = pl.tensor.fillpad_expand(x, [32, 64], pad_value=pl.PadValue.min)
+        o2[:] = pl.fillpad_expand(pl.exp(x), shape=[24, 32])
+    return o1
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_fillpad_expand(engine):
+    x = rng.uniform(-1, 1, size=(20, 24)).astype(np.float32)
+    o1, o2 = np.zeros((32, 64), np.float32), np.zeros((24, 32), np.float32)
+    run(k_tensor_fillpad_expand, x, o1, o2, engine=engine)
+    want = np.full((32, 64), -np.finfo(np.float32).max, np.float32)
+    want[:20, :24] = x
+    np.testing.assert_array_equal(o1, want)
+    want2 = np.zeros((24, 32), np.float32)
+    want2[:20, :24] = np.exp(x)
+    np.testing.assert_allclose(o2, want2, rtol=1e-5, atol=1e-6)
+    round_trip(k_tensor_fillpad_expand, x, o1, o2)
+
+
+# ---- the PyTorch spelling (pypto.debug.torch_codegen) computes the same -------------------------
+
+def torch_cases():
+    x = rng.uniform(-1, 1, size=(16, 64)).astype(np.float32)
+    x32 = rng.uniform(-1, 1, size=(16, 32)).astype(np.float32)
+    return {
+        "expand_clone": (k_expand_clone, [x, rng.uniform(-1, 1, size=(1, 64)).astype(np.float32),
+                                          rng.uniform(-1, 1, size=(1, 16)).astype(np.float32)] +
+                         [np.zeros((16, 64), np.float32) for _ in range(4)]),
+        "scatter_update": (k_scatter_update, [x32, rng.uniform(-1, 1, size=(8, 32)).astype(np.float32),
+                                              np.array([[3, 0, 11, 7, 15, 1, 8, 4]], np.int32),
+                                              rng.uniform(-1, 1, size=(16, 8)).astype(np.float32),
+                                              np.array([[5, 31, 0, 9, 12, 20, 2, 27]], np.int32)] +
+                           [np.zeros((16, 32), np.float32) for _ in range(4)]),
+        "fillpad_expand": (k_tensor_fillpad_expand, [rng.uniform(-1, 1, size=(20, 24)).astype(np.float32),
+                                                     np.zeros((32, 64), np.float32), np.zeros((24, 32), np.float32)]),
+    }
+
+
+@pytest.mark.parametrize("case", ["expand_clone", "scatter_update", "fillpad_expand"])
+def test_torch_script_computes_the_same(case):
+    import pypto.debug as dbg
+
+    kernel, args = torch_cases()[case]
+    namespace = {}
+    exec(compile(dbg.torch_codegen(kernel, *args), f"<torch script of {case}>", "exec"), namespace)
+    theirs = [torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a for a in args]
+    namespace["ENTRY"](*theirs)
+    ours = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    kernel(*ours, config=RunConfig(engine="sim"))
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(t.numpy().astype(np.float64), o.astype(np.float64), rtol=1e-6, atol=1e-6)
