@@ -313,6 +313,34 @@ void ClusterFifos::free(const ClusterPart& self, const TileCall& call) {
   cv_.notify_all();
 }
 
+void ClusterFifos::event_set(const ClusterPart& self, int64_t event, double fired) {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (cancelled_) throw PartCancelled();
+  if (self.part == 0) {
+    for (int p = 1; p < 3; ++p)
+      if (!names_[p].empty()) events_[{p, event}].push_back(fired);
+  } else {
+    events_[{0, event}].push_back(fired);
+  }
+  cv_.notify_all();
+}
+
+double ClusterFifos::event_wait(const ClusterPart& self, const isa::Instr& instr, int64_t event) {
+  std::unique_lock<std::mutex> lk(mu_);
+  const TileCall call{instr, {}, {}};
+  auto& q = events_[{self.part, event}];
+  const std::string peer = self.part == 0 ? "a vector core" : "the cube core";
+  wait(lk, self.part, call,
+       [this, &self, event, peer, at = instr.span] {
+         return "pl.system.sync_wait (" + where(at) + ") of event " + std::to_string(event) + " in " + part_name(self.part) +
+                ": " + peer + " has not set it (pl.system.sync_set)";
+       },
+       [&q] { return !q.empty(); });
+  const double fired = q.front();
+  q.pop_front();
+  return fired;
+}
+
 void ClusterFifos::finished(int part) {
   std::lock_guard<std::mutex> lk(mu_);
   parts_[part].state = State::kFinished;

@@ -189,3 +189,97 @@ def test_torch_script_computes_the_same(case):
     kernel(*ours, config=RunConfig(engine="sim"))
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(t.numpy().astype(np.float64), o.astype(np.float64), rtol=1e-6, atol=1e-6)
+
+
+# ---- pl.system.*: timed and ordered by the sim engine's cycle model ------------------------------
+
+SYNC_BODY = """
+import pypto.language as pl
+
+
+@pl.jit
+def k(x: pl.Tensor, y: pl.Tensor, o1: pl.Out[pl.Tensor], o2: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.load(x, [0, 0], [64, 64])
+        pl.store(a, [0, 0], o1)
+        {between}
+        b = pl.load(y, [0, 0], [64, 64])
+        pl.store(b, [0, 0], o2)
+        pl.store(a, [0, 0], o1)   # keeps a alive: b gets a buffer of its own
+    return o1
+"""
+
+
+def sync_program(tmp_path, between):
+    import importlib.util
+
+    name = "k_sync_" + str(abs(hash(between)))
+    src = tmp_path / f"{name}.py"
+    src.write_text(SYNC_BODY.replace("{between}", between))
+    spec = importlib.util.spec_from_file_location(name, src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.k
+
+
+def timeline(tmp_path, between, engine="sim"):
+    """The kernel's values, and its modelled instruction events by name (sorted by start)."""
+    import json
+
+    k = sync_program(tmp_path, between)
+    x, y = rng.uniform(-1, 1, size=(64, 64)).astype(np.float32), rng.uniform(-1, 1, size=(64, 64)).astype(np.float32)
+    o1, o2 = np.zeros_like(x), np.zeros_like(y)
+    trace = tmp_path / "trace.json"
+    k(x, y, o1, o2, config=RunConfig(engine=engine, trace_path=str(trace)) if engine == "sim" else RunConfig(engine=engine))
+    np.testing.assert_array_equal(o1, x)   # a barrier changes no value
+    np.testing.assert_array_equal(o2, y)
+    if engine != "sim":
+        return None
+    ev = {}
+    for e in json.loads(trace.read_text())["traceEvents"]:
+        if e.get("ph") == "X":
+            ev.setdefault(e["name"], []).append((e["args"]["start_cycle"], e["args"]["end_cycle"]))
+    for v in ev.values():
+        v.sort()
+    return ev
+
+
+BARRIERS = {
+    "none": "",
+    "bar_v": "pl.system.bar_v()",
+    "bar_all": "pl.system.bar_all()",
+    "fence": "pl.system.fence()",
+    "event": "pl.system.sync_set(0, pipe=pl.PipeType.MTE3)\n        pl.system.sync_wait(0, pipe=pl.PipeType.MTE2)",
+    "syncall": "pl.system.syncall()",
+    "syncall_soft": "pl.system.syncall(mode='soft', core_type='aiv_only', gm_workspace=ws, used_cores=1)",
+    "cacheinvalid": "pl.system.cacheinvalid()",
+    "prefetch": "ctx = pl.prefetch.make_context()\n        e = pl.prefetch.async_prefetch(pl.slice(y, [1, 64], [0, 0]), ctx)\n"
+                "        done = pl.prefetch.wait(e, pl.prefetch.session(ctx))",
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("kind", sorted(set(BARRIERS) - {"syncall_soft", "prefetch"}))
+def test_system_ops_keep_the_values(tmp_path, engine, kind):
+    timeline(tmp_path, BARRIERS[kind], engine)
+
+
+def test_system_ops_order_the_pipes_in_the_cycle_model(tmp_path):
+    ev = {k: timeline(tmp_path / k, BARRIERS[k]) for k in sorted(set(BARRIERS) - {"syncall_soft", "prefetch"})
+          if not (tmp_path / k).mkdir()}
+    first_store_end = {k: e["TSTORE"][0][1] for k, e in ev.items()}
+    second_load_start = {k: e["TLOAD"][1][0] for k, e in ev.items()}
+    # Without a barrier (or with one on another pipe) the second load overlaps the first store.
+    for k in ("none", "bar_v", "cacheinvalid"):
+        assert second_load_start[k] < first_store_end[k], k
+    # bar_all, the GM fence, a sync_set / sync_wait pair and syncall make it wait for the store.
+    for k in ("bar_all", "fence", "syncall"):
+        assert second_load_start[k] >= first_store_end[k], k
+    # The event reaches its waiter one signal latency (30 cycles) after the store ended.
+    assert second_load_start["event"] >= first_store_end["event"] + 30
+    assert second_load_start["syncall"] >= first_store_end["syncall"] + 30  # the FFTS handshake
+    # A cache invalidation costs the scalar unit a global-memory round trip.
+    assert ev["cacheinvalid"]["CACHEINVALID"][0][1] - ev["cacheinvalid"]["CACHEINVALID"][0][0] == pytest.approx(30)
+    total = {k: max(end for v in e.values() for _, end in v) for k, e in ev.items()}
+    for k in ("bar_all", "fence", "event", "syncall"):
+        assert total[k] > total["none"], k
