@@ -253,19 +253,17 @@ BARRIERS = {
     "syncall": "pl.system.syncall()",
     "syncall_soft": "pl.system.syncall(mode='soft', core_type='aiv_only', gm_workspace=ws, used_cores=1)",
     "cacheinvalid": "pl.system.cacheinvalid()",
-    "prefetch": "ctx = pl.prefetch.make_context()\n        e = pl.prefetch.async_prefetch(pl.slice(y, [1, 64], [0, 0]), ctx)\n"
-                "        done = pl.prefetch.wait(e, pl.prefetch.session(ctx))",
 }
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("kind", sorted(set(BARRIERS) - {"syncall_soft", "prefetch"}))
+@pytest.mark.parametrize("kind", sorted(set(BARRIERS) - {"syncall_soft"}))
 def test_system_ops_keep_the_values(tmp_path, engine, kind):
     timeline(tmp_path, BARRIERS[kind], engine)
 
 
 def test_system_ops_order_the_pipes_in_the_cycle_model(tmp_path):
-    ev = {k: timeline(tmp_path / k, BARRIERS[k]) for k in sorted(set(BARRIERS) - {"syncall_soft", "prefetch"})
+    ev = {k: timeline(tmp_path / k, BARRIERS[k]) for k in sorted(set(BARRIERS) - {"syncall_soft"})
           if not (tmp_path / k).mkdir()}
     first_store_end = {k: e["TSTORE"][0][1] for k, e in ev.items()}
     second_load_start = {k: e["TLOAD"][1][0] for k, e in ev.items()}
@@ -283,3 +281,135 @@ def test_system_ops_order_the_pipes_in_the_cycle_model(tmp_path):
     total = {k: max(end for v in e.values() for _, end in v) for k, e in ev.items()}
     for k in ("bar_all", "fence", "event", "syncall"):
         assert total[k] > total["none"], k
+
+
+@pl.program
+class SoftBarrierPrefetch:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32], ws: pl.Tensor[[16], pl.INT32],
+          o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        ctx = pl.prefetch.make_context()
+        e = pl.prefetch.async_prefetch(ws, ctx)
+        done = pl.prefetch.wait(e, pl.prefetch.session(ctx))
+        a = pl.load(x, [0, 0], [64, 64])
+        pl.system.cacheinvalid()
+        pl.system.fence()
+        pl.system.syncall(mode="soft", core_type="aiv_only", gm_workspace=ws, used_cores=1)
+        pl.system.cacheinvalid()
+        o = pl.store(pl.muls(a, 2.0), [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32], ws: pl.Tensor[[16], pl.INT32],
+             o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+        o = self.k(x, ws, o)
+        return o
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_soft_syncall_and_prefetch_change_no_value(engine):
+    from pypto.runtime import run as run_program
+
+    x, ws, o = rng.uniform(-1, 1, size=(64, 64)).astype(np.float32), np.zeros(16, np.int32), np.zeros((64, 64), np.float32)
+    compiled = run_program(SoftBarrierPrefetch, x, ws, o, config=RunConfig(engine=engine))
+    np.testing.assert_array_equal(o, 2 * x)
+    assert _core.ir.structural_equal(pl.parse(_core.ir.print_program(SoftBarrierPrefetch)), SoftBarrierPrefetch)
+    if engine == "sim":
+        # After the barrier drains the pipes: its GM store and poll (2 x 30-cycle transfer
+        # startups) and the second cache invalidation (30); the first overlaps the load.
+        x2 = x.copy()
+        plain = run_program(Plain, x2, np.zeros_like(x2), config=RunConfig(engine="sim"))
+        assert compiled.modelled_cycles > plain.modelled_cycles + 2 * 30 + 30
+
+
+@pl.program
+class Plain:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        a = pl.load(x, [0, 0], [64, 64])
+        o = pl.store(pl.muls(a, 2.0), [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+        o = self.k(x, o)
+        return o
+
+
+# A global-memory handoff inside one mixed task: the cube stores its product, sets event 3;
+# the vector core waits for it, then loads what the cube wrote.
+@pl.program
+class CubeToVectorEvent:
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 32], pl.FP32], c: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+        acc = pl.matmul(pl.move(pl.load(a, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left),
+                        pl.move(pl.load(b, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Right))
+        c = pl.store(acc, [0, 0], c)
+        pl.system.sync_set(3, pipe=pl.PipeType.FIX, core_type="aic")
+        return c
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vector(self, c: pl.Tensor[[32, 32], pl.FP32], out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+        pl.system.sync_wait(3, pipe=pl.PipeType.MTE2, core_type="aiv")
+        out = pl.store(pl.adds(pl.load(c, [0, 0], [32, 32]), 1.0), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def fused(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 32], pl.FP32], c: pl.Out[pl.Tensor[[32, 32], pl.FP32]],
+              out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+        c = self.cube(a, b, c)
+        out = self.vector(c, out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 32], pl.FP32], c: pl.Out[pl.Tensor[[32, 32], pl.FP32]],
+             out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+        out = self.fused(a, b, c, out)
+        return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cross_core_event_orders_a_global_memory_handoff(engine, tmp_path):
+    import json
+
+    from pypto.runtime import run as run_program
+
+    a = rng.uniform(-1, 1, size=(32, 32)).astype(np.float32)
+    b = rng.uniform(-1, 1, size=(32, 32)).astype(np.float32)
+    c, out = np.zeros((32, 32), np.float32), np.zeros((32, 32), np.float32)
+    trace = tmp_path / "trace.json"
+    cfg = RunConfig(engine=engine, trace_path=str(trace)) if engine == "sim" else RunConfig(engine=engine)
+    for _ in range(3):  # the vector core always reads the finished product
+        run_program(CubeToVectorEvent, a, b, c, out, config=cfg)
+        np.testing.assert_allclose(out, a @ b + 1, rtol=1e-5, atol=1e-5)
+    if engine == "sim":
+        ev = {}
+        for e in json.loads(trace.read_text())["traceEvents"]:
+            if e.get("ph") == "X":
+                ev.setdefault(e["name"], []).append(e)
+        fix_store = next(e for e in ev["TSTORE"] if e["tid"] == ev["TMATMUL"][0]["tid"] or e["pid"] == ev["TMATMUL"][0]["pid"])
+        vec_load = next(e for e in ev["TLOAD"] if e["pid"] != ev["TMATMUL"][0]["pid"])
+        # The vector core's load starts once the cube's store has ended plus the event's latency.
+        assert vec_load["args"]["start_cycle"] >= fix_store["args"]["end_cycle"] + 30
+
+
+def test_a_wait_without_its_set_is_reported():
+    @pl.program
+    class Lonely:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[64, 64], pl.FP32], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+            pl.system.sync_wait(2, pipe=pl.PipeType.MTE2)
+            o = pl.store(pl.load(x, [0, 0], [64, 64]), [0, 0], o)
+            return o
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[64, 64], pl.FP32], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+            o = self.k(x, o)
+            return o
+
+    from pypto.runtime import run as run_program
+
+    x = np.zeros((64, 64), np.float32)
+    with pytest.raises(_core.PyptoError, match=r"test_tail_ops.py:\d+: pl.system.sync_wait\(2\) in kernel 'k' has no "
+                                               r"earlier sync_set of event 2[\s\S]*fix:"):
+        run_program(Lonely, x, x.copy(), config=RunConfig(engine="sim"))
