@@ -199,7 +199,7 @@ class Lowerer : public IRMutator {
       bool cube = info && (info->shape == TensorOpShape::kMatmul || info->shape == TensorOpShape::kBatchMatmul ||
                            info->shape == TensorOpShape::kMatmulAcc);
       if (cube) st.matmul = true;
-      if (info && info->shape == TensorOpShape::kWhole && !st.whole) st.whole = c;
+      if (info && is_whole(*c, *info) && !st.whole) st.whole = c;
       if (info && info->shape == TensorOpShape::kMatmulAcc) stats(c->args[0], st);  // acc's block
       if (info && (info->shape == TensorOpShape::kGather || info->shape == TensorOpShape::kScatter)) {
         ++st.nodes;  // the whole-row operand block
@@ -324,9 +324,9 @@ class Lowerer : public IRMutator {
         case TensorOpShape::kMatmulAcc: t = matmul_acc(*c, *info, b, memo); break;
         case TensorOpShape::kConcat: t = concat(*c, b); break;
         case TensorOpShape::kIdentity: t = tile_of(c->args[0], b, memo); break;
-        case TensorOpShape::kGather: t = gather(*c, b, memo); break;
+        case TensorOpShape::kGather: t = is_whole(*c, *info) ? whole(*c, *info) : gather(*c, b, memo); break;
         case TensorOpShape::kGenerate: t = generate(*c, *info, b); break;
-        case TensorOpShape::kScatter: t = scatter(*c, b, memo); break;
+        case TensorOpShape::kScatter: t = is_whole(*c, *info) ? whole(*c, *info) : scatter(*c, b, memo); break;
         case TensorOpShape::kWhole: t = whole(*c, *info); break;
       }
     }
@@ -482,6 +482,17 @@ class Lowerer : public IRMutator {
     ExprPtr index = as_vec(tile_of(c.args[1], rows, row_memo), c.span);
     ExprPtr src = as_vec(tile_of(c.args[2], rows, row_memo), c.span);
     return assign("scatter", call("tile.scatter", {target, index, src}, c.attrs, c.span));
+  }
+
+  // Ops computed on whole tensors: kWhole ones, and gather / scatter down the columns
+  // (dim=0), whose any row may read or write any other.
+  static bool is_whole(const Call& c, const TensorOpInfo& info) {
+    if (info.shape == TensorOpShape::kWhole) return true;
+    if (info.shape != TensorOpShape::kGather && info.shape != TensorOpShape::kScatter) return false;
+    auto it = c.attrs.find("dim");
+    if (it == c.attrs.end()) return false;
+    const int64_t* d = std::get_if<int64_t>(&it->second);
+    return d && (*d == 0 || *d == -2);
   }
 
   // The whole value of an op without blocking (the block is the whole tensor, see

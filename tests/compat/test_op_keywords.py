@@ -412,7 +412,6 @@ def test_gather_scatter_along_dim_as_torch(engine):
 
 
 @pytest.mark.parametrize("call,keyword", [
-    ("pl.tensor.gather(x, 0, gi)", "dim=0"),
     ("pl.tensor.gather(x, mask_pattern=pl.tile.MaskPattern.P0101)", "mask_pattern="),
     ("pl.tensor.gather(x, -1, gi, kvalue=4)", "kvalue="),
     ("pl.tensor.gather(x, -1, gi, output_dtype=pl.INT32)", "output_dtype="),

@@ -171,12 +171,19 @@ def torch_cases():
                                               rng.uniform(-1, 1, size=(16, 8)).astype(np.float32),
                                               np.array([[5, 31, 0, 9, 12, 20, 2, 27]], np.int32)] +
                            [np.zeros((16, 32), np.float32) for _ in range(4)]),
+        "gather_scatter": (k_gather_scatter, [x32, rng.integers(0, 32, size=(16, 32)).astype(np.int32),
+                                              np.stack([rng.permutation(16)[:8] for _ in range(32)], 1).astype(np.int32),
+                                              rng.uniform(-1, 1, size=(8, 32)).astype(np.float32),
+                                              rng.uniform(-1, 1, size=(16, 32)).astype(np.float32),
+                                              np.zeros((8, 32), np.float32), np.zeros((16, 32), np.float32),
+                                              np.zeros((16, 32), np.float32), np.zeros((16, 32), np.float32),
+                                              np.zeros((8, 32), np.float32), np.zeros((16, 32), np.float32)]),
         "fillpad_expand": (k_tensor_fillpad_expand, [rng.uniform(-1, 1, size=(20, 24)).astype(np.float32),
                                                      np.zeros((32, 64), np.float32), np.zeros((24, 32), np.float32)]),
     }
 
 
-@pytest.mark.parametrize("case", ["expand_clone", "scatter_update", "fillpad_expand"])
+@pytest.mark.parametrize("case", ["expand_clone", "scatter_update", "fillpad_expand", "gather_scatter"])
 def test_torch_script_computes_the_same(case):
     import pypto.debug as dbg
 
@@ -413,3 +420,45 @@ def test_a_wait_without_its_set_is_reported():
     with pytest.raises(_core.PyptoError, match=r"test_tail_ops.py:\d+: pl.system.sync_wait\(2\) in kernel 'k' has no "
                                                r"earlier sync_set of event 2[\s\S]*fix:"):
         run_program(Lonely, x, x.copy(), config=RunConfig(engine="sim"))
+
+
+# ---- pl.tensor.gather / scatter(dim=, index=): torch.gather / scatter ----------------------------
+
+@pl.jit
+def k_gather_scatter(x: pl.Tensor, gi: pl.Tensor, ri: pl.Tensor, src: pl.Tensor, src2: pl.Tensor, g0: pl.Out[pl.Tensor],
+                     g1: pl.Out[pl.Tensor], s0: pl.Out[pl.Tensor], s1: pl.Out[pl.Tensor], t0: pl.Out[pl.Tensor],
+                     u0: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        g0[:] = pl.tensor.gather(x, dim=0, index=ri)               # down the columns
+        g1[:] = pl.tensor.gather(x, -1, gi)                        # along the rows
+        s0[:] = pl.tensor.scatter(x, 0, ri, src)
+        s1[:] = pl.tensor.scatter(input=x, dim=1, index=gi, src=src2)
+        t = pl.load(x, [0, 0], [16, 32])
+        pl.store(pl.tile.gather(t, pl.load(ri, [0, 0], [8, 32]), dim=-2), [0, 0], t0)
+        pl.store(pl.tile.scatter(t, pl.load(ri, [0, 0], [8, 32]), pl.load(src, [0, 0], [8, 32]), dim=0), [0, 0], u0)
+    return g0
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_gather_and_scatter_along_either_dim(engine):
+    x = rng.uniform(-1, 1, size=(16, 32)).astype(np.float32)
+    gi = rng.integers(0, 32, size=(16, 32)).astype(np.int32)
+    # distinct rows per column for the scatter (a repeated index would make the winner order-dependent)
+    ri = np.stack([rng.permutation(16)[:8] for _ in range(32)], axis=1).astype(np.int32)
+    src = rng.uniform(-1, 1, size=(8, 32)).astype(np.float32)
+    src2 = rng.uniform(-1, 1, size=(16, 32)).astype(np.float32)
+    outs = [np.zeros((8, 32), np.float32), np.zeros((16, 32), np.float32), np.zeros((16, 32), np.float32),
+            np.zeros((16, 32), np.float32), np.zeros((8, 32), np.float32), np.zeros((16, 32), np.float32)]
+    run(k_gather_scatter, x, gi, ri, src, src2, *outs, engine=engine)
+    tx, tg, tr, ts, ts2 = (torch.from_numpy(a) for a in (x, gi, ri, src, src2))
+    np.testing.assert_array_equal(outs[0], torch.gather(tx, 0, tr.long()).numpy())
+    np.testing.assert_array_equal(outs[1], torch.gather(tx, 1, tg.long()).numpy())
+    np.testing.assert_array_equal(outs[2], tx.scatter(0, tr.long(), ts).numpy())
+    want_s1 = tx.clone()
+    for c in range(32):  # repeated column indices: the later column wins
+        want_s1.scatter_(1, tg[:, c:c + 1].long(), ts2[:, c:c + 1])
+    np.testing.assert_array_equal(outs[3], want_s1.numpy())
+    np.testing.assert_array_equal(outs[4], torch.gather(tx, 0, tr.long()).numpy())
+    np.testing.assert_array_equal(outs[5], tx.scatter(0, tr.long(), ts).numpy())
+    text = round_trip(k_gather_scatter, x, gi, ri, src, src2, *outs)
+    assert "dim=0" in text

@@ -56,13 +56,19 @@ void require_index_tile(const CallSite& s, const std::string& name, const TileTy
 // PyPTO's gather/scatter keywords: `dim` is the last axis here (a row-wise gather, as
 // torch.gather(input, -1, index)); the mask-pattern forms are not defined precisely enough
 // by PyPTO's docs to implement, so each of their keywords fails with a not-supported error.
-void check_pypto_form(const CallSite& s, const std::vector<const char*>& unsupported) {
+// dim=0 (or -2) works down the columns, as torch.gather(input, 0, index):
+// result[r, c] = src[indices[r, c], c]; ExpandOps rewrites it into a row-wise TGATHER /
+// TSCATTER over the tile seen as one row (element index indices[r, c] * cols + c).
+bool along_columns(const CallSite& s) {
   int64_t dim = int_attr(s, "dim");
-  if (dim != -1 && dim != 1)
-    op_fail(s, ErrorKind::kType,
-            "dim=" + std::to_string(dim) + " is not supported: " + s.op.name.substr(s.op.name.find('.') + 1) +
-                " works along the last axis (dim=-1 or 1)",
-            "transpose the operands so that the axis is the last one");
+  if (dim < -2 || dim > 1)
+    op_fail(s, ErrorKind::kValue, "dim=" + std::to_string(dim) + " is not an axis of a 2-D tile",
+            "pass dim=-1 (along each row) or dim=0 (down each column)");
+  return dim == 0 || dim == -2;
+}
+
+void check_pypto_form(const CallSite& s, const std::vector<const char*>& unsupported) {
+  along_columns(s);
   for (const char* k : unsupported) {
     const AttrValue& v = s.attr(k);
     bool given = std::string(k) == "offset" ? std::get<int64_t>(v) != 0
@@ -86,7 +92,16 @@ TypePtr infer_gather(const CallSite& s) {
   require_instr_dtype(s, "src", src, "TGATHER");
   require_index_tile(s, "indices", idx);
   auto is = tile_shape(s, "indices", idx);
-  if (is[0] > ss[0])
+  const bool cols = along_columns(s);
+  if (cols && is[1] > ss[1])
+    op_fail(s, ErrorKind::kType,
+            "'indices' " + shape_str(is) + " has more columns than 'src' " + shape_str(ss) + "; with dim=0 column c of "
+            "the result reads column c of src",
+            "gather from a src with at least as many columns as the index tile");
+  if (cols && (!src.valid_shape.empty() || !idx.valid_shape.empty()))
+    op_fail(s, ErrorKind::kType, "a gather with dim=0 takes fully valid tiles",
+            "make them fully valid first with pl.fillpad (or load them without valid_shape)");
+  if (!cols && is[0] > ss[0])
     op_fail(s, ErrorKind::kType,
             "'indices' " + shape_str(is) + " has more rows than 'src' " + shape_str(ss) + "; row r of the result "
             "reads row r of src",
@@ -114,7 +129,16 @@ TypePtr infer_scatter(const CallSite& s) {
     op_fail(s, ErrorKind::kType,
             "'indices' is " + shape_str(is) + " but 'src' is " + shape_str(ss) + "; each src element needs its index",
             "give one index per src element: an index tile of src's shape");
-  if (ss[0] > ts[0])
+  const bool cols = along_columns(s);
+  if (cols && ss[1] > ts[1])
+    op_fail(s, ErrorKind::kType,
+            "'src' " + shape_str(ss) + " has more columns than 'target' " + shape_str(ts) + "; with dim=0 column c of "
+            "src writes column c of target",
+            "scatter into a target with at least as many columns as src");
+  if (cols && (!src.valid_shape.empty() || !idx.valid_shape.empty() || !target.valid_shape.empty()))
+    op_fail(s, ErrorKind::kType, "a scatter with dim=0 takes fully valid tiles",
+            "make them fully valid first with pl.fillpad (or load them without valid_shape)");
+  if (!cols && ss[0] > ts[0])
     op_fail(s, ErrorKind::kType,
             "'src' " + shape_str(ss) + " has more rows than 'target' " + shape_str(ts) + "; row r of src writes row r "
             "of target",
@@ -225,6 +249,47 @@ ExprPtr expand_scatter_update(const Call& c, OpExpander& x) {
   ExprPtr in_row = reshape("input_row", input, {1, is[0] * cols});
   ExprPtr done = x.call("updated_row", "tile.scatter", {in_row, flat_row, src_row}, {}, c.span);
   return make_op_call("tile.reshape", {done}, {}, {{"shape", is}}, c.span);
+}
+
+// Element indices into `cols`-wide rows: indices[r, c] * cols + c, seen as one row.
+ExprPtr flat_indices(const Call& c, OpExpander& x, const ExprPtr& indices, int64_t cols) {
+  auto is = *static_shape(indices->type->as<TileType>()->shape);
+  DataType it = indices->type->as<TileType>()->dtype;
+  ExprPtr base = x.call("row_base", "tile.muls", {indices, ConstInt::make(cols, it)}, {}, c.span);
+  ExprPtr iota = x.emit("col_iota", make_op_call("tile.ci", {ConstInt::make(0, it)}, {},
+                                                  {{"shape", std::vector<int64_t>{1, is[1]}}, {"dtype", it}}, c.span));
+  if (is[0] > 1)
+    iota = x.emit("col_iotas", make_op_call("tile.expand_clone", {iota, shape_of_list(is)}, {}, {}, c.span));
+  ExprPtr flat = x.call("flat_index", "tile.add", {base, iota}, {}, c.span);
+  return is[0] == 1 ? flat : x.call("flat_index_row", "tile.reshape", {flat}, {{"shape", std::vector<int64_t>{1, is[0] * is[1]}}}, c.span);
+}
+
+ExprPtr as_row(const Call& c, OpExpander& x, const char* name, const ExprPtr& t) {
+  auto sh = *static_shape(t->type->as<TileType>()->shape);
+  if (sh[0] == 1) return t;
+  return x.call(name, "tile.reshape", {t}, {{"shape", std::vector<int64_t>{1, sh[0] * sh[1]}}}, c.span);
+}
+
+ExprPtr expand_gather(const Call& c, OpExpander& x) {
+  int64_t dim = std::get<int64_t>(c.attrs.at("dim"));
+  if (dim != 0 && dim != -2) return nullptr;
+  auto ss = *static_shape(c.args[0]->type->as<TileType>()->shape);
+  auto is = *static_shape(c.args[1]->type->as<TileType>()->shape);
+  ExprPtr flat = flat_indices(c, x, c.args[1], ss[1]);
+  ExprPtr src_row = as_row(c, x, "src_row", c.args[0]);
+  ExprPtr got = x.call("gathered_row", "tile.gather", {src_row, flat}, {}, c.span);
+  return is[0] == 1 ? got : make_op_call("tile.reshape", {got}, {}, {{"shape", is}}, c.span);
+}
+
+ExprPtr expand_scatter(const Call& c, OpExpander& x) {
+  int64_t dim = std::get<int64_t>(c.attrs.at("dim"));
+  if (dim != 0 && dim != -2) return nullptr;
+  auto ts = *static_shape(c.args[0]->type->as<TileType>()->shape);
+  ExprPtr flat = flat_indices(c, x, c.args[1], ts[1]);
+  ExprPtr target_row = as_row(c, x, "target_row", c.args[0]);
+  ExprPtr src_row = as_row(c, x, "src_row", c.args[2]);
+  ExprPtr done = x.call("scattered_row", "tile.scatter", {target_row, flat, src_row}, {}, c.span);
+  return ts[0] == 1 ? done : make_op_call("tile.reshape", {done}, {}, {{"shape", ts}}, c.span);
 }
 
 // mgather(tensor, indices): result[r, c] = tensor.flat[indices[r, c]] (row-major order).
@@ -419,10 +484,12 @@ void register_index_ops(OpRegistry& r) {
          .pto = "TGATHER",
          .lower = {},
          .doc = "Gather along each row: result[r, c] = src[r, indices[r, c]] (numpy.take_along_axis(src, indices, "
-                "1)), shaped like the integer index tile; an index outside src's valid columns is a run-time error.",
+                "1)), shaped like the integer index tile; an index outside src's valid columns is a run-time error. "
+                "dim=0: down each column, result[r, c] = src[indices[r, c], c] (torch.gather(src, 0, indices)).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_gather({src:v}, {indices}, {R}, {C})"});
+         .torch = "(torch.gather({src:v}, 0, {indices:v}.long()) if {dim} in (0, -2) else _gather({src:v}, {indices}, {R}, {C}))",
+         .expand = expand_gather});
   r.add({.name = "tile.scatter",
          .params = {aka(expr_param("target"), {"dst", "input"}), aka(expr_param("indices"), {"indexes", "index"}), expr_param("src"),
                     quiet(attr_param("dim", int64_t{-1})), quiet(attr_param("mask_pattern", std::string()))},
@@ -430,10 +497,14 @@ void register_index_ops(OpRegistry& r) {
          .pto = "TSCATTER",
          .lower = lower_scatter,
          .doc = "Scatter along each row: target with target[r, indices[r, c]] = src[r, c] (torch scatter on dim 1; "
-                "for repeated indices the last in row-major order wins); returns the updated target.",
+                "for repeated indices the last in row-major order wins); returns the updated target. dim=0: down each "
+                "column, target[indices[r, c], c] = src[r, c].",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_scatter({target:v}, {indices}, {src:v})"});
+         .torch = "(_scatter({target:v}.reshape(1, -1), ({indices:v}.long() * {target:v}.shape[1] + torch.arange({indices:v}"
+                  ".shape[1])).reshape(1, -1), {src:v}.reshape(1, -1)).reshape({target:v}.shape) if {dim} in (0, -2) else "
+                  "_scatter({target:v}, {indices}, {src:v}))",
+         .expand = expand_scatter});
   r.add({.name = "tile.scatter_update",
          .params = {expr_param("input"), attr_param("dim", int64_t{0}), aka(expr_param("index"), {"indices"}), expr_param("src")},
          .infer_type = infer_scatter_update,
