@@ -317,6 +317,14 @@ def _gather(src, idx, rows, cols):
     return torch.gather(src[:rows], 1, i)
 
 
+def _paged_gather(src, indices, table, block_size, size, count, col_off, trans):
+    """Rows block_table[t // block_size] * block_size + t % block_size of a paged cache."""
+    t = indices.flatten()[:count].long()
+    rows = table.flatten()[t // block_size].long() * block_size + t % block_size
+    out = src.reshape(-1, src.shape[-1])[rows, col_off : col_off + size]
+    return out.transpose(0, 1) if trans else out
+
+
 def _scatter(target, idx, src):
     """A copy of target with target[r, idx[r, c]] = src[r, c]."""
     out = target.clone()

@@ -292,6 +292,130 @@ ExprPtr expand_scatter(const Call& c, OpExpander& x) {
   return ts[0] == 1 ? done : make_op_call("tile.reshape", {done}, {}, {{"shape", ts}}, c.span);
 }
 
+// paged_gather(src, indices, block_table, block_size, size, max_indices): rows of a paged
+// cache. `src` holds pages of `block_size` rows (its rows: every dimension but the last, in
+// row-major order); `block_table` (read flat) lists the page of each run of block_size
+// logical rows; `indices` the logical rows wanted. Row i of the result is
+//   src row block_table[t // block_size] * block_size + t % block_size, t = indices[i],
+// columns col_off .. col_off + size - 1, for i < max_indices: a [max_indices, size] tile in
+// `space` (Vec or Mat), [size, max_indices] with is_trans (e.g. K^T for Q @ K^T). is_b_matrix
+// (the tile is a matmul's right operand) has no effect on the values here. ExpandOps rewrites
+// it into integer tile ops and an MGATHER from the cache.
+int64_t positive_attr(const CallSite& s, const std::string& name, const std::string& fix) {
+  const int64_t v = int_attr(s, name);
+  if (v <= 0) op_fail(s, ErrorKind::kValue, "'" + name + "' = " + std::to_string(v) + " must be positive", fix);
+  return v;
+}
+
+TypePtr infer_paged_gather(const CallSite& s) {
+  const TensorType& src = tensor_arg(s, "src");
+  const int64_t bs = positive_attr(s, "block_size", "pass block_size=N: the rows of one page of src");
+  (void)bs;
+  const int64_t size = positive_attr(s, "size", "pass size=N: the columns of each row to gather");
+  const int64_t m = positive_attr(s, "max_indices", "pass max_indices=N: the rows of the result");
+  const int64_t col_off = int_attr(s, "col_off");
+  if (src.shape.size() < 2)
+    op_fail(s, ErrorKind::kType, "'src' is " + type_str(s.arg("src")->type) + "; a paged cache has rows and columns",
+            "pass the cache as a tensor of at least 2 dimensions [..., rows, cols]");
+  auto d = as_const_int(src.shape.back());
+  if (!d)
+    op_fail(s, ErrorKind::kType, "the row length of 'src' (" + type_str(s.arg("src")->type) + ") is known only at run time",
+            "give the cache a static last dimension");
+  if (col_off < 0 || col_off + size > *d)
+    op_fail(s, ErrorKind::kValue,
+            "columns " + std::to_string(col_off) + " .. " + std::to_string(col_off + size - 1) + " lie outside the " +
+                std::to_string(*d) + " columns of 'src'",
+            "pass col_off >= 0 and col_off + size <= " + std::to_string(*d));
+  const TensorType& table = tensor_arg(s, "block_table");
+  if (!dtype_is_int(table.dtype))
+    op_fail(s, ErrorKind::kType, std::string("'block_table' holds page numbers and must be an integer tensor, got ") +
+                                     dtype_name(table.dtype),
+            "pass an INT32 tensor of page numbers");
+  const ExprPtr idx = s.arg("indices");
+  DataType it;
+  if (idx->type && idx->type->as<TensorType>()) {
+    const TensorType& t = *idx->type->as<TensorType>();
+    it = t.dtype;
+    int64_t n = 1;
+    bool known = true;
+    for (auto& e : t.shape)
+      if (auto v = as_const_int(e)) n *= *v; else known = false;
+    bool row = t.shape.size() == 1 || (t.shape.size() == 2 && as_const_int(t.shape[0]) == 1);
+    if (!row || (known && n < m))
+      op_fail(s, ErrorKind::kType,
+              "'indices' is " + type_str(idx->type) + "; it lists the " + std::to_string(m) + " logical rows to gather",
+              "pass a [" + std::to_string(m) + "] or [1, " + std::to_string(m) + "] integer tensor (or more entries)");
+  } else {
+    const TileType& t = tile_arg(s, "indices");
+    require_index_tile(s, "indices", t);
+    it = t.dtype;
+    auto sh = tile_shape(s, "indices", t);
+    if (sh[0] != 1 || sh[1] != m)
+      op_fail(s, ErrorKind::kType, "'indices' is a " + shape_str(sh) + " tile; it lists the " + std::to_string(m) +
+                                       " logical rows to gather",
+              "pass a [1, " + std::to_string(m) + "] integer tile");
+  }
+  if (!dtype_is_int(it))
+    op_fail(s, ErrorKind::kType, std::string("'indices' holds row numbers and must be integers, got ") + dtype_name(it),
+            "pass an INT32 tensor or tile");
+  const MemorySpace space = memory_attr(s, "space");
+  if (space != MemorySpace::Vec && space != MemorySpace::Mat)
+    op_fail(s, ErrorKind::kType, std::string("the gathered rows land in Vec or Mat, not ") + memory_space_name(space),
+            "pass space=pl.MemorySpace.Mat (a matmul operand) or pl.MemorySpace.Vec; pl.move it on from there");
+  const bool trans = bool_attr(s, "is_trans");
+  bool_attr(s, "is_b_matrix");
+  std::vector<int64_t> shape = trans ? std::vector<int64_t>{size, m} : std::vector<int64_t>{m, size};
+  if (shape[1] * dtype_bytes(src.dtype) % 32 != 0 || size * dtype_bytes(src.dtype) % 32 != 0)
+    op_fail(s, ErrorKind::kValue,
+            "the gathered " + shape_str(shape) + " " + dtype_name(src.dtype) + " tile needs rows of a multiple of 32 bytes",
+            "gather a multiple of " + std::to_string(32 / dtype_bytes(src.dtype)) + " columns (and rows, with is_trans)");
+  return TileType::make(const_shape(shape), src.dtype, space);
+}
+
+ExprPtr expand_paged_gather(const Call& c, OpExpander& x) {
+  const int64_t bs = std::get<int64_t>(c.attrs.at("block_size")), size = std::get<int64_t>(c.attrs.at("size"));
+  const int64_t m = std::get<int64_t>(c.attrs.at("max_indices")), col_off = std::get<int64_t>(c.attrs.at("col_off"));
+  const ExprPtr& src = c.args[0];
+  const ExprPtr& indices = c.args[1];
+  const ExprPtr& table = c.args[2];
+  const int64_t cols = *as_const_int(src->type->as<TensorType>()->shape.back());
+  ExprPtr idx = indices;
+  if (auto* t = indices->type->as<TensorType>()) {
+    std::vector<ExprPtr> zero(t->shape.size(), ConstInt::make(0, DataType::INDEX));
+    idx = x.call("indices_tile", "tile.load", {indices, ListExpr::make(zero)}, {{"shape", std::vector<int64_t>{1, m}}}, c.span);
+  }
+  const DataType it = idx->type->as<TileType>()->dtype;
+  auto k = [&](int64_t v) { return ConstInt::make(v, it); };
+  ExprPtr slot = x.call("page_slot", "tile.divs", {idx, k(bs)}, {}, c.span);
+  ExprPtr within = x.call("page_row", "tile.rems", {idx, k(bs)}, {}, c.span);
+  ExprPtr page = x.call("page", "tile.mgather", {table, slot}, {}, c.span);
+  ExprPtr first = x.call("page_start", "tile.muls", {page, k(bs)}, {}, c.span);
+  ExprPtr row = x.call("cache_row", "tile.add", {first, within}, {}, c.span);
+  ExprPtr start = x.call("row_start", "tile.muls", {row, k(cols)}, {}, c.span);
+  if (col_off != 0) start = x.call("row_start_col", "tile.adds", {start, k(col_off)}, {}, c.span);
+  ExprPtr starts = x.call("row_starts", "tile.reshape", {start}, {{"shape", std::vector<int64_t>{m, 1}}}, c.span);
+  ExprPtr wide = x.emit("row_starts_wide", make_op_call("tile.expand_clone", {starts, shape_of_list({m, size})}, {}, {}, c.span));
+  ExprPtr iota = x.emit("col_iota", make_op_call("tile.ci", {k(0)}, {}, {{"shape", std::vector<int64_t>{1, size}}, {"dtype", it}}, c.span));
+  ExprPtr iotas = x.emit("col_iotas", make_op_call("tile.expand_clone", {iota, shape_of_list({m, size})}, {}, {}, c.span));
+  ExprPtr flat = x.call("cache_index", "tile.add", {wide, iotas}, {}, c.span);
+  const bool trans = std::get<bool>(c.attrs.at("is_trans"));
+  const MemorySpace space = std::get<MemorySpace>(c.attrs.at("space"));
+  ExprPtr got = make_op_call("tile.mgather", {src, flat}, {}, {}, c.span);
+  if (!trans && space == MemorySpace::Vec) return got;
+  got = x.emit("gathered", got);
+  if (trans) {
+    ExprPtr t = make_op_call("tile.transpose", {got}, {}, {}, c.span);
+    if (space == MemorySpace::Vec) return t;
+    got = x.emit("gathered_t", t);
+  }
+  return make_op_call("tile.move", {got}, {}, {{"target_memory", MemorySpace::Mat}}, c.span);
+}
+
+void lower_kernel_only(const Call& c, const VarPtr&, KernelBuilder&) {
+  fail(ErrorKind::kType, c.span, "pl." + c.op->name + " gathers into an on-chip tile, but it is called in the orchestration",
+       "call it inside a kernel: a `with pl.at(level=pl.Level.CORE_GROUP):` block or an InCore function");
+}
+
 // mgather(tensor, indices): result[r, c] = tensor.flat[indices[r, c]] (row-major order).
 TypePtr infer_mgather(const CallSite& s) {
   if (string_attr(s, "coalesce") != "row")
@@ -517,6 +641,23 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "{input:v}.index_copy({dim}, {index:v}.flatten().long(), {src:v})",
          .expand = expand_scatter_update});
+  r.add({.name = "tensor.paged_gather",
+         .params = {expr_param("src"), expr_param("indices"), expr_param("block_table"), attr_param("block_size", int64_t{0}),
+                    attr_param("size", int64_t{0}), attr_param("max_indices", int64_t{0}),
+                    attr_param("space", MemorySpace::Mat), attr_param("col_off", int64_t{0}),
+                    attr_param("is_trans", false), hint(attr_param("is_b_matrix", false))},
+         .infer_type = infer_paged_gather,
+         .pto = "MGATHER",
+         .lower = lower_kernel_only,
+         .doc = "Rows of a paged cache: row i is src row block_table[t // block_size] * block_size + t % block_size "
+                "(t = indices[i]; src's rows are all its dimensions but the last; block_table read flat), columns "
+                "col_off .. col_off + size - 1, for i < max_indices: a [max_indices, size] tile in `space` (Vec or Mat), "
+                "transposed with is_trans; is_b_matrix is a layout hint (MGATHER of computed element indices).",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_paged_gather({src}, {indices}, {block_table}, {block_size}, {size}, {max_indices}, {col_off}, "
+                  "{is_trans})",
+         .expand = expand_paged_gather});
   r.add({.name = "tile.sort32",
          .params = {aka(expr_param("tile"), {"src"}), expr_param("idx", true)},
          .infer_type = infer_sort32,
