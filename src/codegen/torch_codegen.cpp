@@ -72,7 +72,10 @@ def _store(dst, offsets, src, atomic="none"):
 
 
 def _write(dst, indices, value):
-    """dst[indices] = value, in place; returns dst."""
+    """dst[indices] = value (an index per dimension, or one flat row-major index), in place; returns dst."""
+    if len(indices) == 1 and dst.dim() > 1:
+        dst.view(-1)[int(indices[0])] = value
+        return dst
     dst[tuple(int(i) for i in indices)] = value
     return dst
 

@@ -184,12 +184,15 @@ def torch_cases():
                                           rng.uniform(-1, 1, size=(16, D)).astype(np.float32),
                                           np.zeros((16, D), np.float32), np.zeros((16, 32), np.float32),
                                           np.zeros((16, 16), np.float32)]),
+        "read_write": (k_read_write, [rng.uniform(-1, 1, size=(9, 16)).astype(np.float32), np.zeros((9, 16), np.float32),
+                                      np.zeros((2, 8), np.float32)]),
         "fillpad_expand": (k_tensor_fillpad_expand, [rng.uniform(-1, 1, size=(20, 24)).astype(np.float32),
                                                      np.zeros((32, 64), np.float32), np.zeros((24, 32), np.float32)]),
     }
 
 
-@pytest.mark.parametrize("case", ["expand_clone", "scatter_update", "fillpad_expand", "gather_scatter", "paged_gather"])
+@pytest.mark.parametrize("case", ["expand_clone", "scatter_update", "fillpad_expand", "gather_scatter", "paged_gather",
+                                  "read_write"])
 def test_torch_script_computes_the_same(case):
     import pypto.debug as dbg
 
@@ -555,3 +558,49 @@ def test_paged_gather_checks_its_columns():
     with pytest.raises(pl.ParseError, match=r"columns 8 \.\. 71 lie outside the 64 columns of 'src'[\s\S]*fix:"):
         bad(np.zeros((64, 64), np.float32), np.zeros((1, 8), np.int32), np.zeros((1, 16), np.int32),
             np.zeros((16, 64), np.float32))
+
+
+# ---- pl.read / pl.write: one index per dimension, or one flat row-major index --------------------
+
+@pl.jit
+def k_read_write(x: pl.Tensor, out: pl.Out[pl.Tensor], s: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [8, 16])
+        v = pl.read(t, 21)                         # flat: row 1, column 5
+        w = pl.read(x, [3, 4])
+        t = pl.write(t, 3, v + w)                  # flat: row 0, column 3
+        t = pl.tile.write(t, [7, 15], pl.tile.read(t, [0, 0]))
+        pl.store(t, [0, 0], out)
+        pl.write(out, 130, pl.read(x, 0))          # a flat index into the tensor: row 8, column 2
+    pl.write(s, [0, 1], pl.read(x, 17))            # in the orchestration: the host reads and writes
+    pl.write(s, 12, pl.read(x, [2, 2]))
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_read_and_write_take_a_flat_index(engine):
+    x = rng.uniform(-1, 1, size=(9, 16)).astype(np.float32)
+    out, s = np.zeros((9, 16), np.float32), np.zeros((2, 8), np.float32)
+    run(k_read_write, x, out, s, engine=engine)
+    want = x.copy()
+    want[8] = 0
+    want[0, 3] = x[1, 5] + x[3, 4]
+    want[7, 15] = x[0, 0]
+    want[8, 2] = x[0, 0]
+    np.testing.assert_array_equal(out, want)
+    want_s = np.zeros((2, 8), np.float32)
+    want_s[0, 1], want_s[1, 4] = x.flat[17], x[2, 2]
+    np.testing.assert_array_equal(s, want_s)
+    round_trip(k_read_write, x, out, s)
+
+
+def test_a_flat_index_out_of_range_is_reported():
+    @pl.jit
+    def bad(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [0, 0], [8, 16])
+            pl.store(pl.write(t, 128, 1.0), [0, 0], out)
+        return out
+
+    with pytest.raises(pl.ParseError, match=r"test_tail_ops.py:\d+[\s\S]*flat index 128 is out of range 0\.\.127[\s\S]*fix:"):
+        bad(np.zeros((8, 16), np.float32), np.zeros((8, 16), np.float32))
