@@ -124,7 +124,7 @@ bool ClusterFifos::deadlocked() const {
 }
 
 std::string ClusterFifos::deadlock_report() const {
-  std::string msg = "deadlock in mixed task '" + task_ + "': every part still running waits on a cross-core FIFO";
+  std::string msg = "deadlock in mixed task '" + task_ + "': every part still running waits on a cross-core FIFO or event";
   for (int p = 0; p < 3; ++p) {
     if (names_[p].empty()) continue;
     const Part& part = parts_[p];
@@ -160,7 +160,7 @@ void ClusterFifos::wait(std::unique_lock<std::mutex>& lk, int part, const TileCa
       fail(ErrorKind::kRuntime, deadlock_span_, deadlock_,
            "every TPUSH needs a TPOP in the peer, and every popped tile a TFREE before its producer pushes more than " +
                std::to_string(depth_) + " tiles (the FIFO depth) ahead: make the loop counts of the parts agree and free "
-               "each popped tile after its last use");
+               "each popped tile after its last use; every pl.system.sync_wait needs a sync_set of its event in the peer");
     }
     cv_.wait(lk);
   }

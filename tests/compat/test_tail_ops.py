@@ -604,3 +604,42 @@ def test_a_flat_index_out_of_range_is_reported():
 
     with pytest.raises(pl.ParseError, match=r"test_tail_ops.py:\d+[\s\S]*flat index 128 is out of range 0\.\.127[\s\S]*fix:"):
         bad(np.zeros((8, 16), np.float32), np.zeros((8, 16), np.float32))
+
+
+@pl.program
+class VectorWaitsForever:
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[32, 32], pl.FP32], c: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+        acc = pl.matmul(pl.move(pl.load(a, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left),
+                        pl.move(pl.load(a, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Right))
+        c = pl.store(acc, [0, 0], c)   # no sync_set
+        return c
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vector(self, c: pl.Tensor[[32, 32], pl.FP32], out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+        pl.system.sync_wait(5, pipe=pl.PipeType.MTE2)
+        out = pl.store(pl.load(c, [0, 0], [32, 32]), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def fused(self, a: pl.Tensor[[32, 32], pl.FP32], c: pl.Out[pl.Tensor[[32, 32], pl.FP32]],
+              out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+        c = self.cube(a, c)
+        out = self.vector(c, out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[32, 32], pl.FP32], c: pl.Out[pl.Tensor[[32, 32], pl.FP32]],
+             out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+        out = self.fused(a, c, out)
+        return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_cross_core_wait_the_peer_never_sets_is_a_deadlock_report(engine):
+    from pypto.runtime import run as run_program
+
+    z = np.zeros((32, 32), np.float32)
+    with pytest.raises(_core.PyptoError, match=r"test_tail_ops.py:\d+: deadlock in mixed task 'fused'[\s\S]*AIV 0 'vector' "
+                                               r"waits at pl.system.sync_wait \(.*\) of event 5[\s\S]*fix:.*sync_set"):
+        run_program(VectorWaitsForever, z, z.copy(), z.copy(), config=RunConfig(engine=engine))
