@@ -188,6 +188,8 @@ class Lowerer : public IRMutator {
     bool matmul = false;
     int64_t whole_row_cols = 0;  // gather/scatter operands loaded as whole rows of this many columns
     const Call* whole = nullptr;  // an op without blocking (kWhole): the value is one block
+    int64_t arg_col_rows = 0;     // a column index reduction: each block holds whole columns of this many rows
+    int64_t arg_row_cols = 0;     // a row index reduction: each block holds whole rows of this many columns
   };
   void stats(const ExprPtr& e0, TreeStats& st) const {
     ExprPtr e = resolve(e0);
@@ -200,6 +202,14 @@ class Lowerer : public IRMutator {
                            info->shape == TensorOpShape::kMatmulAcc);
       if (cube) st.matmul = true;
       if (info && is_whole(*c, *info) && !st.whole) st.whole = c;
+      if (info && (info->shape == TensorOpShape::kColReduce || info->shape == TensorOpShape::kRowReduce) &&
+          info->tile_op->name.find("arg") != std::string::npos) {
+        const bool cols = info->shape == TensorOpShape::kColReduce;
+        if (auto m = as_const_int(tensor_of(resolve(c->args[0])).shape[cols ? 0 : 1])) {
+          int64_t& n = cols ? st.arg_col_rows : st.arg_row_cols;
+          n = std::max(n, *m);
+        }
+      }
       if (info && info->shape == TensorOpShape::kMatmulAcc) stats(c->args[0], st);  // acc's block
       if (info && (info->shape == TensorOpShape::kGather || info->shape == TensorOpShape::kScatter)) {
         ++st.nodes;  // the whole-row operand block
@@ -223,11 +233,18 @@ class Lowerer : public IRMutator {
     int64_t bytes = st.widest_bytes;
     int64_t unit = std::max<int64_t>(1, 32 / bytes);
     auto one = as_const_int(shape[1]);
-    int64_t cols = one && *one == 1 ? 1 : pick_size(shape[1], 2048 / bytes, unit);
+    int64_t col_cap = 2048 / bytes;
+    if (st.arg_col_rows > 0)  // whole columns per block: as many as fit (at least one 32-byte row)
+      col_cap = std::min(col_cap, std::max(unit, vec_block_bytes(st) / (st.arg_col_rows * bytes) / unit * unit));
+    int64_t cols = one && *one == 1 ? 1 : pick_size(shape[1], col_cap, unit);
     if (st.matmul) cols = std::min<int64_t>(cols, 128);
     int64_t row_cap =
         std::max<int64_t>(1, vec_block_bytes(st) / (std::max<int64_t>({cols, 64, st.whole_row_cols}) * bytes));
     if (st.matmul) row_cap = std::min<int64_t>(row_cap, 128);
+    if (st.arg_row_cols > 0) {  // whole rows per block (padded to 32 bytes): as many as fit
+      const int64_t padded = (st.arg_row_cols + unit - 1) / unit * unit;
+      row_cap = std::min(row_cap, std::max<int64_t>(1, vec_block_bytes(st) / (padded * bytes)));
+    }
     auto r1 = as_const_int(shape[0]);
     int64_t rows = r1 && *r1 == 1 ? 1 : pick_size(shape[0], row_cap, 1);
     return {Tiling{rows, shape[0]}, Tiling{cols, shape[1]}};

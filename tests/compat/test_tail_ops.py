@@ -643,3 +643,23 @@ def test_a_cross_core_wait_the_peer_never_sets_is_a_deadlock_report(engine):
     with pytest.raises(_core.PyptoError, match=r"test_tail_ops.py:\d+: deadlock in mixed task 'fused'[\s\S]*AIV 0 'vector' "
                                                r"waits at pl.system.sync_wait \(.*\) of event 5[\s\S]*fix:.*sync_set"):
         run_program(VectorWaitsForever, z, z.copy(), z.copy(), config=RunConfig(engine=engine))
+
+
+# ---- tensor index reductions: blocks of whole rows (columns), as many as fit --------------------
+
+@pl.jit
+def k_long_argreduce(x: pl.Tensor, y: pl.Tensor, c: pl.Out[pl.Tensor], r: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        c[:] = pl.col_argmax(x)            # columns of 2000 rows: 8 whole columns per block
+        r[:] = pl.tensor.row_argmin(y)     # rows of 1000 columns: a few whole rows per block
+    return c
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_index_reductions_of_long_rows_and_columns(engine):
+    x = rng.permutation(2000 * 64).reshape(2000, 64).astype(np.float32)
+    y = rng.permutation(500 * 1000).reshape(500, 1000).astype(np.float32)
+    c, r = np.zeros((1, 64), np.int32), np.zeros((500, 1), np.int32)
+    run(k_long_argreduce, x, y, c, r, engine=engine)
+    np.testing.assert_array_equal(c[0], x.argmax(axis=0))
+    np.testing.assert_array_equal(r[:, 0], y.argmin(axis=1))
