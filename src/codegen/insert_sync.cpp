@@ -168,7 +168,10 @@ class SyncPlanner {
     const isa::InstrDef* def = isa::find_instr(in.mnemonic);
     if (def && def->family == isa::InstrFamily::kSync) {  // flags written by hand
       isa::Pipe src, dst;
-      if (in.mnemonic == "PIPE_BARRIER") {
+      const std::string which = in.mnemonic == "PIPE_BARRIER" ? attr(in, "pipe") : "";
+      if (in.mnemonic == "PIPE_BARRIER" && (which == "ALL" || which == "PIPE_ALL" || which.empty())) {
+        // Only a barrier of every pipe orders one pipe after another (bar_v / bar_m keep
+        // their pipe in order, which it already is).
         Clock all{};
         for (auto& c : st.vc) join(all, c);
         st.vc.fill(all);

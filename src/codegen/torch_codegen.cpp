@@ -95,7 +95,10 @@ def _store(dst, offsets, src, atomic="none"):
 
 
 def _write(dst, indices, value):
-    """dst[indices] = value, in place; returns dst."""
+    """dst[indices] = value (an index per dimension, or one flat row-major index), in place; returns dst."""
+    if len(indices) == 1 and dst.dim() > 1:
+        dst.view(-1)[int(indices[0])] = value
+        return dst
     dst[tuple(int(i) for i in indices)] = value
     return dst
 
@@ -338,6 +341,14 @@ def _gather(src, idx, rows, cols):
     i = idx[:rows, :cols].long()
     _check_index(i, src.shape[1], "the source row")
     return torch.gather(src[:rows], 1, i)
+
+
+def _paged_gather(src, indices, table, block_size, size, count, col_off, trans):
+    """Rows block_table[t // block_size] * block_size + t % block_size of a paged cache."""
+    t = indices.flatten()[:count].long()
+    rows = table.flatten()[t // block_size].long() * block_size + t % block_size
+    out = src.reshape(-1, src.shape[-1])[rows, col_off : col_off + size]
+    return out.transpose(0, 1) if trans else out
 
 
 def _scatter(target, idx, src):

@@ -137,16 +137,18 @@ void add_more_instrs(std::vector<InstrDef>& t) {
   add("SET_FLAG", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "signal event attrs{event} from pipe attrs{src} to pipe attrs{dst}");
   add("WAIT_FLAG", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{dst} waits for event attrs{event} from pipe attrs{src}");
   add("PIPE_BARRIER", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{pipe} (or ALL) waits for every earlier instruction of that pipe (all pipes)");
-  // pl.system ops that order nothing inside one core's program: cross-core events, the GM
-  // fence, cache invalidation and the all-core barrier. Timing and ordering hints only; the
-  // model moves no data for them (pl.system in docs/language.md).
-  add("SYNC_SET", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "cross-core event attrs{event} set from pipe attrs{pipe} (pl.system.sync_set)");
+  // pl.system ops: cross-core events, the GM fence, cache invalidation and the all-core
+  // barrier. They move no data; the sim cycle model times them (docs/simulator.md, "pl.system"):
+  // a cross-core event signals in one transfer startup (30 cycles, as a TPOP handshake), a
+  // cache invalidation is a round trip to global memory (30), the others take one issue cycle
+  // plus the waits they impose on the pipes.
+  add("SYNC_SET", F::kSync, Pipe::S, "", "", kAny, vec(0, 30), "cross-core event attrs{event} set from pipe attrs{pipe} once its earlier instructions end (pl.system.sync_set)");
   add("SYNC_WAIT", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{pipe} waits for cross-core event attrs{event} (pl.system.sync_wait)");
   add("SET_FFTS", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "FFTS base address setup (A3; pl.system.set_ffts)");
-  add("FENCE", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "global-memory fence: earlier GM writes are visible before later ones (pl.system.fence)");
-  add("CACHEINVALID", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "invalidate the data cache of global memory (pl.system.cacheinvalid)");
+  add("FENCE", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "global-memory fence: later global-memory accesses wait for earlier writes to end (pl.system.fence)");
+  add("CACHEINVALID", F::kSync, Pipe::S, "", "", kAny, vec(0, 30), "invalidate the data cache of global memory (pl.system.cacheinvalid)");
   add("PIPE_INIT", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "set up cross-core pipe attrs{id}: attrs{slot_num} slots of attrs{slot_size} bytes (the runtime sizes that pipe's FIFOs)");
-  add("SYNCALL", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "barrier of every core of the launch, mode attrs{mode} over attrs{core_type} (pl.system.syncall)");
+  add("SYNCALL", F::kSync, Pipe::S, "", "", kAny, vec(0, 30), "barrier of every core of the launch, mode attrs{mode} over attrs{core_type} (pl.system.syncall)");
   // Cross-core tile FIFOs of a cluster (mixed tasks). TPUSH's pipe depends on its source
   // (pipe_of): FIX from Acc, MTE1 from Mat, MTE3 from Vec; its cost is the transfer from the
   // source to the peer's landing memory (Acc -> Vec: the L0C -> L1 figure). TPOP hands the

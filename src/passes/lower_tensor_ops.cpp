@@ -187,6 +187,9 @@ class Lowerer : public IRMutator {
     int64_t widest_bytes = 4;
     bool matmul = false;
     int64_t whole_row_cols = 0;  // gather/scatter operands loaded as whole rows of this many columns
+    const Call* whole = nullptr;  // an op without blocking (kWhole): the value is one block
+    int64_t arg_col_rows = 0;     // a column index reduction: each block holds whole columns of this many rows
+    int64_t arg_row_cols = 0;     // a row index reduction: each block holds whole rows of this many columns
   };
   void stats(const ExprPtr& e0, TreeStats& st) const {
     ExprPtr e = resolve(e0);
@@ -198,6 +201,15 @@ class Lowerer : public IRMutator {
       bool cube = info && (info->shape == TensorOpShape::kMatmul || info->shape == TensorOpShape::kBatchMatmul ||
                            info->shape == TensorOpShape::kMatmulAcc);
       if (cube) st.matmul = true;
+      if (info && is_whole(*c, *info) && !st.whole) st.whole = c;
+      if (info && (info->shape == TensorOpShape::kColReduce || info->shape == TensorOpShape::kRowReduce) &&
+          info->tile_op->name.find("arg") != std::string::npos) {
+        const bool cols = info->shape == TensorOpShape::kColReduce;
+        if (auto m = as_const_int(tensor_of(resolve(c->args[0])).shape[cols ? 0 : 1])) {
+          int64_t& n = cols ? st.arg_col_rows : st.arg_row_cols;
+          n = std::max(n, *m);
+        }
+      }
       if (info && info->shape == TensorOpShape::kMatmulAcc) stats(c->args[0], st);  // acc's block
       if (info && (info->shape == TensorOpShape::kGather || info->shape == TensorOpShape::kScatter)) {
         ++st.nodes;  // the whole-row operand block
@@ -217,17 +229,45 @@ class Lowerer : public IRMutator {
 
   // Columns per block: whole rows up to 2 KiB, else a divisor; rows: what the budget leaves.
   std::pair<Tiling, Tiling> pick_blocks(const std::vector<ExprPtr>& shape, const TreeStats& st) const {
+    if (st.whole) return whole_blocks(shape, st);
     int64_t bytes = st.widest_bytes;
     int64_t unit = std::max<int64_t>(1, 32 / bytes);
     auto one = as_const_int(shape[1]);
-    int64_t cols = one && *one == 1 ? 1 : pick_size(shape[1], 2048 / bytes, unit);
+    int64_t col_cap = 2048 / bytes;
+    if (st.arg_col_rows > 0)  // whole columns per block: as many as fit (at least one 32-byte row)
+      col_cap = std::min(col_cap, std::max(unit, vec_block_bytes(st) / (st.arg_col_rows * bytes) / unit * unit));
+    int64_t cols = one && *one == 1 ? 1 : pick_size(shape[1], col_cap, unit);
     if (st.matmul) cols = std::min<int64_t>(cols, 128);
     int64_t row_cap =
         std::max<int64_t>(1, vec_block_bytes(st) / (std::max<int64_t>({cols, 64, st.whole_row_cols}) * bytes));
     if (st.matmul) row_cap = std::min<int64_t>(row_cap, 128);
+    if (st.arg_row_cols > 0) {  // whole rows per block (padded to 32 bytes): as many as fit
+      const int64_t padded = (st.arg_row_cols + unit - 1) / unit * unit;
+      row_cap = std::min(row_cap, std::max<int64_t>(1, vec_block_bytes(st) / (padded * bytes)));
+    }
     auto r1 = as_const_int(shape[0]);
     int64_t rows = r1 && *r1 == 1 ? 1 : pick_size(shape[0], row_cap, 1);
     return {Tiling{rows, shape[0]}, Tiling{cols, shape[1]}};
+  }
+
+  // An op without blocking (expand_clone, fillpad_expand, scatter_update): as PyPTO converts
+  // one tensor into one tile, the value is one block holding the whole tensor.
+  std::pair<Tiling, Tiling> whole_blocks(const std::vector<ExprPtr>& shape, const TreeStats& st) const {
+    const Call& c = *st.whole;
+    auto r = as_const_int(shape[0]), k = as_const_int(shape[1]);
+    if (!r || !k)
+      fail(ErrorKind::kValue, c.span,
+           "pl." + c.op->name + " is not tiled (one tensor becomes one tile), but the value it is part of has a "
+           "shape known only at run time",
+           "use pl.tile." + c.op->name.substr(7) + " on tiles of static shape you load yourself");
+    const int64_t bytes = *r * *k * st.widest_bytes * (st.nodes + 1);
+    if (bytes > chip_.capacity(MemorySpace::Vec))
+      fail(ErrorKind::kCapacity, c.span,
+           "pl." + c.op->name + " is not tiled (one tensor becomes one tile): the [" + std::to_string(*r) + ", " +
+               std::to_string(*k) + "] value and its operands need " + std::to_string(bytes) + " bytes of UB, which holds " +
+               std::to_string(chip_.capacity(MemorySpace::Vec)),
+           "split the tensor yourself and use pl.tile." + c.op->name.substr(7) + " on the tiles you load");
+    return {Tiling{*r, shape[0]}, Tiling{*k, shape[1]}};
   }
 
   // --- Emission --------------------------------------------------------------------------
@@ -301,9 +341,10 @@ class Lowerer : public IRMutator {
         case TensorOpShape::kMatmulAcc: t = matmul_acc(*c, *info, b, memo); break;
         case TensorOpShape::kConcat: t = concat(*c, b); break;
         case TensorOpShape::kIdentity: t = tile_of(c->args[0], b, memo); break;
-        case TensorOpShape::kGather: t = gather(*c, b, memo); break;
+        case TensorOpShape::kGather: t = is_whole(*c, *info) ? whole(*c, *info) : gather(*c, b, memo); break;
         case TensorOpShape::kGenerate: t = generate(*c, *info, b); break;
-        case TensorOpShape::kScatter: t = scatter(*c, b, memo); break;
+        case TensorOpShape::kScatter: t = is_whole(*c, *info) ? whole(*c, *info) : scatter(*c, b, memo); break;
+        case TensorOpShape::kWhole: t = whole(*c, *info); break;
       }
     }
     memo[e.get()] = t;
@@ -458,6 +499,42 @@ class Lowerer : public IRMutator {
     ExprPtr index = as_vec(tile_of(c.args[1], rows, row_memo), c.span);
     ExprPtr src = as_vec(tile_of(c.args[2], rows, row_memo), c.span);
     return assign("scatter", call("tile.scatter", {target, index, src}, c.attrs, c.span));
+  }
+
+  // Ops computed on whole tensors: kWhole ones, and gather / scatter down the columns
+  // (dim=0), whose any row may read or write any other.
+  static bool is_whole(const Call& c, const TensorOpInfo& info) {
+    if (info.shape == TensorOpShape::kWhole) return true;
+    if (info.shape != TensorOpShape::kGather && info.shape != TensorOpShape::kScatter) return false;
+    auto it = c.attrs.find("dim");
+    if (it == c.attrs.end()) return false;
+    const int64_t* d = std::get_if<int64_t>(&it->second);
+    return d && (*d == 0 || *d == -2);
+  }
+
+  // The whole value of an op without blocking (the block is the whole tensor, see
+  // whole_blocks): every tensor operand loaded (or computed) whole, then the tile op.
+  ExprPtr whole(const Call& c, const TensorOpInfo& info) {
+    std::map<const Expr*, ExprPtr> memo;  // operands have shapes of their own
+    std::vector<std::pair<std::string, ExprPtr>> args;  // by name: attributes may sit between them
+    size_t k = 0;
+    for (auto& p : c.op->params) {
+      if (p.kind == ParamKind::kAttr) continue;
+      const ExprPtr& a = c.args.at(k++);
+      if (!a) continue;
+      if (!a->type || !a->type->as<TensorType>()) {
+        args.push_back({p.name, a});
+        continue;
+      }
+      const auto& sh = tensor_of(resolve(a)).shape;
+      auto r = as_const_int(sh[0]), n = as_const_int(sh[1]);
+      if (!r || !n)
+        fail(ErrorKind::kValue, c.span,
+             "pl." + c.op->name + " is not tiled (one tensor becomes one tile), but an operand has a shape known only at run time",
+             "use pl.tile." + c.op->name.substr(7) + " on tiles of static shape you load yourself");
+      args.push_back({p.name, as_vec(tile_of(a, Block{idx(0), idx(0), *r, *n, nullptr, nullptr}, memo), c.span)});
+    }
+    return assign(short_name(*info.tile_op), make_op_call(info.tile_op->name, {}, args, c.attrs, c.span));
   }
 
   // Combines two partial reductions of the same rows (or columns).

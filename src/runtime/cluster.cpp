@@ -124,7 +124,7 @@ bool ClusterFifos::deadlocked() const {
 }
 
 std::string ClusterFifos::deadlock_report() const {
-  std::string msg = "deadlock in mixed task '" + task_ + "': every part still running waits on a cross-core FIFO";
+  std::string msg = "deadlock in mixed task '" + task_ + "': every part still running waits on a cross-core FIFO or event";
   for (int p = 0; p < 3; ++p) {
     if (names_[p].empty()) continue;
     const Part& part = parts_[p];
@@ -160,7 +160,7 @@ void ClusterFifos::wait(std::unique_lock<std::mutex>& lk, int part, const TileCa
       fail(ErrorKind::kRuntime, deadlock_span_, deadlock_,
            "every TPUSH needs a TPOP in the peer, and every popped tile a TFREE before its producer pushes more than " +
                std::to_string(depth_) + " tiles (the FIFO depth) ahead: make the loop counts of the parts agree and free "
-               "each popped tile after its last use");
+               "each popped tile after its last use; every pl.system.sync_wait needs a sync_set of its event in the peer");
     }
     cv_.wait(lk);
   }
@@ -311,6 +311,34 @@ void ClusterFifos::free(const ClusterPart& self, const TileCall& call) {
     ++c.frees;
   }
   cv_.notify_all();
+}
+
+void ClusterFifos::event_set(const ClusterPart& self, int64_t event, double fired) {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (cancelled_) throw PartCancelled();
+  if (self.part == 0) {
+    for (int p = 1; p < 3; ++p)
+      if (!names_[p].empty()) events_[{p, event}].push_back(fired);
+  } else {
+    events_[{0, event}].push_back(fired);
+  }
+  cv_.notify_all();
+}
+
+double ClusterFifos::event_wait(const ClusterPart& self, const isa::Instr& instr, int64_t event) {
+  std::unique_lock<std::mutex> lk(mu_);
+  const TileCall call{instr, {}, {}};
+  auto& q = events_[{self.part, event}];
+  const std::string peer = self.part == 0 ? "a vector core" : "the cube core";
+  wait(lk, self.part, call,
+       [this, &self, event, peer, at = instr.span] {
+         return "pl.system.sync_wait (" + where(at) + ") of event " + std::to_string(event) + " in " + part_name(self.part) +
+                ": " + peer + " has not set it (pl.system.sync_set)";
+       },
+       [&q] { return !q.empty(); });
+  const double fired = q.front();
+  q.pop_front();
+  return fired;
 }
 
 void ClusterFifos::finished(int part) {

@@ -139,7 +139,7 @@ def test_tensor_index_reduction_needs_whole_rows():
         return out
 
     with pytest.raises(_core.PyptoError, match=r"index reduction needs each whole row in one block[\s\S]*fix:"):
-        wide(np.zeros((64, 8192), np.float32), np.zeros((64, 1), np.int32))
+        wide(np.zeros((8, 32768), np.float32), np.zeros((8, 1), np.int32))
 
 
 # ---- matmul_acc on whole tensors ----------------------------------------------------------------

@@ -402,7 +402,6 @@ def test_gather_scatter_along_dim_as_torch(engine):
 
 
 @pytest.mark.parametrize("call,keyword", [
-    ("pl.tensor.gather(x, 0, gi)", "dim=0"),
     ("pl.tensor.gather(x, mask_pattern=pl.tile.MaskPattern.P0101)", "mask_pattern="),
     ("pl.tensor.gather(x, -1, gi, kvalue=4)", "kvalue="),
     ("pl.tensor.gather(x, -1, gi, output_dtype=pl.INT32)", "output_dtype="),
@@ -410,8 +409,6 @@ def test_gather_scatter_along_dim_as_torch(engine):
     ("pl.tensor.scatter(x, -1, gi, x, dst=x)", "dst="),
     ("pl.tile.mrgsort(src0=pl.load(x, [0, 0], [16, 32]), block_len=32)", "src0="),
     ("pl.tile.mrgsort(pl.load(x, [0, 0], [16, 32]), block_len=32)", "block_len="),
-    ("pl.expand_clone(src=pl.row_max(pl.load(x, [0, 0], [16, 32])), shape=[16, 32], target=pl.load(x, [0, 0], [16, 32]))",
-     "target="),
 ])
 def test_gather_scatter_forms_not_defined_fail_naming_the_keyword(tmp_path, call, keyword):
     src = tmp_path / "k.py"

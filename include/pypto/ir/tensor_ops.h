@@ -21,6 +21,7 @@ enum class TensorOpShape : uint8_t {
   kIdentity,     // the operand's values (fillpad: every tensor element is valid, nothing to fill)
   kConcat,       // (src0 [M, A], src1 [M, B]) -> [M, A + B]: blocks of whole rows
   kMatmulAcc,    // (acc [M, N], lhs [M, K], rhs [K, N]) -> acc + lhs @ rhs: kMatmul's blocks plus acc's block
+  kWhole,        // no blocking (PyPTO's one tensor, one tile): the tile op on every operand loaded whole
 };
 
 struct TensorOpInfo {

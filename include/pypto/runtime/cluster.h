@@ -42,6 +42,13 @@ class ClusterFifos {
   void pop(const ClusterPart& self, const TileCall& call);
   void free(const ClusterPart& self, const TileCall& call);
 
+  // pl.system.sync_set / sync_wait across the cluster (Cube <-> Vector events): a set of the
+  // AIC counts once for each AIV of the task, a set of an AIV once for the AIC. A wait takes
+  // the oldest set aimed at its part with that event id (blocking until there is one) and
+  // returns the cycle that set fired (sim; 0 on the native engine, which does not time).
+  void event_set(const ClusterPart& self, int64_t event, double fired);
+  double event_wait(const ClusterPart& self, const isa::Instr& instr, int64_t event);
+
   // Part `part` returned (normally) or threw (its error cancels the others).
   void finished(int part);
   void failed(int part);
@@ -96,6 +103,7 @@ class ClusterFifos {
   std::vector<std::string> names_;
   std::deque<Channel> channels_;  // a deque: waits hold references across later insertions
   std::map<int64_t, int> depths_;
+  std::map<std::pair<int, int64_t>, std::deque<double>> events_;  // (receiving part, event id): set times
   std::vector<Part> parts_;
   bool cancelled_ = false;
   std::string deadlock_;           // the report, once found

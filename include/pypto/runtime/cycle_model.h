@@ -62,7 +62,11 @@ class CycleModel {
     double time;
     Clock clock;
   };
-  void sync(const isa::Instr& instr);
+  // A sync instruction; returns when it ends (SYNC_SET: when its event reaches the peer).
+  // `not_before`: for a SYNC_WAIT of a mixed task, the cycle the peer's set fired.
+  double sync(const isa::Instr& instr, double not_before);
+  double sync_cost(const isa::Instr& instr) const;  // the instruction table's figure
+  void join_all_pipes();                            // every pipe waits for every earlier instruction
   // Checks the access of bytes [lo, hi) of `what` (a tile, or a whole global tensor) against
   // the unordered accesses of other pipes, then records it.
   void check_and_record(const isa::Instr& instr, int pc, isa::Pipe pipe, uintptr_t lo, uintptr_t hi,
@@ -76,6 +80,7 @@ class CycleModel {
   std::array<uint64_t, 7> seq_{};
   std::array<Clock, 7> clock_{};            // clock_[q][p]: p's progress pipe q is ordered after
   std::map<std::tuple<int, int, int64_t>, std::deque<Flag>> flags_;  // (src, dst, event)
+  std::map<int64_t, std::deque<Flag>> events_;  // pl.system.sync_set of a one-core task, by event id
   std::vector<Access> accesses_;
   Timeline timeline_;
 };

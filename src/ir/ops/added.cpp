@@ -279,11 +279,15 @@ void check_written_value(const CallSite& s, DataType container, const char* what
 TypePtr infer_write(const CallSite& s) {
   const TensorType& t = tensor_arg(s, "tensor");
   auto idx = list_arg(s, "indices");
+  require_scalar_list(s, "indices", idx);
+  if (flat_index_ok(s, idx, t.shape)) {  // pl.write(t, flat, v)
+    check_written_value(s, t.dtype, "tensor");
+    return s.arg("tensor")->type;
+  }
   if (idx.size() != t.shape.size())
     op_fail(s, ErrorKind::kType,
             "'indices' has " + std::to_string(idx.size()) + " entries but the tensor has rank " + std::to_string(t.shape.size()),
-            "give one index per tensor dimension");
-  require_scalar_list(s, "indices", idx);
+            "give one index per tensor dimension, or one flat row-major index");
   for (size_t d = 0; d < idx.size(); ++d) {
     auto i = as_const_int(idx[d]);
     auto n = as_const_int(t.shape[d]);
@@ -298,7 +302,7 @@ TypePtr infer_write(const CallSite& s) {
 
 void lower_write(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   int tensor = kb.tensor(c.args[0]);
-  auto idx = kb.scalars(c.args[1]);
+  auto idx = kb.scalars(unravel_flat_index(c.args[1], c.args[0]->type->as<TensorType>()->shape, c.span));
   isa::Scalar value = kb.scalar(c.args[2]);
   Instr in;
   in.kind = isa::InstrKind::kScalarWrite;
@@ -312,10 +316,11 @@ void lower_write(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 void check_tile_indices(const CallSite& s, const TileType& t) {
   auto shape = tile_shape(s, "tile", t);
   auto idx = list_arg(s, "indices");
+  require_scalar_list(s, "indices", idx);
+  if (flat_index_ok(s, idx, const_shape(shape))) return;  // pl.read(t, flat): row-major over the allocated shape
   if (idx.size() != 2)
     op_fail(s, ErrorKind::kType, "'indices' has " + std::to_string(idx.size()) + " entries; a tile element is [row, col]",
-            "write pl.tile.read(t, [r, c])");
-  require_scalar_list(s, "indices", idx);
+            "write pl.tile.read(t, [r, c]), or pass one flat row-major index");
   for (size_t d = 0; d < 2; ++d) {
     auto i = as_const_int(idx[d]);
     if (i && (*i < 0 || *i >= shape[d]))
@@ -332,9 +337,14 @@ TypePtr infer_tile_read(const CallSite& s) {
   return ScalarType::make(t.dtype);
 }
 
+// The tile's index list, a flat index unravelled over its allocated [rows, cols].
+std::vector<isa::Scalar> tile_indices(const Call& c, KernelBuilder& kb) {
+  return kb.scalars(unravel_flat_index(c.args[1], c.args[0]->type->as<TileType>()->shape, c.span));
+}
+
 void lower_tile_read(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   int tile = kb.tile(c.args[0]);
-  auto idx = kb.scalars(c.args[1]);
+  auto idx = tile_indices(c, kb);
   Instr in;
   in.kind = isa::InstrKind::kScalarRead;
   in.dst_reg = kb.define_scalar(dst);
@@ -353,7 +363,7 @@ TypePtr infer_tile_write(const CallSite& s) {
 // `pl.tile.write(t, [r, c], v)` as a statement updates t.
 void lower_tile_write(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   int tile = kb.tile(c.args[0]);
-  auto idx = kb.scalars(c.args[1]);
+  auto idx = tile_indices(c, kb);
   isa::Scalar value = kb.scalar(c.args[2]);
   Instr in;
   in.kind = isa::InstrKind::kScalarWrite;
@@ -392,7 +402,7 @@ void register_added_ops(OpRegistry& r) {
          .doc = "One element of the tile at [row, col] (of its allocated shape), as a scalar of the tile's dtype.",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "{tile}[int({indices}[0]), int({indices}[1])].item()"});
+         .torch = "_read({tile}, {indices})"});
   r.add({.name = "tile.write",  // PyPTO's pl.write(dst, offset, value) by keyword
          .params = {aka(expr_param("tile"), {"dst"}), aka(list_param("indices"), {"offset"}), expr_param("value")},
          .infer_type = infer_tile_write,
@@ -446,7 +456,7 @@ void register_added_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_arange({R}, {C}, {start}, {dtype}, {descending})"});
   r.add({.name = "tile.fillpad_expand",
-         .params = {aka(expr_param("tile"), {"value"}), attr_param("shape"), attr_param("pad_value", PadValue::zero)},
+         .params = {aka(expr_param("tile"), {"value", "tensor"}), attr_param("shape"), attr_param("pad_value", PadValue::zero)},
          .infer_type = infer_fillpad_expand,
          .pto = "TFILLPAD_EXPAND",
          .lower = {},
@@ -454,7 +464,7 @@ void register_added_ops(OpRegistry& r) {
                 "element holds pad_value (zero, max or min).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "{tile:v}"});
+         .torch = "_fit({tile:v}, {R}, {C}, {pad_value})"});
   r.add({.name = "tile.fillpad_inplace",
          .params = {expr_param("tile"), attr_param("pad_value", PadValue::zero)},
          .infer_type = infer_fillpad_inplace,

@@ -71,16 +71,49 @@ void lower_expands(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   emit_from_scalars(c, dst, kb, "TEXPANDS", {kb.scalar(c.args[1])});
 }
 
-// expand_clone(tile, shape): tile is [M, N] (a copy), [M, 1] (each row's value across the
-// row), [1, N] (the row down every row) or [1, 1] (one value everywhere) for shape [M, N].
+// expand_clone(src, target): src is [M, N] (a copy), [M, 1] (each row's value across the row),
+// [1, N] (the row down every row) or [1, 1] (one value everywhere), broadcast to the shape
+// [M, N] of `target`. PyPTO's `target` is the tile (or tensor) whose shape the clone takes;
+// its values are not read. A list (pl.expand_clone(t, [16, 64]), or shape=[16, 64]) gives the
+// shape directly. The result is a new tile of src's dtype.
+std::vector<int64_t> expand_clone_shape(const CallSite& s) {
+  const ExprPtr target = s.arg("target");
+  std::vector<int64_t> shape;
+  if (auto* l = target->as<ListExpr>()) {
+    for (auto& e : l->elems) {
+      auto v = as_const_int(e);
+      if (!v || *v <= 0)
+        op_fail(s, ErrorKind::kType, "the shape list is not a list of positive compile-time extents",
+                "pass the tile to clone into, or a shape of positive integer literals");
+      shape.push_back(*v);
+    }
+  } else if (target->type && (target->type->as<TileType>() || target->type->as<TensorType>())) {
+    const auto& dims = target->type->as<TileType>() ? target->type->as<TileType>()->shape : target->type->as<TensorType>()->shape;
+    for (auto& e : dims) {
+      auto v = as_const_int(e);
+      if (!v)
+        op_fail(s, ErrorKind::kType, "'target' is " + type_str(target->type) + ", whose shape is known only at run time",
+                "clone into a tile of static shape");
+      shape.push_back(*v);
+    }
+  } else {
+    op_fail(s, ErrorKind::kType, "'target' must be the tile to clone into (or a shape list), got " + type_str(target->type),
+            "pass a tile: pl.expand_clone(src, target)");
+  }
+  if (shape.size() != 2) op_fail(s, ErrorKind::kType, "the result shape " + shape_str(shape) + " is not 2-D; tiles are 2-D");
+  return shape;
+}
+
 TypePtr infer_expand_clone(const CallSite& s) {
-  if (s.arg("target"))
-    op_fail(s, ErrorKind::kType, "target= (PyPTO's expand_clone(src, target)) is not supported: its meaning is not documented",
-            "give the result shape: pl.expand_clone(src, [rows, cols])");
   const TileType& t = tile_arg(s, "tile");
   require_vec(s, "tile", t);
   auto src = tile_shape(s, "tile", t);
-  auto shape = vec_shape(s, t.dtype);
+  auto shape = expand_clone_shape(s);
+  if ((shape[1] * dtype_bytes(t.dtype)) % 32 != 0)
+    op_fail(s, ErrorKind::kValue,
+            "a Vec tile row must be a multiple of 32 bytes; " + shape_str(shape) + " " + dtype_name(t.dtype) +
+                " has rows of " + std::to_string(shape[1] * dtype_bytes(t.dtype)) + " bytes",
+            "round the columns up to a multiple of " + std::to_string(32 / dtype_bytes(t.dtype)));
   for (int d = 0; d < 2; ++d)
     if (src[d] != shape[d] && src[d] != 1)
       op_fail(s, ErrorKind::kType,
@@ -96,18 +129,24 @@ TypePtr infer_expand_clone(const CallSite& s) {
   return TileType::make(const_shape(shape), t.dtype, MemorySpace::Vec, valid);
 }
 
+ExprPtr shape_list(const std::vector<int64_t>& shape) {
+  std::vector<ExprPtr> e;
+  for (int64_t v : shape) e.push_back(ConstInt::make(v, DataType::INDEX));
+  return ListExpr::make(e);
+}
+
 // [1, 1] -> [M, N] with M, N > 1 takes two broadcasts: first to a [1, N] row.
 ExprPtr expand_expand_clone(const Call& c, OpExpander& x) {
   auto src = *static_shape(c.args[0]->type->as<TileType>()->shape);
-  auto shape = std::get<std::vector<int64_t>>(c.attrs.at("shape"));
+  auto shape = *static_shape(c.type->as<TileType>()->shape);
   if (!(src[0] == 1 && src[1] == 1 && shape[0] > 1 && shape[1] > 1)) return nullptr;
-  ExprPtr row = x.call("row", "tile.expand_clone", {c.args[0]}, {{"shape", std::vector<int64_t>{1, shape[1]}}}, c.span);
-  return make_op_call("tile.expand_clone", {row}, {}, {{"shape", shape}}, c.span);
+  ExprPtr row = x.emit("row", make_op_call("tile.expand_clone", {c.args[0], shape_list({1, shape[1]})}, {}, {}, c.span));
+  return make_op_call("tile.expand_clone", {row, shape_list(shape)}, {}, {}, c.span);
 }
 
 void lower_expand_clone(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   auto src_shape = *static_shape(c.args[0]->type->as<TileType>()->shape);
-  auto shape = std::get<std::vector<int64_t>>(c.attrs.at("shape"));
+  auto shape = *static_shape(c.type->as<TileType>()->shape);
   int src = kb.tile(c.args[0]);
   int out = kb.define_tile(dst);
   Instr in;
@@ -190,11 +229,12 @@ void register_generate_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "torch.full(({R}, {C}), {scalar}, dtype={dtype})"});
   r.add({.name = "tile.expand_clone",
-         .params = {aka(expr_param("tile"), {"src"}), attr_param("shape"), expr_param("target", true)},
+         .params = {aka(expr_param("tile"), {"src"}), aka(expr_param("target"), {"shape"})},
          .infer_type = infer_expand_clone,
          .pto = "TROWEXPAND",
          .lower = lower_expand_clone,
-         .doc = "Broadcast tile to shape [M, N] as a new tile: an [M, 1] column across each row (TROWEXPAND), a "
+         .doc = "Broadcast tile to the shape [M, N] of `target` (a tile, or a shape list) as a new tile; target's "
+                "values are not read: an [M, 1] column across each row (TROWEXPAND), a "
                 "[1, N] row down each row (TCOLEXPAND), a [1, 1] element everywhere (both), an [M, N] tile copied "
                 "(TMOV).",
          .aliases = {},

@@ -62,6 +62,37 @@ static std::string dims_str(const std::vector<ExprPtr>& dims) {
   return out + "]";
 }
 
+bool flat_index_ok(const CallSite& s, const std::vector<ExprPtr>& idx, const std::vector<ExprPtr>& shape) {
+  if (idx.size() != 1 || shape.size() < 2) return false;
+  auto i = as_const_int(idx[0]);
+  int64_t n = 1;
+  bool known = true;
+  for (auto& d : shape) {
+    auto v = as_const_int(d);
+    known = known && v;
+    if (v) n *= *v;
+  }
+  if (i && (*i < 0 || (known && *i >= n)))
+    op_fail(s, ErrorKind::kValue, "flat index " + std::to_string(*i) + " is out of range" +
+                                      (known ? " 0.." + std::to_string(n - 1) : std::string()),
+            "keep the flat (row-major) index below the element count, or give one index per dimension");
+  return true;
+}
+
+ExprPtr unravel_flat_index(const ExprPtr& list, const std::vector<ExprPtr>& shape, const Span& span) {
+  auto* l = list->as<ListExpr>();
+  if (!l || l->elems.size() != 1 || shape.size() < 2) return list;
+  ExprPtr flat = l->elems[0];
+  std::vector<ExprPtr> per(shape.size());
+  ExprPtr stride = ConstInt::make(1, DataType::INDEX);
+  for (size_t d = shape.size(); d-- > 0;) {
+    ExprPtr q = BinaryExpr::make(BinaryOp::FloorDiv, flat, stride, span);
+    per[d] = d == 0 ? q : BinaryExpr::make(BinaryOp::Mod, q, shape[d], span);
+    stride = BinaryExpr::make(BinaryOp::Mul, stride, shape[d], span);
+  }
+  return ListExpr::make(per, span);
+}
+
 std::string type_str(const TypePtr& t) {
   if (!t) return "nothing";
   if (auto* s = t->as<ScalarType>()) return std::string("Scalar[") + dtype_name(s->dtype) + "]";

@@ -96,6 +96,13 @@ std::vector<std::optional<int64_t>> static_valid(const TileType& t);
 std::string shape_str(const std::vector<int64_t>& shape);
 std::string type_str(const TypePtr& t);
 
+// PyPTO's pl.read / pl.write index: one index per dimension, or one flat row-major index
+// (pl.read(t, k)). flat_index_ok checks a constant flat index against the element count and
+// tells whether `idx` is the flat form; unravel_flat_index turns the flat form into one
+// index per dimension ((flat / stride_d) % extent_d) and returns any other list unchanged.
+bool flat_index_ok(const CallSite& s, const std::vector<ExprPtr>& idx, const std::vector<ExprPtr>& shape);
+ExprPtr unravel_flat_index(const ExprPtr& list, const std::vector<ExprPtr>& shape, const Span& span);
+
 // The PTO names of compare modes, accepted as strings ("EQ", "lt") or ints 0..5.
 std::string cmp_mode(const CallSite& s, const std::string& name);
 std::string cmp_mode_of(const AttrValue& v);  // after verification

@@ -113,19 +113,7 @@ TypePtr infer_read(const CallSite& s) {
 void lower_read(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   int tensor = kb.tensor(c.args[0]);
   auto& shape = c.args[0]->type->as<TensorType>()->shape;
-  ExprPtr list = c.args[1];
-  if (list->as<ListExpr>()->elems.size() == 1 && shape.size() > 1) {
-    // A flat row-major index: per-dimension indices (flat / stride_d) % extent_d.
-    ExprPtr flat = list->as<ListExpr>()->elems[0];
-    std::vector<ExprPtr> per(shape.size());
-    ExprPtr stride = ConstInt::make(1, DataType::INDEX);
-    for (size_t d = shape.size(); d-- > 0;) {
-      ExprPtr q = BinaryExpr::make(BinaryOp::FloorDiv, flat, stride, c.span);
-      per[d] = d == 0 ? q : BinaryExpr::make(BinaryOp::Mod, q, shape[d], c.span);
-      stride = BinaryExpr::make(BinaryOp::Mul, stride, shape[d], c.span);
-    }
-    list = ListExpr::make(per, c.span);
-  }
+  ExprPtr list = unravel_flat_index(c.args[1], shape, c.span);  // pl.read(t, flat)
   auto idx = kb.scalars(list);
   Instr in;
   in.kind = isa::InstrKind::kScalarRead;

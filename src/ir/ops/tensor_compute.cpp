@@ -262,6 +262,8 @@ void register_tensor_compute_ops(OpRegistry& r) {
   // Index reductions: LowerTensorOps keeps each whole row (column) in one block (no partial combine).
   for (const char* n : {"row_argmax", "row_argmin"}) add_form(r, n, S::kRowReduce);
   for (const char* n : {"col_argmax", "col_argmin"}) add_form(r, n, S::kColReduce);
+  // Not tiled (PyPTO converts one tensor into one tile): the tile op on whole operands.
+  for (const char* n : {"expand_clone", "fillpad_expand", "scatter_update"}) add_form(r, n, S::kWhole);
 }
 
 }  // namespace pypto::ir::ops

@@ -501,6 +501,12 @@ class KernelWriter {
   void tile(const Instr& in, int pc) {
     // Flags order pipes; the compiled code runs in program order, so they need no code
     // (the reference library treats them as no-ops too).
+    // A cross-core event (pl.system.sync_set / sync_wait) meets the other part of a mixed task
+    // through the reference library, which blocks the wait until the peer has set it.
+    if (in.mnemonic == "SYNC_SET" || in.mnemonic == "SYNC_WAIT") {
+      body_ << "  /* " << in.mnemonic << " */ FB(" << pc << ");\n";
+      return;
+    }
     if (const isa::InstrDef* def = isa::find_instr(in.mnemonic); def && def->family == isa::InstrFamily::kSync) {
       body_ << "  /* " << in.mnemonic << " */\n";
       return;

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "pypto/isa/instructions.h"
+#include "pypto/runtime/cluster.h"
 
 namespace pypto::runtime {
 
@@ -112,8 +113,11 @@ double CycleModel::cost_of(const isa::Instr& instr, const TileCall& call) const 
   return isa::instr_cost_cycles(*def, t->dtype, t->valid_rows, t->valid_cols);
 }
 
-void CycleModel::sync(const isa::Instr& in) {
+double CycleModel::sync(const isa::Instr& in, double not_before) {
   const int64_t event = attr_int(in, "event");
+  const ClusterPart* part = current_cluster_part();
+  const bool cross_part = part != nullptr && part->fifos != nullptr;
+  double result = -1;
   if (in.mnemonic == "SET_FLAG") {
     const isa::Pipe src = attr_pipe(in, "src"), dst = attr_pipe(in, "dst");
     const int s = static_cast<int>(src);
@@ -133,26 +137,94 @@ void CycleModel::sync(const isa::Instr& in) {
     q.pop_front();
     pipe_free_[d] = std::max({pipe_free_[d], f.time, now_});
     for (int p = 0; p < 7; ++p) clock_[d][p] = std::max(clock_[d][p], f.clock[p]);
+  } else if (in.mnemonic == "SYNC_SET") {
+    // Fires once the pipe's earlier instructions have ended, and reaches the peer one signal
+    // latency later. In a mixed task the reference library hands the time to the other side
+    // of the cluster (ClusterFifos::event_set); in a task of one core the core pairs it itself.
+    const int p = static_cast<int>(attr_pipe(in, "pipe"));
+    result = std::max(pipe_free_[p], now_) + sync_cost(in);
+    if (!cross_part) events_[event].push_back({result, clock_[p]});
+  } else if (in.mnemonic == "SYNC_WAIT") {
+    // Holds the pipe until the matching set has fired: in a mixed task `not_before`, the
+    // cycle the peer's set fired (the part waited for it in ClusterFifos::event_wait).
+    const int p = static_cast<int>(attr_pipe(in, "pipe"));
+    double fired = not_before;
+    if (!cross_part) {
+      auto& q = events_[event];
+      if (q.empty())
+        fail(ErrorKind::kRuntime, in.span,
+             "pl.system.sync_wait(" + std::to_string(event) + ") in kernel '" + kernel_.name +
+                 "' has no earlier sync_set of event " + std::to_string(event) + " to pair with: the " +
+                 isa::pipe_name(static_cast<isa::Pipe>(p)) + " pipe would wait forever",
+             "set the event first with pl.system.sync_set(" + std::to_string(event) +
+                 ", pipe=...) (in a mixed task, on the other side of the cluster)");
+      const Flag f = q.front();
+      q.pop_front();
+      fired = f.time;
+      for (int k = 0; k < 7; ++k) clock_[p][k] = std::max(clock_[p][k], f.clock[k]);
+    }
+    pipe_free_[p] = std::max({pipe_free_[p], fired, now_});
+  } else if (in.mnemonic == "FENCE") {
+    // Later global-memory accesses (MTE2 / MTE3 / FIX) start after every earlier write to
+    // global memory (MTE3, FIX) has ended, and are ordered after them.
+    const int gm[] = {static_cast<int>(isa::Pipe::MTE2), static_cast<int>(isa::Pipe::MTE3), static_cast<int>(isa::Pipe::FIX)};
+    const int writers[] = {static_cast<int>(isa::Pipe::MTE3), static_cast<int>(isa::Pipe::FIX)};
+    double t = now_;
+    for (int w : writers) t = std::max(t, pipe_free_[w]);
+    for (int q : gm) {
+      pipe_free_[q] = std::max(pipe_free_[q], t);
+      for (int w : writers) clock_[q][w] = std::max(clock_[q][w], clock_[w][w]);
+    }
+  } else if (in.mnemonic == "SYNCALL") {
+    // Every core of the launch arrives: this core's pipes all drain first (the launch is one
+    // core here, see LowerProgram's check), then the handshake: hard (FFTS) one signal
+    // latency, soft a counter increment stored to and polled from global memory.
+    join_all_pipes();
+    const bool soft = attr_str(in, "mode") == "soft";
+    const double handshake = soft ? isa::transfer_cost_cycles(MemorySpace::Vec, MemorySpace::DDR, 32) +
+                                        isa::transfer_cost_cycles(MemorySpace::DDR, MemorySpace::Vec, 32)
+                                  : sync_cost(in);
+    now_ += handshake;
+    pipe_free_.fill(now_);
+    if (record_) timeline_.events.push_back({in.mnemonic, isa::Pipe::S, now_ - handshake, now_, -1, in.span.line});
+  } else if (in.mnemonic == "CACHEINVALID") {
+    // The scalar unit invalidates its data cache: a round trip to global memory.
+    const double start = now_;
+    now_ += sync_cost(in);
+    if (record_) timeline_.events.push_back({in.mnemonic, isa::Pipe::S, start, now_, -1, in.span.line});
   } else if (in.mnemonic != "PIPE_BARRIER") {
-    // SYNC_SET / SYNC_WAIT / SET_FFTS / FENCE / CACHEINVALID / SYNCALL: one scalar-issue
-    // cycle; they order nothing between the pipes of this core.
-  } else {  // PIPE_BARRIER: "ALL" joins every pipe; a single pipe is already in order
+    // SET_FFTS: one scalar-issue cycle; it orders nothing between the pipes of this core.
+  } else {  // PIPE_BARRIER: "ALL" joins every pipe; one pipe waits for its earlier instructions
     const std::string which = attr_str(in, "pipe");
     if (which == "ALL" || which == "PIPE_ALL" || which.empty()) {
-      double t = now_;
-      Clock joined{};
-      for (int p = 0; p < 7; ++p) {
-        t = std::max(t, pipe_free_[p]);
-        for (int k = 0; k < 7; ++k) joined[k] = std::max(joined[k], clock_[p][k]);
-      }
-      pipe_free_.fill(t);
-      now_ = t;
-      clock_.fill(joined);
+      join_all_pipes();
     } else {
-      attr_pipe(in, "pipe");  // validates the name
+      // The pipe's later instructions start after its earlier ones have ended (a pipe runs
+      // in order in this model, so only the dispatcher's view changes: the barrier issues
+      // once the pipe is free).
+      const int p = static_cast<int>(attr_pipe(in, "pipe"));
+      pipe_free_[p] = std::max(pipe_free_[p], now_);
     }
   }
   now_ += 1;
+  return result >= 0 ? result : now_;
+}
+
+double CycleModel::sync_cost(const isa::Instr& in) const {
+  const isa::InstrDef* def = isa::find_instr(in.mnemonic);
+  return def == nullptr ? 1 : isa::instr_cost_cycles(*def, DataType::FP32, 0, 0);
+}
+
+void CycleModel::join_all_pipes() {
+  double t = now_;
+  Clock joined{};
+  for (int p = 0; p < 7; ++p) {
+    t = std::max(t, pipe_free_[p]);
+    for (int k = 0; k < 7; ++k) joined[k] = std::max(joined[k], clock_[p][k]);
+  }
+  pipe_free_.fill(t);
+  now_ = t;
+  clock_.fill(joined);
 }
 
 void CycleModel::check_and_record(const isa::Instr& instr, int pc, isa::Pipe pipe, uintptr_t lo, uintptr_t hi,
@@ -181,10 +253,7 @@ void CycleModel::check_and_record(const isa::Instr& instr, int pc, isa::Pipe pip
 
 double CycleModel::issue(int pc, const isa::Instr& instr, const TileCall& call, double not_before) {
   const isa::InstrDef* def = isa::find_instr(instr.mnemonic);
-  if (def != nullptr && def->family == isa::InstrFamily::kSync) {
-    sync(instr);
-    return now_;
-  }
+  if (def != nullptr && def->family == isa::InstrFamily::kSync) return sync(instr, not_before);
   const isa::Pipe pipe = isa::pipe_of(instr, kernel_);
   const int q = static_cast<int>(pipe);
   const uint64_t seq = ++seq_[q];

@@ -221,8 +221,8 @@ void add_memory_instrs(ReferenceTable& t) {
   t["TPREFETCH"] = no_data;
   t["TFILLPAD_INPLACE"] = tfillpad_inplace;
   t["TFILLPAD_EXPAND"] = tfillpad;
-  for (const char* n : {"SET_FLAG", "WAIT_FLAG", "PIPE_BARRIER", "SYNC_SET", "SYNC_WAIT", "SET_FFTS", "FENCE",
-                        "CACHEINVALID", "SYNCALL", "PIPE_INIT"}) t[n] = no_data;  // timing only (cycle model)
+  for (const char* n : {"SET_FLAG", "WAIT_FLAG", "PIPE_BARRIER", "SET_FFTS", "FENCE", "CACHEINVALID", "SYNCALL",
+                        "PIPE_INIT"}) t[n] = no_data;  // timing only (cycle model); SYNC_SET / SYNC_WAIT: cross-core
 }
 
 }  // namespace pypto::runtime

@@ -14,6 +14,11 @@ bool is_fifo(const isa::Instr& in) {
          (in.mnemonic == "TPUSH" || in.mnemonic == "TPOP" || in.mnemonic == "TFREE");
 }
 
+// Instructions that meet another part of a mixed task: the FIFOs and the cross-core events.
+bool meets_a_peer(const isa::Instr& in) {
+  return is_fifo(in) || in.mnemonic == "SYNC_SET" || in.mnemonic == "SYNC_WAIT";
+}
+
 std::string kib(int64_t bytes) {
   return bytes % 1024 == 0 ? std::to_string(bytes / 1024) + " KiB" : std::to_string(bytes) + " B";
 }
@@ -131,7 +136,8 @@ void SimEngine::run(const isa::Kernel& kernel, const std::vector<HostArg>& args)
         TileCall call{instr, {}, {}};
         for (const isa::Operand& o : instr.outs) call.outs.push_back(resolve(*this, kernel, args, regs, instr, o));
         for (const isa::Operand& o : instr.ins) call.ins.push_back(resolve(*this, kernel, args, regs, instr, o));
-        ClusterPart* part = is_fifo(instr) ? current_cluster_part() : nullptr;
+        ClusterPart* part = meets_a_peer(instr) ? current_cluster_part() : nullptr;
+        if (part != nullptr && part->fifos == nullptr) part = nullptr;
         if (part != nullptr) {
           // A cross-core FIFO instruction starts once its slot allows (the peer's TPUSH or
           // TFREE): the FIFO calls back with that cycle after it waited for the slot.
