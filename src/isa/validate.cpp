@@ -57,6 +57,14 @@ class Validator {
           write_reg(in.dst_reg, sp, open);
           scalar(in.a, sp);
           break;
+        case InstrKind::kScalarCast: {
+          write_reg(in.dst_reg, sp, open);
+          scalar(in.a, sp);
+          auto it = in.attrs.find("dtype");
+          const DataType* d = it == in.attrs.end() ? nullptr : std::get_if<DataType>(&it->second);
+          if (!d || ir::scalar_cast_target(*d) < 0) bad(sp, "scalar cast without a target dtype the scalar unit has");
+          break;
+        }
         case InstrKind::kScalarWrite:
           if (in.ins.size() != 3 || in.ins[1].kind != Operand::kScalarList || in.ins[2].kind != Operand::kScalar)
             bad(sp, "scalar write needs (tensor, indices, value)");
@@ -110,7 +118,7 @@ class Validator {
           if (open.empty() || code_[open.back()].kind != InstrKind::kWhileBegin) bad(sp, "while condition without a while begin");
           for (int k = open.back() + 1; k < pc; ++k) {
             const InstrKind c = code_[k].kind;
-            if (c != InstrKind::kScalarBin && c != InstrKind::kScalarMov && c != InstrKind::kScalarRead)
+            if (c != InstrKind::kScalarBin && c != InstrKind::kScalarMov && c != InstrKind::kScalarRead && c != InstrKind::kScalarCast)
               bad(sp, "instruction " + std::to_string(k) + " between a while begin and its condition is not scalar code");
           }
           scalar(in.a, sp);
