@@ -438,6 +438,23 @@ class ExprParser:
         value = self.to_expr(x, node)
         return self.checked(lambda: ir.make_cast(value, dtype, mode, self.span(node)))
 
+    def named_extents(self, shape, node):
+        """The extents of pl.create_tensor with each run-time one that is not a name (a
+        pl.tensor.read, arithmetic) bound to a fresh scalar first: the tensor's type, which
+        kernels it is passed to take as theirs, names the extent by that scalar."""
+        out = []
+        for d, e in enumerate(shape):
+            index = is_ir(e) and isinstance(e.type, ir.ScalarType) and e.type.dtype == ir.DataType.INDEX
+            if is_ir(e) and isinstance(e.type, ir.ScalarType) and not isinstance(e, ir.ConstInt) \
+                    and not (index and isinstance(e, ir.Var)):
+                if ir.dtype_is_int(e.type.dtype) and not index:  # an INT32 element read: as INDEX
+                    e = self.checked(lambda: ir.make_cast(e, ir.DataType.INDEX, "round", self.span(node)))
+                var = ir.Var(f"extent{d}", e.type, self.span(node))
+                self.emit(ir.AssignStmt(var, e, self.span(node)))
+                e = var
+            out.append(e)
+        return out
+
     def op_call(self, dsl_name, args, kwargs, node):
         """Resolves `pl.<dsl_name>` for these arguments and builds the checked Call (a task id
         argument becomes its value in to_expr)."""
@@ -490,6 +507,8 @@ class ExprParser:
             if spelled[k] in given:
                 raise self.error(node, f"pl.{dsl_name} got argument '{k}' twice", f"call it as {signature}")
             given[spelled[k]] = v
+        if op.name == "tensor.create" and isinstance(given.get("shape"), (list, tuple)):
+            given["shape"] = self.named_extents(given["shape"], node)
         # The dtype literals take: the first tile / tensor argument's, positional or keyword (pl.write(dst=t, ...)).
         hint = next((given[p.name].type.dtype for p in params if self.is_array(given.get(p.name))), None)
         exprs, attrs = {}, {}
