@@ -12,6 +12,8 @@ from pypto import ir
 from pypto.language.errors import ParseError
 from pypto.runtime import RunConfig, jit_compile
 
+torch = pytest.importorskip("torch")
+
 M = pl.dynamic("M")
 
 
@@ -151,17 +153,20 @@ def test_kernel_scalars_stay_run_time_values():
     assert "pl.cast(x, pl.INT8)" in text and "pl.cast(f, pl.INT32)" in text, text  # not folded: run-time casts
 
 
+def want_casts(x, f):
+    f32 = float(np.float32(f))
+    with np.errstate(over="ignore"):
+        x16 = float(np.float16(x))
+    return [want_cast(x, "INT8"), want_cast(x, "UINT8"), want_cast(x, "INT16"), want_cast(x, "BOOL"),
+            want_cast(f32, "INT32"), want_cast(f32, "UINT8"), want_cast(f32, "INT8"), want_cast(f32, "BOOL"),
+            want_cast(x16, "INDEX")]  # 65535 -> inf in FP16 -> saturates
+
+
 @pytest.mark.parametrize("x, f", [(300, -2.75), (-129, 1000.5), (65535, 0.0), (0, -300.9), (2049, 127.99)])
 def test_kernel_conversions_wrap_truncate_and_saturate(engine, x, f):
     out = np.full(9, -7, np.int64)
     run(casts_entry, out, x, f, engine=engine)
-    f32 = float(np.float32(f))
-    with np.errstate(over="ignore"):
-        x16 = float(np.float16(x))
-    want = [want_cast(x, "INT8"), want_cast(x, "UINT8"), want_cast(x, "INT16"), want_cast(x, "BOOL"),
-            want_cast(f32, "INT32"), want_cast(f32, "UINT8"), want_cast(f32, "INT8"), want_cast(f32, "BOOL"),
-            want_cast(x16, "INDEX")]  # 65535 -> inf in FP16 -> saturates
-    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(out, want_casts(x, f))
 
 
 @pl.jit
@@ -285,19 +290,16 @@ def test_a_scalar_cast_with_mode_round_spelled_out_is_accepted(engine):
 
 # -- the PyTorch spelling computes the same ---------------------------------------------------
 
-def test_torch_script_of_scalar_casts_computes_the_same():
-    torch = pytest.importorskip("torch")
+@pytest.mark.parametrize("x, f", [(300, -2.75), (-129, 1000.5), (2049, 127.99)])
+def test_torch_script_of_scalar_casts_computes_the_same(x, f):
     import pypto.debug as dbg
 
-    for x, f in [(300, -2.75), (-129, 1000.5), (2049, 127.99)]:
-        namespace = {}
-        out = np.full(9, -7, np.int64)
-        exec(compile(dbg.torch_codegen(casts_entry, out, x, f), "<torch script of casts>", "exec"), namespace)
-        theirs = torch.from_numpy(out.copy())
-        namespace["ENTRY"](theirs, x, f)
-        ours = out.copy()
-        casts_entry(ours, x, f, config=RunConfig(engine="sim"))
-        np.testing.assert_array_equal(theirs.numpy(), ours)
+    namespace = {}
+    out = torch.full((9,), -7, dtype=torch.int64)
+    exec(compile(dbg.torch_codegen(casts_entry, out.numpy(), x, f), "<torch script of casts>", "exec"), namespace)
+    namespace["ENTRY"](out, x, f)
+    namespace.clear()
+    np.testing.assert_array_equal(out.numpy(), want_casts(x, f))
 
 
 # -- pl.create_tensor with run-time extents ---------------------------------------------------
