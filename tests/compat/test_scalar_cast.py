@@ -296,7 +296,8 @@ def test_torch_script_of_scalar_casts_computes_the_same(x, f):
 
     namespace = {}
     out = torch.full((9,), -7, dtype=torch.int64)
-    exec(compile(dbg.torch_codegen(casts_entry, out.numpy(), x, f), "<torch script of casts>", "exec"), namespace)
+    text = dbg.torch_codegen(casts_entry, out.numpy(), x, f)
+    exec(compile(text, "<torch script of casts>", "exec"), namespace)
     namespace["ENTRY"](out, x, f)
     namespace.clear()
     np.testing.assert_array_equal(out.numpy(), want_casts(x, f))
