@@ -395,3 +395,34 @@ def test_a_bad_run_time_extent_is_an_error_at_its_line(engine, n, what):
               config=RunConfig(engine=engine))
     msg = str(e.value)
     assert what in msg and "test_scalar_cast.py:" in msg and "fix:" in msg, msg
+
+
+# -- a cast inside a pl.at body, and the Python mutator ----------------------------------------
+
+@pl.jit
+def at_scope_offset(cnt: pl.Tensor, src: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        r = pl.cast(pl.tensor.read(cnt, [0]), pl.INDEX)  # an INT32 element as an offset in the kernel
+        t = pl.load(src, [r, 0], [8, 32])
+        out = pl.store(pl.muls(t, pl.cast(r, pl.FP32)), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("row", [0, 5, 24])
+def test_cast_in_a_pl_at_body(engine, row):
+    src = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    out = np.zeros((8, 32), np.float32)
+    run(at_scope_offset, np.array([row], np.int32), src, out, engine=engine)
+    np.testing.assert_array_equal(out, src[row:row + 8] * row)
+
+
+def test_python_mutator_rebuilds_a_cast():
+    class Renamer(ir.IRMutator):
+        def visit_cast(self, op):
+            if op.type.dtype == ir.DataType.INDEX:  # pl.cast(row, pl.INDEX) -> pl.cast(7, pl.INDEX) folds to 7
+                return ir.make_cast(ir.ConstInt(7, ir.DataType.INT32), ir.DataType.INDEX)
+            return super().visit_cast(op)
+
+    text = ir.print_program(Renamer().visit_program(cast_program()))
+    assert "pl.cast(row, pl.INDEX)" not in text and "pl.tile.load(a, [7, 0]" in text, text
+    assert "pl.cast(pl.cast(row, pl.INT64), pl.FP32)" in text, text
