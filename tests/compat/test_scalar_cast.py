@@ -426,3 +426,48 @@ def test_python_mutator_rebuilds_a_cast():
     text = ir.print_program(Renamer().visit_program(cast_program()))
     assert "pl.cast(row, pl.INDEX)" not in text and "pl.tile.load(a, [7, 0]" in text, text
     assert "pl.cast(pl.cast(row, pl.INT64), pl.FP32)" in text, text
+
+
+def staged_program():
+    """Built per use: a module-level program would outlive the bindings at interpreter exit."""
+    @pl.program
+    class Staged:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16, 16], pl.FP32],
+              y: pl.Out[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+            for i in pl.range(pl.tensor.dim(y, 0)):
+                y = pl.store(pl.muls(pl.load(x, [i, 0], [1, 16]), 2.0), [i, 0], y)
+            return y
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def back(self, t: pl.Tensor[[M, 16], pl.FP32],
+                 z: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            for i in pl.range(pl.tensor.dim(t, 0)):
+                z = pl.store(pl.load(t, [i, 0], [1, 16]), [i, 0], z)
+            return z
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, c: pl.Tensor[[1], pl.INT32], x: pl.Tensor[[16, 16], pl.FP32],
+                 z: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            n = pl.cast(pl.tensor.read(c, [0]), pl.INDEX)
+            t = pl.create_tensor([n, 16], dtype=pl.FP32)
+            t = self.k(x, t)
+            z = self.back(t, z)
+            return z
+
+    return Staged
+
+
+@pytest.mark.parametrize("n", [5, 16])
+def test_class_form_kernels_with_a_dynamic_dim_take_the_created_tensor(engine, n):
+    from pypto.runtime import run as run_program
+
+    program = staged_program()
+    text = roundtrip(program)
+    assert "pl.tensor.create([n, 16]" in text and "self.k(x, t, n)" in text, text
+    x = np.arange(256, dtype=np.float32).reshape(16, 16)
+    z = np.full_like(x, -1.0)
+    run_program(program, np.array([n], np.int32), x, z, config=RunConfig(engine=engine))
+    want = np.full_like(x, -1.0)
+    want[:n] = 2 * x[:n]
+    np.testing.assert_array_equal(z, want)
