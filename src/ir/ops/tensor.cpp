@@ -234,7 +234,8 @@ void register_tensor_ops(OpRegistry& r) {
          .infer_type = infer_create,
          .pto = "",
          .lower = lower_create,
-         .doc = "A new global-memory tensor (orchestration only), e.g. an intermediate passed to kernels as pl.Out.",
+         .doc = "A new global-memory tensor (orchestration only), e.g. an intermediate passed to kernels as pl.Out; "
+                "extents may be run-time scalars (allocated when the orchestration reaches it).",
          .aliases = {"create_tensor", "tensor.create_tensor"},
          .scalar_variant = "",
          .torch = "torch.full({shape}, {init_value} or 0, dtype={dtype})"});
