@@ -216,6 +216,10 @@ void bind_exprs(nb::module_& m) {
            "op"_a, "a"_a, "span"_a = Span{})
       .def_ro("op", &UnaryExpr::op)
       .def_ro("a", &UnaryExpr::a);
+  // Scalar pl.cast: make_cast builds it (a constant operand folds to a constant).
+  nb::class_<CastExpr, Expr>(m, "CastExpr").def_ro("a", &CastExpr::a);
+  m.def("make_cast", [](ExprPtr a, DataType to, const std::string& mode, Span s) { return CastExpr::make(std::move(a), to, mode, s); },
+        "a"_a, "dtype"_a, "mode"_a = "round", "span"_a = Span{});
   nb::class_<Call, Expr>(m, "Call")
       .def_prop_ro("op_name", [](const Call& c) { return c.op->name; })
       .def_ro("args", &Call::args)

@@ -245,6 +245,16 @@ Scalar KernelBuilder::scalar(const ir::ExprPtr& value) {
       emit(in);
       return Scalar::r(in.dst_reg);
     }
+    case ir::ExprKind::Cast: {
+      Instr in;
+      in.kind = InstrKind::kScalarCast;
+      in.a = scalar(value->as<ir::CastExpr>()->a);
+      in.attrs["dtype"] = value->type->as<ir::ScalarType>()->dtype;
+      in.dst_reg = new_reg(is_float_type(value->type));
+      if (value->span.line) in.span = value->span;
+      emit(in);
+      return Scalar::r(in.dst_reg);
+    }
     case ir::ExprKind::Call: {
       auto tmp = temporary(value->type, value->span);
       lower_call(*value->as<ir::Call>(), tmp);

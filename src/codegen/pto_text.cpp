@@ -232,6 +232,12 @@ class PtoWriter {
         line(r + " = arith." + kOps[static_cast<int>(in.sop)] + " " + scalar_text(in.a) + ", " + scalar_text(in.b) +
              " : " + reg_type(in.dst_reg));
         break;
+      case isa::InstrKind::kScalarCast: {
+        auto it = in.attrs.find("dtype");
+        const DataType* d = it == in.attrs.end() ? nullptr : std::get_if<DataType>(&it->second);
+        line(r + " = arith.cast " + scalar_text(in.a) + " : " + (d ? dtype_name(*d) : "?") + " -> " + reg_type(in.dst_reg));
+        break;
+      }
       case isa::InstrKind::kScalarMov: line(r + " = arith.mov " + scalar_text(in.a) + " : " + reg_type(in.dst_reg)); break;
       case isa::InstrKind::kScalarRead: line(r + " = pto.read_scalar ins(" + operands(in.ins) + ") : " + reg_type(in.dst_reg)); break;
       case isa::InstrKind::kScalarWrite: line("pto.write_scalar ins(" + operands(in.ins) + ")"); break;

@@ -20,7 +20,8 @@ namespace {
 using namespace ir;
 
 // The script's model of tiles and memory: the helpers op spellings call.
-const char* kPrelude = R"PY(import queue
+const char* kPrelude = R"PY(import math
+import queue
 import threading
 import time
 
@@ -203,6 +204,34 @@ def _cast(x, dtype, mode="round"):
     if dtype in (torch.float16, torch.bfloat16) and mode not in ("none", "rint"):
         return _narrow(x.float(), dtype, mode)
     return x.to(dtype)
+
+
+_INT_BITS = {"INT8": (8, True), "INT16": (16, True), "INT32": (32, True), "INT64": (64, True), "INDEX": (64, True),
+             "UINT8": (8, False), "UINT16": (16, False), "UINT32": (32, False), "UINT64": (64, False)}
+_FLOAT_TYPES = {"FP32": torch.float32, "FP16": torch.float16, "BF16": torch.bfloat16}
+
+
+def _scalar_cast(x, dtype):
+    """Scalar pl.cast (pypto/isa/scalar_cast.h): integers wrap to the target width, floats to
+    integers truncate toward zero and saturate (NaN -> 0), floats round to the target's precision."""
+    x = x.item() if isinstance(x, torch.Tensor) else x
+    if dtype == "BOOL":
+        return 1 if x != 0 else 0
+    if dtype in _FLOAT_TYPES:
+        return float(torch.tensor(float(x), dtype=torch.float64).to(torch.float32).to(_FLOAT_TYPES[dtype]).double())
+    bits, signed = _INT_BITS[dtype]
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << min(bits, 63)) - 1)
+    if isinstance(x, float):
+        if x != x:
+            return 0
+        if math.isinf(x):
+            return hi if x > 0 else lo
+        return min(max(math.trunc(x), lo), hi)
+    x = int(x)
+    if bits == 64:
+        return x
+    x &= (1 << bits) - 1
+    return x - (1 << bits) if signed and x >> (bits - 1) else x
 
 
 def _fit_each(values, shapes):
@@ -628,6 +657,8 @@ class TorchEmitter {
         auto* u = e->as<UnaryExpr>();
         return (u->op == UnaryOp::Neg ? "-" : "not ") + operand(u->a);
       }
+      case ExprKind::Cast:
+        return "_scalar_cast(" + expr(e->as<CastExpr>()->a) + ", \"" + dtype_name(e->type->as<ScalarType>()->dtype) + "\")";
       case ExprKind::Call: return call(*e->as<Call>());
       case ExprKind::FuncCall: {
         auto* f = e->as<FuncCall>();

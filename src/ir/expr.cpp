@@ -1,6 +1,8 @@
 // Construction of expressions: type rules of scalar arithmetic.
 #include "pypto/ir/expr.h"
 
+#include "pypto/isa/scalar_cast.h"
+
 namespace pypto::ir {
 
 std::optional<DataType> element_dtype(const TypePtr& t) {
@@ -73,6 +75,73 @@ ExprPtr TupleGetItem::make(ExprPtr t, int i, Span s) {
     fail(ErrorKind::kValue, s, "tuple index " + std::to_string(i) + " out of range for " + std::to_string(tt->elems.size()) + " values");
   TypePtr et = tt->elems[i];
   return std::make_shared<TupleGetItem>(std::move(t), i, std::move(et), std::move(s));
+}
+
+}  // namespace pypto::ir
+
+namespace pypto::ir {
+
+int scalar_cast_target(DataType d) {
+  switch (d) {
+    case DataType::BOOL: return isa::kCastBool;
+    case DataType::INT8: return isa::kCastI8;
+    case DataType::INT16: return isa::kCastI16;
+    case DataType::INT32: return isa::kCastI32;
+    case DataType::INT64:
+    case DataType::INDEX: return isa::kCastI64;
+    case DataType::UINT8: return isa::kCastU8;
+    case DataType::UINT16: return isa::kCastU16;
+    case DataType::UINT32: return isa::kCastU32;
+    case DataType::UINT64: return isa::kCastU64;
+    case DataType::FP16: return isa::kCastF16;
+    case DataType::BF16: return isa::kCastBF16;
+    case DataType::FP32: return isa::kCastF32;
+    default: return -1;
+  }
+}
+
+ExprPtr CastExpr::make(ExprPtr x, DataType to, const std::string& mode, Span s) {
+  static const char* modes[] = {"none", "rint", "round", "floor", "ceil", "trunc", "odd"};
+  if (mode != "round") {
+    bool known = false;
+    for (const char* m : modes) known = known || mode == m;
+    if (known)
+      fail(ErrorKind::kType, s,
+           "TypeError: pl.cast of a scalar takes only mode='round' (its default), got mode='" + mode +
+               "'; the other modes exist for tiles and tensors",
+           "drop mode= (a scalar cast truncates toward zero), or cast a tile to use that mode");
+    fail(ErrorKind::kValue, s,
+         "ValueError: pl.cast: unknown cast mode '" + mode + "' (the modes are none, rint, round, floor, ceil, trunc, odd)",
+         "drop mode= on a scalar cast");
+  }
+  auto* st = x->type->as<ScalarType>();
+  if (!st) fail(ErrorKind::kType, s, "pl.cast of a scalar: the operand is not a scalar", "pass a tile, a tensor or a scalar");
+  if (st->dtype == DataType::TASK_ID || to == DataType::TASK_ID)
+    fail(ErrorKind::kType, s, "pl.cast of a task id: task ids are handles, not numbers",
+         "store task ids in a pl.array of pl.TASK_ID and pass them in deps=[...]");
+  if (scalar_cast_target(st->dtype) < 0 || scalar_cast_target(to) < 0)
+    fail(ErrorKind::kType, s,
+         std::string("pl.cast of a scalar from ") + dtype_name(st->dtype) + " to " + dtype_name(to) +
+             ": the scalar unit computes on BOOL, the integer dtypes, INDEX, FP16, BF16 and FP32 only",
+         "cast to one of those dtypes");
+  const int target = scalar_cast_target(to);
+  // A constant folds to the constant of the target dtype (the rule of the engines).
+  if (auto* c = x->as<ConstFloat>()) {
+    if (isa::scalar_cast_to_float(target)) return ConstFloat::make(isa::scalar_cast_float(c->value, target), to, s);
+    int64_t v = isa::scalar_cast_float_to_int(c->value, target);
+    return to == DataType::BOOL ? ConstBool::make(v != 0, s) : ConstInt::make(v, to, s);
+  }
+  std::optional<int64_t> iv;
+  if (auto* c = x->as<ConstInt>()) iv = c->value;
+  if (auto* c = x->as<ConstBool>()) iv = c->value ? 1 : 0;
+  if (iv) {
+    if (isa::scalar_cast_to_float(target))
+      return ConstFloat::make(isa::scalar_cast_float(static_cast<double>(*iv), target), to, s);
+    int64_t v = isa::scalar_cast_int(*iv, target);
+    return to == DataType::BOOL ? ConstBool::make(v != 0, s) : ConstInt::make(v, to, s);
+  }
+  if (st->dtype == to) return x;  // nothing to convert
+  return std::make_shared<CastExpr>(std::move(x), ScalarType::make(to), std::move(s));
 }
 
 }  // namespace pypto::ir

@@ -132,6 +132,8 @@ class Printer {
         auto* u = e->as<UnaryExpr>();
         return (u->op == UnaryOp::Neg ? "-" : "not ") + operand(u->a);
       }
+      case ExprKind::Cast:
+        return "pl.cast(" + expr(e->as<CastExpr>()->a) + ", pl." + dtype_name(e->type->as<ScalarType>()->dtype) + ")";
       case ExprKind::Call: return call(*e->as<Call>());
       case ExprKind::FuncCall: {
         auto* f = e->as<FuncCall>();

@@ -116,6 +116,7 @@ class Equal {
         auto *x = a->as<UnaryExpr>(), *y = b->as<UnaryExpr>();
         return x->op == y->op && expr(x->a, y->a);
       }
+      case ExprKind::Cast: return expr(a->as<CastExpr>()->a, b->as<CastExpr>()->a);  // the dtype is in the type
       case ExprKind::Call: {
         auto *x = a->as<Call>(), *y = b->as<Call>();
         if (x->op == y->op && x->op->name == "task.latest")  // a task id names a launch (see task_id)
@@ -263,6 +264,7 @@ class Hasher {
       mix(static_cast<uint64_t>(u->op));
       expr(u->a);
     }
+    if (auto* c = e->as<CastExpr>()) expr(c->a);
     if (auto* c = e->as<Call>()) {
       mix_str(c->op->name);
       for (auto& a : c->args) expr(a);

@@ -19,6 +19,7 @@ void IRVisitor::visit(const ExprPtr& e) {
       break;
     }
     case ExprKind::Unary: visit(e->as<UnaryExpr>()->a); break;
+    case ExprKind::Cast: visit(e->as<CastExpr>()->a); break;
     case ExprKind::Call: visit_call(*e->as<Call>()); break;
     case ExprKind::FuncCall: visit_func_call(*e->as<FuncCall>()); break;
     case ExprKind::List:
@@ -159,6 +160,12 @@ ExprPtr IRMutator::mutate(const ExprPtr& e) {
       auto x = mutate(u->a);
       if (x == u->a) return e;
       return std::make_shared<UnaryExpr>(u->op, x, u->type, u->span);
+    }
+    case ExprKind::Cast: {
+      auto* c = e->as<CastExpr>();
+      auto x = mutate(c->a);
+      if (x == c->a) return e;
+      return CastExpr::make(x, e->type->as<ScalarType>()->dtype, "round", c->span);
     }
     case ExprKind::Call: return mutate_call(std::static_pointer_cast<const Call>(e));
     case ExprKind::FuncCall: return mutate_func_call(std::static_pointer_cast<const FuncCall>(e));

@@ -57,6 +57,14 @@ class Validator {
           write_reg(in.dst_reg, sp, open);
           scalar(in.a, sp);
           break;
+        case InstrKind::kScalarCast: {
+          write_reg(in.dst_reg, sp, open);
+          scalar(in.a, sp);
+          auto it = in.attrs.find("dtype");
+          const DataType* d = it == in.attrs.end() ? nullptr : std::get_if<DataType>(&it->second);
+          if (!d || ir::scalar_cast_target(*d) < 0) bad(sp, "scalar cast without a target dtype the scalar unit has");
+          break;
+        }
         case InstrKind::kScalarWrite:
           if (in.ins.size() != 3 || in.ins[1].kind != Operand::kScalarList || in.ins[2].kind != Operand::kScalar)
             bad(sp, "scalar write needs (tensor, indices, value)");
@@ -110,7 +118,7 @@ class Validator {
           if (open.empty() || code_[open.back()].kind != InstrKind::kWhileBegin) bad(sp, "while condition without a while begin");
           for (int k = open.back() + 1; k < pc; ++k) {
             const InstrKind c = code_[k].kind;
-            if (c != InstrKind::kScalarBin && c != InstrKind::kScalarMov && c != InstrKind::kScalarRead)
+            if (c != InstrKind::kScalarBin && c != InstrKind::kScalarMov && c != InstrKind::kScalarRead && c != InstrKind::kScalarCast)
               bad(sp, "instruction " + std::to_string(k) + " between a while begin and its condition is not scalar code");
           }
           scalar(in.a, sp);
@@ -326,7 +334,16 @@ void validate_host_program(const HostProgram& program, const ChipSpec& chip) {
       if (it == in.attrs.end() || !std::holds_alternative<std::vector<int64_t>>(it->second))
         v.bad(in.span, "tensor allocation without a shape");
       int64_t elems = 1;
-      for (int64_t d : std::get<std::vector<int64_t>>(it->second)) {
+      const auto& shape = std::get<std::vector<int64_t>>(it->second);
+      // A run-time extent (-1 in the attr): every extent is a scalar operand of ins[0].
+      const bool dynamic = !in.ins.empty();
+      if (dynamic) {
+        if (in.ins.size() != 1 || in.ins[0].kind != Operand::kScalarList || in.ins[0].list.size() != shape.size())
+          v.bad(in.span, "tensor allocation with run-time extents needs one scalar per dimension");
+        for (const Scalar& s : in.ins[0].list) v.scalar(s, in.span);
+      }
+      for (int64_t d : shape) {
+        if (d == -1 && dynamic) continue;
         if (d < 0 || d > kMaxDim * 64) v.bad(in.span, "tensor allocation with dimension " + std::to_string(d));
         if (d != 0 && elems > std::numeric_limits<int64_t>::max() / 64 / d) v.bad(in.span, "tensor allocation too large");
         elems *= d;

@@ -89,6 +89,8 @@ void collect_size_vars(const ExprPtr& e, std::unordered_set<const Var*>& have, s
   } else if (auto* b = e->as<BinaryExpr>()) {
     collect_size_vars(b->a, have, out);
     collect_size_vars(b->b, have, out);
+  } else if (auto* c = e->as<CastExpr>()) {
+    collect_size_vars(c->a, have, out);
   }
 }
 

@@ -152,6 +152,7 @@ bool pure(const ExprPtr& e) {
   if (e->as<FuncCall>()) return false;
   if (auto* b = e->as<BinaryExpr>()) return pure(b->a) && pure(b->b);
   if (auto* u = e->as<UnaryExpr>()) return pure(u->a);
+  if (auto* c = e->as<CastExpr>()) return pure(c->a);
   return true;
 }
 

@@ -100,6 +100,7 @@ class Analyser {
     for (int pc = std::max(begin, 0); pc < end && static_cast<size_t>(pc) < code.size(); ++pc) {
       const auto k = code[pc].kind;
       if (k == isa::InstrKind::kScalarBin || k == isa::InstrKind::kScalarMov || k == isa::InstrKind::kScalarRead ||
+          k == isa::InstrKind::kScalarCast ||
           k == isa::InstrKind::kLoopBegin || k == isa::InstrKind::kLoopEnd)
         w.insert(code[pc].dst_reg);
     }
@@ -149,6 +150,13 @@ class Analyser {
     using K = isa::InstrKind;
     switch (in.kind) {
       case K::kScalarMov: set(in.dst_reg, value(in.a)); return;
+      case K::kScalarCast: {  // an integer widened to 64 bits keeps its value; anything else is unknown
+        const AffineForm a = value(in.a);
+        auto it = in.attrs.find("dtype");
+        const DataType* d = it == in.attrs.end() ? nullptr : std::get_if<DataType>(&it->second);
+        set(in.dst_reg, d && (*d == DataType::INDEX || *d == DataType::INT64) ? a : unknown());
+        return;
+      }
       case K::kScalarBin: {
         const AffineForm a = value(in.a), b = value(in.b);
         AffineForm r = unknown();

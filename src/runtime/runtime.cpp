@@ -3,9 +3,12 @@
 #include "pypto/runtime/runtime.h"
 #include "pypto/isa/validate.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <deque>
 #include <map>
 #include <memory>
@@ -51,18 +54,65 @@ DataType alloc_dtype(const isa::Instr& in, const isa::ParamDesc* declared) {
   fail(ErrorKind::kRuntime, in.span, "tensor allocation without a dtype", "this is a code generation bug; please report it");
 }
 
-std::vector<int64_t> alloc_shape(const isa::Instr& in, const isa::ParamDesc* declared) {
+// The shape of a kAllocTensor: the static "shape" attr, or (pl.create_tensor with a run-time
+// extent) the scalar operands ins[0], evaluated now. A negative extent is an error at the line.
+std::vector<int64_t> alloc_shape(const isa::Instr& in, const isa::ParamDesc* declared, const ScalarMachine& regs) {
   auto it = in.attrs.find("shape");
   std::vector<int64_t> shape;
   if (it != in.attrs.end() && std::holds_alternative<std::vector<int64_t>>(it->second))
     shape = std::get<std::vector<int64_t>>(it->second);
   else if (declared)
     shape = declared->shape;
-  for (int64_t d : shape)
-    if (d < 0)
-      fail(ErrorKind::kRuntime, in.span, "pl.create_tensor needs a static shape here (a dimension is " + std::to_string(d) + ")",
-           "give the tensor a shape known at compile time");
+  const bool dynamic = !in.ins.empty() && in.ins[0].kind == isa::Operand::kScalarList;
+  if (dynamic) {
+    shape.clear();
+    for (const isa::Scalar& s : in.ins[0].list) shape.push_back(regs.get(s).as_int());
+  }
+  auto shape_text = [&] {
+    std::string t = "[";
+    for (size_t d = 0; d < shape.size(); ++d) t += (d ? ", " : "") + std::to_string(shape[d]);
+    return t + "]";
+  };
+  const std::string name = declared ? "'" + declared->name + "' " : std::string();
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] < 0) {
+      if (!dynamic)
+        fail(ErrorKind::kRuntime, in.span, "pl.create_tensor needs a static shape here (a dimension is " + std::to_string(shape[d]) + ")",
+             "give the tensor a shape known at compile time");
+      fail(ErrorKind::kValue, in.span,
+           "pl.create_tensor of tensor " + name + "with shape " + shape_text() + ": extent " + std::to_string(shape[d]) +
+               " of dimension " + std::to_string(d) + " is negative",
+           "compute a non-negative extent (check the value the shape is computed from, e.g. with pl.max(n, 0))");
+    }
   return shape;
+}
+
+// The bytes of a tensor of `shape` and `dtype`, or an error at the line when that overflows or
+// exceeds the memory of this machine (the chip model's global memory is the host's).
+int64_t alloc_bytes(const isa::Instr& in, const std::string& name, const std::vector<int64_t>& shape, DataType dtype) {
+  static const int64_t memory = [] {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : std::numeric_limits<int64_t>::max();
+  }();
+  std::string text = "[";
+  for (size_t d = 0; d < shape.size(); ++d) text += (d ? ", " : "") + std::to_string(shape[d]);
+  text += "]";
+  int64_t bytes = dtype_bytes(dtype);
+  bool over = false, empty = false;
+  for (int64_t d : shape) empty = empty || d == 0;
+  for (int64_t d : shape) {
+    if (empty || over) break;
+    if (bytes > memory / d) over = true;
+    else bytes *= d;
+  }
+  if (empty) bytes = 0;
+  if (over || bytes > memory)
+    fail(ErrorKind::kCapacity, in.span,
+         "pl.create_tensor of tensor '" + name + "' with shape " + text + " " + dtype_name(dtype) + " needs " +
+             (over ? std::string("more bytes than fit in 64 bits or in") : std::to_string(bytes) + " bytes, more than") +
+             " this machine's memory (" + std::to_string(memory) + " bytes)",
+         "check the extents the shape is computed from; split the data into smaller tensors");
+  return bytes;
 }
 
 // Every element of `v` set to `value` (pl.create_tensor(..., init_value=)); zero needs nothing.
@@ -84,17 +134,17 @@ void fill_tensor(TensorView& v, const ir::AttrValue& value) {
   }
 }
 
-void allocate(TensorSlots& slots, const isa::HostProgram& program, const isa::Instr& in) {
+void allocate(TensorSlots& slots, const isa::HostProgram& program, const isa::Instr& in, const ScalarMachine& regs) {
   const int slot = in.outs.at(0).index;
   if (slot < 0) fail(ErrorKind::kRuntime, in.span, "tensor allocation into slot " + std::to_string(slot), "report this bug");
   if (static_cast<size_t>(slot) >= slots.views.size()) slots.views.resize(slot + 1);
   const isa::ParamDesc* declared = static_cast<size_t>(slot) < program.tensors.size() ? &program.tensors[slot] : nullptr;
   TensorView v;
   v.dtype = alloc_dtype(in, declared);
-  v.shape = alloc_shape(in, declared);
+  v.shape = alloc_shape(in, declared, regs);
   v.strides = row_major_strides(v.shape);
   v.name = declared ? declared->name : "tensor" + std::to_string(slot);
-  const int64_t bytes = v.numel() * dtype_bytes(v.dtype);
+  const int64_t bytes = alloc_bytes(in, v.name, v.shape, v.dtype);
   auto live = slots.live_bytes, peak = slots.peak_bytes;
   const int64_t now = (*live += bytes);
   int64_t p = peak->load();
@@ -438,7 +488,7 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
       int next = regs.step(program.code, pc);
       if (next < 0) {
         switch (in.kind) {
-          case isa::InstrKind::kAllocTensor: allocate(slots, program, in); break;
+          case isa::InstrKind::kAllocTensor: allocate(slots, program, in, regs); break;
           case isa::InstrKind::kArrayGet: regs.set(in.dst_reg, element(in)); break;
           case isa::InstrKind::kArraySet: {
             const ScalarValue v = regs.get(in.b);

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "pypto/isa/scalar_cast.h"
+
 namespace pypto::runtime {
 
 namespace {
@@ -70,6 +72,17 @@ ScalarValue eval_binary(ir::BinaryOp op, ScalarValue a, ScalarValue b, const Spa
   return ScalarValue{};
 }
 
+ScalarValue eval_cast(ScalarValue v, const isa::Instr& in) {
+  auto it = in.attrs.find("dtype");
+  const DataType* d = it == in.attrs.end() ? nullptr : std::get_if<DataType>(&it->second);
+  const int target = d ? ir::scalar_cast_target(*d) : -1;
+  if (target < 0)
+    fail(ErrorKind::kRuntime, in.span, "scalar cast without a target dtype the scalar unit has",
+         "this is a code generation bug; please report it");
+  if (isa::scalar_cast_to_float(target)) return ScalarValue::of_float(isa::scalar_cast_float(v.as_double(), target));
+  return ScalarValue::of_int(v.is_float ? isa::scalar_cast_float_to_int(v.f, target) : isa::scalar_cast_int(v.i, target));
+}
+
 void fail_endless_while(const isa::Instr& end) {
   fail(ErrorKind::kRuntime, end.span,
        "while loop ran " + std::to_string(isa::kMaxWhileIterations) + " iterations without its condition turning false",
@@ -109,6 +122,11 @@ int ScalarMachine::step(const std::vector<isa::Instr>& code, int pc) {
       check_reg(in.dst_reg, regs_.size(), in.span);
       set(in.dst_reg, get(in.a));
       return pc + 1;
+    case K::kScalarCast: {
+      check_reg(in.dst_reg, regs_.size(), in.span);
+      set(in.dst_reg, eval_cast(get(in.a), in));
+      return pc + 1;
+    }
     case K::kLoopBegin: {
       check_reg(in.dst_reg, regs_.size(), in.span);
       const int64_t step = get(in.step).as_int();

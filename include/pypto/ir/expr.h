@@ -13,7 +13,7 @@ namespace pypto::ir {
 
 struct OpDef;
 
-enum class ExprKind : uint8_t { Var, ConstInt, ConstFloat, ConstBool, Binary, Unary, Call, FuncCall, List, TupleGet };
+enum class ExprKind : uint8_t { Var, ConstInt, ConstFloat, ConstBool, Binary, Unary, Call, FuncCall, List, TupleGet, Cast };
 
 struct Expr {
   ExprKind kind;
@@ -85,6 +85,22 @@ struct UnaryExpr : Expr {
   UnaryExpr(UnaryOp o, ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)) {}
   static ExprPtr make(UnaryOp o, ExprPtr x, Span s = {});
 };
+
+// Scalar pl.cast(x, dtype): the value of a scalar converted to another scalar dtype (the
+// rule: pypto/isa/scalar_cast.h). The result type is Scalar[dtype].
+struct CastExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::Cast;
+  ExprPtr a;
+  CastExpr(ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), a(std::move(x)) {}
+  // Checks the operand (a scalar, not a task id), the target dtype (one the scalar unit
+  // computes on) and the mode (only "round": another of tile pl.cast's modes is a type
+  // error, an unknown name a value error); a constant operand folds to a constant.
+  static ExprPtr make(ExprPtr x, DataType to, const std::string& mode = "round", Span s = {});
+};
+
+// The scalar cast target code (pypto::isa::ScalarCastTarget) of a dtype; -1 if the scalar
+// unit has none (TASK_ID and the storage-only dtypes).
+int scalar_cast_target(DataType d);
 
 // A keyword attribute of an op call: a compile-time value that is not an IR expression.
 using AttrValue = std::variant<int64_t, double, bool, std::string, DataType, MemorySpace, PadValue, std::vector<int64_t>>;

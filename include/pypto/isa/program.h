@@ -67,6 +67,7 @@ enum class InstrKind : uint8_t {
   kArrayGet,    // HostProgram only: dst_reg = arrays[attr "array"][a]
   kArraySet,    // HostProgram only: arrays[attr "array"][a] = b
   kScalarWrite, // tensor[ins[0]][offsets ins[1]] = scalar ins[2]  (pl.tensor.write)
+  kScalarCast,  // dst_reg = a converted to attrs["dtype"] (scalar pl.cast; rule: pypto/isa/scalar_cast.h)  (pipe S)
 };
 
 // Task ids in registers and TASK_ID arrays are launch numbers counted from 1 in each run;

@@ -12,6 +12,8 @@ namespace pypto::runtime {
 // a <op> b with Python semantics: / is true division, // floors, % takes the divisor's sign;
 // comparisons and and/or give 0 or 1. Integer division by zero is a runtime error at `span`.
 ScalarValue eval_binary(ir::BinaryOp op, ScalarValue a, ScalarValue b, const Span& span);
+// Scalar pl.cast: `v` converted to the kScalarCast instruction's attrs["dtype"] (pypto/isa/scalar_cast.h).
+ScalarValue eval_cast(ScalarValue v, const isa::Instr& in);
 
 // The error of a while loop (its kWhileEnd) that ran isa::kMaxWhileIterations iterations.
 [[noreturn]] void fail_endless_while(const isa::Instr& end);

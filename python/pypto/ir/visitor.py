@@ -4,11 +4,12 @@ visit_* method names.
 `visit_expr` / `visit_stmt` dispatch on the node kind; each kind's visit_* visits the
 children (the visitor returns None, the mutator returns the node, rebuilt when a child
 changed). Binary expressions dispatch to visit_add, visit_sub, ... whose default is
-visit_binary_expr; unary ones to visit_neg / visit_not then visit_unary_expr. Kernel and
+visit_binary_expr; unary ones to visit_neg / visit_not then visit_unary_expr, scalar pl.cast to visit_cast (default
+visit_unary_expr). Kernel and
 function calls go to visit_call, lists to visit_make_tuple, `with pl.at(...)` scopes to
 visit_in_core_scope_stmt (core levels) or visit_hierarchy_scope_stmt. PyPTO's names of node
 kinds our IR does not have (iter_arg, mem_ref, window_buffer, submit, the bit ops, pow,
-xor, abs, cast, cluster/spmd/split/runtime/comm-domain scopes, break, continue, inline)
+xor, abs, cluster/spmd/split/runtime/comm-domain scopes, break, continue, inline)
 exist and are never called."""
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def _expr_method(node):
         return _BINARY[node.op.name]
     if isinstance(node, _ir.UnaryExpr):
         return _UNARY[node.op.name]
+    if isinstance(node, _ir.CastExpr):
+        return "visit_cast"  # scalar pl.cast; default visit_unary_expr (its operand is op.a)
     for cls in type(node).__mro__:
         if cls in _EXPR:
             return _EXPR[cls]
@@ -280,6 +283,10 @@ class IRMutator(IRVisitor):
     def visit_unary_expr(self, op):
         a = self.visit_expr(op.a)
         return op if a is op.a else _ir.UnaryExpr(op.op, a, op.span)
+
+    def visit_cast(self, op):
+        a = self.visit_expr(op.a)
+        return op if a is op.a else _ir.make_cast(a, op.type.dtype, "round", op.span)
 
     def visit_assign_stmt(self, op):
         var, value = self.visit_var(op.var), self.visit_expr(op.value)

@@ -492,6 +492,58 @@ class ExprParser:
             kwargs[k.arg] = self.eval(k.value)
         return args, kwargs
 
+    def scalar_cast(self, args, kwargs, node):
+        """pl.cast(x, dtype, mode="round") of a scalar (an IR scalar or a Python number): the
+        scalar conversion node (a constant folds); None when x is a tile or a tensor."""
+        names = (("input", "tile", "tensor"), ("target_type", "dtype"), ("mode",))
+        given = list(args[:3])
+        for i, keys in enumerate(names):
+            for k in keys:
+                if k in kwargs:
+                    while len(given) <= i:
+                        given.append(None)
+                    given[i] = kwargs[k]
+        x = given[0] if given else None
+        scalar = (is_ir(x) and isinstance(x.type, ir.ScalarType)) or \
+            (isinstance(x, (bool, int, float)) and not is_ir(x))
+        if not scalar:
+            return None
+        extra = set(kwargs) - {k for keys in names for k in keys}
+        if extra or len(args) > 3:
+            raise self.error(node, "pl.cast of a scalar takes (input, target_type, mode='round')"
+                             + (f"; got keyword '{sorted(extra)[0]}'" if extra else f"; got {len(args)} arguments"),
+                             "call it as pl.cast(x, pl.INDEX)")
+        dtype = given[1] if len(given) > 1 else None
+        if not isinstance(dtype, ir.DataType):
+            raise self.error(node, f"pl.cast of a scalar needs a target dtype, got {self.describe(dtype)}",
+                             "call it as pl.cast(x, pl.INDEX)")
+        mode = given[2] if len(given) > 2 and given[2] is not None else "round"
+        mode = self.constant(mode, node, "argument 'mode' of pl.cast")
+        if not isinstance(mode, str):
+            mode = getattr(mode, "name", mode)
+        if not isinstance(mode, str):
+            raise self.error(node, f"ValueError: pl.cast: mode must be a name, got {self.describe(mode)}",
+                             "drop mode= on a scalar cast")
+        value = self.to_expr(x, node)
+        return self.checked(lambda: ir.make_cast(value, dtype, mode, self.span(node)))
+
+    def named_extents(self, shape, node):
+        """The extents of pl.create_tensor with each run-time one that is not a name (a
+        pl.tensor.read, arithmetic) bound to a fresh scalar first: the tensor's type, which
+        kernels it is passed to take as theirs, names the extent by that scalar."""
+        out = []
+        for d, e in enumerate(shape):
+            index = is_ir(e) and isinstance(e.type, ir.ScalarType) and e.type.dtype == ir.DataType.INDEX
+            if is_ir(e) and isinstance(e.type, ir.ScalarType) and not isinstance(e, ir.ConstInt) \
+                    and not (index and isinstance(e, ir.Var)):
+                if ir.dtype_is_int(e.type.dtype) and not index:  # an INT32 element read: as INDEX
+                    e = self.checked(lambda: ir.make_cast(e, ir.DataType.INDEX, "round", self.span(node)))
+                var = ir.Var(f"extent{d}", e.type, self.span(node))
+                self.emit(ir.AssignStmt(var, e, self.span(node)))
+                e = var
+            out.append(e)
+        return out
+
     def op_call(self, dsl_name, args, kwargs, node):
         """Resolves `pl.<dsl_name>` for these arguments and builds the checked Call (a task id
         argument becomes its value in to_expr)."""
@@ -506,6 +558,10 @@ class ExprParser:
                 return ir.ScalarType(ir.DataType.FP32)
             return ir.NoneType()
 
+        if dsl_name == "cast":
+            scalar_cast = self.scalar_cast(args, kwargs, node)
+            if scalar_cast is not None:
+                return scalar_cast
         types = [type_of(a) for a in args]
         if not args and "." not in dsl_name:
             # All keywords (pl.read(src=t, offset=...)): the first tile or tensor decides tile vs tensor.
@@ -540,6 +596,8 @@ class ExprParser:
             if spelled[k] in given:
                 raise self.error(node, f"pl.{dsl_name} got argument '{k}' twice", f"call it as {signature}")
             given[spelled[k]] = v
+        if op.name == "tensor.create" and isinstance(given.get("shape"), (list, tuple)):
+            given["shape"] = self.named_extents(given["shape"], node)
         # The dtype literals take: the first tile / tensor argument's, positional or keyword (pl.write(dst=t, ...)).
         hint = next((given[p.name].type.dtype for p in params if self.is_array(given.get(p.name))), None)
         exprs, attrs = {}, {}

@@ -420,6 +420,18 @@ def _param_names(jitfn, n):
     return names + [f"argument {i}" for i in range(len(names), n)]
 
 
+def _annotated_scalar(jitfn, index, fits, default):
+    """The dtype a Python number argument takes: its parameter's annotation (pl.Scalar[pl.INT32]
+    takes an int as INT32) when `fits` it, else `default` (INDEX for ints, FP32 for floats)."""
+    if not hasattr(jitfn, "scalar_dtype"):
+        return default
+    cached = jitfn.__dict__.setdefault("_scalar_dtypes", {})
+    if index not in cached:
+        cached[index] = jitfn.scalar_dtype(index)
+    dtype = cached[index]
+    return dtype if dtype is not None and fits(dtype) else default
+
+
 def _arg_specs(jitfn, args):
     specs = []
     names = _param_names(jitfn, len(args))
@@ -447,9 +459,9 @@ def _arg_specs(jitfn, args):
                     f"{getattr(jitfn, '__name__', 'jit function')}(): argument '{name}' = {a} does not "
                     "fit in a 64-bit integer scalar; fix: pass a value between -2**63 and 2**63 - 1"
                 )
-            specs.append(("scalar", _core.DataType.INDEX, a))
+            specs.append(("scalar", _annotated_scalar(jitfn, i, _core.ir.dtype_is_int, _core.DataType.INDEX), a))
         elif isinstance(a, float):
-            specs.append(("scalar", _core.DataType.FP32, a))
+            specs.append(("scalar", _annotated_scalar(jitfn, i, _core.ir.dtype_is_float, _core.DataType.FP32), a))
         else:
             raise TypeError(
                 f"{getattr(jitfn, '__name__', 'jit function')}(): argument '{name}' is a "

@@ -196,7 +196,8 @@ void register_elementwise_ops(OpRegistry& r) {
          .infer_type = infer_cast,
          .pto = "TCVT",
          .lower = lower_cast,
-         .doc = "Convert to target_type (or dtype) with a rounding mode: none, rint, round, floor, ceil, trunc, odd.",
+         .doc = "Convert to target_type (or dtype) with a rounding mode: none, rint, round, floor, ceil, trunc, odd. "
+                "pl.cast of a scalar is a scalar conversion instead (mode 'round' only; docs/language.md).",
          .aliases = {},
          .scalar_variant = "",
          .torch = "_cast({tile:r}, {dtype}, {mode})"});

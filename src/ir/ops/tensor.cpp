@@ -13,8 +13,27 @@ using isa::Operand;
 
 namespace {
 
+// The extents of pl.create_tensor: constants (each > 0) or run-time integer scalars (a
+// dimension read from a tensor, a pl.dynamic dim, a scalar parameter: the orchestration
+// allocates the tensor when it runs). An integer that is not INDEX is converted (pl.cast).
+std::vector<ExprPtr> create_extents(const CallSite& s) {
+  std::vector<ExprPtr> dims = list_arg(s, "shape");
+  if (dims.empty()) op_fail(s, ErrorKind::kValue, "argument 'shape' is empty", "give one extent per dimension, e.g. [64, 64]");
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (auto v = as_const_int(dims[d])) {
+      if (*v <= 0)
+        op_fail(s, ErrorKind::kValue, "argument 'shape' has extent " + std::to_string(*v) + " at dimension " + std::to_string(d),
+                "every extent of a shape must be a positive integer");
+      if (dims[d]->type->as<ScalarType>()->dtype != DataType::INDEX) dims[d] = ConstInt::make(*v, DataType::INDEX, dims[d]->span);
+    } else if (dims[d]->type->as<ScalarType>()->dtype != DataType::INDEX) {
+      dims[d] = CastExpr::make(dims[d], DataType::INDEX, "round", dims[d]->span.line ? dims[d]->span : s.span);
+    }
+  }
+  return dims;
+}
+
 TypePtr infer_create(const CallSite& s) {
-  auto shape = shape_attr(s, "shape");
+  auto shape = create_extents(s);
   DataType dt = dtype_attr(s, "dtype");
   std::string layout = string_attr(s, "layout");
   if (layout != "ND" && layout != "DN" && layout != "NZ")
@@ -37,7 +56,7 @@ TypePtr infer_create(const CallSite& s) {
       op_fail(s, ErrorKind::kValue, "init_value " + std::to_string(v) + " is not an integer, but the tensor is " + dtype_name(dt));
   }
   bool_attr(s, "manual_dep");
-  return TensorType::make(const_shape(shape), dt);
+  return TensorType::make(shape, dt);
 }
 
 void lower_create(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
@@ -47,10 +66,19 @@ void lower_create(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   isa::ParamDesc desc;
   desc.name = dst ? dst->name : "tmp";
   desc.dtype = std::get<DataType>(c.attrs.at("dtype"));
-  desc.shape = std::get<std::vector<int64_t>>(c.attrs.at("shape"));
+  // Static extents in the "shape" attr; a run-time one is -1 there and the instruction takes
+  // every extent as a scalar operand (evaluated when the allocation runs).
+  const auto& dims = c.type->as<TensorType>()->shape;
+  bool dynamic = false;
+  for (auto& d : dims) {
+    auto v = as_const_int(d);
+    desc.shape.push_back(v ? *v : -1);
+    dynamic = dynamic || !v;
+  }
   desc.dir = ParamDirection::InOut;
-  int slot = kb.add_tensor(desc);
   Instr in;
+  if (dynamic) in.ins = {Operand::list_of(kb.scalars(ListExpr::make(dims, c.span)))};
+  int slot = kb.add_tensor(desc);
   in.kind = isa::InstrKind::kAllocTensor;
   in.outs = {Operand::tensor(slot)};
   in.attrs = {{"dtype", desc.dtype}, {"shape", desc.shape}};
@@ -189,12 +217,13 @@ void register_tensor_ops(OpRegistry& r) {
          .torch = "None",
          .effects = true});
   r.add({.name = "tensor.create",
-         .params = {attr_param("shape"), attr_param("dtype", DataType::FP32), quiet(attr_param("layout", std::string("ND"))),
+         .params = {list_param("shape"), attr_param("dtype", DataType::FP32), quiet(attr_param("layout", std::string("ND"))),
                     quiet(attr_param("manual_dep", false)), quiet(attr_param("init_value", std::string()))},
          .infer_type = infer_create,
          .pto = "",
          .lower = lower_create,
-         .doc = "A new global-memory tensor (orchestration only), e.g. an intermediate passed to kernels as pl.Out.",
+         .doc = "A new global-memory tensor (orchestration only), e.g. an intermediate passed to kernels as pl.Out; "
+                "extents may be run-time scalars (allocated when the orchestration reaches it).",
          .aliases = {"create_tensor", "tensor.create_tensor"},
          .scalar_variant = "",
          .torch = "torch.full({shape}, {init_value} or 0, dtype={dtype})"});
