@@ -167,19 +167,15 @@ inline void col_broadcast(T* d, i64 ds, const T* b, i64 rows, i64 cols) {
 }
 
 // ---- reductions -------------------------------------------------------------------------
-// d[r * dstride] = reduce over c of a[r, c]. fp32 sums use W (x4) partial sums; fp16 / bf16
-// sums accumulate in fp32 in index order, as the reference does; max / min are exact.
-inline float reduce_row(const float* a, i64 cols, Add) {
-  vf s0 = {}, s1 = {}, s2 = {}, s3 = {};
-  i64 c = 0;
-  for (; c + 4 * W <= cols; c += 4 * W) {
-    s0 += ld(a + c); s1 += ld(a + c + W); s2 += ld(a + c + 2 * W); s3 += ld(a + c + 3 * W);
-  }
-  for (; c + W <= cols; c += W) s0 += ld(a + c);
-  float s = hsum((s0 + s1) + (s2 + s3));
-  for (; c < cols; ++c) s += a[c];
-  return s;
-}
+// The reference's order (docs/isa.md, "Reduction order"): sums combine sequentially in
+// index order, or, with a scratch tile (`tree`), in a binary tree folding the upper half
+// onto the lower half; every step is rounded to the element type. Max / min do not depend
+// on the order except for the sign of a zero result (the row's last zero).
+// v rounded to T (identity for fp32).
+inline vf rnd(vf v, float) { return v; }
+inline vf rnd(vf v, f16) { return widen(narrow(v, f16{}), f16{}); }
+inline vf rnd(vf v, bf16) { return widen(narrow(v, bf16{}), bf16{}); }
+
 // Max / min: the reference keeps the later of two equal values (acc > x ? acc : x), which
 // matters only for zeros: a zero result takes the sign of the row's last zero.
 template <class T, class Op>
@@ -203,8 +199,8 @@ inline float reduce_row(const T* a, i64 cols, Op op) {
       if (ld1(a + c) == 0.0f) return ld1(a + c);
   return s;
 }
-// Sums of fp16 / bf16 rows, in index order: W rows at a time, one per lane; each W x W block
-// is widened and transposed so that the column additions run in order.
+// Sequential row sums: W rows at a time, one per lane; each W x W block is widened and
+// transposed so that the column additions run in index order, each rounded to T.
 template <class T>
 inline void row_sum_ordered(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols) {
   for (i64 r0 = 0; r0 < rows; r0 += W, a += W * as) {
@@ -218,38 +214,93 @@ inline void row_sum_ordered(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64
       transpose(m);
       int k = 0;
       if (c0 == 0) acc = m[k++];
-      for (; k < nc; ++k) acc = acc + m[k];
+      for (; k < nc; ++k) acc = rnd(acc + m[k], T{});
     }
     for (int i = 0; i < nr; ++i) st1(d + (r0 + i) * dstride, acc[i]);
   }
 }
+// The binary tree over buf[0, n) (fp32 values of T): while n > 1, buf[i] += buf[i + ceil(n /
+// 2)] for i < n / 2 (rounded to T), n = ceil(n / 2). Each level is one contiguous vector add.
+template <class T>
+inline float tree_sum(float* buf, i64 n) {
+  while (n > 1) {
+    const i64 keep = (n + 1) / 2, h = n / 2;
+    i64 i = 0;
+    for (; i + W <= h; i += W) st(buf + i, rnd(ld(buf + i) + ld(buf + keep + i), T{}));
+    if (i < h) st_part(buf + i, rnd(ld_part(buf + i, h - i) + ld_part(buf + keep + i, h - i), T{}), h - i);
+    n = keep;
+  }
+  return buf[0];
+}
+// The same tree over rows: buf holds n rows of `cols` fp32 values (row stride cols).
+template <class T>
+inline void tree_sum_rows(float* buf, i64 n, i64 cols) {
+  while (n > 1) {
+    const i64 keep = (n + 1) / 2, h = n / 2;
+    for (i64 r = 0; r < h; ++r) {
+      float* x = buf + r * cols;
+      const float* y = buf + (r + keep) * cols;
+      i64 c = 0;
+      for (; c + W <= cols; c += W) st(x + c, rnd(ld(x + c) + ld(y + c), T{}));
+      if (c < cols) st_part(x + c, rnd(ld_part(x + c, cols - c) + ld_part(y + c, cols - c), T{}), cols - c);
+    }
+    n = keep;
+  }
+}
+// Widens rows x cols elements of a (row stride as) into buf (row stride cols).
+template <class T>
+inline void widen_rows(float* buf, const T* a, i64 as, i64 rows, i64 cols) {
+  for (i64 r = 0; r < rows; ++r, a += as, buf += cols) {
+    i64 c = 0;
+    for (; c + W <= cols; c += W) st(buf + c, ld(a + c));
+    if (c < cols) st_part(buf + c, ld_part(a + c, cols - c), cols - c);
+  }
+}
+// TROW*: d[r * dstride] = reduce over c of a[r, c]; `tree` selects the binary tree for sums
+// (buf: cols fp32 values of scratch).
 template <class T, class Op>
-inline void row_reduce(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols, Op op) {
+inline void row_reduce(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols, Op op, bool, float*) {
   for (i64 r = 0; r < rows; ++r) st1(d + r * dstride, reduce_row(a + r * as, cols, op));
 }
-inline void row_reduce(f16* d, i64 dstride, const f16* a, i64 as, i64 rows, i64 cols, Add) {
-  row_sum_ordered(d, dstride, a, as, rows, cols);
+template <class T>
+inline void row_reduce(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols, Add, bool tree, float* buf) {
+  if (!tree) return row_sum_ordered(d, dstride, a, as, rows, cols);
+  for (i64 r = 0; r < rows; ++r) {
+    widen_rows(buf, a + r * as, as, 1, cols);
+    st1(d + r * dstride, tree_sum<T>(buf, cols));
+  }
 }
-inline void row_reduce(bf16* d, i64 dstride, const bf16* a, i64 as, i64 rows, i64 cols, Add) {
-  row_sum_ordered(d, dstride, a, as, rows, cols);
-}
-// d[c] = reduce over r of a[r, c], rows in order (the reference's order).
+// TCOL*: d[c] = reduce over r of a[r, c], rows in index order, each step rounded to T;
+// `tree` selects the binary tree over rows for sums (buf: rows x cols fp32 values of
+// scratch; the sequential fp32 form uses one row of it).
 template <class Op>
-inline void col_reduce(float* d, const float* a, i64 as, i64 rows, i64 cols, Op op, float* tmp_row) {
+inline void col_reduce_seq(float* d, const float* a, i64 as, i64 rows, i64 cols, Op op, float* tmp_row) {
   __builtin_memmove(tmp_row, a, cols * 4);
   for (i64 r = 1; r < rows; ++r) binary(tmp_row, 0, tmp_row, 0, a + r * as, 0, 1, cols, op);
   __builtin_memmove(d, tmp_row, cols * 4);
 }
-// fp16 / bf16: W columns at a time, accumulated in fp32 and rounded once.
 template <class T, class Op>
-inline void col_reduce(T* d, const T* a, i64 as, i64 rows, i64 cols, Op op, float*) {
+inline void col_reduce_seq(T* d, const T* a, i64 as, i64 rows, i64 cols, Op op, float*) {
   for (i64 c = 0; c < cols; c += W) {
     const i64 n = cols - c < W ? cols - c : W;
     vf acc = n == W ? ld(a + c) : ld_part(a + c, n);
-    for (i64 r = 1; r < rows; ++r) acc = op(acc, n == W ? ld(a + r * as + c) : ld_part(a + r * as + c, n));
+    for (i64 r = 1; r < rows; ++r) acc = rnd(op(acc, n == W ? ld(a + r * as + c) : ld_part(a + r * as + c, n)), T{});
     if (n == W) st(d + c, acc);
     else st_part(d + c, acc, n);
   }
+}
+template <class T, class Op>
+inline void col_reduce(T* d, const T* a, i64 as, i64 rows, i64 cols, Op op, bool, float* buf) {
+  col_reduce_seq(d, a, as, rows, cols, op, buf);
+}
+template <class T>
+inline void col_reduce(T* d, const T* a, i64 as, i64 rows, i64 cols, Add, bool tree, float* buf) {
+  if (!tree) return col_reduce_seq(d, a, as, rows, cols, Add{}, buf);
+  widen_rows(buf, a, as, rows, cols);
+  tree_sum_rows<T>(buf, rows, cols);
+  i64 c = 0;
+  for (; c + W <= cols; c += W) st(d + c, ld(buf + c));
+  if (c < cols) st_part(d + c, ld_part(buf + c, cols - c), cols - c);
 }
 
 // ---- packed masks: compare and select -----------------------------------------------------

@@ -304,13 +304,15 @@ class KernelWriter {
       const bool rows = m[1] == 'R';
       const std::string op = m.substr(4) == "SUM" ? "Add" : m.substr(4) == "MAX" ? "Max" : "Min";
       const std::string SR = vr(1), SC = vc(1);
+      // A scratch tile (PyPTO's tmp_tile) selects the binary-tree order (docs/isa.md).
+      const std::string tree = tiles.size() >= 3 ? "true" : "false";
       if (rows)
-        return "ok = " + SR + " <= " + std::to_string(tiles[0]->rows) + " && " + SC +
-               " > 0; if (ok) pto_opt::row_reduce(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " + ld(1) + ", " + SR + ", " +
-               SC + ", pto_opt::" + op + "{});";
-      return "ok = " + SC + " <= " + std::to_string(tiles[0]->cols) + " && " + SR + " > 0 && " + SC +
+        return "ok = " + SR + " <= " + std::to_string(tiles[0]->rows) + " && " + SC + " > 0 && " + SC +
+               " * 4 <= f->scratch_bytes; if (ok) pto_opt::row_reduce(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
+               ld(1) + ", " + SR + ", " + SC + ", pto_opt::" + op + "{}, " + tree + ", (float*)f->scratch);";
+      return "ok = " + SC + " <= " + std::to_string(tiles[0]->cols) + " && " + SR + " > 0 && " + SR + " * " + SC +
              " * 4 <= f->scratch_bytes; if (ok) pto_opt::col_reduce(" + P(0) + ", " + P(1) + ", " + ld(1) + ", " + SR +
-             ", " + SC + ", pto_opt::" + op + "{}, (float*)f->scratch);";
+             ", " + SC + ", pto_opt::" + op + "{}, " + tree + ", (float*)f->scratch);";
     }
     if (m == "TROWEXPAND" && tiles.size() == 2)
       return "ok = " + covers(1, R, "1") + "; if (ok) pto_opt::row_broadcast(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +

