@@ -137,12 +137,11 @@ class Lowerer : public IRMutator {
            "compute into a tile and pl.store it, or assemble without atomic");
     std::vector<ExprPtr> offs;
     for (auto& o : offsets->elems) offs.push_back(mutate(o));
-    auto* src_call = resolve(src)->as<Call>();
-    auto info = src_call ? tensor_op_info(*src_call->op) : std::nullopt;
-    bool batched = info && info->shape == TensorOpShape::kBatchMatmul;
+    // A 3-D value (batch_matmul, or elementwise / last-axis ops on 3-D tensors) is written batch by batch.
+    bool batched = tensor_of(resolve(src)).shape.size() == 3;
     if (offs.size() != (batched ? 3u : 2u))
       fail(ErrorKind::kType, call->span,
-           batched ? "pl.batch_matmul gives a 3-D tensor; write it into a 3-D tensor (out[:] = ...)"
+           batched ? "this tensor-level value is 3-D; write it into a 3-D tensor (out[:] = ...)"
                    : "tensor-level values are written into 2-D tensors here (a " + std::to_string(offs.size()) +
                          "-D target)",
            batched ? "create the output as [B, M, N]" : "load tiles of the 3-D tensor with pl.load and store them");
@@ -151,7 +150,7 @@ class Lowerer : public IRMutator {
     return true;
   }
 
-  // A batched value (batch_matmul) is written one batch at a time: a loop over the batch
+  // A batched (3-D) value is written one batch at a time: a loop over the batch
   // carrying the target, each iteration writing the batch's [M, N] result block by block.
   VarPtr write_batches(const ExprPtr& target, const ExprPtr& src, const std::vector<ExprPtr>& offs, const Span& span) {
     ExprPtr batches = tensor_of(resolve(src)).shape[0];
@@ -474,7 +473,8 @@ class Lowerer : public IRMutator {
   ExprPtr reduce(const Call& c, const TensorOpInfo& info, const Block& b) {
     bool rows = info.shape == TensorOpShape::kRowReduce;
     ExprPtr x = c.args[0];
-    const auto& shape = tensor_of(resolve(x)).shape;
+    const auto& full = tensor_of(resolve(x)).shape;
+    const std::vector<ExprPtr> shape(full.end() - 2, full.end());  // one batch of a 3-D operand
     TreeStats st;
     stats(x, st);
     int64_t bytes = st.widest_bytes, unit = std::max<int64_t>(1, 32 / bytes);

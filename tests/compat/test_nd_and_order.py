@@ -156,3 +156,158 @@ def test_tensor_reductions_are_sequential(engine):
     run(tensor_row_sum_fp16, x, s, c, engine=engine)
     np.testing.assert_array_equal(s[:, 0], sequential_sum(x, 1, "FP16"))
     np.testing.assert_array_equal(c[0], sequential_sum(x, 0, "FP16"))
+
+
+# ---- N-D tiles -----------------------------------------------------------------------------
+
+B, S, D = 3, 8, 32
+
+
+@pl.jit
+def nd_tiles(x: pl.Tensor[[B, S, D], pl.FP32], y: pl.Tensor[[B, S, D], pl.FP32],
+             out: pl.Out[pl.Tensor[[B, S, D], pl.FP32]], rs: pl.Out[pl.Tensor[[B, S, 1], pl.FP32]],
+             rm: pl.Out[pl.Tensor[[B, S, 1], pl.FP32]], part: pl.Out[pl.Tensor[[B, S, D], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0, 0], [B, S, D])                 # [3, 8, 32] -> a [24, 32] tile
+        u = pl.load(y, [0, 0, 0], [B, S, D])
+        e = pl.add(pl.exp(t), pl.muls(u, 2.0))
+        out = pl.store(e, [0, 0, 0], out)
+        tmp = pl.create_tile([B, S, D], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        rs = pl.store(pl.row_sum(t, tmp_tile=tmp), [0, 0, 0], rs)   # last-axis reduction: [24, 1]
+        rm = pl.store(pl.row_max(u, tmp_tile=tmp), [0, 0, 0], rm, shapes=[B, S, 1])
+        one = pl.load(x, [1, 2, 0], [1, 4, D])               # leading extent 1: any rows of one batch
+        part = pl.store(pl.neg(one), [2, 4, 0], part)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_nd_tiles_load_compute_reduce_store(engine):
+    x, y = rng.uniform(-1, 1, (B, S, D)).astype(np.float32), rng.uniform(-1, 1, (B, S, D)).astype(np.float32)
+    out, part = np.zeros_like(x), np.zeros_like(x)
+    rs, rm = np.zeros((B, S, 1), np.float32), np.zeros((B, S, 1), np.float32)
+    run(nd_tiles, x, y, out, rs, rm, part, engine=engine)
+    np.testing.assert_allclose(out, np.exp(x) + 2 * y, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(rs[..., 0], tree_sum(x, 2, "FP32"))   # the binary tree over each row
+    np.testing.assert_allclose(rs[..., 0], x.sum(-1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(rm[..., 0], y.max(-1))
+    want = np.zeros_like(x)
+    want[2, 4:8] = -x[1, 2:6]
+    np.testing.assert_array_equal(part, want)
+    text = round_trip(nd_tiles, x, y, out, rs, rm, part)
+    assert "pl.Tile[[24, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0, 0], [3, 8, 32]" in text, text
+
+
+H = 4
+
+
+@pl.jit
+def nd_fp16_rows(x: pl.Tensor[[2, H, S, D], pl.FP16], s: pl.Out[pl.Tensor[[2, H, S, 1], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [1, 0, 0, 0], [1, H, S, D])           # rank 4: batch 1, every head
+        s = pl.store(pl.tile.row_sum(t), [1, 0, 0, 0], s)     # sequential in fp16
+    return s
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_rank4_tile_rows_sum_in_fp16(engine):
+    x = data((2, H, S, D), "FP16")
+    s = np.zeros((2, H, S, 1), np.float16)
+    run(nd_fp16_rows, x, s, engine=engine)
+    want = np.zeros_like(s)
+    want[1, ..., 0] = sequential_sum(x[1].reshape(H * S, D), 1, "FP16").reshape(H, S)
+    np.testing.assert_array_equal(s, want)
+
+
+@pl.jit
+def nd_tensor_ops(x: pl.Tensor[[B, S, D], pl.FP32], y: pl.Tensor[[B, S, D], pl.FP32],
+                  out: pl.Out[pl.Tensor[[B, S, D], pl.FP32]], rs: pl.Out[pl.Tensor[[B, S, 1], pl.FP32]],
+                  sm: pl.Out[pl.Tensor[[B, S, D], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.exp(pl.sub(x, y))
+        rs[:] = pl.row_sum(x)
+        sm[:] = pl.row_expand_div(pl.exp(x), pl.row_sum(pl.exp(x)))   # softmax over the last axis
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_level_ops_on_rank3_tensors(engine):
+    x, y = rng.uniform(-1, 1, (B, S, D)).astype(np.float32), rng.uniform(-1, 1, (B, S, D)).astype(np.float32)
+    out, sm, rs = np.zeros_like(x), np.zeros_like(x), np.zeros((B, S, 1), np.float32)
+    run(nd_tensor_ops, x, y, out, rs, sm, engine=engine)
+    np.testing.assert_allclose(out, np.exp(x - y), rtol=1e-6)
+    np.testing.assert_array_equal(rs[..., 0], sequential_sum(x, 2, "FP32"))
+    e = np.exp(x)
+    np.testing.assert_allclose(sm, e / e.sum(-1, keepdims=True), rtol=1e-5)
+    round_trip(nd_tensor_ops, x, y, out, rs, sm)
+
+
+BIG_S, BIG_D = 96, 1024  # each batch is several blocks of rows and of columns (UB holds a few)
+
+
+@pl.jit
+def nd_tensor_big(x: pl.Tensor[[2, BIG_S, BIG_D], pl.FP16], n: pl.Tensor[[2, 8, 512], pl.FP16],
+                  out: pl.Out[pl.Tensor[[2, BIG_S, BIG_D], pl.FP16]], rs: pl.Out[pl.Tensor[[2, BIG_S, 1], pl.FP16]],
+                  rn: pl.Out[pl.Tensor[[2, 8, 1], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.muls(pl.abs(x), 0.5)
+        rs[:] = pl.row_sum(x)
+        rn[:] = pl.row_sum(n)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_level_ops_on_large_rank3_tensors(engine):
+    x, n = data((2, BIG_S, BIG_D), "FP16"), data((2, 8, 512), "FP16")
+    out, rs, rn = np.zeros_like(x), np.zeros((2, BIG_S, 1), np.float16), np.zeros((2, 8, 1), np.float16)
+    run(nd_tensor_big, x, n, out, rs, rn, engine=engine)
+    np.testing.assert_array_equal(out, (np.abs(x) * np.float16(0.5)).astype(np.float16))
+    # 8 rows of 512 fp16 are one block of the lowering: sequential in fp16, bit for bit
+    np.testing.assert_array_equal(rn[..., 0], sequential_sum(n, 2, "FP16"))
+    # 96 such rows are summed block by block (docs/isa.md): within fp16's accumulation bound
+    exact = x.astype(np.float64).sum(-1)
+    bound = BIG_D * 2.0 ** -11 * np.abs(x.astype(np.float64)).sum(-1)
+    assert (np.abs(rs[..., 0].astype(np.float64) - exact) <= bound).all()
+
+
+# ---- errors --------------------------------------------------------------------------------
+
+def test_nd_tile_must_be_one_contiguous_band():
+    @pl.jit
+    def k(x: pl.Tensor[[B, S, D], pl.FP32], out: pl.Out[pl.Tensor[[B, S, D], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [0, 0, 0], [2, 4, D])            # 2 batches of half their rows: two bands
+            out = pl.store(t, [0, 0, 0], out)
+        return out
+
+    x = np.zeros((B, S, D), np.float32)
+    with pytest.raises(Exception) as e:
+        run(k, x, np.zeros_like(x), engine="sim")
+    msg = str(e.value)
+    assert "test_nd_and_order.py" in msg and "contiguous band" in msg and "axis 1" in msg and "fix:" in msg, msg
+
+
+def test_nd_tile_rank_must_match_the_tensor():
+    @pl.jit
+    def k(x: pl.Tensor[[2, B, S, D], pl.FP32], out: pl.Out[pl.Tensor[[2, B, S, D], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [0, 0, 0, 0], [B, S, D])
+            out = pl.store(t, [0, 0, 0, 0], out)
+        return out
+
+    x = np.zeros((2, B, S, D), np.float32)
+    with pytest.raises(Exception) as e:
+        run(k, x, np.zeros_like(x), engine="sim")
+    assert "one extent per tensor dimension" in str(e.value) and "fix:" in str(e.value), str(e.value)
+
+
+def test_tensor_level_op_mixing_2d_and_3d_operands_is_refused():
+    @pl.jit
+    def k(x: pl.Tensor[[B, S, D], pl.FP32], y: pl.Tensor[[S, D], pl.FP32], out: pl.Out[pl.Tensor[[B, S, D], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.add(x, y)
+        return out
+
+    x = np.zeros((B, S, D), np.float32)
+    with pytest.raises(Exception) as e:
+        run(k, x, np.zeros((S, D), np.float32), np.zeros_like(x), engine="sim")
+    assert "is 2-D but" in str(e.value) and "fix:" in str(e.value), str(e.value)
