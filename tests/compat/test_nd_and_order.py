@@ -11,6 +11,8 @@ N-D tiles (docs/language.md, "PyPTO compatibility: N-D tiles"): rank-3 tiles loa
 and stored to rank-3 tensors, elementwise ops and last-axis row reductions on them, and
 tensor-level ops on rank-3 tensors inside kernels, against numpy on both engines."""
 
+import re
+
 import numpy as np
 import pypto.language as pl
 import pytest
@@ -193,6 +195,11 @@ def test_nd_tiles_load_compute_reduce_store(engine):
     want = np.zeros_like(x)
     want[2, 4:8] = -x[1, 2:6]
     np.testing.assert_array_equal(part, want)
+    if engine == "native":  # the merged rows take the native fast path (dense leading axes)
+        (source,) = [t for t in nd_tiles.compile(x, y, out, rs, rm, part).native_sources().values() if t]
+        instrs = re.findall(r"/\* (T[A-Z_]+) \*/ (\{|FB)", source)
+        assert [m for m, how in instrs if how == "FB" and m in ("TLOAD", "TSTORE")] == []
+        assert re.search(r"pto_opt::tload\(.*, true\);", source) and re.search(r"pto_opt::tstore\(.*, true\);", source)
     text = round_trip(nd_tiles, x, y, out, rs, rm, part)
     assert "pl.Tile[[24, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0, 0], [3, 8, 32]" in text, text
 

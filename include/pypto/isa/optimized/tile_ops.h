@@ -370,12 +370,28 @@ inline void select_scalar(T* d, i64 ds, const unsigned char* m, i64 ms, const T*
 // ---- global memory <-> tiles ---------------------------------------------------------------
 // The address of tensor t at `off` and the strides of its last two dims, after the
 // reference's bounds checks (false: out of bounds, let the reference report it).
+// fold: the rows of an N-D tile run on over the leading axes merged row-major (the
+// reference's fold_rows); taken here only where those axes are dense (one row stride).
 inline bool window(const pto_tensor& t, const i64* off, int noff, i64 vrows, i64 vcols, unsigned char** base,
-                   i64* row_stride, i64* col_stride) {
+                   i64* row_stride, i64* col_stride, bool fold = false) {
   const int rank = t.rank;
   if (rank < 1 || noff != rank) return false;
   const int rd = rank >= 2 ? rank - 2 : -1, cd = rank - 1;
-  const i64 rows_here = rd >= 0 ? t.shape[rd] : 1, row_off = rd >= 0 ? off[rd] : 0;
+  i64 rows_here = rd >= 0 ? t.shape[rd] : 1, row_off = rd >= 0 ? off[rd] : 0;
+  if (fold && rank >= 3 && row_off + vrows > rows_here) {
+    i64 flat = 0, total = 1;
+    for (int d = 0; d <= rd; ++d) {
+      if (off[d] < 0 || off[d] >= t.shape[d]) return false;
+      if (d < rd && t.strides[d] != t.shape[d + 1] * t.strides[d + 1]) return false;
+      flat = flat * t.shape[d] + off[d];
+      total *= t.shape[d];
+    }
+    if (flat + vrows > total || off[cd] < 0 || off[cd] + vcols > t.shape[cd]) return false;
+    *base = t.data + (flat * t.strides[rd] + off[cd] * t.strides[cd]) * t.elem_bytes;
+    *row_stride = t.strides[rd];
+    *col_stride = t.strides[cd];
+    return true;
+  }
   if (row_off < 0 || row_off + vrows > rows_here || off[cd] < 0 || off[cd] + vcols > t.shape[cd]) return false;
   i64 e = 0;
   for (int d = 0; d < rank; ++d) {
@@ -405,10 +421,10 @@ inline void copy_region(unsigned char* d, i64 drs, i64 dcs, const unsigned char*
 // TLOAD: tile (rows x cols at `tile`) valid region from tensor t at offsets; fp32 pads
 // fill the rest when `pad_mode` is 1 (value `pad`).
 inline bool tload(unsigned char* tile, i64 cols, i64 rows, i64 vr, i64 vc, const pto_tensor& t, const i64* off,
-                  int noff, bool has_pad, float pad) {
+                  int noff, bool has_pad, float pad, bool fold = false) {
   unsigned char* base;
   i64 rs, cs;
-  if (!window(t, off, noff, vr, vc, &base, &rs, &cs)) return false;
+  if (!window(t, off, noff, vr, vc, &base, &rs, &cs, fold)) return false;
   copy_region(tile, cols, 1, base, rs, cs, vr, vc, t.elem_bytes);
   if (has_pad) {
     float* f = reinterpret_cast<float*>(tile);
@@ -420,10 +436,10 @@ inline bool tload(unsigned char* tile, i64 cols, i64 rows, i64 vr, i64 vc, const
 
 // TSTORE: tensor t at offsets = tile's valid region (atomic: add, fp32).
 inline bool tstore(const pto_tensor& t, const i64* off, int noff, const unsigned char* tile, i64 cols, i64 vr, i64 vc,
-                   bool atomic_add) {
+                   bool atomic_add, bool fold = false) {
   unsigned char* base;
   i64 rs, cs;
-  if (!window(t, off, noff, vr, vc, &base, &rs, &cs)) return false;
+  if (!window(t, off, noff, vr, vc, &base, &rs, &cs, fold)) return false;
   if (!atomic_add) {
     copy_region(base, rs, cs, tile, cols, 1, vr, vc, t.elem_bytes);
     return true;
