@@ -318,3 +318,61 @@ def test_tensor_level_op_mixing_2d_and_3d_operands_is_refused():
     with pytest.raises(Exception) as e:
         run(k, x, np.zeros((S, D), np.float32), np.zeros_like(x), engine="sim")
     assert "is 2-D but" in str(e.value) and "fix:" in str(e.value), str(e.value)
+
+
+def _error_of(kernel, *args):
+    with pytest.raises(Exception) as e:
+        run(kernel, *args, engine="sim")
+    msg = str(e.value)
+    assert "test_nd_and_order.py" in msg and "fix:" in msg, msg
+    return msg
+
+
+def test_nd_store_of_rows_that_do_not_fold_whole():
+    @pl.jit
+    def k(x: pl.Tensor[[24, 32], pl.FP32], out: pl.Out[pl.Tensor[[B, S, D], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.store(pl.load(x, [0, 0], [12, 32]), [0, 0, 0], out)   # 12 rows: 1.5 of the 8-row axis
+        return out
+
+    msg = _error_of(k, np.zeros((24, 32), np.float32), np.zeros((B, S, D), np.float32))
+    assert "not a whole number" in msg, msg
+
+
+def test_nd_valid_shape_cuts_only_the_last_axis():
+    @pl.jit
+    def k(x: pl.Tensor[[B, S, D], pl.FP32], out: pl.Out[pl.Tensor[[B, S, D], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.store(pl.load(x, [0, 0, 0], [B, S, D], valid_shape=[2, S, D]), [0, 0, 0], out)
+        return out
+
+    x = np.zeros((B, S, D), np.float32)
+    assert "may cut only its last axis" in _error_of(k, x, np.zeros_like(x))
+
+
+@pl.jit
+def nd_valid_last(x: pl.Tensor[[B, S, D], pl.FP32], out: pl.Out[pl.Tensor[[B, S, D], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0, 0], [B, S, D], valid_shape=[B, S, 20])
+        out = pl.store(pl.adds(t, 1.0), [0, 0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_nd_valid_shape_on_the_last_axis(engine):
+    x = rng.uniform(-1, 1, (B, S, D)).astype(np.float32)
+    out = np.full_like(x, 7.0)
+    run(nd_valid_last, x, out, engine=engine)
+    want = np.full_like(x, 7.0)
+    want[..., :20] = x[..., :20] + 1
+    np.testing.assert_array_equal(out, want)
+
+
+def test_tensor_column_reduction_of_a_3d_tensor_is_refused():
+    @pl.jit
+    def k(x: pl.Tensor[[B, S, D], pl.FP32], out: pl.Out[pl.Tensor[[B, 1, D], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.col_sum(x)
+        return out
+
+    assert "2-D tensors" in _error_of(k, np.zeros((B, S, D), np.float32), np.zeros((B, 1, D), np.float32))

@@ -421,7 +421,8 @@ void register_memory_ops(OpRegistry& r) {
          .infer_type = infer_load,
          .pto = "TLOAD",
          .lower = lower_load,
-         .doc = "Load a [rows, cols] window of a tensor at offsets into a Vec or Mat tile (valid_shape: partial tile).",
+         .doc = "Load a [rows, cols] window of a tensor at offsets into a Vec or Mat tile (valid_shape: partial tile); "
+                "an N-D shape [.., rows, cols] gives the 2-D tile of its merged leading axes.",
          .aliases = {},
          .scalar_variant = "",
          .torch = "_window({tensor}, {offsets}, {R}, {C})"});
