@@ -35,7 +35,8 @@ def gemm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 def row_softmax(rb):
     """Row softmax over `rb` rows x COLS per step (any float dtype: fp16 / bf16 tiles compute
-    in fp32 per instruction and round once; the row sum accumulates in fp32, in order)."""
+    in fp32 per instruction and round once; the row sum accumulates in the dtype, in order:
+    docs/isa.md "Reduction order")."""
 
     @pl.jit
     def softmax(x: pl.Tensor, y: pl.Out[pl.Tensor]):

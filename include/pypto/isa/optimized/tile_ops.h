@@ -262,12 +262,43 @@ template <class T, class Op>
 inline void row_reduce(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols, Op op, bool, float*) {
   for (i64 r = 0; r < rows; ++r) st1(d + r * dstride, reduce_row(a + r * as, cols, op));
 }
+// The tree's first level, read from the n elements of `a` (row stride as, `cols` per row,
+// one row when rows == 1) into buf: buf row i = a row i + a row i + ceil(n/2) for i < n / 2,
+// and the middle row of an odd n copied; returns ceil(n/2).
+template <class T>
+inline i64 tree_first_level(float* buf, const T* a, i64 as, i64 n, i64 cols) {
+  const i64 keep = (n + 1) / 2, h = n / 2;
+  for (i64 r = 0; r < keep; ++r) {
+    const T* x = a + r * as;
+    const T* y = a + (r + keep) * as;
+    float* o = buf + r * cols;
+    i64 c = 0;
+    if (r < h) {
+      for (; c + W <= cols; c += W) st(o + c, rnd(ld(x + c) + ld(y + c), T{}));
+      if (c < cols) st_part(o + c, rnd(ld_part(x + c, cols - c) + ld_part(y + c, cols - c), T{}), cols - c);
+    } else {
+      for (; c + W <= cols; c += W) st(o + c, ld(x + c));
+      if (c < cols) st_part(o + c, ld_part(x + c, cols - c), cols - c);
+    }
+  }
+  return keep;
+}
 template <class T>
 inline void row_reduce(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols, Add, bool tree, float* buf) {
   if (!tree) return row_sum_ordered(d, dstride, a, as, rows, cols);
   for (i64 r = 0; r < rows; ++r) {
-    widen_rows(buf, a + r * as, as, 1, cols);
-    st1(d + r * dstride, tree_sum<T>(buf, cols));
+    if (cols == 1) {
+      st1(d + r * dstride, ld1(a + r * as));
+      continue;
+    }
+    // One row as `cols` one-element rows (stride 1) for the first level, then in buf.
+    const i64 keep = (cols + 1) / 2, h = cols / 2;
+    const T* x = a + r * as;
+    i64 c = 0;
+    for (; c + W <= h; c += W) st(buf + c, rnd(ld(x + c) + ld(x + keep + c), T{}));
+    if (c < h) st_part(buf + c, rnd(ld_part(x + c, h - c) + ld_part(x + keep + c, h - c), T{}), h - c);
+    if (keep > h) buf[h] = ld1(x + h);
+    st1(d + r * dstride, tree_sum<T>(buf, keep));
   }
 }
 // TCOL*: d[c] = reduce over r of a[r, c], rows in index order, each step rounded to T;
@@ -296,8 +327,8 @@ inline void col_reduce(T* d, const T* a, i64 as, i64 rows, i64 cols, Op op, bool
 template <class T>
 inline void col_reduce(T* d, const T* a, i64 as, i64 rows, i64 cols, Add, bool tree, float* buf) {
   if (!tree) return col_reduce_seq(d, a, as, rows, cols, Add{}, buf);
-  widen_rows(buf, a, as, rows, cols);
-  tree_sum_rows<T>(buf, rows, cols);
+  if (rows == 1) widen_rows(buf, a, as, rows, cols);
+  else tree_sum_rows<T>(buf, tree_first_level(buf, a, as, rows, cols), cols);
   i64 c = 0;
   for (; c + W <= cols; c += W) st(d + c, ld(buf + c));
   if (c < cols) st_part(d + c, ld_part(buf + c, cols - c), cols - c);
