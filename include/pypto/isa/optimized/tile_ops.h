@@ -200,13 +200,30 @@ inline float reduce_row(const T* a, i64 cols, Op op) {
   return s;
 }
 // Sequential row sums: W rows at a time, one per lane; each W x W block is widened and
-// transposed so that the column additions run in index order, each rounded to T.
+// transposed so that the column additions run in index order, each rounded to T. Whole
+// blocks take a branch-free loop; the ragged edges the general one.
+template <class T>
+inline void row_sum_block(vf& acc, const T* a, i64 as, i64 c0, bool first) {
+  vf m[W];
+#pragma GCC unroll 16
+  for (int i = 0; i < W; ++i) m[i] = ld(a + i * as + c0);
+  transpose(m);
+  int k = 0;
+  if (first) acc = m[k++];
+#pragma GCC unroll 16
+  for (; k < W; ++k) acc = rnd(acc + m[k], T{});
+}
 template <class T>
 inline void row_sum_ordered(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols) {
   for (i64 r0 = 0; r0 < rows; r0 += W, a += W * as) {
     const i64 nr = rows - r0 < W ? rows - r0 : W;
     vf acc = {};
-    for (i64 c0 = 0; c0 < cols; c0 += W) {
+    i64 c0 = 0;
+    if (nr == W && cols >= W) {
+      row_sum_block(acc, a, as, 0, true);
+      for (c0 = W; c0 + W <= cols; c0 += W) row_sum_block(acc, a, as, c0, false);
+    }
+    for (; c0 < cols; c0 += W) {
       const i64 nc = cols - c0 < W ? cols - c0 : W;
       vf m[W];
       for (int i = 0; i < W; ++i)
