@@ -376,3 +376,25 @@ def test_tensor_column_reduction_of_a_3d_tensor_is_refused():
         return out
 
     assert "2-D tensors" in _error_of(k, np.zeros((B, S, D), np.float32), np.zeros((B, 1, D), np.float32))
+
+
+# ---- the instructions: TLOAD / TSTORE with fold_rows --------------------------------------
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fold_rows_walks_the_merged_leading_axes(engine):
+    """Row r of the tile is row f0 + r of the tensor's leading axes merged row-major (f0:
+    the merged index of the offsets), across a batch boundary; past the end is an error."""
+    g = rng.uniform(-1, 1, (3, 8, 40)).astype(np.float32)
+    tile = np.zeros((12, 32), np.float32)
+    _core.isa_execute("TLOAD", [tile], [g, [0, 4, 8]], {"fold_rows": True}, engine=engine)
+    np.testing.assert_array_equal(tile, g.reshape(24, 40)[4:16, 8:40])
+    with pytest.raises(_core.PyptoError) as e:  # 14 + 12 rows > 24
+        _core.isa_execute("TSTORE", [np.zeros_like(g)], [tile, [1, 6, 0]], {"fold_rows": True}, engine=engine)
+    assert "goes past the tensor's shape" in str(e.value)
+    out = np.zeros_like(g)
+    _core.isa_execute("TSTORE", [out], [tile, [1, 0, 0]], {"fold_rows": True}, engine=engine)
+    want = np.zeros_like(g)
+    want.reshape(24, 40)[8:20, 0:32] = tile
+    np.testing.assert_array_equal(out, want)
+    with pytest.raises(_core.PyptoError):  # without fold_rows the rows must fit axis 1
+        _core.isa_execute("TLOAD", [tile], [g, [0, 4, 8]], engine=engine)
