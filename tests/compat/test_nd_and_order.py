@@ -398,3 +398,40 @@ def test_fold_rows_walks_the_merged_leading_axes(engine):
     np.testing.assert_array_equal(out, want)
     with pytest.raises(_core.PyptoError):  # without fold_rows the rows must fit axis 1
         _core.isa_execute("TLOAD", [tile], [g, [0, 4, 8]], engine=engine)
+
+
+# ---- LowerTensorOps on 3-D tensors (Before / After) --------------------------------------
+
+def test_lower_tensor_ops_writes_3d_values_batch_by_batch():
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "passes"))
+    from pass_text import check_pass
+
+    x, s = "pl.Tensor[[2, 8, 64], pl.FP32]", "pl.Tensor[[2, 8, 1], pl.FP32]"
+    tile = "pl.Tile[[8, 64], pl.FP32, pl.Mem.Vec]"
+    check_pass("LowerTensorOps", f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: {x}, out: pl.Out[{x}], s: pl.Out[{s}]) -> {x}:
+        out[:] = pl.exp(x)
+        s[:] = pl.row_sum(x)
+        return out
+""", f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: {x}, out: pl.Out[{x}], s: pl.Out[{s}]) -> {x}:
+        for batch, (out_1,) in pl.range(0, 2, 1, init_values=(out,)):
+            x_tile: {tile} = pl.tile.load(x, [batch, 0, 0], [8, 64], target_memory=pl.Mem.Vec)
+            exp: {tile} = pl.tile.exp(x_tile)
+            out_2: {x} = pl.tile.store(exp, [batch, 0, 0], out_1)
+            out_3 = pl.yield_(out_2)
+        for batch_1, (s_1,) in pl.range(0, 2, 1, init_values=(s,)):
+            x_tile_1: {tile} = pl.tile.load(x, [batch_1, 0, 0], [8, 64], target_memory=pl.Mem.Vec)
+            row_sum: pl.Tile[[8, 1], pl.FP32, pl.Mem.Vec] = pl.tile.row_sum(x_tile_1)
+            s_2: {s} = pl.tile.store(row_sum, [batch_1, 0, 0], s_1)
+            s_3 = pl.yield_(s_2)
+        return out_3
+""")
