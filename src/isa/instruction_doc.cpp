@@ -89,9 +89,9 @@ std::string reduction_order_markdown() {
          "- Where PyPTO programs meet it: a tile `pl.row_sum(t, tmp_tile=tmp)` (PyPTO requires tmp_tile on tile\n"
          "  row reductions) and `pl.tile.col_sum(t, tmp_tile=tmp)` sum in the tree; `pl.tile.col_sum(t)` and\n"
          "  `pl.tile.row_sum(t)` (accepted here without tmp_tile) sum sequentially. Tensor reductions\n"
-         "  (`s[:] = pl.row_sum(x)`) pass no scratch and are sequential; a row (column) longer than one block\n"
-         "  of the tensor lowering (2 KiB of a row; the rows UB holds) is summed sequentially block by block and\n"
-         "  the block sums are added in order.\n";
+         "  (`s[:] = pl.row_sum(x)`) pass no scratch and are sequential over the whole row (column): where\n"
+         "  LowerTensorOps walks it in blocks, the partial sum (product) is folded into the first element of\n"
+         "  each row (column) of the next block before that block is reduced, so the order stays acc op x[k].\n";
 }
 
 }  // namespace

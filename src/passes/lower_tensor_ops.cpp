@@ -490,9 +490,20 @@ class Lowerer : public IRMutator {
       return rows ? Block{b.r0, start, b.rows, walk.size, b.vrows, walk.valid(start)}
                   : Block{start, b.c0, walk.size, b.cols, walk.valid(start), b.vcols};
     };
-    auto reduce_block = [&](const ExprPtr& start) {
+    // Sums and products continue the sequential order across blocks (docs/isa.md, "Reduction
+    // order"): the partial result is folded into each row's (column's) first element of the
+    // next block, acc op x[k], before that block is reduced.
+    const std::string kind = info.tile_op->name.substr(info.tile_op->name.find('_') + 1);
+    const bool ordered = kind == "sum" || kind == "prod";
+    auto reduce_block = [&](const ExprPtr& start, const ExprPtr& seed) {
       std::map<const Expr*, ExprPtr> memo;
       ExprPtr tile = as_vec(tile_of(x, block_at(start), memo), c.span);
+      if (seed) {
+        Attrs at = {{"shape", rows ? std::vector<int64_t>{b.rows, 1} : std::vector<int64_t>{1, b.cols}}};
+        ExprPtr first = assign("first", call("tile.extract", {tile, idx(0), idx(0)}, at, c.span));
+        ExprPtr seeded = assign("seeded", call(combine_op(info.tile_op->name), {seed, first}, {}, c.span));
+        tile = assign("seeded_block", call("tile.assemble", {tile, seeded, ListExpr::make({idx(0), idx(0)})}, {}, c.span));
+      }
       return assign(short_name(*info.tile_op), call(info.tile_op->name, {tile}, c.attrs, c.span));
     };
     if (info.tile_op->name.find("arg") != std::string::npos) {
@@ -512,15 +523,17 @@ class Lowerer : public IRMutator {
                  c.op->name.substr(7) + " on tiles you load yourself");
       walk = Tiling{padded, extent};
     }
-    ExprPtr first = reduce_block(idx(0));
+    ExprPtr first = reduce_block(idx(0), nullptr);
     if (walk.single()) return first;
     auto loop_var = Var::make(rows ? "rj" : "ri", ScalarType::make(DataType::INDEX));
     auto carried = Var::make("partial", first->type);
     std::vector<StmtPtr> body;
     std::vector<StmtPtr>* saved = out_;
     out_ = &body;
-    ExprPtr part = reduce_block(mul(loop_var, walk.size));
-    ExprPtr next = assign("partial_next", call(combine_op(info.tile_op->name), {carried, part}, {}, c.span));
+    ExprPtr next = ordered ? reduce_block(mul(loop_var, walk.size), carried)
+                           : assign("partial_next", call(combine_op(info.tile_op->name),
+                                                         {carried, reduce_block(mul(loop_var, walk.size), nullptr)}, {},
+                                                         c.span));
     body.push_back(YieldStmt::make({next}));
     out_ = saved;
     auto result = Var::make("reduced", first->type);
