@@ -8,7 +8,7 @@ import pypto.language as pl
 GEMM_N, GEMM_T = 1024, 128  # 1024^3 GEMM, 128x128 output tiles, K in 128 steps
 ROWS, COLS, RB = 4096, 4096, 2  # softmax / rmsnorm: 2 rows x 4096 per step
 ADD_ROWS, ADD_COLS, ADD_RB = 4096, 4096, 2  # 16M fp32 elements
-HALF_RB = 8  # fp16 softmax: 8 rows x 4096 per step
+HALF_RB = 4  # fp16 softmax: 4 rows x 4096 per step (t, e and the row reductions' tmp_tile fit UB)
 
 
 @pl.jit.incore
@@ -33,26 +33,29 @@ def gemm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
-def row_softmax(rb):
-    """Row softmax over `rb` rows x COLS per step (any float dtype: fp16 / bf16 tiles compute
-    in fp32 per instruction and round once; the row sum accumulates in fp32, in order)."""
+def row_softmax(rb, dtype):
+    """Row softmax over `rb` rows x COLS per step of `dtype` tensors (fp16 / bf16 tiles compute
+    in fp32 per instruction and round once). The row reductions pass tmp_tile, as PyPTO
+    requires on tiles: the row sum adds in a binary tree, in the dtype (docs/isa.md
+    "Reduction order")."""
 
     @pl.jit
     def softmax(x: pl.Tensor, y: pl.Out[pl.Tensor]):
         with pl.at(level=pl.Level.CORE_GROUP):
             for i in pl.range(ROWS // rb):
                 t = pl.load(x, [i * rb, 0], [rb, COLS])
-                m = pl.row_max(t)
+                tmp = pl.create_tile([rb, COLS], dtype=dtype, target_memory=pl.MemorySpace.Vec)
+                m = pl.row_max(t, tmp_tile=tmp)
                 e = pl.exp(pl.row_expand_sub(t, m))
-                s = pl.row_sum(e)
+                s = pl.row_sum(e, tmp_tile=tmp)
                 y = pl.store(pl.row_expand_div(e, s), [i * rb, 0], y)
         return y
 
     return softmax
 
 
-softmax = row_softmax(RB)
-softmax_half = row_softmax(HALF_RB)  # the fp16 case
+softmax = row_softmax(RB, pl.FP32)
+softmax_half = row_softmax(HALF_RB, pl.FP16)  # the fp16 case
 
 
 @pl.jit
@@ -61,7 +64,8 @@ def rmsnorm(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
         wt = pl.load(w, [0, 0], [1, COLS])
         for i in pl.range(ROWS // RB):
             t = pl.load(x, [i * RB, 0], [RB, COLS])
-            ms = pl.muls(pl.row_sum(pl.mul(t, t)), 1.0 / COLS)
+            tmp = pl.create_tile([RB, COLS], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+            ms = pl.muls(pl.row_sum(pl.mul(t, t), tmp_tile=tmp), 1.0 / COLS)
             r = pl.rsqrt(pl.adds(ms, 1e-6))
             y = pl.store(pl.col_expand_mul(pl.row_expand_mul(t, r), wt), [i * RB, 0], y)
     return y

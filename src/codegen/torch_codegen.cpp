@@ -78,6 +78,11 @@ def _window(t, offsets, rows, cols):
     o = [int(x) for x in offsets]
     if t.dim() == 1:
         return _widen(t[o[0] : o[0] + cols].reshape(1, -1).clone())
+    if t.dim() >= 3 and o[-2] + rows > t.shape[-2]:  # an N-D tile: rows of the merged leading axes
+        f0 = 0
+        for a, n in zip(o[:-1], t.shape[:-1]):
+            f0 = f0 * n + a
+        return _widen(t.reshape(-1, t.shape[-1])[f0 : f0 + rows, o[-1] : o[-1] + cols].clone())
     return _widen(t[tuple(o[:-2]) + (slice(o[-2], o[-2] + rows), slice(o[-1], o[-1] + cols))].clone())
 
 
@@ -87,6 +92,13 @@ def _store(dst, offsets, src, atomic="none"):
     if dst.dim() == 1 and src.dim() == 2:
         src = src.reshape(-1)
     n = src.dim()
+    if dst.dim() >= 3 and n == 2 and o[-2] + src.shape[0] > dst.shape[-2]:  # an N-D tile's merged rows
+        f0 = 0
+        for a, m in zip(o[:-1], dst.shape[:-1]):
+            f0 = f0 * m + a
+        view = dst.view(-1, dst.shape[-1])[f0 : f0 + src.shape[0], o[-1] : o[-1] + src.shape[1]]
+        view.copy_(src) if atomic != "add" else view.add_(src.to(dst.dtype))
+        return dst
     view = dst[tuple(o[: len(o) - n]) + tuple(slice(a, a + s) for a, s in zip(o[len(o) - n :], src.shape))]
     if atomic == "add":
         view.copy_(_widen(view) + src.to(torch.int64) if dst.dtype in _UNSIGNED else view + src.to(dst.dtype))

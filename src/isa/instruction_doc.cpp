@@ -62,6 +62,38 @@ const char* cross_core_fifo_markdown() {
          "  waits on a FIFO, the run fails and names each part, its instruction, its line and the FIFO state.\n";
 }
 
+// The accumulation order of TROW* / TCOL* (src/runtime/engines/sim/reference_reduction.cpp;
+// include/pypto/isa/optimized/tile_ops.h keeps the same order).
+std::string reduction_order_markdown() {
+  return "### Reduction order\n\n"
+         "The chip's vector unit adds in the element dtype, so a reduction's order shows in its FP16 / BF16\n"
+         "(and, less, FP32) result. Both libraries (the reference and the native engine's optimised one)\n"
+         "follow one model, bit for bit:\n\n"
+         "| Instruction | Without a scratch tile | With a scratch tile (ins[1], PyPTO's `tmp_tile`) | Accumulator |\n"
+         "|---|---|---|---|\n"
+         "| TROWSUM, TCOLSUM | sequential | binary tree | the dtype: each step rounded to FP32 / FP16 / BF16 |\n"
+         "| TROWPROD, TCOLPROD | sequential | binary tree | the dtype: each step rounded |\n"
+         "| TROWMAX, TROWMIN, TCOLMAX, TCOLMIN | order-free | order-free | exact |\n"
+         "| integer dtypes (all of the above) | order-free | order-free | int64, wrapped to the dtype on store |\n\n"
+         "- **Sequential**: over the n valid elements x[0..n) of a row (TROW*) or column (TCOL*),\n"
+         "  `acc = x[0]; acc = round(acc op x[k])` for k = 1 .. n-1.\n"
+         "- **Binary tree**: the upper half folded onto the lower half until one element is left:\n"
+         "  `while n > 1: v[i] = round(v[i] op v[i + ceil(n/2)]) for i < floor(n/2); n = ceil(n/2)`\n"
+         "  (n = 5: (x0+x3)+x2 and x1+x4, then their sum). Each level is one contiguous vector add.\n"
+         "- `round` rounds the FP32 result of the step to the dtype (nearest even): the correctly rounded\n"
+         "  FP16 / BF16 step. A sum accumulated in FP32 and rounded once can differ by an ulp or more,\n"
+         "  and a long sequential FP16 sum stagnates (past 2048 an FP16 sum no longer takes addends below\n"
+         "  1): on tiles pass a scratch tile for the tree, or cast to FP32 before summing.\n"
+         "- Max / min give the same value in any order; a zero result has the sign of the last zero in\n"
+         "  index order (either order). Wrapping integer sums and products do not depend on the order.\n"
+         "- Where PyPTO programs meet it: a tile `pl.row_sum(t, tmp_tile=tmp)` (PyPTO requires tmp_tile on tile\n"
+         "  row reductions) and `pl.tile.col_sum(t, tmp_tile=tmp)` sum in the tree; `pl.tile.col_sum(t)` and\n"
+         "  `pl.tile.row_sum(t)` (accepted here without tmp_tile) sum sequentially. Tensor reductions\n"
+         "  (`s[:] = pl.row_sum(x)`) pass no scratch and are sequential over the whole row (column): where\n"
+         "  LowerTensorOps walks it in blocks, the partial sum (product) is folded into the first element of\n"
+         "  each row (column) of the next block before that block is reduced, so the order stays acc op x[k].\n";
+}
+
 }  // namespace
 
 std::string instruction_table_markdown() {
@@ -79,8 +111,9 @@ std::string instruction_table_markdown() {
      << "two). The scalar of a float instruction is first rounded to the instruction's dtype.\n"
      << "sqrt, 1/x, exp, log, 1/sqrt, pow and EXPDIF's exp are computed in double and rounded once:\n"
      << "sqrt and 1/x correctly rounded, the others within 1 ulp of it. TAXPY, TMULADDDST, TADDC\n"
-     << "and TSUBC are two FP32 steps (no fused multiply-add); reductions and matmul accumulate in\n"
-     << "FP32 in index order. Conversions (TCVT, TMOV, ...) round once, under TCVT's mode.\n\n"
+     << "and TSUBC are two FP32 steps (no fused multiply-add); matmul accumulates in FP32 in index\n"
+     << "order; reductions accumulate in their dtype, in the order of \"Reduction order\" below.\n"
+     << "Conversions (TCVT, TMOV, ...) round once, under TCVT's mode.\n\n"
      << "Integer dtypes: INT8, INT16, INT32, INT64, UINT8, UINT16 and UINT32 compute as numpy's fixed-width\n"
      << "integers (+, -, * wrap modulo 2^bits; comparisons, max/min, division and right shifts see the\n"
      << "unsigned value of a UINT dtype). UINT64 tiles load, store, move, select, broadcast and convert\n"
@@ -108,6 +141,7 @@ std::string instruction_table_markdown() {
          << (mems.empty() ? "-" : mems) << " | " << cost_text(*d) << " | " << d->summary << " |\n";
     }
     if (family == InstrFamily::kCompare) os << "\n" << packed_mask_layout_markdown();
+    if (family == InstrFamily::kReduction) os << "\n" << reduction_order_markdown();
     if (family == InstrFamily::kCrossCore) os << "\n" << cross_core_fifo_markdown();
   }
   return os.str();

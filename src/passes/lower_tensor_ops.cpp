@@ -137,12 +137,11 @@ class Lowerer : public IRMutator {
            "compute into a tile and pl.store it, or assemble without atomic");
     std::vector<ExprPtr> offs;
     for (auto& o : offsets->elems) offs.push_back(mutate(o));
-    auto* src_call = resolve(src)->as<Call>();
-    auto info = src_call ? tensor_op_info(*src_call->op) : std::nullopt;
-    bool batched = info && info->shape == TensorOpShape::kBatchMatmul;
+    // A 3-D value (batch_matmul, or elementwise / last-axis ops on 3-D tensors) is written batch by batch.
+    bool batched = tensor_of(resolve(src)).shape.size() == 3;
     if (offs.size() != (batched ? 3u : 2u))
       fail(ErrorKind::kType, call->span,
-           batched ? "pl.batch_matmul gives a 3-D tensor; write it into a 3-D tensor (out[:] = ...)"
+           batched ? "this tensor-level value is 3-D; write it into a 3-D tensor (out[:] = ...)"
                    : "tensor-level values are written into 2-D tensors here (a " + std::to_string(offs.size()) +
                          "-D target)",
            batched ? "create the output as [B, M, N]" : "load tiles of the 3-D tensor with pl.load and store them");
@@ -151,7 +150,7 @@ class Lowerer : public IRMutator {
     return true;
   }
 
-  // A batched value (batch_matmul) is written one batch at a time: a loop over the batch
+  // A batched (3-D) value is written one batch at a time: a loop over the batch
   // carrying the target, each iteration writing the batch's [M, N] result block by block.
   VarPtr write_batches(const ExprPtr& target, const ExprPtr& src, const std::vector<ExprPtr>& offs, const Span& span) {
     ExprPtr batches = tensor_of(resolve(src)).shape[0];
@@ -551,7 +550,8 @@ class Lowerer : public IRMutator {
   ExprPtr reduce(const Call& c, const TensorOpInfo& info, const Block& b) {
     bool rows = info.shape == TensorOpShape::kRowReduce;
     ExprPtr x = c.args[0];
-    const auto& shape = tensor_of(resolve(x)).shape;
+    const auto& full = tensor_of(resolve(x)).shape;
+    const std::vector<ExprPtr> shape(full.end() - 2, full.end());  // one batch of a 3-D operand
     TreeStats st;
     stats(x, st);
     int64_t bytes = st.widest_bytes, unit = std::max<int64_t>(1, 32 / bytes);
@@ -567,9 +567,20 @@ class Lowerer : public IRMutator {
       return rows ? Block{b.r0, start, b.rows, walk.size, b.vrows, walk.valid(start)}
                   : Block{start, b.c0, walk.size, b.cols, walk.valid(start), b.vcols};
     };
-    auto reduce_block = [&](const ExprPtr& start) {
+    // Sums and products continue the sequential order across blocks (docs/isa.md, "Reduction
+    // order"): the partial result is folded into each row's (column's) first element of the
+    // next block, acc op x[k], before that block is reduced.
+    const std::string kind = info.tile_op->name.substr(info.tile_op->name.find('_') + 1);
+    const bool ordered = kind == "sum" || kind == "prod";
+    auto reduce_block = [&](const ExprPtr& start, const ExprPtr& seed) {
       std::map<const Expr*, ExprPtr> memo;
       ExprPtr tile = as_vec(tile_of(x, block_at(start), memo), c.span);
+      if (seed) {
+        Attrs at = {{"shape", rows ? std::vector<int64_t>{b.rows, 1} : std::vector<int64_t>{1, b.cols}}};
+        ExprPtr first = assign("first", call("tile.extract", {tile, idx(0), idx(0)}, at, c.span));
+        ExprPtr seeded = assign("seeded", call(combine_op(info.tile_op->name), {seed, first}, {}, c.span));
+        tile = assign("seeded_block", call("tile.assemble", {tile, seeded, ListExpr::make({idx(0), idx(0)})}, {}, c.span));
+      }
       return assign(short_name(*info.tile_op), call(info.tile_op->name, {tile}, c.attrs, c.span));
     };
     if (info.tile_op->name.find("arg") != std::string::npos) {
@@ -589,15 +600,17 @@ class Lowerer : public IRMutator {
                  c.op->name.substr(7) + " on tiles you load yourself");
       walk = Tiling{padded, extent};
     }
-    ExprPtr first = reduce_block(idx(0));
+    ExprPtr first = reduce_block(idx(0), nullptr);
     if (walk.single()) return first;
     auto loop_var = Var::make(rows ? "rj" : "ri", ScalarType::make(DataType::INDEX));
     auto carried = Var::make("partial", first->type);
     std::vector<StmtPtr> body;
     std::vector<StmtPtr>* saved = out_;
     out_ = &body;
-    ExprPtr part = reduce_block(mul(loop_var, walk.size));
-    ExprPtr next = assign("partial_next", call(combine_op(info.tile_op->name), {carried, part}, {}, c.span));
+    ExprPtr next = ordered ? reduce_block(mul(loop_var, walk.size), carried)
+                           : assign("partial_next", call(combine_op(info.tile_op->name),
+                                                         {carried, reduce_block(mul(loop_var, walk.size), nullptr)}, {},
+                                                         c.span));
     body.push_back(YieldStmt::make({next}));
     out_ = saved;
     auto result = Var::make("reduced", first->type);

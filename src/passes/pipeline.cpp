@@ -29,10 +29,12 @@ const std::vector<Pass>& default_pipeline() {
        "Tensors) is written into its target block by block: loops over output blocks load the operand "
        "blocks, run the tile ops and store. Block sizes keep every tile of one block inside UB together, "
        "rows a multiple of 32 bytes, and prefer sizes that divide the extent; otherwise the edge block gets "
-       "a run-time valid shape. Reductions walk the reduced axis in blocks and combine partial results; a "
+       "a run-time valid shape. Reductions walk the reduced axis in blocks and combine partial results "
+       "(sums and products fold the partial into the next block's first elements: one sequential order); a "
        "matmul block walks K through Mat -> Left/Right with matmul then matmul_acc into Acc. A computed matmul "
        "operand (`pl.matmul(pl.exp(x), w)`, a cast) stays on chip: each of its K blocks is computed in Vec and moved "
-       "Vec -> Mat, with K blocks small enough for its tiles to fit UB."},
+       "Vec -> Mat, with K blocks small enough for its tiles to fit UB. A 3-D value (batch_matmul; elementwise ops, "
+       "last-axis reductions and broadcasts of 3-D tensors) is written batch by batch."},
       {"InferMemory", infer_memory,
        "Puts every tile operand in the memory its consumer reads and inserts the moves, so kernels may omit "
        "pl.move: the cube reads `lhs` from Left, `rhs` from Right and `bias` from Bias, pl.transpose_view reads "

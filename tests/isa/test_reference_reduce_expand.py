@@ -3,10 +3,11 @@ table allows and the shapes of isa_cases.CASES (reductions iterate the source's 
 region).
 
 What is checked (docs/isa.md, "Precision"):
-- Float reductions accumulate in FP32 in index order and round once to the dtype: bit-equal
-  to numpy's sequential float32 accumulation (np.add.accumulate etc.) rounded by
-  isa_cases.round_to. FP16/BF16 sums of these operands are exact in FP32, so they are
-  also bit-equal to the correctly rounded exact sum. Integers wrap like numpy's.
+- Float reductions accumulate in the element dtype (docs/isa.md, "Reduction order"):
+  sequentially in index order without a scratch tile, in a binary tree (upper half folded
+  onto the lower half) with one; every step is rounded to the dtype: bit-equal to the
+  float64 step rounded by isa_cases.round_values, in the same order. Integers wrap like
+  numpy's.
 - Broadcast arithmetic is one operation: correctly rounded, bit-equal to round_to of the
   float64 result. EXPDIF rounds a - b to FP32 first (one step) and its exp is within
   1 ulp of the correctly rounded exp of that difference.
@@ -24,10 +25,12 @@ from isa_cases import (
     check_outside_kept,
     check_ulps,
     random_tile,
+    round_values,
     run,
     table_dtypes,
     values,
     with_specials,
+    zeros,
 )
 
 ACCUMULATE = {"SUM": np.add, "MAX": np.maximum, "MIN": np.minimum, "PROD": np.multiply}
@@ -37,6 +40,25 @@ REDUCTIONS = ["TROWSUM", "TCOLSUM", "TROWMAX", "TCOLMAX", "TROWMIN", "TCOLMIN", 
 def sequential(ufunc, x, axis):
     """ufunc folded over `axis` in index order (numpy's reduce may pair elements up)."""
     return ufunc.accumulate(x, axis=axis).take(-1, axis=axis)
+
+
+def in_dtype(ufunc, x, axis, dtype, tree=False):
+    """ufunc over `axis` of float64 values x, each step rounded to `dtype`: sequential in
+    index order, or the binary tree (while n > 1: v[i] = v[i] op v[i + ceil(n/2)] for
+    i < n // 2; n = ceil(n/2))."""
+    v = np.moveaxis(np.asarray(x, np.float64), axis, 0).copy()
+    step = lambda a, b: round_values(ufunc(a, b), dtype)  # noqa: E731
+    if not tree:
+        acc = v[0]
+        for k in range(1, v.shape[0]):
+            acc = step(acc, v[k])
+        return acc
+    n = v.shape[0]
+    while n > 1:
+        keep, h = (n + 1) // 2, n // 2
+        v[:h] = step(v[:h], v[keep:keep + h])
+        n = keep
+    return v[0]
 
 
 @pytest.mark.parametrize("shape,valid", CASES, ids=CASE_IDS)
@@ -56,14 +78,29 @@ def test_row_and_column_reductions(rng, name, dtype, shape, valid):
     got = out[:vr, :1] if rows else out[:1, :vc]
     axis = 1 if rows else 0
     if dtype in FLOATS:
-        want = sequential(ACCUMULATE[kind], region.astype(np.float32), axis).astype(np.float64)
-        if kind == "SUM" and dtype != "FP32":
-            check_exact(got.reshape(-1), region.sum(axis=axis), dtype, what=f"{name} {dtype} exact sum: ")
+        want = in_dtype(ACCUMULATE[kind], region, axis, dtype)
     else:
         want = sequential(ACCUMULATE[kind], region, axis)  # int64, wrapped by check_exact
     check_exact(got.reshape(-1), want, dtype, what=f"{name} {dtype}: ")
     keep = (slice(vr, None), slice(None)) if rows else (slice(None), slice(vc, None))
     np.testing.assert_array_equal(out[keep], before[keep])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", ["TROWSUM", "TCOLSUM", "TROWPROD", "TCOLPROD"])
+@pytest.mark.parametrize("shape,valid", [((8, 16), None), ((13, 37), (11, 29)), ((3, 130), None), ((40, 5), (33, 5))])
+def test_scratch_tile_selects_the_binary_tree(rng, name, dtype, shape, valid):
+    kind, rows = name[4:], name.startswith("TROW")
+    lo, hi = (0.8, 1.25) if kind == "PROD" else (-4, 4)
+    src = random_tile(rng, shape, dtype, lo, hi)
+    vr, vc = valid or shape
+    region = values(src, dtype)[:vr, :vc]
+    out = zeros((shape[0], 1) if rows else (1, shape[1]), dtype)
+    run(name, [out], [src, zeros(shape, dtype)], valid_shape=valid)
+    got = out[:vr, :1] if rows else out[:1, :vc]
+    axis = 1 if rows else 0
+    check_exact(got.reshape(-1), in_dtype(ACCUMULATE[kind], region, axis, dtype, tree=True), dtype,
+                what=f"{name} {dtype} tree: ")
 
 
 def test_row_reduction_accepts_a_scratch_tile(rng):

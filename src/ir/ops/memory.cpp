@@ -50,12 +50,142 @@ std::vector<int64_t> touched_extent(const std::vector<int64_t>& shape, const std
   return out;
 }
 
+// N-D tiles (PyPTO's FlattenTileNdTo2D, docs/language.md "N-D tiles"): a tile of rank >= 3
+// is the 2-D tile of its merged leading axes, [e0 * .. * e(k-2), e(k-1)], from the moment it
+// is made. Its rows are then consecutive rows of the tensor's leading axes merged row-major,
+// which holds only when every leading axis inside an outer one of extent > 1 is covered
+// whole (extent = the tensor's, offset 0): the window is one contiguous band of rows.
+std::vector<int64_t> merged_shape(const std::vector<int64_t>& nd) {
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < nd.size(); ++d) rows *= nd[d];
+  return {rows, nd.back()};
+}
+
+void check_contiguous_band(const CallSite& s, const TensorType& tensor, const std::vector<ExprPtr>& offsets,
+                           const std::vector<int64_t>& nd, const char* what) {
+  bool outer = false;
+  for (size_t d = 0; d + 1 < nd.size(); ++d) {
+    if (outer && d < tensor.shape.size()) {
+      auto dim = as_const_int(tensor.shape[d]);
+      auto off = d < offsets.size() ? as_const_int(offsets[d]) : std::nullopt;
+      if (!dim || *dim != nd[d] || !off || *off != 0)
+        op_fail(s, ErrorKind::kValue,
+                std::string("the N-D ") + what + " " + shape_str(nd) + " merges its leading axes into the rows of a 2-D tile, " +
+                    "which needs one contiguous band of rows: axis " + std::to_string(d) + " lies inside an outer axis of " +
+                    "extent > 1, so it must cover the tensor's whole axis " + std::to_string(d) + " (" +
+                    (dim ? std::to_string(*dim) : std::string("a run-time extent")) + ", offset 0), got extent " +
+                    std::to_string(nd[d]) + (off ? " at offset " + std::to_string(*off) : std::string(" at a run-time offset")),
+                "cover the whole axis " + std::to_string(d) + " (static shape), or make the outer extents 1 and loop over them");
+    }
+    outer = outer || nd[d] > 1;
+  }
+}
+
+// The N-D window a 2-D tile of shape[0] rows is stored through into a rank >= 3 tensor: the
+// store's shapes= when it names one, else the rows folded row-major over the tensor's static
+// leading axes from the last one outwards. Empty when the tile covers the last two axes;
+// `bad_axis` is the axis whose extent does not divide the rows left to fold (else -1).
+struct StoreFold {
+  std::vector<int64_t> nd;
+  int bad_axis = -1;
+  int64_t left = 0;
+};
+StoreFold store_fold(const TensorType& tensor, const std::vector<int64_t>& shape, const std::vector<int64_t>& window) {
+  const size_t rank = tensor.shape.size();
+  StoreFold f;
+  if (rank < 3) return f;
+  if (!window.empty()) {
+    if (window.size() != rank || window.back() != shape[1] || merged_shape(window)[0] != shape[0]) return f;
+    f.nd = window;
+  } else {
+    auto inner = as_const_int(tensor.shape[rank - 2]);
+    if (!inner || shape[0] <= *inner) return f;
+    f.nd.assign(rank, 1);
+    f.nd.back() = shape[1];
+    int64_t left = shape[0];
+    for (size_t d = rank - 1; d-- > 0;) {
+      auto dim = as_const_int(tensor.shape[d]);
+      if (d == 0 || !dim || left <= *dim) {
+        f.nd[d] = left;
+        break;
+      }
+      if (left % *dim != 0) {
+        f.bad_axis = static_cast<int>(d);
+        f.left = left;
+        return f;
+      }
+      f.nd[d] = *dim;
+      left /= *dim;
+    }
+  }
+  bool folds = false;
+  for (size_t d = 0; d + 2 < f.nd.size(); ++d) folds = folds || f.nd[d] > 1;
+  if (!folds) f.nd.clear();
+  return f;
+}
+
+std::vector<int64_t> store_window(const CallSite& s, const TensorType& tensor, const std::vector<ExprPtr>& offsets,
+                                  const std::vector<int64_t>& shape, const std::vector<int64_t>& window) {
+  StoreFold f = store_fold(tensor, shape, window);
+  if (f.bad_axis >= 0) {
+    const std::string dim = std::to_string(*as_const_int(tensor.shape[f.bad_axis]));
+    op_fail(s, ErrorKind::kValue,
+            "the " + shape_str(shape) + " tile has more rows than axis " + std::to_string(f.bad_axis) + " of the rank-" +
+                std::to_string(tensor.shape.size()) + " tensor (" + dim + "), and " + std::to_string(f.left) +
+                " rows are not a whole number of its rows to fold over the leading axes",
+            "store an N-D tile whose leading axes merge into the rows (rows a multiple of " + dim + "), or a tile of at most " +
+                dim + " rows");
+  }
+  if (!f.nd.empty()) check_contiguous_band(s, tensor, offsets, f.nd, "tile stored");
+  return f.nd;
+}
+
 TypePtr infer_load(const CallSite& s) {
   const TensorType& tensor = tensor_arg(s, "tensor");
   auto offsets = list_arg(s, "offsets");
   auto shape = shape_attr(s, "shape");
   MemorySpace mem = memory_attr(s, "target_memory");
   auto valid = list_arg(s, "valid_shape");
+  if (shape.size() >= 3) {  // an N-D tile: the 2-D tile of its merged leading axes
+    if (shape.size() != tensor.shape.size())
+      op_fail(s, ErrorKind::kType,
+              "an N-D tile " + shape_str(shape) + " needs one extent per tensor dimension; the tensor has rank " +
+                  std::to_string(tensor.shape.size()),
+              "give the tile the tensor's rank, or a 2-D [rows, cols] tile of the last two dimensions");
+    if (bool_attr(s, "clamp"))
+      op_fail(s, ErrorKind::kValue, "clamp=True is for 2-D tiles; an N-D tile " + shape_str(shape) + " has a static window",
+              "drop clamp=True, or load 2-D tiles of the last two dimensions");
+    if (!valid.empty()) {
+      if (valid.size() != shape.size())
+        op_fail(s, ErrorKind::kType, "'valid_shape' must have " + std::to_string(shape.size()) + " entries, got " +
+                                         std::to_string(valid.size()));
+      for (size_t d = 0; d + 1 < shape.size(); ++d) {
+        auto v = as_const_int(valid[d]);
+        if (!v || *v != shape[d])
+          op_fail(s, ErrorKind::kValue,
+                  "an N-D tile's valid shape may cut only its last axis; valid_shape[" + std::to_string(d) + "] is not " +
+                      std::to_string(shape[d]),
+                  "make the leading valid extents the tile's (static), or load 2-D tiles of the last two dimensions");
+      }
+    }
+    check_contiguous_band(s, tensor, offsets, shape, "tile");
+    check_window(s, tensor, offsets, touched_extent(shape, valid), "read");
+    std::vector<ExprPtr> valid2;
+    if (!valid.empty()) valid2 = {ConstInt::make(merged_shape(shape)[0], DataType::INDEX), valid.back()};
+    shape = merged_shape(shape);
+    valid = valid2;
+    if (mem == MemorySpace::Vec && shape[1] * dtype_bytes(tensor.dtype) % 32 != 0)
+      op_fail(s, ErrorKind::kValue,
+              "a Vec tile row must be a multiple of 32 bytes; the N-D tile's last axis of " + std::to_string(shape[1]) +
+                  " " + dtype_name(tensor.dtype) + " has rows of " + std::to_string(shape[1] * dtype_bytes(tensor.dtype)) +
+                  " bytes",
+              "pad the last axis to a multiple of " + std::to_string(32 / dtype_bytes(tensor.dtype)) +
+                  " and pass valid_shape for the real extent");
+    if (mem != MemorySpace::Vec && mem != MemorySpace::Mat)
+      op_fail(s, ErrorKind::kType, std::string("a load lands only in Vec or Mat, not ") + memory_space_name(mem),
+              "load into Vec or Mat");
+    return TileType::make(const_shape(shape), tensor.dtype, mem, valid);
+  }
   if (shape.size() != 2)
     op_fail(s, ErrorKind::kType, "'shape' = " + shape_str(shape) + " is not 2-D; tiles are 2-D",
             "load a [rows, cols] tile; the tile covers the tensor's last two dimensions");
@@ -114,6 +244,7 @@ void lower_load(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   in.mnemonic = "TLOAD";
   in.outs = {Operand::tile(tile)};
   in.ins = {Operand::tensor(tensor), Operand::list_of(offsets)};
+  if (std::get<std::vector<int64_t>>(c.attrs.at("shape")).size() >= 3) in.attrs = {{"fold_rows", true}};  // N-D tile
   kb.emit(in);
 }
 
@@ -146,6 +277,22 @@ TypePtr infer_store(const CallSite& s) {
   // shapes=: the window of the tensor the tile covers (PyPTO's store(..., shapes)); its last
   // two extents are the tile's, any leading ones are 1 (the tile covers the last two dims).
   auto window = std::get<std::vector<int64_t>>(s.attr("shape"));
+  if (auto nd = store_window(s, tensor, offsets, shape, window); !nd.empty()) {  // an N-D tile's rows
+    std::vector<ExprPtr> valid = tile.valid_shape;
+    std::vector<int64_t> touched = nd;
+    if (!valid.empty()) {
+      auto vr = as_const_int(valid[0]);
+      if (!vr || *vr != shape[0])
+        op_fail(s, ErrorKind::kValue,
+                "the tile's rows fold over the tensor's leading axes " + shape_str(nd) + ", which needs all " +
+                    std::to_string(shape[0]) + " rows valid",
+                "store a tile whose rows are all valid, or store 2-D tiles of the last two dimensions");
+      auto vc = as_const_int(valid[1]);
+      touched.back() = vc ? *vc : 0;
+    }
+    check_window(s, tensor, offsets, touched, "write");
+    return s.arg("output_tensor")->type;
+  }
   if (!window.empty()) {
     bool ok = window.size() == tensor.shape.size() && window.size() >= 2 &&
               window[window.size() - 2] == shape[0] && window.back() == shape[1];
@@ -170,6 +317,10 @@ void lower_store(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   in.outs = {Operand::tensor(tensor)};
   in.ins = {Operand::tile(tile), Operand::list_of(offsets)};
   if (std::get<std::string>(c.attrs.at("atomic")) == "add") in.attrs = {{"atomic", std::string("add")}};
+  std::vector<int64_t> rc;
+  for (auto& e : c.args[0]->type->as<TileType>()->shape) rc.push_back(as_const_int(e).value_or(0));
+  if (!store_fold(*c.args[2]->type->as<TensorType>(), rc, std::get<std::vector<int64_t>>(c.attrs.at("shape"))).nd.empty())
+    in.attrs["fold_rows"] = true;  // the rows of an N-D tile (infer_store checked the band)
   kb.emit(in);
   if (dst) kb.bind_tensor(dst.get(), tensor);
 }
@@ -202,6 +353,7 @@ TypePtr infer_move(const CallSite& s) {
 
 TypePtr infer_create(const CallSite& s) {
   auto shape = shape_attr(s, "shape");
+  if (shape.size() >= 3) shape = merged_shape(shape);  // an N-D tile: its merged leading axes
   if (shape.size() != 2) op_fail(s, ErrorKind::kType, "'shape' = " + shape_str(shape) + " is not 2-D; tiles are 2-D");
   MemorySpace mem = memory_attr(s, "target_memory");
   if (mem == MemorySpace::DDR)
@@ -213,6 +365,7 @@ void lower_create(const Call& c, const VarPtr& dst, KernelBuilder& kb) { kb.defi
 
 TypePtr infer_full(const CallSite& s) {
   auto shape = shape_attr(s, "shape");
+  if (shape.size() >= 3) shape = merged_shape(shape);  // an N-D tile: its merged leading axes
   if (shape.size() != 2) op_fail(s, ErrorKind::kType, "'shape' = " + shape_str(shape) + " is not 2-D; tiles are 2-D");
   if (s.arg("value")) scalar_arg(s, "value");
   return TileType::make(const_shape(shape), dtype_attr(s, "dtype"), MemorySpace::Vec);
@@ -263,7 +416,8 @@ void register_memory_ops(OpRegistry& r) {
          .infer_type = infer_load,
          .pto = "TLOAD",
          .lower = lower_load,
-         .doc = "Load a [rows, cols] window of a tensor at offsets into a Vec or Mat tile (valid_shape: partial tile).",
+         .doc = "Load a [rows, cols] window of a tensor at offsets into a Vec or Mat tile (valid_shape: partial tile); "
+                "an N-D shape [.., rows, cols] gives the 2-D tile of its merged leading axes.",
          .aliases = {},
          .scalar_variant = "",
          .torch = "_window({tensor}, {offsets}, {R}, {C})"});

@@ -53,19 +53,39 @@ const TensorType& tensor2d(const CallSite& s, const std::string& name) {
 }
 
 // Runs the tile op's inference on stand-in tiles and turns the tile result back into a tensor.
-TypePtr infer_through_tile(const CallSite& s, const OpDef& tile_op, MemorySpace lhs_mem = MemorySpace::Vec,
-                           MemorySpace rhs_mem = MemorySpace::Vec) {
+// `batched`: rank-3 operands [B, M, N] are accepted (every tensor operand rank 3 with one
+// leading extent B): the tile rule runs on one batch [M, N] and the result gets B in front
+// (LowerTensorOps writes the value batch by batch; docs/language.md "N-D tiles").
+TypePtr infer_through_tile(const CallSite& s, const OpDef& tile_op, bool batched = false,
+                           MemorySpace lhs_mem = MemorySpace::Vec, MemorySpace rhs_mem = MemorySpace::Vec) {
   DimProxy proxy;
   std::vector<ExprPtr> args;
+  ExprPtr batch;  // the leading extent of rank-3 operands
+  std::string first_2d, first_3d;
   size_t k = 0;
   for (auto& p : s.op.params) {
     if (p.kind == ParamKind::kAttr) continue;
     ExprPtr a = k < s.args.size() ? s.args[k] : nullptr;
     ++k;
     if (a && a->type && a->type->as<TensorType>()) {
-      const TensorType& t = tensor2d(s, p.name);
+      const TensorType* tp = a->type->as<TensorType>();
+      if (batched && tp->shape.size() == 3) {
+        if (batch && !same_dim(batch, tp->shape[0]))
+          op_fail(s, ErrorKind::kType,
+                  "the leading extents of the 3-D operands differ: '" + first_3d + "' and '" + p.name + "' (" +
+                      type_str(a->type) + ")",
+                  "give every 3-D operand the same leading extent B");
+        if (!batch) batch = tp->shape[0], first_3d = p.name;
+        tp = nullptr;
+      } else if (!first_2d.size()) {
+        first_2d = p.name;
+      }
+      const TensorType& full = *a->type->as<TensorType>();
+      const TensorType& t = tp ? tensor2d(s, p.name) : full;
+      const size_t lead = t.shape.size() - 2;
       MemorySpace mem = args.empty() ? lhs_mem : rhs_mem;
-      std::vector<ExprPtr> shape = {ConstInt::make(proxy.extent(t.shape[0])), ConstInt::make(proxy.extent(t.shape[1]))};
+      std::vector<ExprPtr> shape = {ConstInt::make(proxy.extent(t.shape[lead])),
+                                    ConstInt::make(proxy.extent(t.shape[lead + 1]))};
       a = Var::make(p.name, TileType::make(shape, t.dtype, mem), a->span);
     } else if (a && a->type && a->type->as<TileType>()) {
       op_fail(s, ErrorKind::kType, "argument '" + p.name + "' is a tile; the tensor form takes tensors",
@@ -73,9 +93,14 @@ TypePtr infer_through_tile(const CallSite& s, const OpDef& tile_op, MemorySpace 
     }
     args.push_back(a);
   }
+  if (batch && !first_2d.empty())
+    op_fail(s, ErrorKind::kType,
+            "'" + first_2d + "' is 2-D but '" + first_3d + "' is 3-D; a tensor-level op on 3-D tensors takes 3-D operands",
+            "give '" + first_2d + "' the leading extent too ([B, ...]), or write the 3-D value batch by batch");
   TypePtr r = tile_op.infer_type(CallSite{s.op, args, s.attrs, s.span});
   auto* tile = r->as<TileType>();
   PYPTO_CHECK(tile, "tile op " + tile_op.name + " did not give a tile");
+  if (batch) return TensorType::make({batch, proxy.dim(tile->shape[0]), proxy.dim(tile->shape[1])}, tile->dtype);
   return TensorType::make({proxy.dim(tile->shape[0]), proxy.dim(tile->shape[1])}, tile->dtype);
 }
 
@@ -166,7 +191,12 @@ void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape, std::
   PYPTO_CHECK(tile_op, "no tile op for tensor." + name);
   InferTypeFn infer = shape == TensorOpShape::kMatmul
                           ? InferTypeFn([tile_op](const CallSite& s) { return infer_matmul(s, *tile_op); })
-                          : InferTypeFn([tile_op](const CallSite& s) { return infer_through_tile(s, *tile_op); });
+                          : InferTypeFn([tile_op, shape](const CallSite& s) {
+                              // 3-D tensors: elementwise ops, last-axis reductions and broadcasts, batch by batch.
+                              bool nd = shape == TensorOpShape::kElementwise || shape == TensorOpShape::kRowReduce ||
+                                        shape == TensorOpShape::kRowExpand || shape == TensorOpShape::kColExpand;
+                              return infer_through_tile(s, *tile_op, nd);
+                            });
   if (shape == TensorOpShape::kConcat)
     infer = [tile_op](const CallSite& s) {
       for (const char* p : {"lhs", "rhs"})

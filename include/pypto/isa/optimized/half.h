@@ -185,16 +185,28 @@ template <class Op, class... A> inline void put_part(bf16* d, long n, Op op, A..
 
 // ---- transposes ------------------------------------------------------------------------------
 // m[i] = row i of a W x W block becomes m[k] = column k: log2(W) rounds, each swapping the
-// off-diagonal s x s blocks of every 2s x 2s block.
+// off-diagonal s x s blocks of every 2s x 2s block. The shuffle indices are compile-time
+// tables (built by a constexpr constructor), so each round is plain two-source permutes.
+struct TransposeIdx {
+  int lo[5][W], hi[5][W];
+  constexpr TransposeIdx() : lo(), hi() {
+    int l = 0;
+    for (int s = W / 2; s >= 1; s /= 2, ++l)
+      for (int k = 0; k < W; ++k) {
+        lo[l][k] = (k & s) ? W + k - s : k;
+        hi[l][k] = (k & s) ? W + k : k + s;
+      }
+  }
+};
+inline constexpr TransposeIdx kTransposeIdx{};
+
 inline void transpose(vf* m) {
+  int l = 0;
 #pragma GCC unroll 8
-  for (int s = W / 2; s >= 1; s /= 2) {
+  for (int s = W / 2; s >= 1; s /= 2, ++l) {
     vi lo, hi;
-#pragma GCC unroll 16
-    for (int k = 0; k < W; ++k) {
-      lo[k] = (k & s) ? W + k - s : k;
-      hi[k] = (k & s) ? W + k : k + s;
-    }
+    __builtin_memcpy(&lo, kTransposeIdx.lo[l], sizeof lo);
+    __builtin_memcpy(&hi, kTransposeIdx.hi[l], sizeof hi);
 #pragma GCC unroll 16
     for (int i = 0; i < W; ++i)
       if (!(i & s)) {

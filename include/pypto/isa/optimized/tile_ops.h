@@ -167,19 +167,15 @@ inline void col_broadcast(T* d, i64 ds, const T* b, i64 rows, i64 cols) {
 }
 
 // ---- reductions -------------------------------------------------------------------------
-// d[r * dstride] = reduce over c of a[r, c]. fp32 sums use W (x4) partial sums; fp16 / bf16
-// sums accumulate in fp32 in index order, as the reference does; max / min are exact.
-inline float reduce_row(const float* a, i64 cols, Add) {
-  vf s0 = {}, s1 = {}, s2 = {}, s3 = {};
-  i64 c = 0;
-  for (; c + 4 * W <= cols; c += 4 * W) {
-    s0 += ld(a + c); s1 += ld(a + c + W); s2 += ld(a + c + 2 * W); s3 += ld(a + c + 3 * W);
-  }
-  for (; c + W <= cols; c += W) s0 += ld(a + c);
-  float s = hsum((s0 + s1) + (s2 + s3));
-  for (; c < cols; ++c) s += a[c];
-  return s;
-}
+// The reference's order (docs/isa.md, "Reduction order"): sums combine sequentially in
+// index order, or, with a scratch tile (`tree`), in a binary tree folding the upper half
+// onto the lower half; every step is rounded to the element type. Max / min do not depend
+// on the order except for the sign of a zero result (the row's last zero).
+// v rounded to T (identity for fp32).
+inline vf rnd(vf v, float) { return v; }
+inline vf rnd(vf v, f16) { return widen(narrow(v, f16{}), f16{}); }
+inline vf rnd(vf v, bf16) { return widen(narrow(v, bf16{}), bf16{}); }
+
 // Max / min: the reference keeps the later of two equal values (acc > x ? acc : x), which
 // matters only for zeros: a zero result takes the sign of the row's last zero.
 template <class T, class Op>
@@ -203,14 +199,31 @@ inline float reduce_row(const T* a, i64 cols, Op op) {
       if (ld1(a + c) == 0.0f) return ld1(a + c);
   return s;
 }
-// Sums of fp16 / bf16 rows, in index order: W rows at a time, one per lane; each W x W block
-// is widened and transposed so that the column additions run in order.
+// Sequential row sums: W rows at a time, one per lane; each W x W block is widened and
+// transposed so that the column additions run in index order, each rounded to T. Whole
+// blocks take a branch-free loop; the ragged edges the general one.
+template <class T>
+inline void row_sum_block(vf& acc, const T* a, i64 as, i64 c0, bool first) {
+  vf m[W];
+#pragma GCC unroll 16
+  for (int i = 0; i < W; ++i) m[i] = ld(a + i * as + c0);
+  transpose(m);
+  int k = 0;
+  if (first) acc = m[k++];
+#pragma GCC unroll 16
+  for (; k < W; ++k) acc = rnd(acc + m[k], T{});
+}
 template <class T>
 inline void row_sum_ordered(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols) {
   for (i64 r0 = 0; r0 < rows; r0 += W, a += W * as) {
     const i64 nr = rows - r0 < W ? rows - r0 : W;
     vf acc = {};
-    for (i64 c0 = 0; c0 < cols; c0 += W) {
+    i64 c0 = 0;
+    if (nr == W && cols >= W) {
+      row_sum_block(acc, a, as, 0, true);
+      for (c0 = W; c0 + W <= cols; c0 += W) row_sum_block(acc, a, as, c0, false);
+    }
+    for (; c0 < cols; c0 += W) {
       const i64 nc = cols - c0 < W ? cols - c0 : W;
       vf m[W];
       for (int i = 0; i < W; ++i)
@@ -218,38 +231,124 @@ inline void row_sum_ordered(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64
       transpose(m);
       int k = 0;
       if (c0 == 0) acc = m[k++];
-      for (; k < nc; ++k) acc = acc + m[k];
+      for (; k < nc; ++k) acc = rnd(acc + m[k], T{});
     }
     for (int i = 0; i < nr; ++i) st1(d + (r0 + i) * dstride, acc[i]);
   }
 }
+// The binary tree over buf[0, n) (fp32 values of T): while n > 1, buf[i] += buf[i + ceil(n /
+// 2)] for i < n / 2 (rounded to T), n = ceil(n / 2). Each level is one contiguous vector add.
+template <class T>
+inline float tree_sum(float* buf, i64 n) {
+  while (n > 1) {
+    const i64 keep = (n + 1) / 2, h = n / 2;
+    i64 i = 0;
+    for (; i + W <= h; i += W) st(buf + i, rnd(ld(buf + i) + ld(buf + keep + i), T{}));
+    if (i < h) st_part(buf + i, rnd(ld_part(buf + i, h - i) + ld_part(buf + keep + i, h - i), T{}), h - i);
+    n = keep;
+  }
+  return buf[0];
+}
+// The same tree over rows: buf holds n rows of `cols` fp32 values (row stride cols).
+template <class T>
+inline void tree_sum_rows(float* buf, i64 n, i64 cols) {
+  while (n > 1) {
+    const i64 keep = (n + 1) / 2, h = n / 2;
+    for (i64 r = 0; r < h; ++r) {
+      float* x = buf + r * cols;
+      const float* y = buf + (r + keep) * cols;
+      i64 c = 0;
+      for (; c + W <= cols; c += W) st(x + c, rnd(ld(x + c) + ld(y + c), T{}));
+      if (c < cols) st_part(x + c, rnd(ld_part(x + c, cols - c) + ld_part(y + c, cols - c), T{}), cols - c);
+    }
+    n = keep;
+  }
+}
+// Widens rows x cols elements of a (row stride as) into buf (row stride cols).
+template <class T>
+inline void widen_rows(float* buf, const T* a, i64 as, i64 rows, i64 cols) {
+  for (i64 r = 0; r < rows; ++r, a += as, buf += cols) {
+    i64 c = 0;
+    for (; c + W <= cols; c += W) st(buf + c, ld(a + c));
+    if (c < cols) st_part(buf + c, ld_part(a + c, cols - c), cols - c);
+  }
+}
+// TROW*: d[r * dstride] = reduce over c of a[r, c]; `tree` selects the binary tree for sums
+// (buf: cols fp32 values of scratch).
 template <class T, class Op>
-inline void row_reduce(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols, Op op) {
+inline void row_reduce(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols, Op op, bool, float*) {
   for (i64 r = 0; r < rows; ++r) st1(d + r * dstride, reduce_row(a + r * as, cols, op));
 }
-inline void row_reduce(f16* d, i64 dstride, const f16* a, i64 as, i64 rows, i64 cols, Add) {
-  row_sum_ordered(d, dstride, a, as, rows, cols);
+// The tree's first level, read from the n elements of `a` (row stride as, `cols` per row,
+// one row when rows == 1) into buf: buf row i = a row i + a row i + ceil(n/2) for i < n / 2,
+// and the middle row of an odd n copied; returns ceil(n/2).
+template <class T>
+inline i64 tree_first_level(float* buf, const T* a, i64 as, i64 n, i64 cols) {
+  const i64 keep = (n + 1) / 2, h = n / 2;
+  for (i64 r = 0; r < keep; ++r) {
+    const T* x = a + r * as;
+    const T* y = a + (r + keep) * as;
+    float* o = buf + r * cols;
+    i64 c = 0;
+    if (r < h) {
+      for (; c + W <= cols; c += W) st(o + c, rnd(ld(x + c) + ld(y + c), T{}));
+      if (c < cols) st_part(o + c, rnd(ld_part(x + c, cols - c) + ld_part(y + c, cols - c), T{}), cols - c);
+    } else {
+      for (; c + W <= cols; c += W) st(o + c, ld(x + c));
+      if (c < cols) st_part(o + c, ld_part(x + c, cols - c), cols - c);
+    }
+  }
+  return keep;
 }
-inline void row_reduce(bf16* d, i64 dstride, const bf16* a, i64 as, i64 rows, i64 cols, Add) {
-  row_sum_ordered(d, dstride, a, as, rows, cols);
+template <class T>
+inline void row_reduce(T* d, i64 dstride, const T* a, i64 as, i64 rows, i64 cols, Add, bool tree, float* buf) {
+  if (!tree) return row_sum_ordered(d, dstride, a, as, rows, cols);
+  for (i64 r = 0; r < rows; ++r) {
+    if (cols == 1) {
+      st1(d + r * dstride, ld1(a + r * as));
+      continue;
+    }
+    // One row as `cols` one-element rows (stride 1) for the first level, then in buf.
+    const i64 keep = (cols + 1) / 2, h = cols / 2;
+    const T* x = a + r * as;
+    i64 c = 0;
+    for (; c + W <= h; c += W) st(buf + c, rnd(ld(x + c) + ld(x + keep + c), T{}));
+    if (c < h) st_part(buf + c, rnd(ld_part(x + c, h - c) + ld_part(x + keep + c, h - c), T{}), h - c);
+    if (keep > h) buf[h] = ld1(x + h);
+    st1(d + r * dstride, tree_sum<T>(buf, keep));
+  }
 }
-// d[c] = reduce over r of a[r, c], rows in order (the reference's order).
+// TCOL*: d[c] = reduce over r of a[r, c], rows in index order, each step rounded to T;
+// `tree` selects the binary tree over rows for sums (buf: rows x cols fp32 values of
+// scratch; the sequential fp32 form uses one row of it).
 template <class Op>
-inline void col_reduce(float* d, const float* a, i64 as, i64 rows, i64 cols, Op op, float* tmp_row) {
+inline void col_reduce_seq(float* d, const float* a, i64 as, i64 rows, i64 cols, Op op, float* tmp_row) {
   __builtin_memmove(tmp_row, a, cols * 4);
   for (i64 r = 1; r < rows; ++r) binary(tmp_row, 0, tmp_row, 0, a + r * as, 0, 1, cols, op);
   __builtin_memmove(d, tmp_row, cols * 4);
 }
-// fp16 / bf16: W columns at a time, accumulated in fp32 and rounded once.
 template <class T, class Op>
-inline void col_reduce(T* d, const T* a, i64 as, i64 rows, i64 cols, Op op, float*) {
+inline void col_reduce_seq(T* d, const T* a, i64 as, i64 rows, i64 cols, Op op, float*) {
   for (i64 c = 0; c < cols; c += W) {
     const i64 n = cols - c < W ? cols - c : W;
     vf acc = n == W ? ld(a + c) : ld_part(a + c, n);
-    for (i64 r = 1; r < rows; ++r) acc = op(acc, n == W ? ld(a + r * as + c) : ld_part(a + r * as + c, n));
+    for (i64 r = 1; r < rows; ++r) acc = rnd(op(acc, n == W ? ld(a + r * as + c) : ld_part(a + r * as + c, n)), T{});
     if (n == W) st(d + c, acc);
     else st_part(d + c, acc, n);
   }
+}
+template <class T, class Op>
+inline void col_reduce(T* d, const T* a, i64 as, i64 rows, i64 cols, Op op, bool, float* buf) {
+  col_reduce_seq(d, a, as, rows, cols, op, buf);
+}
+template <class T>
+inline void col_reduce(T* d, const T* a, i64 as, i64 rows, i64 cols, Add, bool tree, float* buf) {
+  if (!tree) return col_reduce_seq(d, a, as, rows, cols, Add{}, buf);
+  if (rows == 1) widen_rows(buf, a, as, rows, cols);
+  else tree_sum_rows<T>(buf, tree_first_level(buf, a, as, rows, cols), cols);
+  i64 c = 0;
+  for (; c + W <= cols; c += W) st(d + c, ld(buf + c));
+  if (c < cols) st_part(d + c, ld_part(buf + c, cols - c), cols - c);
 }
 
 // ---- packed masks: compare and select -----------------------------------------------------
@@ -319,12 +418,28 @@ inline void select_scalar(T* d, i64 ds, const unsigned char* m, i64 ms, const T*
 // ---- global memory <-> tiles ---------------------------------------------------------------
 // The address of tensor t at `off` and the strides of its last two dims, after the
 // reference's bounds checks (false: out of bounds, let the reference report it).
+// fold: the rows of an N-D tile run on over the leading axes merged row-major (the
+// reference's fold_rows); taken here only where those axes are dense (one row stride).
 inline bool window(const pto_tensor& t, const i64* off, int noff, i64 vrows, i64 vcols, unsigned char** base,
-                   i64* row_stride, i64* col_stride) {
+                   i64* row_stride, i64* col_stride, bool fold = false) {
   const int rank = t.rank;
   if (rank < 1 || noff != rank) return false;
   const int rd = rank >= 2 ? rank - 2 : -1, cd = rank - 1;
-  const i64 rows_here = rd >= 0 ? t.shape[rd] : 1, row_off = rd >= 0 ? off[rd] : 0;
+  i64 rows_here = rd >= 0 ? t.shape[rd] : 1, row_off = rd >= 0 ? off[rd] : 0;
+  if (fold && rank >= 3 && row_off + vrows > rows_here) {
+    i64 flat = 0, total = 1;
+    for (int d = 0; d <= rd; ++d) {
+      if (off[d] < 0 || off[d] >= t.shape[d]) return false;
+      if (d < rd && t.strides[d] != t.shape[d + 1] * t.strides[d + 1]) return false;
+      flat = flat * t.shape[d] + off[d];
+      total *= t.shape[d];
+    }
+    if (flat + vrows > total || off[cd] < 0 || off[cd] + vcols > t.shape[cd]) return false;
+    *base = t.data + (flat * t.strides[rd] + off[cd] * t.strides[cd]) * t.elem_bytes;
+    *row_stride = t.strides[rd];
+    *col_stride = t.strides[cd];
+    return true;
+  }
   if (row_off < 0 || row_off + vrows > rows_here || off[cd] < 0 || off[cd] + vcols > t.shape[cd]) return false;
   i64 e = 0;
   for (int d = 0; d < rank; ++d) {
@@ -354,10 +469,10 @@ inline void copy_region(unsigned char* d, i64 drs, i64 dcs, const unsigned char*
 // TLOAD: tile (rows x cols at `tile`) valid region from tensor t at offsets; fp32 pads
 // fill the rest when `pad_mode` is 1 (value `pad`).
 inline bool tload(unsigned char* tile, i64 cols, i64 rows, i64 vr, i64 vc, const pto_tensor& t, const i64* off,
-                  int noff, bool has_pad, float pad) {
+                  int noff, bool has_pad, float pad, bool fold = false) {
   unsigned char* base;
   i64 rs, cs;
-  if (!window(t, off, noff, vr, vc, &base, &rs, &cs)) return false;
+  if (!window(t, off, noff, vr, vc, &base, &rs, &cs, fold)) return false;
   copy_region(tile, cols, 1, base, rs, cs, vr, vc, t.elem_bytes);
   if (has_pad) {
     float* f = reinterpret_cast<float*>(tile);
@@ -369,10 +484,10 @@ inline bool tload(unsigned char* tile, i64 cols, i64 rows, i64 vr, i64 vc, const
 
 // TSTORE: tensor t at offsets = tile's valid region (atomic: add, fp32).
 inline bool tstore(const pto_tensor& t, const i64* off, int noff, const unsigned char* tile, i64 cols, i64 vr, i64 vc,
-                   bool atomic_add) {
+                   bool atomic_add, bool fold = false) {
   unsigned char* base;
   i64 rs, cs;
-  if (!window(t, off, noff, vr, vc, &base, &rs, &cs)) return false;
+  if (!window(t, off, noff, vr, vc, &base, &rs, &cs, fold)) return false;
   if (!atomic_add) {
     copy_region(base, rs, cs, tile, cols, 1, vr, vc, t.elem_bytes);
     return true;

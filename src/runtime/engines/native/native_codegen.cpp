@@ -264,12 +264,14 @@ class KernelWriter {
       off += "};";
       const std::string tensor = "f->tensors[" + std::to_string(tens.index) + "]";
       const std::string n = std::to_string(offs.list.size());
+      auto fold_it = in.attrs.find("fold_rows");  // the rows of an N-D tile (reference_memory.cpp)
+      const std::string fold = fold_it != in.attrs.end() && fold_it->second == ir::AttrValue(true) ? "true" : "false";
       if (load) {
         if (t.pad != PadValue::null && t.dtype != DataType::FP32) return "";
         const float pad = t.pad == PadValue::max ? 3.4028234663852886e38f : t.pad == PadValue::min ? -3.4028234663852886e38f : 0.0f;
         return off + " ok = pto_opt::tload(" + ptr(t, "unsigned char") + ", " + std::to_string(t.cols) + ", " +
                std::to_string(t.rows) + ", " + R + ", " + C + ", " + tensor + ", off, " + n + ", " +
-               (t.pad != PadValue::null ? "true" : "false") + ", " + "(float)" + float_literal(pad) + ");";
+               (t.pad != PadValue::null ? "true" : "false") + ", " + "(float)" + float_literal(pad) + ", " + fold + ");";
       }
       std::string atomic = "none";
       auto it = in.attrs.find("atomic");
@@ -279,7 +281,7 @@ class KernelWriter {
       }
       if (atomic != "none" && !(atomic == "add" && t.dtype == DataType::FP32)) return "";
       return off + " ok = pto_opt::tstore(" + tensor + ", off, " + n + ", " + ptr(t, "unsigned char") + ", " +
-             std::to_string(t.cols) + ", " + R + ", " + C + ", " + (atomic == "add" ? "true" : "false") + ");";
+             std::to_string(t.cols) + ", " + R + ", " + C + ", " + (atomic == "add" ? "true" : "false") + ", " + fold + ");";
     }
     if (m == "TMOV") {
       if (tiles.size() != 2 || tiles[0]->dtype != tiles[1]->dtype) return "";
@@ -322,13 +324,15 @@ class KernelWriter {
       const bool rows = m[1] == 'R';
       const std::string op = m.substr(4) == "SUM" ? "Add" : m.substr(4) == "MAX" ? "Max" : "Min";
       const std::string SR = vr(1), SC = vc(1);
+      // A scratch tile (PyPTO's tmp_tile) selects the binary-tree order (docs/isa.md).
+      const std::string tree = tiles.size() >= 3 ? "true" : "false";
       if (rows)
-        return "ok = " + SR + " <= " + std::to_string(tiles[0]->rows) + " && " + SC +
-               " > 0; if (ok) pto_opt::row_reduce(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " + ld(1) + ", " + SR + ", " +
-               SC + ", pto_opt::" + op + "{});";
-      return "ok = " + SC + " <= " + std::to_string(tiles[0]->cols) + " && " + SR + " > 0 && " + SC +
+        return "ok = " + SR + " <= " + std::to_string(tiles[0]->rows) + " && " + SC + " > 0 && " + SC +
+               " * 4 <= f->scratch_bytes; if (ok) pto_opt::row_reduce(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
+               ld(1) + ", " + SR + ", " + SC + ", pto_opt::" + op + "{}, " + tree + ", (float*)f->scratch);";
+      return "ok = " + SC + " <= " + std::to_string(tiles[0]->cols) + " && " + SR + " > 0 && " + SR + " * " + SC +
              " * 4 <= f->scratch_bytes; if (ok) pto_opt::col_reduce(" + P(0) + ", " + P(1) + ", " + ld(1) + ", " + SR +
-             ", " + SC + ", pto_opt::" + op + "{}, (float*)f->scratch);";
+             ", " + SC + ", pto_opt::" + op + "{}, " + tree + ", (float*)f->scratch);";
     }
     if (m == "TROWEXPAND" && tiles.size() == 2)
       return "ok = " + covers(1, R, "1") + "; if (ok) pto_opt::row_broadcast(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +

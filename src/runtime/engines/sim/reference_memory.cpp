@@ -16,15 +16,26 @@ std::string join(const std::vector<int64_t>& v) {
 }
 
 // The 2-D window of `tensor` a tile covers: its last two dims at `offsets` (a 1-D tensor is
-// one row). Checks that the tile's valid region lies inside the tensor.
+// one row). With the attribute fold_rows (the rows of an N-D tile, docs/language.md "N-D
+// tiles"), row r is row f0 + r of the tensor's leading axes merged row-major, f0 the merged
+// index of the leading offsets. Checks that the tile's valid region lies inside the tensor.
 struct Window {
   const TensorView& tensor;
   std::vector<int64_t> index;  // offsets; the last two entries move with (r, c)
   int row_dim, col_dim;        // row_dim = -1 for a 1-D tensor
+  bool fold = false;
+  int64_t first_row = 0;       // fold: the merged index of the leading offsets
 
   uint8_t* at(int64_t r, int64_t c) {
     std::vector<int64_t> i = index;
-    if (row_dim >= 0) i[row_dim] += r;
+    if (fold) {
+      for (int64_t d = row_dim, f = first_row + r; d >= 0; --d) {
+        i[d] = f % tensor.shape[d];
+        f /= tensor.shape[d];
+      }
+    } else if (row_dim >= 0) {
+      i[row_dim] += r;
+    }
     i[col_dim] += c;
     return tensor.element(i);
   }
@@ -40,11 +51,23 @@ Window window_of(const TileCall& call, const TensorView& tensor, const std::vect
   if (rank < 1 || static_cast<int>(offsets.size()) != rank)
     call.fail_runtime("the" + describe() + ": one offset per tensor dimension is needed");
   Window w{tensor, offsets, rank >= 2 ? rank - 2 : -1, rank - 1};
-  const int64_t rows_here = w.row_dim >= 0 ? tensor.shape[w.row_dim] : 1;
-  const int64_t row_off = w.row_dim >= 0 ? offsets[w.row_dim] : 0;
-  bool inside = row_off >= 0 && row_off + tile.valid_rows <= rows_here && offsets[w.col_dim] >= 0 &&
-                offsets[w.col_dim] + tile.valid_cols <= tensor.shape[w.col_dim];
+  auto it = call.instr.attrs.find("fold_rows");
+  w.fold = rank >= 3 && it != call.instr.attrs.end() && it->second == ir::AttrValue(true);
+  bool inside = offsets[w.col_dim] >= 0 && offsets[w.col_dim] + tile.valid_cols <= tensor.shape[w.col_dim];
   for (int d = 0; d < w.row_dim && inside; ++d) inside = offsets[d] >= 0 && offsets[d] < tensor.shape[d];
+  if (w.fold) {
+    inside = inside && offsets[w.row_dim] >= 0 && offsets[w.row_dim] < tensor.shape[w.row_dim];
+    int64_t rows_total = 1;
+    for (int d = 0; d <= w.row_dim; ++d) {
+      w.first_row = w.first_row * tensor.shape[d] + offsets[d];
+      rows_total *= tensor.shape[d];
+    }
+    inside = inside && w.first_row + tile.valid_rows <= rows_total;
+  } else {
+    const int64_t rows_here = w.row_dim >= 0 ? tensor.shape[w.row_dim] : 1;
+    const int64_t row_off = w.row_dim >= 0 ? offsets[w.row_dim] : 0;
+    inside = inside && row_off >= 0 && row_off + tile.valid_rows <= rows_here;
+  }
   if (!inside)
     call.fail_runtime("the" + describe() + " goes past the tensor's shape",
                       "keep offset + valid size inside the shape (use a smaller valid shape for the last tile)");
