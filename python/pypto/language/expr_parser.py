@@ -627,7 +627,7 @@ class ExprParser:
             else:
                 exprs[p.name] = self.to_expr(v, node, None if p.index else hint)
         if op.name == "tensor.create" and self.in_kernel_code():  # an on-chip buffer (kernel_buffers.py)
-            return self.kernel_buffer(attrs, node)
+            return self.kernel_buffer(attrs, exprs, node)
         try:
             return ir.make_op_call(op.name, [], exprs, attrs, self.span(node))
         except PyptoError as e:

@@ -20,11 +20,17 @@ def _call_name(node):
 
 
 class KernelBufferParser:
-    def kernel_buffer(self, attrs, node):
-        """The tile op that pl.create_tensor(attrs) is at `node` in kernel code."""
+    def kernel_buffer(self, attrs, exprs, node):
+        """The tile op that pl.create_tensor(exprs, attrs) is at `node` in kernel code."""
         name = self.buffer_name(node)
         acc = name is not None and self.cube_accumulates(name, node)
-        shape, dtype = attrs["shape"], attrs.get("dtype", ir.DataType.FP32)
+        dims = exprs["shape"].elems
+        if not all(isinstance(d, ir.ConstInt) for d in dims):
+            raise self.error(node, f"pl.create_tensor in kernel code is an on-chip buffer, but its shape "
+                                   f"[{', '.join(str(d) for d in dims)}] is known only at run time",
+                             "give the buffer a static shape (tiles have static shapes) and mark the valid part "
+                             "with pl.tile.set_validshape, or create the tensor in the orchestration")
+        shape, dtype = [d.value for d in dims], attrs.get("dtype", ir.DataType.FP32)
         init = attrs.get("init_value")
         if init is not None and init != "":
             if acc:
