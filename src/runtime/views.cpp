@@ -72,8 +72,8 @@ TensorView slice_view(const TensorView& parent, const std::vector<int64_t>& offs
   for (size_t d = 0; d < rank; ++d)
     if (offsets[d] < 0 || offsets[d] + extents[d] > parent.shape[d])
       fail(ErrorKind::kValue, span,
-           "the window of view '" + name + "' at offsets " + list_text(offsets) + " with extents " + list_text(extents) +
-               " lies off " + parent.describe() + ": dimension " + std::to_string(d) + " spans " +
+           "the window at offsets " + list_text(offsets) + " with extents " + list_text(extents) + " of " +
+               parent.describe() + " lies off it: dimension " + std::to_string(d) + " spans " +
                std::to_string(offsets[d]) + ":" + std::to_string(offsets[d] + extents[d]) + " of 0:" +
                std::to_string(parent.shape[d]),
            "keep every offset in 0.." + std::to_string(parent.shape[d] - extents[d]) + " for dimension " +

@@ -1,6 +1,7 @@
 // Tensor-level ops: global-memory arrays made by the orchestration (create_tensor), their
 // extents (dim), single elements read as scalars (read), and tiles written into them
 // (assemble, the target of `out[a:b, c:d] = tile`).
+#include <algorithm>
 #include <cmath>
 
 #include "op_rules.h"
@@ -161,6 +162,41 @@ TypePtr infer_assemble(const CallSite& s) {
 
 // A tile written into a tensor inside a kernel is a store (atomic add from Acc on FIX).
 void lower_assemble(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  if (kb.is_host()) {
+    // Orchestration `y[a:b, :] = t` of a tensor t: the window of y (a kTensorView) gets a
+    // copy of t once the tasks before it have finished (kTensorCopy; docs/runtime.md).
+    auto* src = c.args[1]->type->as<TensorType>();
+    auto* target = c.args[0]->type->as<TensorType>();
+    PYPTO_CHECK(src && target, "tensor.assemble in the orchestration needs tensors");
+    if (std::get<std::string>(c.attrs.at("atomic")) != "none")
+      fail(ErrorKind::kValue, c.span, "pl.assemble(..., atomic=add) in the orchestration: atomic accumulation is a store of a tile",
+           "accumulate inside a kernel: pl.store(tile, offsets, out, atomic=pl.AtomicType.Add)");
+    const int target_slot = kb.tensor(c.args[0]), src_slot = kb.tensor(c.args[1]);
+    const size_t rank = target->shape.size(), lead = rank - std::min(rank, src->shape.size());
+    std::vector<isa::Scalar> extents;
+    std::vector<int64_t> drop;
+    for (size_t d = 0; d < lead; ++d) extents.push_back(isa::Scalar::imm(1)), drop.push_back(static_cast<int64_t>(d));
+    for (auto& e : src->shape) extents.push_back(kb.scalar(e));
+    isa::ParamDesc desc;
+    desc.name = c.args[0]->as<Var>() ? c.args[0]->as<Var>()->name + "_window" : "window";
+    desc.dtype = target->dtype;
+    for (auto& e : src->shape) desc.shape.push_back(as_const_int(e).value_or(-1));
+    desc.dir = ParamDirection::InOut;
+    const int window = kb.add_tensor(desc);
+    Instr view;
+    view.kind = isa::InstrKind::kTensorView;
+    view.outs = {Operand::tensor(window)};
+    view.ins = {Operand::tensor(target_slot), Operand::list_of(kb.scalars(c.args[2])), Operand::list_of(extents)};
+    view.attrs = {{"view", std::string("slice")}, {"drop_dims", drop}};
+    kb.emit(view);
+    Instr copy;
+    copy.kind = isa::InstrKind::kTensorCopy;
+    copy.outs = {Operand::tensor(window)};
+    copy.ins = {Operand::tensor(src_slot)};
+    kb.emit(copy);
+    if (dst) kb.bind_tensor(dst.get(), target_slot);
+    return;
+  }
   PYPTO_CHECK(c.args[1]->type->as<TileType>(), "tensor.assemble of a tensor must be lowered to tiles before codegen");
   int tensor = kb.tensor(c.args[0]);
   int tile = kb.tile(c.args[1]);
