@@ -30,7 +30,7 @@ import numpy as np
 import pypto.language as pl
 from pypto.runtime import RunConfig
 
-G, D, BS, MAX_BLOCKS, NUM_BLOCKS, W = 16, 64, 32, 8, 40, 8
+G, D, BS, MAX_BLOCKS, NUM_BLOCKS, W, MAX_SEQS = 16, 64, 32, 8, 40, 8, 8
 SCALE = 1.0 / math.sqrt(D)
 S = pl.dynamic("S")  # rows of q: G per sequence
 Mat, Left, Right, Vec = pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right, pl.MemorySpace.Vec
@@ -39,12 +39,16 @@ Mat, Left, Right, Vec = pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.
 @pl.jit
 def paged_attention_views(q: pl.Tensor[[S, D], pl.FP32], key_cache: pl.Tensor, value_cache: pl.Tensor,
                           block_table: pl.Tensor, context_lens: pl.Tensor, o: pl.Out[pl.Tensor[[S, D], pl.FP32]]):
+    # Per sequence b, rows b*G:b*G+G of these: its running state (the output accumulator
+    # in columns 0:D, the running max and sum in every column of D:D+W and D+W:D+2W: a Vec
+    # tile row is at least 32 bytes; row_max reads the value back) and the scratch through
+    # which P goes to the cube. The sequences' row windows are disjoint: their tasks get no
+    # edges between them (a batch above MAX_SEQS is a run-time error at the view's line).
+    states = pl.create_tensor([MAX_SEQS * G, D + 2 * W], dtype=pl.FP32)
+    scratch = pl.create_tensor([MAX_SEQS * G, BS], dtype=pl.FP32)
     for b in pl.range(pl.tensor.dim(q, 0) // G):
         ctx = pl.tensor.read(context_lens, [b])
-        # The sequence's running state, one [G, D + 2W] tensor: the output accumulator in
-        # columns 0:D, the running max and sum in every column of D:D+W and D+W:D+2W (a Vec
-        # tile row is at least 32 bytes; row_max reads the value back). The max starts at -1e30.
-        state = pl.create_tensor([G, D + 2 * W], dtype=pl.FP32)
+        state = states[b * G:b * G + G, :]
         with pl.at(level=pl.Level.CORE_GROUP):
             state = pl.store(pl.full([G, W], dtype=pl.FP32, value=-1e30), [0, D], state)
         q_b = q[b * G:b * G + G, :]
@@ -53,7 +57,7 @@ def paged_attention_views(q: pl.Tensor[[S, D], pl.FP32], key_cache: pl.Tensor, v
             valid = pl.min(ctx - j * BS, BS)
             k_blk = key_cache[blk * BS:blk * BS + BS, :]
             v_blk = value_cache[blk * BS:blk * BS + BS, :]
-            p_scratch = pl.create_tensor([G, BS], dtype=pl.FP32)  # P goes to the cube through it
+            p_scratch = scratch[b * G:b * G + G, :]
             with pl.at(level=pl.Level.CORE_GROUP):
                 q_left = pl.move(pl.load(q_b, [0, 0], [G, D], target_memory=Mat), target_memory=Left)
                 k_t = pl.transpose_view(pl.load(k_blk, [0, 0], [BS, D], target_memory=Mat))
