@@ -272,3 +272,37 @@ def test_paged_attention_example_sequences_share_no_edges(tmp_path):
     for b in range(len(lens)):  # each sequence is one chain
         tasks = [t for t, s in enumerate(seq) if s == b]
         assert all([t, u] in edges for t, u in zip(tasks, tasks[1:])), (b, edges)
+
+
+def test_paged_attention_batch_above_its_state_rows_is_a_runtime_error():
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "advanced" / "01_paged_attention_views.py"
+    spec = importlib.util.spec_from_file_location("paged_attention_views", path)
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    lens = [3] * (ex.MAX_SEQS + 1)
+    inputs = ex.make_inputs(np.random.default_rng(4), lens)
+    o = np.zeros_like(inputs[0])
+    with pytest.raises(Exception, match=r"(?s)01_paged_attention_views.py:\d+: the window at offsets \[128, 0\] with extents "
+                                        r"\[16, 80\] of 'states'\[128, 80\] FP32 lies off it.*fix: "):
+        ex.paged_attention_views(*inputs, o, config=RunConfig(engine="sim"))
+
+
+def test_atomic_assemble_in_orchestration_is_refused():
+    @pl.program
+    class Bad:
+        @pl.function(type=pl.FunctionType.InCore)
+        def inc(self, x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+            y = pl.store(pl.adds(pl.load(x, [0, 0], [16, 64]), 1.0), [0, 0], y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+            t = pl.create_tensor([16, 64], dtype=pl.FP32)
+            t = self.inc(x, t)
+            out = pl.assemble(out, t, [0, 0], atomic=pl.AtomicType.Add)
+            return out
+
+    with pytest.raises(Exception, match=r"(?s)test_views_host.py:\d+: pl.assemble\(..., atomic=add\) in the orchestration.*fix: "):
+        runtime.run(Bad, np.zeros((16, 64), np.float32), np.zeros((32, 64), np.float32), config=RunConfig(engine="sim"))
