@@ -43,9 +43,11 @@ bool contiguous(const TensorView& t) {
   return true;
 }
 
+// The product of positive extents; -1 when it overflows (it then matches no element count).
 int64_t product(const std::vector<int64_t>& v) {
   int64_t n = 1;
-  for (int64_t x : v) n *= x;
+  for (int64_t x : v)
+    if (__builtin_mul_overflow(n, x, &n)) return -1;
   return n;
 }
 
@@ -70,7 +72,7 @@ TensorView slice_view(const TensorView& parent, const std::vector<int64_t>& offs
          "this is a code generation bug; please report it");
   positive_extents(extents, "the window of view", name, span);
   for (size_t d = 0; d < rank; ++d)
-    if (offsets[d] < 0 || offsets[d] + extents[d] > parent.shape[d])
+    if (offsets[d] < 0 || offsets[d] > parent.shape[d] - extents[d])  // (no overflow for huge offsets)
       fail(ErrorKind::kValue, span,
            "the window at offsets " + list_text(offsets) + " with extents " + list_text(extents) + " of " +
                parent.describe() + " lies off it: dimension " + std::to_string(d) + " spans " +
@@ -154,10 +156,11 @@ TensorView reinterpret_view(const TensorView& parent, DataType dtype, const std:
          "view '" + name + "' reads " + parent.describe() + " as " + dtype_name(dtype) + ", but its data is not aligned to " +
              std::to_string(eb) + " bytes",
          "start the reinterpreted window at an offset that is a multiple of " + std::to_string(eb) + " bytes");
-  if (product(extents) * eb != parent.numel() * ea)
+  if (const int64_t bytes = parent.numel() * ea; bytes % eb || product(extents) != bytes / eb)
     fail(ErrorKind::kValue, span,
          "view '" + name + "' reads " + parent.describe() + " (" + std::to_string(parent.numel() * ea) + " bytes) as " +
-             list_text(extents) + " " + dtype_name(dtype) + " (" + std::to_string(product(extents) * eb) + " bytes)",
+             list_text(extents) + " " + dtype_name(dtype) + " (" + std::to_string(product(extents)) + " elements of " +
+             std::to_string(eb) + " bytes)",
          "keep the byte count");
   TensorView v = rooted(parent, name);
   v.dtype = dtype;

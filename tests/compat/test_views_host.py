@@ -232,23 +232,58 @@ class Assemble:
              out: pl.Out[pl.Tensor[[3, 32, 64], pl.FP32]]) -> pl.Tensor[[3, 32, 64], pl.FP32]:
         t = pl.create_tensor([16, 64], dtype=pl.FP32)
         t = self.inc(x[16:32, :], t)
-        out[0, 0:16, :] = t            # a lower-rank value fills the trailing axes
+        out[0, 0:16, :] = t            # an alias: inc wrote out[0, 0:16, :]; a lower-rank value fills the trailing axes
         u = pl.create_tensor([16, 64], dtype=pl.FP32)
         u = self.inc(t, u)
-        out[1, r:r + 16, :] = u        # a run-time offset
-        v = self.inc(out[1, r:r + 16, :], out[2, 0:16, :])  # reads what the copy wrote
+        out[1, r + 1:r + 17, :] = u    # an alias at a run-time offset
+        v = self.inc(out[1, r + 1:r + 17, :], out[2, 0:16, :])  # a RAW edge on the task that wrote u
+        w = pl.create_tensor([16, 64], dtype=pl.FP32, init_value=5.0)
+        w = self.inc(x[0:16, :], w)
+        out[2, 16:32, :] = w           # a filled tensor: copied (the fill is not the window's)
         return out
 
 
-def test_orchestration_assemble_writes_the_window(engine):
+def test_orchestration_assemble_aliases_a_created_tensor_else_copies(engine, tmp_path):
     x = rng.standard_normal((32, 64)).astype(np.float32)
     out = np.zeros((3, 32, 64), np.float32)
-    run(Assemble, x, 7, out, engine=engine)
+    run(Assemble, x, 6, out, engine=engine, enable_dep_gen=True, output_dir=str(tmp_path))
     want = np.zeros_like(out)
     want[0, 0:16] = x[16:32] + 1
     want[1, 7:23] = x[16:32] + 2
     want[2, 0:16] = x[16:32] + 3
+    want[2, 16:32] = x[0:16] + 1
     np.testing.assert_allclose(out, want, rtol=1e-6)
+    edges = json.load(open(tmp_path / "dfx_outputs" / "deps.json"))["edges"]
+    assert [0, 1] in edges and [1, 2] in edges, edges  # the writers of t and u wrote out's windows
+    kinds = [str(i.kind).rsplit(".", 1)[-1] for i in runtime.compile_program(Assemble, tmp_path / "c").host_program.code]
+    assert kinds.count("AllocTensor") == 1 and kinds.count("TensorCopy") == 1, kinds
+
+
+def test_orchestration_assemble_in_a_loop_aliases_each_block(engine):
+    @pl.program
+    class Rows:
+        @pl.function(type=pl.FunctionType.InCore)
+        def inc(self, x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+            y = pl.store(pl.adds(pl.load(x, [0, 0], [16, 64]), 1.0), [0, 0], y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+            for i in pl.range(4):
+                t = pl.create_tensor([16, 64], dtype=pl.FP32)
+                t = self.inc(x[i * 16:i * 16 + 16, :], t)
+                out[(3 - i) * 16:(3 - i) * 16 + 16, :] = t
+            return out
+
+    x = rng.standard_normal((64, 64)).astype(np.float32)
+    out = np.zeros_like(x)
+    run(Rows, x, out, engine=engine)
+    np.testing.assert_allclose(out, x.reshape(4, 16, 64)[::-1].reshape(64, 64) + 1, rtol=1e-6)
+    if engine == "sim":
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            kinds = [str(i.kind).rsplit(".", 1)[-1] for i in runtime.compile_program(Rows, d).host_program.code]
+        assert "TensorCopy" not in kinds and "AllocTensor" not in kinds, kinds
 
 
 def test_paged_attention_example_sequences_share_no_edges(tmp_path):
