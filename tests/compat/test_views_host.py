@@ -93,25 +93,28 @@ class Shapes:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[3, N, 2 * N], pl.FP32], o1: pl.Out[pl.Tensor[[N, 2 * N], pl.FP32]],
              o2: pl.Out[pl.Tensor[[2 * N, N], pl.FP32]], o3: pl.Out[pl.Tensor[[N, 2 * N], pl.FP32]],
-             o4: pl.Out[pl.Tensor[[2 * N, N], pl.FP32]]):
+             o4: pl.Out[pl.Tensor[[2 * N, N], pl.FP32]], o5: pl.Out[pl.Tensor[[2 * N, N], pl.FP32]]):
         o1 = self.copy(x[1], o1)
         o2 = self.copy_t(pl.transpose(x[2], 0, 1), o2)
         flat = pl.reshape(x, [3 * N, 2 * N])
         o3 = self.copy(flat[N // 2:N // 2 + N, :], o3)
         o4t = pl.transpose(o4, 0, 1)  # a write through a transposed view of an output
         o4t = self.copy(x[0], o4t)
-        return o1, o2, o3, o4
+        o5 = self.copy_t(pl.tensor.view(x[1], [2 * N, N]), o5)  # a window of whole rows is contiguous
+        return o1, o2, o3, o4, o5
 
 
 def test_dropped_axis_transpose_and_reshape_views(engine):
     x = rng.standard_normal((3, N, 2 * N)).astype(np.float32)
     o1, o3 = np.zeros((N, 2 * N), np.float32), np.zeros((N, 2 * N), np.float32)
     o2, o4 = np.zeros((2 * N, N), np.float32), np.zeros((2 * N, N), np.float32)
-    run(Shapes, x, o1, o2, o3, o4, engine=engine)
+    o5 = np.zeros((2 * N, N), np.float32)
+    run(Shapes, x, o1, o2, o3, o4, o5, engine=engine)
     np.testing.assert_array_equal(o1, x[1])
     np.testing.assert_array_equal(o2, x[2].T)
     np.testing.assert_array_equal(o3, x.reshape(3 * N, 2 * N)[N // 2:N // 2 + N])
     np.testing.assert_array_equal(o4, x[0].T)
+    np.testing.assert_array_equal(o5, x[1].reshape(2 * N, N))
 
 
 @pl.program
