@@ -241,8 +241,9 @@ bool alias_created_tensor(KernelBuilder& kb, int target, int src, Instr view, in
 // A tile written into a tensor inside a kernel is a store (atomic add from Acc on FIX).
 void lower_assemble(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   if (kb.is_host()) {
-    // Orchestration `y[a:b, :] = t` of a tensor t: the window of y (a kTensorView) gets a
-    // copy of t once the tasks before it have finished (kTensorCopy; docs/runtime.md).
+    // Orchestration `y[a:b, :] = t` of a tensor t: PyPTO's name alias where t's creation can
+    // become the window of y; otherwise the window (a kTensorView) gets a copy of t once the
+    // tasks before it have finished (kTensorCopy; docs/runtime.md "Orchestration views").
     auto* src = c.args[1]->type->as<TensorType>();
     auto* target = c.args[0]->type->as<TensorType>();
     PYPTO_CHECK(src && target, "tensor.assemble in the orchestration needs tensors");
