@@ -192,7 +192,11 @@ void bind_isa_structs(nb::module_& m) {
       .value("Call", isa::InstrKind::kCall)
       .value("AllocTensor", isa::InstrKind::kAllocTensor)
       .value("ArrayGet", isa::InstrKind::kArrayGet)
-      .value("ArraySet", isa::InstrKind::kArraySet);
+      .value("ArraySet", isa::InstrKind::kArraySet)
+      .value("ScalarWrite", isa::InstrKind::kScalarWrite)
+      .value("ScalarCast", isa::InstrKind::kScalarCast)
+      .value("TensorView", isa::InstrKind::kTensorView)
+      .value("TensorCopy", isa::InstrKind::kTensorCopy);
   auto instr = nb::class_<isa::Instr>(m, "Instr")
                    .def(nb::init<>())
                    .def_rw("kind", &isa::Instr::kind)

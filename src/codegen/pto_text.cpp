@@ -280,7 +280,9 @@ class PtoWriter {
       case isa::InstrKind::kCall:
       case isa::InstrKind::kAllocTensor:
       case isa::InstrKind::kArrayGet:
-      case isa::InstrKind::kArraySet: line("// host instruction in a kernel"); break;
+      case isa::InstrKind::kArraySet:
+      case isa::InstrKind::kTensorView:
+      case isa::InstrKind::kTensorCopy: line("// host instruction in a kernel"); break;
     }
   }
 

@@ -141,6 +141,8 @@ class Validator {
         case InstrKind::kAllocTensor:
         case InstrKind::kArrayGet:
         case InstrKind::kArraySet:
+        case InstrKind::kTensorView:
+        case InstrKind::kTensorCopy:
           if (!host) bad(sp, "kernel code cannot call kernels, allocate tensors or use orchestration arrays");
           host_instr_(in);
           break;
@@ -349,6 +351,32 @@ void validate_host_program(const HostProgram& program, const ChipSpec& chip) {
         elems *= d;
       }
       if (in.attrs.find("dtype") == in.attrs.end()) v.bad(in.span, "tensor allocation without a dtype");
+      return;
+    }
+    if (in.kind == InstrKind::kTensorView || in.kind == InstrKind::kTensorCopy) {
+      if (in.outs.size() != 1 || in.ins.empty()) v.bad(in.span, "a tensor view or copy needs one output slot and a source");
+      v.tensor_operand(in.outs[0], in.span);
+      v.tensor_operand(in.ins[0], in.span);
+      for (size_t i = 1; i < in.ins.size(); ++i) {
+        if (in.ins[i].kind != Operand::kScalarList) v.bad(in.span, "a tensor view takes lists of offsets and extents");
+        for (const Scalar& s : in.ins[i].list) v.scalar(s, in.span);
+      }
+      if (in.kind == InstrKind::kTensorView) {
+        auto it = in.attrs.find("view");
+        auto* kind = it == in.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
+        if (!kind || (*kind != "slice" && *kind != "transpose" && *kind != "reshape" && *kind != "reinterpret"))
+          v.bad(in.span, "a tensor view without a known kind (slice, transpose, reshape, reinterpret)");
+        const size_t want = *kind == "slice" ? 3 : *kind == "transpose" ? 1 : 2;
+        if (in.ins.size() != want) v.bad(in.span, "a " + *kind + " view takes " + std::to_string(want) + " operands");
+        if (*kind == "transpose") {
+          auto a = in.attrs.find("axes");
+          auto* axes = a == in.attrs.end() ? nullptr : std::get_if<std::vector<int64_t>>(&a->second);
+          if (!axes || axes->size() != 2) v.bad(in.span, "a transpose view needs two axes");
+        }
+        if (*kind == "reinterpret" && (in.attrs.find("dtype") == in.attrs.end() ||
+                                       !std::holds_alternative<DataType>(in.attrs.at("dtype"))))
+          v.bad(in.span, "a reinterpret view needs a dtype");
+      }
       return;
     }
     auto regs_attr = [&](const char* key) {

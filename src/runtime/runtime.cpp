@@ -37,7 +37,8 @@ std::string join(const std::vector<std::string>& v) {
 // when the host is past the slot's last use and the last task using it has finished.
 struct TensorSlots {
   std::vector<TensorView> views;
-  std::vector<std::shared_ptr<void>> owners;  // per slot; null for parameters
+  std::vector<std::shared_ptr<void>> owners;  // per slot; null for parameters (a view: its parent's)
+  std::vector<bool> is_view;                  // per slot: made by kTensorView
   std::shared_ptr<std::atomic<int64_t>> live_bytes = std::make_shared<std::atomic<int64_t>>(0);
   std::shared_ptr<std::atomic<int64_t>> peak_bytes = std::make_shared<std::atomic<int64_t>>(0);
   size_t created = 0;
@@ -170,6 +171,35 @@ const TensorView& slot_tensor(const TensorSlots& slots, int slot, const isa::Ins
   return slots.views[slot];
 }
 
+std::vector<int64_t> int_list_attr(const isa::Instr& in, const char* key);
+
+// kTensorView: slot outs[0] = a view of slot ins[0] (src/runtime/views.cpp builds and checks it).
+void make_view(TensorSlots& slots, const isa::HostProgram& program, const isa::Instr& in, const ScalarMachine& regs) {
+  const int parent_slot = in.ins.at(0).index, slot = in.outs.at(0).index;
+  const TensorView parent = slot_tensor(slots, parent_slot, in);
+  auto values = [&](size_t i) {
+    std::vector<int64_t> v;
+    if (i < in.ins.size())
+      for (const isa::Scalar& s : in.ins[i].list) v.push_back(regs.get(s).as_int());
+    return v;
+  };
+  const std::string name = static_cast<size_t>(slot) < program.tensors.size() ? program.tensors[slot].name : "view";
+  const std::string kind = std::get<std::string>(in.attrs.at("view"));
+  TensorView v;
+  if (kind == "slice") v = slice_view(parent, values(1), values(2), int_list_attr(in, "drop_dims"), name, in.span);
+  else if (kind == "transpose") {
+    const std::vector<int64_t> axes = int_list_attr(in, "axes");
+    v = transpose_view(parent, axes.at(0), axes.at(1), name, in.span);
+  } else if (kind == "reshape") v = reshape_view(parent, values(1), name, in.span);
+  else v = reinterpret_view(parent, std::get<DataType>(in.attrs.at("dtype")), values(1), name, in.span);
+  if (static_cast<size_t>(slot) >= slots.views.size()) slots.views.resize(slot + 1);
+  if (static_cast<size_t>(slot) >= slots.owners.size()) slots.owners.resize(slot + 1);
+  if (static_cast<size_t>(slot) >= slots.is_view.size()) slots.is_view.resize(slot + 1);
+  slots.owners[slot] = static_cast<size_t>(parent_slot) < slots.owners.size() ? slots.owners[parent_slot] : nullptr;
+  slots.is_view[slot] = true;
+  slots.views[slot] = std::move(v);
+}
+
 bool is_block_param(const isa::ParamDesc& p) { return !p.is_tensor && (p.name == "__block_idx" || p.name == "__block_num"); }
 
 // The arguments of a kCall, in the callee's parameter order. SPMD parameters (__block_idx,
@@ -228,10 +258,14 @@ std::vector<std::vector<int>> release_points(const isa::HostProgram& program) {
   std::vector<bool> returned;
   for (int pc = 0; pc < n; ++pc) {
     const isa::Instr& in = code[pc];
-    if (in.kind == isa::InstrKind::kAllocTensor && !in.outs.empty()) allocs[in.outs[0].index].push_back(pc);
-    if (in.kind == isa::InstrKind::kCall || in.kind == isa::InstrKind::kScalarRead || in.kind == isa::InstrKind::kScalarWrite)
+    // A view (kTensorView) holds its parent's memory from where it is made to its own last use.
+    if ((in.kind == isa::InstrKind::kAllocTensor || in.kind == isa::InstrKind::kTensorView) && !in.outs.empty())
+      allocs[in.outs[0].index].push_back(pc);
+    if (in.kind == isa::InstrKind::kCall || in.kind == isa::InstrKind::kScalarRead || in.kind == isa::InstrKind::kScalarWrite ||
+        in.kind == isa::InstrKind::kTensorView || in.kind == isa::InstrKind::kTensorCopy)
       for (const isa::Operand& op : in.ins)
         if (op.kind == isa::Operand::kTensor) uses[op.index].push_back(pc);
+    if (in.kind == isa::InstrKind::kTensorCopy && !in.outs.empty()) uses[in.outs[0].index].push_back(pc);
     // predicate=(t[i] OP v): the launch reads t when it is dispatched (its task keeps t alive)
     if (auto it = in.attrs.find("predicate"); in.kind == isa::InstrKind::kCall && it != in.attrs.end())
       if (auto* pr = std::get_if<std::vector<int64_t>>(&it->second); pr && !pr->empty())
@@ -605,6 +639,11 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
             regs.set(in.dst_reg, read_tensor_element(slot_tensor(slots, in.ins.at(0).index, in), index, in.span));
             break;
           }
+          case isa::InstrKind::kTensorView: make_view(slots, program, in, regs); break;
+          case isa::InstrKind::kTensorCopy:
+            pool.wait_all();  // tasks may still write the value or use the window
+            copy_tensor(slot_tensor(slots, in.outs.at(0).index, in), slot_tensor(slots, in.ins.at(0).index, in), in.span);
+            break;
           case isa::InstrKind::kScalarWrite: {
             pool.wait_all();  // tasks may still read or write the tensor
             std::vector<int64_t> index;
@@ -625,7 +664,7 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
           if (static_cast<size_t>(slot) < slots.owners.size() && slots.owners[slot]) {
             slots.owners[slot].reset();
             slots.views[slot].data = nullptr;
-            ++freed_early;
+            if (static_cast<size_t>(slot) >= slots.is_view.size() || !slots.is_view[slot]) ++freed_early;
           }
       pc = next;
     }

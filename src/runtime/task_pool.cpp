@@ -156,7 +156,34 @@ void TaskPool::regions_of(const TaskSpec& spec, std::vector<Region>& out) const 
         for (int d = 0; d < nd; ++d) box.lo[d] = 0, box.hi[d] = t.shape[d];
       }
       if (!box.whole && box.empty()) continue;
-      if (r.exact && !box.whole) {
+      const ViewOrigin* o = t.origin.get();
+      if (r.exact && !box.whole && o && o->strides.size() <= static_cast<size_t>(kMaxBoxDims) &&
+          o->dims.size() == static_cast<size_t>(nd)) {
+        // A view of a root tensor: the box in the root's index space (dropped and unmapped
+        // root axes are the view's fixed offset there), so views of one root compare as boxes.
+        const int rd = static_cast<int>(o->strides.size());
+        IndexBox rb{};
+        rb.ndim = rd;
+        for (int m = 0; m < rd; ++m) rb.lo[m] = o->offset[m], rb.hi[m] = o->offset[m] + 1;
+        for (int d = 0; d < nd; ++d) {
+          const int m = o->dims[d];
+          rb.lo[m] = o->offset[m] + box.lo[d];
+          rb.hi[m] = o->offset[m] + box.hi[d];
+        }
+        box = rb;
+        r.base = o->base;
+        const uint8_t* base = static_cast<const uint8_t*>(o->base);
+        int64_t lo = 0, hi = 0;
+        for (int m = 0; m < rd; ++m) {
+          r.strides[m] = o->strides[m];
+          const int64_t a0 = box.lo[m] * o->strides[m], a1 = (box.hi[m] - 1) * o->strides[m];
+          lo += std::min(a0, a1);
+          hi += std::max(a0, a1);
+        }
+        r.box = box;
+        r.blo = base + lo * r.elem;
+        r.bhi = base + (hi + 1) * r.elem;
+      } else if (r.exact && !box.whole) {
         r.box = box;
         const uint8_t* base = static_cast<const uint8_t*>(t.data);
         int64_t lo = 0, hi = 0;

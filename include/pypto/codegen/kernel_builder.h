@@ -61,6 +61,7 @@ class KernelBuilder {
   // Appends `instr` (its span defaults to the current one) and returns its pc.
   int emit(isa::Instr instr);
   int pc() const { return static_cast<int>(code_.size()); }
+  std::vector<isa::Instr>& code() { return code_; }  // the code so far (a lowering may reorder its own tail)
   isa::Instr& at(int pc) { return code_[pc]; }
   void set_span(const Span& span) { span_ = span; }
   const Span& span() const { return span_; }

@@ -68,6 +68,12 @@ enum class InstrKind : uint8_t {
   kArraySet,    // HostProgram only: arrays[attr "array"][a] = b
   kScalarWrite, // tensor[ins[0]][offsets ins[1]] = scalar ins[2]  (pl.tensor.write)
   kScalarCast,  // dst_reg = a converted to attrs["dtype"] (scalar pl.cast; rule: pypto/isa/scalar_cast.h)  (pipe S)
+  kTensorView,  // HostProgram only: tensor slot outs[0] = a view of slot ins[0] (no copy); attrs "view" names
+                // the kind: "slice" (ins[1] offsets, ins[2] extents, attr "drop_dims"), "reshape" (ins[1] the
+                // new extents), "transpose" (attr "axes" = {a1, a2}) or "reinterpret" (attr "dtype", ins[1]
+                // the new extents); scalars are registers or immediates, checked against the parent at run time
+  kTensorCopy,  // HostProgram only: tensor slot outs[0] (a view) = a copy of slot ins[0], once every task
+                // before it has finished (orchestration-level `y[a:b, :] = t` of a tensor t)
 };
 
 // Task ids in registers and TASK_ID arrays are launch numbers counted from 1 in each run;

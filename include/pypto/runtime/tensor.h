@@ -2,6 +2,7 @@
 // values, and the arguments a kernel or an orchestration is called with.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,16 @@
 
 namespace pypto::runtime {
 
+// Where an orchestration view (pl.slice, x[a:b, c:d], pl.transpose) lies in the tensor it
+// was cut from, its root: dependency tracking compares views of one root in the root's
+// index space, so windows of one buffer that do not overlap get no edge.
+struct ViewOrigin {
+  const void* base = nullptr;     // the root's data
+  std::vector<int64_t> strides;   // the root's strides (its index space)
+  std::vector<int64_t> offset;    // the view's first element, in root indices
+  std::vector<int> dims;          // view dimension d is root dimension dims[d]
+};
+
 // A strided view of a tensor in global memory (not owned). Strides are in elements.
 struct TensorView {
   void* data = nullptr;
@@ -17,6 +28,7 @@ struct TensorView {
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
   std::string name;
+  std::shared_ptr<const ViewOrigin> origin;  // null: the tensor is its own root
 
   int64_t numel() const;
   // Address of the element at `index` (one entry per dimension); no bounds check.
@@ -45,6 +57,23 @@ inline int64_t float_to_int(double v) {
   if (v < -9223372036854775808.0) return INT64_MIN;
   return static_cast<int64_t>(v);
 }
+
+// Orchestration views of `parent` (run-time kTensorView; src/runtime/views.cpp). Each checks
+// its window or shape against the parent and fails at `span` (the user's line) otherwise.
+// A window at `offsets` of `extents` (one per parent dimension); `drop_dims` unit axes removed.
+TensorView slice_view(const TensorView& parent, const std::vector<int64_t>& offsets, const std::vector<int64_t>& extents,
+                      const std::vector<int64_t>& drop_dims, const std::string& name, const Span& span);
+// Axes a1 and a2 swapped (shape and strides).
+TensorView transpose_view(const TensorView& parent, int64_t a1, int64_t a2, const std::string& name, const Span& span);
+// Another shape of the same element count; the parent must be contiguous (row-major).
+TensorView reshape_view(const TensorView& parent, const std::vector<int64_t>& extents, const std::string& name,
+                        const Span& span);
+// The parent's bytes as `dtype` with `extents`: the last axis scaled (its stride must be 1),
+// or any shape of the same byte count of a contiguous parent.
+TensorView reinterpret_view(const TensorView& parent, DataType dtype, const std::vector<int64_t>& extents,
+                            const std::string& name, const Span& span);
+// dst = src element by element (same shape and dtype; orchestration `y[a:b, :] = t`).
+void copy_tensor(const TensorView& dst, const TensorView& src, const Span& span);
 
 // An integer or floating-point scalar (a register value or an immediate).
 struct ScalarValue {

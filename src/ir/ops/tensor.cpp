@@ -1,7 +1,9 @@
 // Tensor-level ops: global-memory arrays made by the orchestration (create_tensor), their
 // extents (dim), single elements read as scalars (read), and tiles written into them
 // (assemble, the target of `out[a:b, c:d] = tile`).
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "op_rules.h"
 
@@ -175,8 +177,127 @@ TypePtr infer_assemble(const CallSite& s) {
   return s.arg("target")->type;
 }
 
+bool is_control(isa::InstrKind k) {
+  using K = isa::InstrKind;
+  return k == K::kLoopBegin || k == K::kLoopEnd || k == K::kIf || k == K::kElse || k == K::kEndIf || k == K::kWhileBegin ||
+         k == K::kWhileCond || k == K::kWhileEnd;
+}
+
+// The registers an instruction of the host code writes.
+std::vector<int> written_regs(const Instr& in) {
+  std::vector<int> regs;
+  if (in.dst_reg >= 0) regs.push_back(in.dst_reg);
+  if (auto it = in.attrs.find("launch_reg"); it != in.attrs.end())
+    if (auto* v = std::get_if<std::vector<int64_t>>(&it->second))
+      for (int64_t r : *v) regs.push_back(static_cast<int>(r));
+  return regs;
+}
+
+// Orchestration `y[off] = t` as PyPTO's name alias: when t is a pl.create_tensor of the same
+// block (no loop or branch boundary since, no fill value, automatic dependencies), y holds its
+// tensor from before t's creation and the window's offsets and extents can be computed there,
+// the creation becomes the window of y itself (a kTensorView at the kAllocTensor's place) and
+// the kernels that produced t wrote the window directly. `view` is the window (outs unset),
+// emitted by the caller at [p0, p1) with the scalar code that computes its operands.
+bool alias_created_tensor(KernelBuilder& kb, int target, int src, Instr view, int p0) {
+  std::vector<Instr>& code = kb.code();
+  const int p1 = static_cast<int>(code.size());
+  int alloc = -1;
+  for (int pc = p0 - 1; pc >= 0 && alloc < 0; --pc) {
+    const Instr& in = code[pc];
+    if (is_control(in.kind)) return false;
+    const bool defines = (in.kind == isa::InstrKind::kAllocTensor || in.kind == isa::InstrKind::kTensorView) &&
+                         !in.outs.empty();
+    if (defines && in.outs[0].index == target) return false;  // y is (re)made after t
+    if (defines && in.outs[0].index == src) {
+      if (in.kind != isa::InstrKind::kAllocTensor || in.attrs.count("init_value")) return false;
+      alloc = pc;
+    }
+  }
+  if (alloc < 0 || kb.manual_dep_slots.count(src)) return false;
+  // The window's scalar code [p0, p1) moves to the creation: it must be pure, read only
+  // registers that nothing between the creation and here writes, and write registers that
+  // nothing there uses.
+  std::set<int> late, used;  // written / written or read in (alloc, p0)
+  for (int pc = alloc + 1; pc < p0; ++pc) {
+    const Instr& in = code[pc];
+    for (int r : written_regs(in)) late.insert(r);
+    for (const isa::Scalar* x : {&in.a, &in.b, &in.step})
+      if (x->kind == isa::Scalar::kReg) used.insert(x->reg);
+    for (const Operand& o : in.ins) {
+      if (o.kind == Operand::kScalar && o.scalar.kind == isa::Scalar::kReg) used.insert(o.scalar.reg);
+      for (const isa::Scalar& x : o.list)
+        if (x.kind == isa::Scalar::kReg) used.insert(x.reg);
+    }
+    for (const auto& [key, value] : in.attrs)  // dep_regs, predicate, block_num_reg, ...
+      if (auto* v = std::get_if<std::vector<int64_t>>(&value); v && key != "deps" && key != "no_dep_args" && key != "dump_args")
+        for (int64_t r : *v) used.insert(static_cast<int>(r));
+  }
+  used.insert(late.begin(), late.end());
+  std::set<int> own;
+  auto reads_ok = [&](const isa::Scalar& s) { return s.kind != isa::Scalar::kReg || own.count(s.reg) || !late.count(s.reg); };
+  for (int pc = p0; pc < p1; ++pc) {
+    const Instr& in = code[pc];
+    if (in.kind != isa::InstrKind::kScalarBin && in.kind != isa::InstrKind::kScalarMov) return false;
+    if (!reads_ok(in.a) || (in.kind == isa::InstrKind::kScalarBin && !reads_ok(in.b)) || used.count(in.dst_reg)) return false;
+    own.insert(in.dst_reg);
+  }
+  for (size_t i = 1; i < view.ins.size(); ++i)
+    for (const isa::Scalar& s : view.ins[i].list)
+      if (!reads_ok(s)) return false;
+  view.outs = {Operand::tensor(src)};
+  std::vector<Instr> moved(code.begin() + p0, code.end());
+  moved.push_back(std::move(view));
+  code.resize(p0);
+  code.erase(code.begin() + alloc);
+  code.insert(code.begin() + alloc, std::make_move_iterator(moved.begin()), std::make_move_iterator(moved.end()));
+  return true;
+}
+
 // A tile written into a tensor inside a kernel is a store (atomic add from Acc on FIX).
 void lower_assemble(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  if (kb.is_host()) {
+    // Orchestration `y[a:b, :] = t` of a tensor t: PyPTO's name alias where t's creation can
+    // become the window of y; otherwise the window (a kTensorView) gets a copy of t once the
+    // tasks before it have finished (kTensorCopy; docs/runtime.md "Orchestration views").
+    auto* src = c.args[1]->type->as<TensorType>();
+    auto* target = c.args[0]->type->as<TensorType>();
+    PYPTO_CHECK(src && target, "tensor.assemble in the orchestration needs tensors");
+    if (std::get<std::string>(c.attrs.at("atomic")) != "none")
+      fail(ErrorKind::kValue, c.span, "pl.assemble(..., atomic=add) in the orchestration: atomic accumulation is a store of a tile",
+           "accumulate inside a kernel: pl.store(tile, offsets, out, atomic=pl.AtomicType.Add)");
+    const int target_slot = kb.tensor(c.args[0]), src_slot = kb.tensor(c.args[1]);
+    const size_t rank = target->shape.size(), lead = rank - std::min(rank, src->shape.size());
+    const int p0 = kb.pc();
+    std::vector<isa::Scalar> extents;
+    std::vector<int64_t> drop;
+    for (size_t d = 0; d < lead; ++d) extents.push_back(isa::Scalar::imm(1)), drop.push_back(static_cast<int64_t>(d));
+    for (auto& e : src->shape) extents.push_back(kb.scalar(e));
+    Instr view;
+    view.kind = isa::InstrKind::kTensorView;
+    view.ins = {Operand::tensor(target_slot), Operand::list_of(kb.scalars(c.args[2])), Operand::list_of(extents)};
+    view.attrs = {{"view", std::string("slice")}, {"drop_dims", drop}};
+    view.span = c.span;
+    if (target_slot != src_slot && alias_created_tensor(kb, target_slot, src_slot, view, p0)) {
+      if (dst) kb.bind_tensor(dst.get(), target_slot);
+      return;
+    }
+    isa::ParamDesc desc;
+    desc.name = c.args[0]->as<Var>() ? c.args[0]->as<Var>()->name + "_window" : "window";
+    desc.dtype = target->dtype;
+    for (auto& e : src->shape) desc.shape.push_back(as_const_int(e).value_or(-1));
+    desc.dir = ParamDirection::InOut;
+    const int window = kb.add_tensor(desc);
+    view.outs = {Operand::tensor(window)};
+    kb.emit(view);
+    Instr copy;
+    copy.kind = isa::InstrKind::kTensorCopy;
+    copy.outs = {Operand::tensor(window)};
+    copy.ins = {Operand::tensor(src_slot)};
+    kb.emit(copy);
+    if (dst) kb.bind_tensor(dst.get(), target_slot);
+    return;
+  }
   PYPTO_CHECK(c.args[1]->type->as<TileType>(), "tensor.assemble of a tensor must be lowered to tiles before codegen");
   int tensor = kb.tensor(c.args[0]);
   int tile = kb.tile(c.args[1]);

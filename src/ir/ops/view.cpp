@@ -9,6 +9,8 @@
 namespace pypto::ir::ops {
 
 using codegen::KernelBuilder;
+using isa::Instr;
+using isa::Operand;
 
 namespace {
 
@@ -213,9 +215,60 @@ TypePtr infer_reinterpret(const CallSite& s) {
   return TensorType::make(shape, to);
 }
 
-void lower_tensor_view(const Call& c, const VarPtr&, KernelBuilder&) {
-  fail(ErrorKind::kType, c.span, "pl." + c.op->name + ": tensor views are not lowered yet",
-       "load the window with pl.load(t, offsets, shape) inside a kernel");
+// Orchestration: a kTensorView instruction; the runtime builds the view (parent's data at the
+// offset, its strides) and checks the window against the parent when it runs. Inside a kernel
+// views are folded into the loads and stores by a pass before codegen.
+void lower_tensor_view(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  PYPTO_CHECK(kb.is_host(), "pl." + c.op->name + " reached kernel codegen; the view folding pass removes views in kernels");
+  const std::string& op = c.op->name;
+  auto* result = c.type->as<TensorType>();
+  const int parent = kb.tensor(c.args[0]);
+  if (op == "tensor.view" && !c.args[1]) {  // layout=ND only: the tensor itself
+    if (dst) kb.bind_tensor(dst.get(), parent);
+    return;
+  }
+  Instr in;
+  in.kind = isa::InstrKind::kTensorView;
+  isa::ParamDesc desc;
+  desc.name = dst ? dst->name : "view";
+  desc.dtype = result->dtype;
+  for (auto& e : result->shape) desc.shape.push_back(as_const_int(e).value_or(-1));
+  desc.dir = ParamDirection::InOut;
+  if (op == "tensor.slice") {
+    const bool clamp = std::get<bool>(c.attrs.at("clamp"));
+    bool narrowed = clamp;
+    if (auto* v = c.args[3] ? c.args[3]->as<ListExpr>() : nullptr) {
+      auto& shape = c.args[1]->as<ListExpr>()->elems;
+      for (size_t d = 0; d < v->elems.size(); ++d) {
+        auto a = as_const_int(v->elems[d]), b = as_const_int(shape[d]);
+        if (!a || !b || *a != *b) narrowed = true;
+      }
+    }
+    if (narrowed)
+      fail(ErrorKind::kValue, c.span,
+           std::string("pl.slice with ") + (clamp ? "clamp=True" : "a valid_shape smaller than its shape") +
+               " in the orchestration: a tensor passed to a kernel has no valid region here, only its shape",
+           "slice the full window and narrow it in the kernel: pl.load(t, offsets, shape, valid_shape=[...])");
+    in.attrs["view"] = std::string("slice");
+    in.ins = {Operand::tensor(parent), Operand::list_of(kb.scalars(c.args[2])), Operand::list_of(kb.scalars(c.args[1]))};
+    in.attrs["drop_dims"] = c.attrs.at("drop_dims");
+  } else if (op == "tensor.transpose") {
+    const int64_t rank = static_cast<int64_t>(c.args[0]->type->as<TensorType>()->shape.size());
+    int64_t a1 = std::get<int64_t>(c.attrs.at("axis1")), a2 = std::get<int64_t>(c.attrs.at("axis2"));
+    in.attrs["view"] = std::string("transpose");
+    in.attrs["axes"] = std::vector<int64_t>{a1 < 0 ? a1 + rank : a1, a2 < 0 ? a2 + rank : a2};
+    in.ins = {Operand::tensor(parent)};
+  } else {  // view / reshape / reinterpret_view: the result's extents
+    std::vector<isa::Scalar> extents;
+    for (auto& e : result->shape) extents.push_back(kb.scalar(e));
+    in.attrs["view"] = std::string(op == "tensor.reinterpret_view" ? "reinterpret" : "reshape");
+    if (op == "tensor.reinterpret_view") in.attrs["dtype"] = result->dtype;
+    in.ins = {Operand::tensor(parent), Operand::list_of(extents)};
+  }
+  const int slot = kb.add_tensor(desc);
+  in.outs = {Operand::tensor(slot)};
+  kb.emit(in);
+  if (dst) kb.bind_tensor(dst.get(), slot);
 }
 
 }  // namespace
