@@ -92,7 +92,39 @@ class Lowerer : public IRMutator {
 
   std::unordered_map<const Var*, ExprPtr> defs_;  // tensor-level values, by their Var
 
+  // The function's tensor parameters are roots of views at the outermost scope.
+  void enter(const Function& f) {
+    for (auto& p : f.params) depth_of_[p.get()] = 0;
+  }
+
  protected:
+  // Scope depth (loops, branches) of the tensors written through views: a write updates the
+  // root's SSA name only in the scope that defines the root.
+  int depth_ = 0;
+  std::unordered_map<const Var*, int> depth_of_;
+  VarPtr mutate_def(const VarPtr& v) override {
+    if (v->type && v->type->as<TensorType>() && !depth_of_.count(v.get())) depth_of_[v.get()] = depth_;
+    return v;
+  }
+  StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s) override {
+    ++depth_;
+    StmtPtr out = IRMutator::mutate_for(s);
+    --depth_;
+    return out;
+  }
+  StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
+    ++depth_;
+    StmtPtr out = IRMutator::mutate_while(s);
+    --depth_;
+    return out;
+  }
+  StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {
+    ++depth_;
+    StmtPtr out = IRMutator::mutate_if(s);
+    --depth_;
+    return out;
+  }
+
   StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
     std::vector<StmtPtr> out;
     bool changed = false;
@@ -120,8 +152,20 @@ class Lowerer : public IRMutator {
     if (auto* a = st->as<AssignStmt>()) value = a->value, var = a->var;
     else if (auto* e = st->as<EvalStmt>()) value = e->expr;
     else return false;
+    if (!value->as<Call>()) return false;
+    if (ExprPtr named = name_views(value); named != value) {
+      if (named->as<Var>()) {  // the statement is a view: `v = x[0:64, :]` (recorded)
+        if (var) views_[var.get()] = views_.at(named->as<Var>()), views_[var.get()].name = var->name;
+        return true;
+      }
+      value = named;
+    }
     auto* call = value->as<Call>();
-    if (!call) return false;
+    if (is_view_op(*call)) {
+      record_view(*call, var);
+      return true;
+    }
+    if (fold_view_access(*call, var)) return true;
     if (tensor_op_info(*call->op)) {
       if (!var) return true;  // an unused pure value
       defs_[var.get()] = mutate(value);
@@ -146,6 +190,19 @@ class Lowerer : public IRMutator {
                    : "tensor-level values are written into 2-D tensors here (a " + std::to_string(offs.size()) +
                          "-D target)",
            batched ? "create the output as [B, M, N]" : "load tiles of the 3-D tensor with pl.load and store them");
+    if (const View* tv = view_of(target)) {  // a write through a view: the root's block at the view's offsets
+      const View v = *tv;
+      if (batched || tile_in_root(v, call->span, "a write"))
+        fail(ErrorKind::kValue, call->span,
+             "a tensor-level value written through the " + std::string(batched ? "" : "transposed ") + "view '" + v.name +
+                 "'",
+             "write into the tensor itself at the window's offsets (out[a:b, c:d] = ...), or store tiles you compute");
+      std::vector<ExprPtr> at = root_at(v, offs);
+      std::vector<ExprPtr> lead(at.begin(), at.end() - 2);
+      VarPtr result = write_tensor(v.root, src, {at[at.size() - 2], at.back()}, call->span, lead);
+      new_root_version(v, result, var);
+      return true;
+    }
     VarPtr result = batched ? write_batches(target, src, offs, call->span) : write_tensor(target, src, offs, call->span);
     if (var) replaced_[var.get()] = result;
     return true;
@@ -178,6 +235,289 @@ class Lowerer : public IRMutator {
       if (it != defs_.end()) return it->second;
     }
     return e;
+  }
+
+
+  // --- Views ----------------------------------------------------------------------------
+  // A tensor view in a kernel (x[a:b, c:d], pl.transpose, a reshape adding or removing unit
+  // axes) is folded onto the tensor holding its data: element `at` of the view is element
+  // root[offset[d] + at[a] for each view axis a walking root dim d]. View statements are
+  // dropped; every load, store, read and write of a view addresses the root instead.
+  struct View {
+    ExprPtr root;                 // the tensor with the data (a parameter or a loop-carried tensor)
+    std::vector<ExprPtr> offset;  // per root dim
+    std::vector<int> dim;         // per view axis: the root dim it walks, -1 for an added unit axis
+    std::string name;             // the user's name for the view (errors)
+  };
+  std::unordered_map<const Var*, View> views_;
+  std::unordered_map<const Var*, std::string> view_names_;
+
+ public:
+  const std::unordered_map<const Var*, std::string>& view_names() {
+    view_names_.clear();
+    for (auto& [k, v] : views_) view_names_[k] = v.name;
+    return view_names_;
+  }
+
+ private:
+
+  const View* view_of(const ExprPtr& e) const {
+    auto* v = e ? e->as<Var>() : nullptr;
+    auto it = v ? views_.find(v) : views_.end();
+    return it == views_.end() ? nullptr : &it->second;
+  }
+
+  // The view of `e`: its record, or the identity view of a plain tensor.
+  View view_or_self(const ExprPtr& e) const {
+    if (const View* v = view_of(e)) return *v;
+    View v{e, {}, {}, e->as<Var>() ? e->as<Var>()->name : std::string("tensor")};
+    for (size_t d = 0; d < tensor_of(e).shape.size(); ++d) v.offset.push_back(idx(0)), v.dim.push_back(static_cast<int>(d));
+    return v;
+  }
+
+  // A view written inside another call (pl.exp(x[0:64, :]), pl.load(x[i], ...)) becomes a
+  // named view first, so that every use below sees a Var.
+  ExprPtr name_views(const ExprPtr& e) {
+    auto* c = e ? e->as<Call>() : nullptr;
+    if (!c) return e;
+    std::vector<ExprPtr> args;
+    bool changed = false;
+    for (auto& a : c->args) {
+      args.push_back(name_views(a));
+      changed |= args.back() != a;
+    }
+    auto named = changed ? std::make_shared<Call>(c->op, args, c->attrs, c->type, c->span) : std::static_pointer_cast<const Call>(e);
+    if (!is_view_op(*named)) return named;
+    auto v = Var::make(c->args[0]->as<Var>() ? c->args[0]->as<Var>()->name + "_view" : std::string("view"), c->type, c->span);
+    record_view(*named, v);
+    return v;
+  }
+
+  static bool is_view_op(const Call& c) {
+    return c.op->view && c.op->name.rfind("tensor.", 0) == 0 && c.args[0] && c.args[0]->type->as<TensorType>();
+  }
+
+  // Records `var = view op(...)`; true when the view folds (always, or a user error).
+  void record_view(const Call& c, const VarPtr& var) {
+    View parent = view_or_self(mutate(c.args[0]));
+    View v = parent;
+    v.name = var ? var->name : std::string("view");
+    const std::string& op = c.op->name;
+    auto shape_list = [&](size_t k) {
+      std::vector<ExprPtr> out;
+      if (auto* l = c.args[k] ? c.args[k]->as<ListExpr>() : nullptr)
+        for (auto& e : l->elems) out.push_back(mutate(e));
+      return out;
+    };
+    if (op == "tensor.slice") {
+      if (c.args[3] || std::get<bool>(c.attrs.at("clamp")))
+        fail(ErrorKind::kValue, c.span,
+             "the slice '" + v.name + "' narrows its valid region (valid_shape= / clamp=True) inside a kernel; a kernel "
+             "view folds into the loads and stores of its tensor and has no valid region of its own",
+             "slice the whole window and pass valid_shape= to the pl.load of it, or slice in the orchestration");
+      auto offs = shape_list(2);
+      std::vector<bool> dropped(offs.size(), false);
+      for (int64_t d : std::get<std::vector<int64_t>>(c.attrs.at("drop_dims")))
+        dropped[d < 0 ? d + static_cast<int64_t>(offs.size()) : d] = true;
+      v.dim.clear();
+      for (size_t a = 0; a < offs.size(); ++a) {
+        int d = parent.dim[a];
+        if (d >= 0) v.offset[d] = add(v.offset[d], offs[a]);
+        if (!dropped[a]) v.dim.push_back(d);
+      }
+    } else if (op == "tensor.transpose") {
+      int64_t rank = static_cast<int64_t>(parent.dim.size());
+      int64_t a1 = std::get<int64_t>(c.attrs.at("axis1")), a2 = std::get<int64_t>(c.attrs.at("axis2"));
+      std::swap(v.dim[a1 < 0 ? a1 + rank : a1], v.dim[a2 < 0 ? a2 + rank : a2]);
+    } else if (op == "tensor.reshape" || op == "tensor.view") {
+      // Folds when only unit axes are added or removed: the other extents stay, in order.
+      const auto& from = tensor_of(c.args[0]).shape;
+      const auto& to = c.type->as<TensorType>()->shape;
+      auto unit = [](const ExprPtr& e) {
+        auto n = as_const_int(e);
+        return n && *n == 1;
+      };
+      std::vector<size_t> kept;  // the parent's axes of extent other than 1
+      for (size_t a = 0; a < from.size(); ++a)
+        if (!unit(from[a])) kept.push_back(a);
+      v.dim.clear();
+      size_t k = 0;
+      bool ok = true;
+      for (auto& e : to) {
+        if (unit(e)) {
+          v.dim.push_back(-1);
+          continue;
+        }
+        ok = ok && k < kept.size() && same_extent(from[kept[k]], e);
+        v.dim.push_back(ok ? parent.dim[kept[k++]] : -1);
+      }
+      if (!ok || k != kept.size())
+        fail(ErrorKind::kValue, c.span,
+             "pl." + op + " '" + v.name + "' from " + dims(from) + " to " + dims(to) + " inside a kernel: a kernel view "
+             "folds into the loads and stores of its tensor only when it adds or removes unit axes (every other extent "
+             "kept, in order), so that each tile is one box of the tensor",
+             "reshape in the orchestration and pass the reshaped tensor to the kernel, or pl.load tiles of the tensor "
+             "itself and pl.reshape the tiles");
+    } else {
+      fail(ErrorKind::kType, c.span,
+           "pl." + op + " '" + v.name + "' inside a kernel: the view's dtype differs from its tensor's, and kernel loads "
+           "read a tensor in its own dtype",
+           "reinterpret in the orchestration and pass the view to the kernel as a tensor argument");
+    }
+    if (var) views_[var.get()] = std::move(v);
+  }
+
+  static bool same_extent(const ExprPtr& a, const ExprPtr& b) {
+    auto x = as_const_int(a), y = as_const_int(b);
+    if (x || y) return x && y && *x == *y;
+    return a.get() == b.get();
+  }
+  static std::string dims(const std::vector<ExprPtr>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) {
+      auto n = as_const_int(shape[i]);
+      s += (i ? ", " : "") + (n ? std::to_string(*n) : std::string("?"));
+    }
+    return s + "]";
+  }
+
+  // Root coordinates of the view element `at` (one index per view axis).
+  static std::vector<ExprPtr> root_at(const View& v, const std::vector<ExprPtr>& at) {
+    std::vector<ExprPtr> out = v.offset;
+    for (size_t a = 0; a < v.dim.size() && a < at.size(); ++a)
+      if (v.dim[a] >= 0) out[v.dim[a]] = add(out[v.dim[a]], at[a]);
+    return out;
+  }
+
+  // A tile covers the view's last two axes; in the root it must be a box of the root's last
+  // two dims (rows along dim R-2, columns along R-1), or the transposed box (a transpose view).
+  // Returns true when the tile is transposed in the root.
+  bool tile_in_root(const View& v, const Span& span, const std::string& what) const {
+    int64_t rank = static_cast<int64_t>(tensor_of(v.root).shape.size());
+    int n = static_cast<int>(v.dim.size());
+    int dr = n >= 2 ? v.dim[n - 2] : -1, dc = n >= 1 ? v.dim[n - 1] : -1;
+    const int last = static_cast<int>(rank) - 1;
+    if ((dr == last - 1 || dr == -1) && (dc == last || dc == -1)) return false;
+    if ((dr == last || dr == -1) && (dc == last - 1 || dc == -1) && rank >= 2) return true;
+    fail(ErrorKind::kValue, span,
+         what + " of the view '" + v.name + "': its last two axes walk dimensions " + std::to_string(dr) + " and " +
+             std::to_string(dc) + " of the rank-" + std::to_string(rank) + " tensor it views, but a tile covers a "
+             "tensor's last two dimensions",
+         "slice so that the view's last two axes are the tensor's last two (drop the axes before them with an "
+         "integer index, x[i]), or transpose the tensor in the orchestration");
+    return false;
+  }
+
+  // A tile of the view: [rows, cols] at view coordinates `at`, loaded from the root (a
+  // transposed view loads the transposed box and transposes it: tile.transpose in Vec, a
+  // transpose_view in Mat).
+  ExprPtr load_view(const View& v, const std::vector<ExprPtr>& at, int64_t rows, int64_t cols,
+                    std::vector<ExprPtr> valid, MemorySpace mem, const Span& span) {
+    bool tr = tile_in_root(v, span, "a load");
+    std::vector<ExprPtr> root = root_at(v, at);
+    std::vector<int64_t> shape = {rows, cols};
+    if (tr) {
+      std::swap(shape[0], shape[1]);
+      if (!valid.empty()) std::swap(valid[0], valid[1]);
+    }
+    std::vector<std::pair<std::string, ExprPtr>> kwargs;
+    if (!valid.empty()) kwargs.push_back({"valid_shape", ListExpr::make(valid)});
+    Attrs attrs = {{"shape", shape}, {"target_memory", mem}};
+    ExprPtr t = assign(v.name + "_tile", make_op_call("tile.load", {v.root, ListExpr::make(root)}, kwargs, attrs, span));
+    if (!tr) return t;
+    if (mem == MemorySpace::Mat) return assign(v.name + "_t", call("tile.transpose_view", {t}, {}, span));
+    return assign(v.name + "_t", call("tile.transpose", {t}, {{"axis1", int64_t{0}}, {"axis2", int64_t{1}}}, span));
+  }
+
+  // Rebuilds a call of c's op with new expression arguments (aligned with its expression
+  // params; null for an absent optional one), re-inferring its type.
+  static ExprPtr rebuild(const Call& c, const std::vector<ExprPtr>& args, const Span& span) {
+    std::vector<std::pair<std::string, ExprPtr>> kwargs;
+    size_t k = 0;
+    for (const auto& p : c.op->params)
+      if (p.kind != ParamKind::kAttr) {
+        if (k < args.size() && args[k]) kwargs.push_back({p.name, args[k]});
+        ++k;
+      }
+    return make_op_call(c.op->name, {}, kwargs, c.attrs, span);
+  }
+  static size_t arg_pos(const OpDef& op, const std::string& name) {
+    size_t k = 0;
+    for (const auto& p : op.params)
+      if (p.kind != ParamKind::kAttr) {
+        if (p.name == name) return k;
+        ++k;
+      }
+    PYPTO_CHECK(false, "op " + op.name + " has no argument " + name);
+    return 0;
+  }
+
+  // `var` is the root's new version after a write through a view: later reads of the root
+  // (its return, a loop's yield) see it when the root lives in this scope.
+  void new_root_version(const View& v, const VarPtr& root_next, const VarPtr& var) {
+    if (var) {
+      View next = v;
+      next.root = root_next;
+      views_[var.get()] = next;
+    }
+    auto* r = v.root->as<Var>();
+    auto it = r ? depth_of_.find(r) : depth_of_.end();
+    if (it != depth_of_.end() && it->second == depth_) {
+      for (auto& [from, to] : replaced_)  // earlier versions of the root now name the newest
+        if (to.get() == r) to = root_next;
+      replaced_[r] = root_next;
+      depth_of_[root_next.get()] = depth_;
+    }
+  }
+
+  // Tile-level access of a view (pl.load / pl.store / pl.assemble of a tile / pl.read /
+  // pl.write): the same access of the root, the view's offsets added. True when folded.
+  bool fold_view_access(const Call& c, const VarPtr& var) {
+    static const std::map<std::string, std::pair<const char*, const char*>> access = {
+        {"tile.load", {"tensor", "offsets"}},     {"tile.store", {"output_tensor", "offsets"}},
+        {"tensor.assemble", {"target", "offsets"}}, {"tensor.read", {"tensor", "indices"}},
+        {"tensor.write", {"tensor", "indices"}}};
+    auto it = access.find(c.op->name);
+    if (it == access.end()) return false;
+    const size_t ti = arg_pos(*c.op, it->second.first), oi = arg_pos(*c.op, it->second.second);
+    const View* found = view_of(c.args[ti]);
+    if (!found) return false;
+    if (c.op->name == "tensor.assemble" && c.args[1]->type->as<TensorType>()) return false;  // a tensor-level write
+    const View v = *found;
+    std::vector<ExprPtr> args;
+    for (auto& a : c.args) args.push_back(a ? mutate(a) : a);
+    auto* offs = args[oi]->as<ListExpr>();
+    PYPTO_CHECK(offs, "view access offsets");
+    const bool element = c.op->name == "tensor.read" || c.op->name == "tensor.write";
+    if (c.op->name == "tile.load") {
+      if (std::get<bool>(c.attrs.at("clamp")))
+        fail(ErrorKind::kValue, c.span, "pl.load(..., clamp=True) of the view '" + v.name + "' inside a kernel",
+             "pass valid_shape= for the part of the window inside the view");
+      auto shape = std::get<std::vector<int64_t>>(c.attrs.at("shape"));
+      std::vector<ExprPtr> valid;
+      if (auto* l = args[2] ? args[2]->as<ListExpr>() : nullptr) valid = l->elems;
+      ExprPtr t = load_view(v, offs->elems, shape[0], shape[1], valid,
+                            std::get<MemorySpace>(c.attrs.at("target_memory")), c.span);
+      if (var) replaced_[var.get()] = std::static_pointer_cast<const Var>(t);
+      return true;
+    }
+    if (!element && tile_in_root(v, c.span, "a store")) {  // a transposed view: store the tile transposed
+      size_t si = arg_pos(*c.op, c.op->name == "tile.store" ? "tile" : "src");
+      args[si] = assign("stored_t", call("tile.transpose", {args[si]}, {{"axis1", int64_t{0}}, {"axis2", int64_t{1}}}, c.span));
+    }
+    args[ti] = v.root;
+    args[oi] = ListExpr::make(root_at(v, offs->elems), offs->span);
+    ExprPtr value = rebuild(c, args, c.span);
+    if (c.op->name == "tensor.read") {
+      if (var) out_->push_back(AssignStmt::make(var, value, c.span));
+      else out_->push_back(EvalStmt::make(value, c.span));
+      return true;
+    }
+    auto root_var = v.root->as<Var>();
+    VarPtr next = Var::make(root_var ? root_var->name : v.name, v.root->type, c.span);
+    out_->push_back(AssignStmt::make(next, value, c.span));
+    new_root_version(v, next, var);
+    return true;
   }
 
   // --- Block sizes -----------------------------------------------------------------------
@@ -247,6 +587,12 @@ class Lowerer : public IRMutator {
   ExprPtr load(const ExprPtr& tensor, const Block& b, MemorySpace mem, const Span& span) {
     std::vector<ExprPtr> valid;
     if (b.vrows || b.vcols) valid = {b.vrows ? b.vrows : idx(b.rows), b.vcols ? b.vcols : idx(b.cols)};
+    if (const View* v = view_of(tensor)) {  // a view: the block of its root
+      std::vector<ExprPtr> at(v->dim.size() - std::min<size_t>(2, v->dim.size()), idx(0));
+      if (v->dim.size() >= 2) at.push_back(b.r0);
+      at.push_back(b.c0);
+      return load_view(*v, at, b.rows, b.cols, valid, mem, span);
+    }
     std::vector<std::pair<std::string, ExprPtr>> kwargs;
     if (!valid.empty()) kwargs.push_back({"valid_shape", ListExpr::make(valid)});
     Attrs attrs = {{"shape", std::vector<int64_t>{b.rows, b.cols}}, {"target_memory", mem}};
@@ -676,10 +1022,16 @@ class Lowerer : public IRMutator {
 // Any tensor-level value still used after lowering was used by something other than a write.
 class LeftoverCheck : public IRVisitor {
  public:
-  explicit LeftoverCheck(const std::unordered_map<const Var*, ExprPtr>& defs) : defs_(defs) {}
+  LeftoverCheck(const std::unordered_map<const Var*, ExprPtr>& defs, const std::unordered_map<const Var*, std::string>& views)
+      : defs_(defs), views_(views) {}
 
  protected:
   void visit_var(const VarPtr& v) override {
+    if (auto it = views_.find(v.get()); it != views_.end())
+      fail(ErrorKind::kType, v->span,
+           "the tensor view '" + it->second + "' is used where a kernel cannot fold it into loads and stores (a loop "
+           "carry, a branch result, a kernel result or an op that takes no views)",
+           "use the view directly in tensor-level ops, pl.load / pl.store / pl.read / pl.write, or pl.load a tile of it");
     if (defs_.count(v.get()))
       fail(ErrorKind::kType, v->span,
            "the tensor-level value '" + v->name + "' is used other than by writing it into a tensor",
@@ -694,6 +1046,7 @@ class LeftoverCheck : public IRVisitor {
 
  private:
   const std::unordered_map<const Var*, ExprPtr>& defs_;
+  const std::unordered_map<const Var*, std::string>& views_;
 };
 
 }  // namespace
@@ -705,9 +1058,10 @@ ProgramPtr lower_tensor_ops(const ProgramPtr& program, const PassContext& ctx) {
     if (!g->body->as<SeqStmts>())
       g = Function::make(g->name, g->params, g->directions, g->return_types, SeqStmts::make({g->body}, g->body->span),
                          g->func_type, g->span, g->level, g->role, g->attrs);
+    lowerer.enter(*g);
     FunctionPtr out = lowerer.mutate_function(g);
-    LeftoverCheck(lowerer.defs_).visit_function(*out);
-    return lowerer.defs_.empty() && out == g ? f : out;
+    LeftoverCheck(lowerer.defs_, lowerer.view_names()).visit_function(*out);
+    return lowerer.defs_.empty() && lowerer.view_names().empty() && out == g ? f : out;
   });
 }
 
