@@ -103,15 +103,34 @@ class Lowerer : public IRMutator {
   int depth_ = 0;
   std::unordered_map<const Var*, int> depth_of_;
   VarPtr mutate_def(const VarPtr& v) override {
+    if (auto it = retype_.find(v.get()); it != retype_.end()) return it->second;
     if (v->type && v->type->as<TensorType>() && !depth_of_.count(v.get())) depth_of_[v.get()] = depth_;
     return v;
   }
   StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s) override {
+    // A tensor-level value carried by the loop (split-K: acc = pl.matmul_acc(acc, x[:, k:k+64], ...))
+    // is one whole tile, as PyPTO's tensors inside a kernel are: computed before the loop, the
+    // carry retyped to it.
+    std::vector<std::pair<size_t, ExprPtr>> tiles;
+    for (size_t i = 0; i < s->init_values.size(); ++i) {
+      auto* v = s->init_values[i]->as<Var>();
+      if (!v || !defs_.count(v)) continue;
+      ExprPtr t = whole_tile(s->init_values[i], "the loop-carried value '" + s->iter_args[i]->name + "'", s->span);
+      tiles.push_back({i, t});
+      retype_[s->iter_args[i].get()] = Var::make(s->iter_args[i]->name, t->type, s->iter_args[i]->span);
+      retype_[s->return_vars[i].get()] = Var::make(s->return_vars[i]->name, t->type, s->return_vars[i]->span);
+    }
     ++depth_;
     StmtPtr out = IRMutator::mutate_for(s);
     --depth_;
-    return out;
+    if (tiles.empty()) return out;
+    auto* f = out->as<ForStmt>();
+    auto init = f->init_values;
+    for (auto& [i, t] : tiles) init[i] = t;
+    return ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, init, f->body, f->return_vars, f->for_kind,
+                         f->stages, f->span);
   }
+  std::unordered_map<const Var*, VarPtr> retype_;  // carried tensor-level values made tiles
   StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
     ++depth_;
     StmtPtr out = IRMutator::mutate_while(s);
@@ -137,8 +156,11 @@ class Lowerer : public IRMutator {
         changed = true;
         continue;
       }
-      out.push_back(mutate(st));
-      changed |= out.back() != st;
+      out_ = &out;  // a loop whose carried tensor-level value becomes a tile emits it before the loop
+      StmtPtr m = mutate(st);
+      out_ = saved;
+      out.push_back(m);
+      changed |= out.size() != static_cast<size_t>(&st - s->stmts.data() + 1) || out.back() != st;
     }
     return changed ? SeqStmts::make(out, s->span) : s;
   }
@@ -153,27 +175,78 @@ class Lowerer : public IRMutator {
     else if (auto* e = st->as<EvalStmt>()) value = e->expr;
     else return false;
     if (!value->as<Call>()) return false;
-    if (ExprPtr named = name_views(value); named != value) {
-      if (named->as<Var>()) {  // the statement is a view: `v = x[0:64, :]` (recorded)
-        if (var) views_[var.get()] = views_.at(named->as<Var>()), views_[var.get()].name = var->name;
-        return true;
-      }
-      value = named;
+    ExprPtr named = name_views(value);
+    if (named->as<Var>()) {  // the statement is a view: `v = x[0:64, :]` (recorded)
+      if (var) views_[var.get()] = views_.at(named->as<Var>()), views_[var.get()].name = var->name;
+      return true;
     }
+    named = hoist_loads(named, true);
+    if (named == value) return lower_call(value, var);
+    // Views or their loads were written inside this call: the rewritten statement is emitted.
+    if (!lower_call(named, var)) {
+      StmtPtr rewritten = var ? StmtPtr(AssignStmt::make(var, named, st->span)) : StmtPtr(EvalStmt::make(named, st->span));
+      out_->push_back(mutate(rewritten));
+    }
+    return true;
+  }
+
+  // pl.load / pl.read of a view or tensor-level value written inside another call (the
+  // parser's whole load of a tensor operand of a tile op) become statements of their own.
+  ExprPtr hoist_loads(const ExprPtr& e, bool top) {
+    auto* c = e ? e->as<Call>() : nullptr;
+    if (!c) return e;
+    std::vector<ExprPtr> args;
+    bool changed = false;
+    for (auto& a : c->args) {
+      args.push_back(hoist_loads(a, false));
+      changed |= args.back() != a;
+    }
+    ExprPtr out = changed ? std::make_shared<Call>(c->op, args, c->attrs, c->type, c->span) : e;
+    if (top || (c->op->name != "tile.load" && c->op->name != "tensor.read")) return out;
+    ExprPtr src = mutate(args[0]);
+    auto* sv = src->as<Var>();
+    if (!view_of(src) && !(sv && defs_.count(sv)) && !src->type->as<TileType>()) return out;
+    auto v = Var::make(sv ? sv->name + "_tile" : std::string("tile"), c->type, c->span);
+    PYPTO_CHECK(lower_call(out, v), "hoisted load");
+    return mutate(v);
+  }
+
+  bool lower_call(ExprPtr value, const VarPtr& var) {
     auto* call = value->as<Call>();
     if (is_view_op(*call)) {
       record_view(*call, var);
       return true;
     }
     if (fold_view_access(*call, var)) return true;
-    if (tensor_op_info(*call->op)) {
+    if (auto info = tensor_op_info(*call->op)) {
+      ExprPtr m = mutate(value);
+      auto* mc = m->as<Call>();
+      bool reads_tile = std::any_of(mc->args.begin(), mc->args.end(),
+                                    [](const ExprPtr& a) { return a && a->type && a->type->as<TileType>(); });
+      if (reads_tile) {  // it reads a loop-carried value made a tile: the tile op, on whole tiles
+        ExprPtr t = tile_form(*mc, *info);
+        if (var) replaced_[var.get()] = std::static_pointer_cast<const Var>(t);
+        return true;
+      }
       if (!var) return true;  // an unused pure value
-      defs_[var.get()] = mutate(value);
+      defs_[var.get()] = m;
       return true;
     }
+    if (load_of_value(*call, var)) return true;
     if (call->op->name != "tensor.assemble" || !call->args[1]->type->as<TensorType>()) return false;
     ExprPtr target = mutate(call->args[0]);
     ExprPtr src = mutate(call->args[1]);
+    if (src->type->as<TileType>()) {  // a value made a tile: stored as a tile is
+      std::vector<ExprPtr> args = {call->args[0], src, call->args[2]};
+      auto tile_write = std::make_shared<Call>(call->op, args, call->attrs, call->type, call->span);
+      if (fold_view_access(*tile_write, var)) return true;
+      args[0] = target;
+      args[2] = mutate(call->args[2]);
+      ExprPtr w = rebuild(*call, args, call->span);
+      if (var) out_->push_back(AssignStmt::make(var, w, call->span));
+      else out_->push_back(EvalStmt::make(w, call->span));
+      return true;
+    }
     auto* offsets = call->args[2]->as<ListExpr>();
     PYPTO_CHECK(offsets, "tensor.assemble offsets");
     if (std::get<std::string>(call->attrs.at("atomic")) != "none")
@@ -520,12 +593,105 @@ class Lowerer : public IRMutator {
     return true;
   }
 
+  // --- Tensors used as tiles -------------------------------------------------------------
+  // PyPTO's meaning inside a kernel: a tensor used as a tile is one whole tile ("a slice
+  // inside InCore yields a Tile"). The parser loads a tensor operand of a tile op whole
+  // (pl.load(t, [0, 0], shape)); here such a load of a view reads the view's root, a load
+  // of a tensor-level value computes that block of the value, and a loop-carried value is
+  // computed whole before the loop.
+
+  // The whole of the 2-D tensor-level value, view or tensor `e`, checked against UB.
+  ExprPtr whole_tile(const ExprPtr& e, const std::string& what, const Span& span) {
+    const auto& shape = tensor_of(resolve(e)).shape;
+    auto r = shape.size() == 2 ? as_const_int(shape[0]) : std::nullopt, c = shape.size() == 2 ? as_const_int(shape[1]) : std::nullopt;
+    if (!r || !c)
+      fail(ErrorKind::kValue, span,
+           what + " is a tensor of shape " + dims(shape) + " used as one tile, which needs a static 2-D shape",
+           "write it into a tensor (out[:] = ...) and pl.load tiles of that tensor");
+    int64_t bytes = dtype_size(resolve(e)->type), unit = std::max<int64_t>(1, 32 / bytes);
+    int64_t cols = (*c + unit - 1) / unit * unit;
+    check_whole(e, what, *r, cols, bytes, span);
+    std::map<const Expr*, ExprPtr> memo;
+    return as_vec_unless_acc(tile_of(e, Block{idx(0), idx(0), *r, cols, nullptr, cols != *c ? idx(*c) : nullptr}, memo));
+  }
+  static ExprPtr as_vec_unless_acc(const ExprPtr& t) { return t; }  // a matmul's value stays in Acc (its carry)
+
+  void check_whole(const ExprPtr& e, const std::string& what, int64_t rows, int64_t cols, int64_t bytes,
+                   const Span& span) const {
+    int64_t need = rows * cols * bytes, cap = chip_.capacity(MemorySpace::Vec);
+    if (need <= cap) return;
+    const View* v = view_of(e);
+    std::string name = v ? "the tensor view '" + v->name + "'" : (e->as<Var>() ? "'" + e->as<Var>()->name + "'" : "the value");
+    fail(ErrorKind::kCapacity, span,
+         what + ": " + name + " [" + std::to_string(rows) + ", " + std::to_string(cols) + "] " +
+             dtype_name(*element_dtype(resolve(e)->type)) + " is used as one tile, so it is loaded whole: " +
+             std::to_string(need) + " bytes, but Vec (UB) holds " + std::to_string(cap),
+         "use a smaller window (x[r:r + T, :]) or pl.load blocks of it in a loop; tensor-level ops on it (out[:] = "
+         "pl.exp(view)) are tiled to fit for you");
+  }
+
+  // `tensor op(...)` reading a tile: its tile op, each tensor operand a whole tile.
+  ExprPtr tile_form(const Call& c, const TensorOpInfo& info) {
+    std::vector<std::pair<std::string, ExprPtr>> kwargs;
+    size_t k = 0;
+    for (const auto& p : c.op->params)
+      if (p.kind != ParamKind::kAttr) {
+        ExprPtr a = k < c.args.size() ? c.args[k] : nullptr;
+        ++k;
+        if (!a) continue;
+        if (a->type && a->type->as<TensorType>()) a = whole_tile(a, "argument '" + p.name + "' of pl." + c.op->name, c.span);
+        kwargs.push_back({p.name, a});
+      }
+    const OpDef* op = info.shape == TensorOpShape::kMatmulAcc ? OpRegistry::instance().find("tile.matmul_acc") : info.tile_op;
+    Attrs attrs;
+    for (const auto& p : op->params)
+      if (p.kind == ParamKind::kAttr && c.attrs.count(p.name)) attrs[p.name] = c.attrs.at(p.name);
+    return assign(short_name(*op), make_op_call(op->name, {}, kwargs, attrs, c.span));
+  }
+
+  // pl.load of a tensor-level value (the parser's whole load of a tensor operand): that
+  // block of the value; pl.load of a value made a tile: the tile. True when handled.
+  bool load_of_value(const Call& c, const VarPtr& var) {
+    if (c.op->name != "tile.load") return false;
+    ExprPtr src = mutate(c.args[0]);
+    bool value = src->as<Var>() && defs_.count(src->as<Var>());
+    if (!value && !src->type->as<TileType>()) return false;
+    auto shape = std::get<std::vector<int64_t>>(c.attrs.at("shape"));
+    auto* offs = c.args[1]->as<ListExpr>();
+    std::vector<ExprPtr> at;
+    for (auto& o : offs->elems) at.push_back(mutate(o));
+    std::vector<ExprPtr> valid;
+    if (auto* l = c.args[2] ? c.args[2]->as<ListExpr>() : nullptr)
+      for (auto& e : l->elems) valid.push_back(mutate(e));
+    ExprPtr t;
+    if (!value) {
+      auto* tt = src->type->as<TileType>();
+      bool whole = at.size() == 2 && as_const_int(at[0]) == 0 && as_const_int(at[1]) == 0 && valid.empty() &&
+                   as_const_int(tt->shape[0]) == shape[0] && as_const_int(tt->shape[1]) == shape[1];
+      if (!whole)
+        fail(ErrorKind::kValue, c.span, "pl.load of a window of a loop-carried value (kept whole as a tile)",
+             "load the whole value, or pl.slice the tile");
+      t = src;
+    } else {
+      int64_t bytes = dtype_size(src->type);
+      if (at.size() != 2) fail(ErrorKind::kType, c.span, "pl.load of a tensor-level value takes 2 offsets");
+      check_whole(src, "pl.load", shape[0], shape[1], bytes, c.span);
+      Block b{at[0], at[1], shape[0], shape[1], valid.empty() ? nullptr : valid[0], valid.empty() ? nullptr : valid[1]};
+      std::map<const Expr*, ExprPtr> memo;
+      t = tile_of(src, b, memo);
+      if (std::get<MemorySpace>(c.attrs.at("target_memory")) == MemorySpace::Vec) t = as_vec(t, c.span);
+    }
+    if (var) replaced_[var.get()] = std::static_pointer_cast<const Var>(t);
+    return true;
+  }
+
   // --- Block sizes -----------------------------------------------------------------------
 
   struct TreeStats {
     int nodes = 0;
     int64_t widest_bytes = 4;
     bool matmul = false;
+    bool transposed = false;  // a transposed view: its blocks are loaded as [cols, rows] tiles
     int64_t whole_row_cols = 0;  // gather/scatter operands loaded as whole rows of this many columns
   };
   void stats(const ExprPtr& e0, TreeStats& st) const {
@@ -533,6 +699,10 @@ class Lowerer : public IRMutator {
     if (!e->type || !e->type->as<TensorType>()) return;
     ++st.nodes;
     st.widest_bytes = std::max<int64_t>(st.widest_bytes, dtype_size(e->type));
+    if (const View* v = view_of(e)) {
+      int n = static_cast<int>(v->dim.size()), last = static_cast<int>(tensor_of(v->root).shape.size()) - 1;
+      st.transposed |= n >= 2 && v->dim[n - 2] == last;
+    }
     if (auto* c = e->as<Call>()) {
       auto info = tensor_op_info(*c->op);
       bool cube = info && (info->shape == TensorOpShape::kMatmul || info->shape == TensorOpShape::kBatchMatmul ||
@@ -566,7 +736,7 @@ class Lowerer : public IRMutator {
         std::max<int64_t>(1, vec_block_bytes(st) / (std::max<int64_t>({cols, 64, st.whole_row_cols}) * bytes));
     if (st.matmul) row_cap = std::min<int64_t>(row_cap, 128);
     auto r1 = as_const_int(shape[0]);
-    int64_t rows = r1 && *r1 == 1 ? 1 : pick_size(shape[0], row_cap, 1);
+    int64_t rows = r1 && *r1 == 1 ? 1 : pick_size(shape[0], row_cap, st.transposed ? unit : 1);
     return {Tiling{rows, shape[0]}, Tiling{cols, shape[1]}};
   }
 

@@ -540,6 +540,8 @@ class ExprParser:
             if spelled[k] in given:
                 raise self.error(node, f"pl.{dsl_name} got argument '{k}' twice", f"call it as {signature}")
             given[spelled[k]] = v
+        if getattr(self, "in_kernel_code", lambda: False)():
+            op, params, given = self.tile_operands(op, given, node)
         # The dtype literals take: the first tile / tensor argument's, positional or keyword (pl.write(dst=t, ...)).
         hint = next((given[p.name].type.dtype for p in params if self.is_array(given.get(p.name))), None)
         exprs, attrs = {}, {}
@@ -574,6 +576,41 @@ class ExprParser:
             raise ParseError(str(e)) from None
         except (TypeError, OverflowError) as e:  # e.g. an attribute that does not fit in 64 bits
             raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
+
+    # Tile ops whose named parameters take a tensor in global memory (every other tile operand is a tile).
+    TENSOR_PARAMS = {"tile.load": "tensor", "tile.store": "output_tensor", "tile.mgather": "tensor",
+                     "tile.mscatter": "output_tensor"}
+
+    def tile_operands(self, op, given, node):
+        """PyPTO's meaning in kernel code: a tensor used as a tile ("a slice inside InCore yields
+        a Tile"). A call mixing tensors and tiles is the tile op, and each tensor operand of a
+        tile op (a view x[0:16, :], a parameter, a tensor-level value) is pl.load-ed whole;
+        LowerTensorOps folds the load into the view's tensor or computes the value's tile, and
+        InferMemory moves it to Mat where a matmul reads it."""
+        def operands(o):
+            return [(p, given[p.name]) for p in o.params
+                    if p.kind == ir.ParamKind.Expr and is_ir(given.get(p.name))]
+        if op.name.startswith("tensor.") and any(isinstance(v.type, ir.TileType) for _, v in operands(op)):
+            tile_op = ir.resolve_op("tile." + op.name[len("tensor."):], [])
+            if tile_op is None:
+                return op, op.params, given
+            op = tile_op
+        if not op.name.startswith("tile."):
+            return op, op.params, given
+        keep = self.TENSOR_PARAMS.get(op.name)
+        given = dict(given)
+        for p, v in operands(op):
+            if p.name == keep or not isinstance(v.type, ir.TensorType):
+                continue
+            shape = [d.value if isinstance(d, ir.ConstInt) else None for d in v.type.shape]
+            if None in shape or len(shape) > 2 and any(n != 1 for n in shape[:-2]):
+                raise self.error(node, f"argument '{p.name}' of pl.{op.name} is the tensor {self.describe(v)}, used as a "
+                                       f"tile: a tensor operand of a tile op is loaded whole, which needs a static "
+                                       f"2-D shape", "pl.load a tile of it with a static shape, or use the tensor "
+                                                     "form of the op on tensors only (out[:] = ...)")
+            tile_shape = [1] + shape if len(shape) == 1 else shape[-2:]
+            given[p.name] = self.op_call("tile.load", [v, [0] * len(shape), tile_shape], {}, node)
+        return op, op.params, given
 
     def submit(self, node, spmd=False):
         """`out, tid = pl.submit(kernel, *args, deps=[...], ...)` (and pl.spmd_submit(...,
