@@ -175,7 +175,7 @@ class Lowerer : public IRMutator {
     else if (auto* e = st->as<EvalStmt>()) value = e->expr;
     else return false;
     if (!value->as<Call>()) return false;
-    ExprPtr named = name_views(value);
+    ExprPtr named = name_views(value, var ? var->name : "");
     if (named->as<Var>()) {  // the statement is a view: `v = x[0:64, :]` (recorded)
       if (var) views_[var.get()] = views_.at(named->as<Var>()), views_[var.get()].name = var->name;
       return true;
@@ -207,6 +207,7 @@ class Lowerer : public IRMutator {
     auto* sv = src->as<Var>();
     if (!view_of(src) && !(sv && defs_.count(sv)) && !src->type->as<TileType>()) return out;
     auto v = Var::make(sv ? sv->name + "_tile" : std::string("tile"), c->type, c->span);
+    keep_.push_back(v);
     PYPTO_CHECK(lower_call(out, v), "hoisted load");
     return mutate(v);
   }
@@ -323,6 +324,7 @@ class Lowerer : public IRMutator {
     std::string name;             // the user's name for the view (errors)
   };
   std::unordered_map<const Var*, View> views_;
+  std::vector<VarPtr> keep_;  // the Vars this pass made up as keys (named views, hoisted loads)
   std::unordered_map<const Var*, std::string> view_names_;
 
  public:
@@ -350,7 +352,7 @@ class Lowerer : public IRMutator {
 
   // A view written inside another call (pl.exp(x[0:64, :]), pl.load(x[i], ...)) becomes a
   // named view first, so that every use below sees a Var.
-  ExprPtr name_views(const ExprPtr& e) {
+  ExprPtr name_views(const ExprPtr& e, const std::string& name = "") {
     auto* c = e ? e->as<Call>() : nullptr;
     if (!c) return e;
     std::vector<ExprPtr> args;
@@ -361,8 +363,10 @@ class Lowerer : public IRMutator {
     }
     auto named = changed ? std::make_shared<Call>(c->op, args, c->attrs, c->type, c->span) : std::static_pointer_cast<const Call>(e);
     if (!is_view_op(*named)) return named;
-    auto v = Var::make(c->args[0]->as<Var>() ? c->args[0]->as<Var>()->name + "_view" : std::string("view"), c->type, c->span);
+    std::string hint = !name.empty() ? name : c->args[0]->as<Var>() ? c->args[0]->as<Var>()->name + "_view" : "view";
+    auto v = Var::make(hint, c->type, c->span);
     record_view(*named, v);
+    keep_.push_back(v);  // views_ is keyed by the Var's address: it must outlive the pass
     return v;
   }
 
@@ -567,6 +571,7 @@ class Lowerer : public IRMutator {
         fail(ErrorKind::kValue, c.span, "pl.load(..., clamp=True) of the view '" + v.name + "' inside a kernel",
              "pass valid_shape= for the part of the window inside the view");
       auto shape = std::get<std::vector<int64_t>>(c.attrs.at("shape"));
+      check_whole(c.args[ti], "pl.load", shape[0], shape[1], dtype_size(v.root->type), c.span);
       std::vector<ExprPtr> valid;
       if (auto* l = args[2] ? args[2]->as<ListExpr>() : nullptr) valid = l->elems;
       ExprPtr t = load_view(v, offs->elems, shape[0], shape[1], valid,

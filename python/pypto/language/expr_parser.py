@@ -590,11 +590,9 @@ class ExprParser:
         def operands(o):
             return [(p, given[p.name]) for p in o.params
                     if p.kind == ir.ParamKind.Expr and is_ir(given.get(p.name))]
-        if op.name.startswith("tensor.") and any(isinstance(v.type, ir.TileType) for _, v in operands(op)):
-            tile_op = ir.resolve_op("tile." + op.name[len("tensor."):], [])
-            if tile_op is None:
-                return op, op.params, given
-            op = tile_op
+        form = ir.tile_form(op.name)  # a tensor-level compute op (tensor.add) reading a tile: its tile op
+        if form is not None and any(isinstance(v.type, ir.TileType) for _, v in operands(op)):
+            op = ir.find_op(form)
         if not op.name.startswith("tile."):
             return op, op.params, given
         keep = self.TENSOR_PARAMS.get(op.name)
