@@ -606,7 +606,7 @@ class Lowerer : public IRMutator {
   // computed whole before the loop.
 
   // The whole of the 2-D tensor-level value, view or tensor `e`, checked against UB.
-  ExprPtr whole_tile(const ExprPtr& e, const std::string& what, const Span& span) {
+  ExprPtr whole_tile(const ExprPtr& e, const std::string& what, const Span& span, MemorySpace mem = MemorySpace::Vec) {
     const auto& shape = tensor_of(resolve(e)).shape;
     auto r = shape.size() == 2 ? as_const_int(shape[0]) : std::nullopt, c = shape.size() == 2 ? as_const_int(shape[1]) : std::nullopt;
     if (!r || !c)
@@ -616,10 +616,11 @@ class Lowerer : public IRMutator {
     int64_t bytes = dtype_size(resolve(e)->type), unit = std::max<int64_t>(1, 32 / bytes);
     int64_t cols = (*c + unit - 1) / unit * unit;
     check_whole(e, what, *r, cols, bytes, span);
+    Block whole{idx(0), idx(0), *r, cols, nullptr, cols != *c ? idx(*c) : nullptr};
+    if (resolve(e)->as<Var>()) return load(e, whole, mem, span);  // a view or tensor: loaded (a cube operand into Mat)
     std::map<const Expr*, ExprPtr> memo;
-    return as_vec_unless_acc(tile_of(e, Block{idx(0), idx(0), *r, cols, nullptr, cols != *c ? idx(*c) : nullptr}, memo));
+    return tile_of(e, whole, memo);  // a computed value (a matmul's stays in Acc: the carry of split-K)
   }
-  static ExprPtr as_vec_unless_acc(const ExprPtr& t) { return t; }  // a matmul's value stays in Acc (its carry)
 
   void check_whole(const ExprPtr& e, const std::string& what, int64_t rows, int64_t cols, int64_t bytes,
                    const Span& span) const {
@@ -644,7 +645,10 @@ class Lowerer : public IRMutator {
         ExprPtr a = k < c.args.size() ? c.args[k] : nullptr;
         ++k;
         if (!a) continue;
-        if (a->type && a->type->as<TensorType>()) a = whole_tile(a, "argument '" + p.name + "' of pl." + c.op->name, c.span);
+        bool cube = info.shape == TensorOpShape::kMatmul || info.shape == TensorOpShape::kMatmulAcc;
+        if (a->type && a->type->as<TensorType>())
+          a = whole_tile(a, "argument '" + p.name + "' of pl." + c.op->name, c.span,
+                         cube && (p.name == "lhs" || p.name == "rhs") ? MemorySpace::Mat : MemorySpace::Vec);
         kwargs.push_back({p.name, a});
       }
     const OpDef* op = info.shape == TensorOpShape::kMatmulAcc ? OpRegistry::instance().find("tile.matmul_acc") : info.tile_op;
