@@ -796,6 +796,17 @@ class Lowerer : public IRMutator {
     ExprPtr t;
     auto* c = e->as<Call>();
     auto info = c ? tensor_op_info(*c->op) : std::nullopt;
+    if (!info && e->type && e->type->as<TileType>()) {  // a value made one whole tile (a loop carry)
+      auto* tt = e->type->as<TileType>();
+      auto r0 = as_const_int(b.r0), c0 = as_const_int(b.c0);
+      if (!r0 || !c0 || *r0 != 0 || *c0 != 0 || as_const_int(tt->shape[0]) != b.rows || as_const_int(tt->shape[1]) != b.cols)
+        fail(ErrorKind::kCapacity, e->span,
+             "a loop-carried tensor-level value is one tile of " + dims(tt->shape) + ", but the expression reading it is "
+             "computed in blocks of [" + std::to_string(b.rows) + ", " + std::to_string(b.cols) + "]",
+             "write the carried value into a tensor after the loop (tmp[:] = acc) and compute from that tensor");
+      memo[e.get()] = e;
+      return e;
+    }
     if (!info) {
       if (!e->as<Var>())
         fail(ErrorKind::kType, e->span, "this tensor value cannot be tiled: it is neither a tensor nor a tensor-level op",
