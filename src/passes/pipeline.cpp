@@ -30,7 +30,14 @@ const std::vector<Pass>& default_pipeline() {
        "blocks, run the tile ops and store. Block sizes keep every tile of one block inside UB together, "
        "rows a multiple of 32 bytes, and prefer sizes that divide the extent; otherwise the edge block gets "
        "a run-time valid shape. Reductions walk the reduced axis in blocks and combine partial results; a "
-       "matmul block walks K through Mat -> Left/Right with matmul then matmul_acc into Acc."},
+       "matmul block walks K through Mat -> Left/Right with matmul then matmul_acc into Acc. Tensor views "
+       "(`x[a:b, c:d]`, slices of slices, `pl.transpose`, reshapes adding or removing unit axes) are folded into "
+       "the loads and stores of the tensor they view, their offsets added (a transposed block is loaded as the "
+       "transposed box and turned with tile.transpose in Vec, transpose_view in Mat); pl.load / pl.store / "
+       "pl.assemble / pl.read / pl.write of a view address that tensor. A tensor used as a tile is one whole tile: "
+       "a load of a tensor-level value computes that block, and a tensor-level value carried by a loop (split-K's "
+       "`acc = pl.matmul_acc(acc, x[:, k:k+64], w[k:k+64, :])`) is computed whole before the loop, the tensor ops "
+       "reading it becoming their tile ops."},
       {"InferMemory", infer_memory,
        "Puts every tile operand in the memory its consumer reads and inserts the moves, so kernels may omit "
        "pl.move: the cube reads `lhs` from Left, `rhs` from Right and `bias` from Bias, pl.transpose_view reads "
