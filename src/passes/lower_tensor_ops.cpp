@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <numeric>
 
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/tensor_ops.h"
@@ -266,10 +267,10 @@ class Lowerer : public IRMutator {
            batched ? "create the output as [B, M, N]" : "load tiles of the 3-D tensor with pl.load and store them");
     if (const View* tv = view_of(target)) {  // a write through a view: the root's block at the view's offsets
       const View v = *tv;
-      if (batched || tile_in_root(v, call->span, "a write"))
+      if (batched || merged_rows(v) || tile_in_root(v, call->span, "a write"))
         fail(ErrorKind::kValue, call->span,
-             "a tensor-level value written through the " + std::string(batched ? "" : "transposed ") + "view '" + v.name +
-                 "'",
+             "a tensor-level value written through the " +
+                 std::string(batched ? "" : merged_rows(v) ? "merged (reshaped) " : "transposed ") + "view '" + v.name + "'",
              "write into the tensor itself at the window's offsets (out[a:b, c:d] = ...), or store tiles you compute");
       std::vector<ExprPtr> at = root_at(v, offs);
       std::vector<ExprPtr> lead(at.begin(), at.end() - 2);
@@ -313,15 +314,33 @@ class Lowerer : public IRMutator {
 
 
   // --- Views ----------------------------------------------------------------------------
-  // A tensor view in a kernel (x[a:b, c:d], pl.transpose, a reshape adding or removing unit
-  // axes) is folded onto the tensor holding its data: element `at` of the view is element
-  // root[offset[d] + at[a] for each view axis a walking root dim d]. View statements are
-  // dropped; every load, store, read and write of a view addresses the root instead.
+  // A tensor view in a kernel (x[a:b, c:d], pl.transpose, a reshape) is folded onto the tensor
+  // holding its data, its root: index i of view axis a adds coef * ((i / div) % mod) to root
+  // dim d for each part (d, coef, div, mod) of the axis, on top of the root offsets. A plain
+  // axis has one part (d, 1, 1, -); a split axis ([B*M, N] seen as [B, M, N]) a coefficient; a
+  // merged axis ([B, M, N] seen as [B*M, N]) a part per merged dim (i / M and i % M) and its
+  // own offset. View statements are dropped; every load, store, read and write of a view
+  // addresses the root instead.
+  struct Part {
+    int dim;
+    int64_t coef = 1, div = 1, mod = 0;  // mod 0: none
+  };
   struct View {
-    ExprPtr root;                 // the tensor with the data (a parameter or a loop-carried tensor)
-    std::vector<ExprPtr> offset;  // per root dim
-    std::vector<int> dim;         // per view axis: the root dim it walks, -1 for an added unit axis
-    std::string name;             // the user's name for the view (errors)
+    ExprPtr root;                          // the tensor with the data (a parameter or a loop-carried tensor)
+    std::vector<ExprPtr> offset;           // per root dim
+    std::vector<std::vector<Part>> parts;  // per view axis (none: an added unit axis)
+    std::vector<ExprPtr> aoff;             // per view axis: an offset of a merged axis (null: none)
+    std::string name;                      // the user's name for the view (errors)
+    size_t rank() const { return parts.size(); }
+    // The root dim a plain axis walks; -1 for an added unit axis, -2 for any other.
+    int dim(size_t a) const {
+      if (parts[a].empty()) return -1;
+      const Part& p = parts[a][0];
+      return parts[a].size() == 1 && p.coef == 1 && p.div == 1 && p.mod == 0 && !aoff[a] ? p.dim : -2;
+    }
+    bool simple(size_t a) const {  // one part without div/mod (coef allowed)
+      return parts[a].size() <= 1 && !aoff[a] && (parts[a].empty() || (parts[a][0].div == 1 && parts[a][0].mod == 0));
+    }
   };
   std::unordered_map<const Var*, View> views_;
   std::vector<VarPtr> keep_;  // the Vars this pass made up as keys (named views, hoisted loads)
@@ -345,8 +364,12 @@ class Lowerer : public IRMutator {
   // The view of `e`: its record, or the identity view of a plain tensor.
   View view_or_self(const ExprPtr& e) const {
     if (const View* v = view_of(e)) return *v;
-    View v{e, {}, {}, e->as<Var>() ? e->as<Var>()->name : std::string("tensor")};
-    for (size_t d = 0; d < tensor_of(e).shape.size(); ++d) v.offset.push_back(idx(0)), v.dim.push_back(static_cast<int>(d));
+    View v{e, {}, {}, {}, e->as<Var>() ? e->as<Var>()->name : std::string("tensor")};
+    for (size_t d = 0; d < tensor_of(e).shape.size(); ++d) {
+      v.offset.push_back(idx(0));
+      v.parts.push_back({Part{static_cast<int>(d)}});
+      v.aoff.push_back(nullptr);
+    }
     return v;
   }
 
@@ -396,45 +419,37 @@ class Lowerer : public IRMutator {
       std::vector<bool> dropped(offs.size(), false);
       for (int64_t d : std::get<std::vector<int64_t>>(c.attrs.at("drop_dims")))
         dropped[d < 0 ? d + static_cast<int64_t>(offs.size()) : d] = true;
-      v.dim.clear();
+      v.parts.clear();
+      v.aoff.clear();
       for (size_t a = 0; a < offs.size(); ++a) {
-        int d = parent.dim[a];
-        if (d >= 0) v.offset[d] = add(v.offset[d], offs[a]);
-        if (!dropped[a]) v.dim.push_back(d);
+        ExprPtr ao;
+        if (parent.simple(a)) {  // the offset moves into the root offsets
+          for (auto& p : parent.parts[a]) v.offset[p.dim] = add(v.offset[p.dim], mul(offs[a], p.coef));
+        } else {
+          ao = parent.aoff[a] ? add(parent.aoff[a], offs[a]) : offs[a];
+        }
+        if (!dropped[a]) {
+          v.parts.push_back(parent.parts[a]);
+          v.aoff.push_back(ao);
+        } else if (ao) {  // a dropped merged axis: its index is fixed
+          View one = parent;
+          std::vector<ExprPtr> at(parent.rank(), idx(0));
+          one.offset.assign(v.offset.size(), idx(0));
+          for (size_t b = 0; b < one.rank(); ++b)
+            if (b != a) one.parts[b].clear(), one.aoff[b] = nullptr;
+          one.aoff[a] = ao;
+          auto fixed = root_at(one, at);
+          for (size_t d = 0; d < fixed.size(); ++d) v.offset[d] = add(v.offset[d], fixed[d]);
+        }
       }
     } else if (op == "tensor.transpose") {
-      int64_t rank = static_cast<int64_t>(parent.dim.size());
+      int64_t rank = static_cast<int64_t>(parent.rank());
       int64_t a1 = std::get<int64_t>(c.attrs.at("axis1")), a2 = std::get<int64_t>(c.attrs.at("axis2"));
-      std::swap(v.dim[a1 < 0 ? a1 + rank : a1], v.dim[a2 < 0 ? a2 + rank : a2]);
+      a1 = a1 < 0 ? a1 + rank : a1, a2 = a2 < 0 ? a2 + rank : a2;
+      std::swap(v.parts[a1], v.parts[a2]);
+      std::swap(v.aoff[a1], v.aoff[a2]);
     } else if (op == "tensor.reshape" || op == "tensor.view") {
-      // Folds when only unit axes are added or removed: the other extents stay, in order.
-      const auto& from = tensor_of(c.args[0]).shape;
-      const auto& to = c.type->as<TensorType>()->shape;
-      auto unit = [](const ExprPtr& e) {
-        auto n = as_const_int(e);
-        return n && *n == 1;
-      };
-      std::vector<size_t> kept;  // the parent's axes of extent other than 1
-      for (size_t a = 0; a < from.size(); ++a)
-        if (!unit(from[a])) kept.push_back(a);
-      v.dim.clear();
-      size_t k = 0;
-      bool ok = true;
-      for (auto& e : to) {
-        if (unit(e)) {
-          v.dim.push_back(-1);
-          continue;
-        }
-        ok = ok && k < kept.size() && same_extent(from[kept[k]], e);
-        v.dim.push_back(ok ? parent.dim[kept[k++]] : -1);
-      }
-      if (!ok || k != kept.size())
-        fail(ErrorKind::kValue, c.span,
-             "pl." + op + " '" + v.name + "' from " + dims(from) + " to " + dims(to) + " inside a kernel: a kernel view "
-             "folds into the loads and stores of its tensor only when it adds or removes unit axes (every other extent "
-             "kept, in order), so that each tile is one box of the tensor",
-             "reshape in the orchestration and pass the reshaped tensor to the kernel, or pl.load tiles of the tensor "
-             "itself and pl.reshape the tiles");
+      reshape_view(c, parent, v);
     } else {
       fail(ErrorKind::kType, c.span,
            "pl." + op + " '" + v.name + "' inside a kernel: the view's dtype differs from its tensor's, and kernel loads "
@@ -458,22 +473,114 @@ class Lowerer : public IRMutator {
     return s + "]";
   }
 
+  // A reshape folds when the extents regroup: unit axes added or removed, an axis split
+  // into several ([B*M, N] to [B, M, N]: the outer axis steps M rows) or several merged into
+  // one ([B, M, N] to [B*M, N]: i walks i / M and i % M). Merged and split extents must be
+  // static; every other extent is kept, in order.
+  void reshape_view(const Call& c, const View& parent, View& v) {
+    const auto& from = tensor_of(c.args[0]).shape;
+    const auto& to = c.type->as<TensorType>()->shape;
+    auto unit = [](const ExprPtr& e) {
+      auto n = as_const_int(e);
+      return n && *n == 1;
+    };
+    std::vector<size_t> olds, news;  // the axes of extent other than 1
+    for (size_t a = 0; a < from.size(); ++a)
+      if (!unit(from[a])) olds.push_back(a);
+    for (size_t a = 0; a < to.size(); ++a)
+      if (!unit(to[a])) news.push_back(a);
+    v.parts.assign(to.size(), {});
+    v.aoff.assign(to.size(), nullptr);
+    auto refuse = [&](const std::string& why) {
+      fail(ErrorKind::kValue, c.span,
+           "pl." + c.op->name + " '" + v.name + "' from " + dims(from) + " to " + dims(to) + " inside a kernel: " + why +
+               "; a kernel view folds into the loads and stores of its tensor only when extents regroup (unit axes "
+               "added or removed, static axes split or merged), so that each tile is one box of the tensor",
+           "reshape in the orchestration and pass the reshaped tensor to the kernel, or pl.load tiles of the tensor "
+           "itself and pl.reshape the tiles");
+    };
+    size_t i = 0, j = 0;
+    while (i < olds.size() && j < news.size()) {
+      if (same_extent(from[olds[i]], to[news[j]])) {  // kept
+        v.parts[news[j]] = parent.parts[olds[i]];
+        v.aoff[news[j]] = parent.aoff[olds[i]];
+        ++i, ++j;
+        continue;
+      }
+      // A group: old axes i..i2 and new axes j..j2 with equal static products.
+      auto n_old = as_const_int(from[olds[i]]), n_new = as_const_int(to[news[j]]);
+      if (!n_old || !n_new) refuse("an extent known only at run time changes");
+      size_t i2 = i + 1, j2 = j + 1;
+      int64_t po = *n_old, pn = *n_new;
+      while (po != pn) {
+        if (po < pn && i2 < olds.size() && as_const_int(from[olds[i2]])) po *= *as_const_int(from[olds[i2++]]);
+        else if (pn < po && j2 < news.size() && as_const_int(to[news[j2]])) pn *= *as_const_int(to[news[j2++]]);
+        else refuse("the extents do not regroup");
+      }
+      if (i2 - i > 1 && j2 - j > 1) refuse("axes are both merged and split");
+      if (i2 - i == 1) {  // one old axis split into new axes j..j2: axis k steps the product of those after it
+        if (!parent.simple(olds[i])) refuse("a merged axis is split again");
+        int64_t step = po;
+        for (size_t k = j; k < j2; ++k) {
+          step /= *as_const_int(to[news[k]]);
+          for (Part p : parent.parts[olds[i]]) {
+            p.coef *= step;
+            v.parts[news[k]].push_back(p);
+          }
+        }
+      } else {  // old axes i..i2 merged into new axis j: old axis k is (x / its inner product) % its extent
+        int64_t inner = po;
+        for (size_t k = i; k < i2; ++k) {
+          if (!parent.simple(olds[k])) refuse("a merged axis is merged again");
+          int64_t n = *as_const_int(from[olds[k]]);
+          inner /= n;
+          for (Part p : parent.parts[olds[k]])
+            v.parts[news[j]].push_back(Part{p.dim, p.coef, inner, k == i ? 0 : n});
+        }
+      }
+      i = i2, j = j2;
+    }
+    if (i != olds.size() || j != news.size()) refuse("the extents do not regroup");
+  }
+
   // Root coordinates of the view element `at` (one index per view axis).
   static std::vector<ExprPtr> root_at(const View& v, const std::vector<ExprPtr>& at) {
     std::vector<ExprPtr> out = v.offset;
-    for (size_t a = 0; a < v.dim.size() && a < at.size(); ++a)
-      if (v.dim[a] >= 0) out[v.dim[a]] = add(out[v.dim[a]], at[a]);
+    for (size_t a = 0; a < v.rank() && a < at.size(); ++a) {
+      ExprPtr i = v.aoff[a] ? add(v.aoff[a], at[a]) : at[a];
+      for (const Part& p : v.parts[a]) {
+        ExprPtr t = i;
+        auto ci = as_const_int(t);
+        if (p.div != 1) t = ci ? idx(*ci / p.div) : BinaryExpr::make(BinaryOp::FloorDiv, t, idx(p.div));
+        ci = as_const_int(t);
+        if (p.mod) t = ci ? idx(*ci % p.mod) : BinaryExpr::make(BinaryOp::Mod, t, idx(p.mod));
+        out[p.dim] = add(out[p.dim], mul(t, p.coef));
+      }
+    }
     return out;
   }
 
   // A tile covers the view's last two axes; in the root it must be a box of the root's last
   // two dims (rows along dim R-2, columns along R-1), or the transposed box (a transpose view).
   // Returns true when the tile is transposed in the root.
-  bool tile_in_root(const View& v, const Span& span, const std::string& what) const {
+  bool tile_in_root(const View& v, const Span& span, const std::string& what, int64_t rows = 0,
+                    const ExprPtr& row0 = nullptr) const {
     int64_t rank = static_cast<int64_t>(tensor_of(v.root).shape.size());
-    int n = static_cast<int>(v.dim.size());
-    int dr = n >= 2 ? v.dim[n - 2] : -1, dc = n >= 1 ? v.dim[n - 1] : -1;
+    int n = static_cast<int>(v.rank());
+    int dr = n >= 2 ? v.dim(n - 2) : -1, dc = n >= 1 ? v.dim(n - 1) : -1;
     const int last = static_cast<int>(rank) - 1;
+    if (int64_t period = merged_rows(v); period && (dc == last || dc == -1)) {
+      // Rows of a merged axis ([B, M, N] as [B*M, N]): a tile stays inside one band of M rows.
+      ExprPtr start = v.aoff[n - 2] ? (row0 ? add(v.aoff[n - 2], row0) : v.aoff[n - 2]) : row0;
+      auto s0 = start ? as_const_int(start) : std::optional<int64_t>(0);
+      if (rows && (period % rows != 0 || (s0 && *s0 % period + rows > period)))
+        fail(ErrorKind::kValue, span,
+             what + " of the view '" + v.name + "': its rows merge tensor dimensions in bands of " +
+                 std::to_string(period) + " rows, and a tile of " + std::to_string(rows) + " rows" +
+                 (s0 ? " at row " + std::to_string(*s0) : std::string()) + " crosses a band",
+             "use tiles whose rows divide " + std::to_string(period) + " at row offsets that are multiples of them");
+      return false;
+    }
     if ((dr == last - 1 || dr == -1) && (dc == last || dc == -1)) return false;
     if ((dr == last || dr == -1) && (dc == last - 1 || dc == -1) && rank >= 2) return true;
     fail(ErrorKind::kValue, span,
@@ -488,9 +595,22 @@ class Lowerer : public IRMutator {
   // A tile of the view: [rows, cols] at view coordinates `at`, loaded from the root (a
   // transposed view loads the transposed box and transposes it: tile.transpose in Vec, a
   // transpose_view in Mat).
+  // The band of a view whose row axis merges the root's dims R-3.. and R-2 (parts ending in
+  // dim R-2 with coefficient 1), or 0.
+  int64_t merged_rows(const View& v) const {
+    size_t n = v.rank();
+    if (n < 2 || v.parts[n - 2].size() < 2) return 0;
+    int last = static_cast<int>(tensor_of(v.root).shape.size()) - 1;
+    const Part& inner = v.parts[n - 2].back();
+    if (inner.dim != last - 1 || inner.coef != 1 || inner.div != 1 || inner.mod == 0) return 0;
+    for (size_t k = 0; k + 1 < v.parts[n - 2].size(); ++k)
+      if (v.parts[n - 2][k].dim >= last - 1) return 0;
+    return inner.mod;
+  }
+
   ExprPtr load_view(const View& v, const std::vector<ExprPtr>& at, int64_t rows, int64_t cols,
                     std::vector<ExprPtr> valid, MemorySpace mem, const Span& span) {
-    bool tr = tile_in_root(v, span, "a load");
+    bool tr = tile_in_root(v, span, "a load", rows, at.size() >= 2 ? at[at.size() - 2] : nullptr);
     std::vector<ExprPtr> root = root_at(v, at);
     std::vector<int64_t> shape = {rows, cols};
     if (tr) {
@@ -579,8 +699,12 @@ class Lowerer : public IRMutator {
       if (var) replaced_[var.get()] = std::static_pointer_cast<const Var>(t);
       return true;
     }
-    if (!element && tile_in_root(v, c.span, "a store")) {  // a transposed view: store the tile transposed
-      size_t si = arg_pos(*c.op, c.op->name == "tile.store" ? "tile" : "src");
+    const size_t si = element ? 0 : arg_pos(*c.op, c.op->name == "tile.store" ? "tile" : "src");
+    auto* stored = element ? nullptr : args[si]->type->as<TileType>();
+    auto stored_rows = stored ? as_const_int(stored->shape[0]) : std::nullopt;
+    if (!element && tile_in_root(v, c.span, "a store", stored_rows ? *stored_rows : 0,
+                                 offs->elems.size() >= 2 ? offs->elems[offs->elems.size() - 2] : nullptr)) {
+      // a transposed view: store the tile transposed
       args[si] = assign("stored_t", call("tile.transpose", {args[si]}, {{"axis1", int64_t{0}}, {"axis2", int64_t{1}}}, c.span));
     }
     args[ti] = v.root;
@@ -701,6 +825,7 @@ class Lowerer : public IRMutator {
     int64_t widest_bytes = 4;
     bool matmul = false;
     bool transposed = false;  // a transposed view: its blocks are loaded as [cols, rows] tiles
+    int64_t row_period = 0;   // a view merging axes into rows: blocks stay inside bands of this many rows
     int64_t whole_row_cols = 0;  // gather/scatter operands loaded as whole rows of this many columns
   };
   void stats(const ExprPtr& e0, TreeStats& st) const {
@@ -709,8 +834,9 @@ class Lowerer : public IRMutator {
     ++st.nodes;
     st.widest_bytes = std::max<int64_t>(st.widest_bytes, dtype_size(e->type));
     if (const View* v = view_of(e)) {
-      int n = static_cast<int>(v->dim.size()), last = static_cast<int>(tensor_of(v->root).shape.size()) - 1;
-      st.transposed |= n >= 2 && v->dim[n - 2] == last;
+      int n = static_cast<int>(v->rank()), last = static_cast<int>(tensor_of(v->root).shape.size()) - 1;
+      st.transposed |= n >= 2 && v->dim(n - 2) == last;
+      if (int64_t period = merged_rows(*v)) st.row_period = st.row_period ? std::gcd(st.row_period, period) : period;
     }
     if (auto* c = e->as<Call>()) {
       auto info = tensor_op_info(*c->op);
@@ -746,6 +872,7 @@ class Lowerer : public IRMutator {
     if (st.matmul) row_cap = std::min<int64_t>(row_cap, 128);
     auto r1 = as_const_int(shape[0]);
     int64_t rows = r1 && *r1 == 1 ? 1 : pick_size(shape[0], row_cap, st.transposed ? unit : 1);
+    if (st.row_period) rows = std::gcd(rows, st.row_period);  // merged rows: a block inside one band
     return {Tiling{rows, shape[0]}, Tiling{cols, shape[1]}};
   }
 
@@ -767,8 +894,8 @@ class Lowerer : public IRMutator {
     std::vector<ExprPtr> valid;
     if (b.vrows || b.vcols) valid = {b.vrows ? b.vrows : idx(b.rows), b.vcols ? b.vcols : idx(b.cols)};
     if (const View* v = view_of(tensor)) {  // a view: the block of its root
-      std::vector<ExprPtr> at(v->dim.size() - std::min<size_t>(2, v->dim.size()), idx(0));
-      if (v->dim.size() >= 2) at.push_back(b.r0);
+      std::vector<ExprPtr> at(v->rank() - std::min<size_t>(2, v->rank()), idx(0));
+      if (v->rank() >= 2) at.push_back(b.r0);
       at.push_back(b.c0);
       return load_view(*v, at, b.rows, b.cols, valid, mem, span);
     }

@@ -31,7 +31,7 @@ const std::vector<Pass>& default_pipeline() {
        "rows a multiple of 32 bytes, and prefer sizes that divide the extent; otherwise the edge block gets "
        "a run-time valid shape. Reductions walk the reduced axis in blocks and combine partial results; a "
        "matmul block walks K through Mat -> Left/Right with matmul then matmul_acc into Acc. Tensor views "
-       "(`x[a:b, c:d]`, slices of slices, `pl.transpose`, reshapes adding or removing unit axes) are folded into "
+       "(`x[a:b, c:d]`, slices of slices, `pl.transpose`, reshapes that add or remove unit axes or split or merge static axes) are folded into "
        "the loads and stores of the tensor they view, their offsets added (a transposed block is loaded as the "
        "transposed box and turned with tile.transpose in Vec, transpose_view in Mat); pl.load / pl.store / "
        "pl.assemble / pl.read / pl.write of a view address that tensor. A tensor used as a tile is one whole tile: "

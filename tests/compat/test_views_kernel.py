@@ -114,6 +114,37 @@ def test_dropped_axis_reshape_and_write_through_view(engine):
 
 
 @pl.jit
+def reshaped_views(x: pl.Tensor, y: pl.Tensor, z: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        rows = pl.reshape(x, [128, 64])  # [4, 32, 64] merged: row r is x[r // 32, r % 32]
+        out[0:128, :] = pl.exp(rows)  # blocks stay inside bands of 32 rows
+        t = pl.load(rows, [64, 0], [32, 64])  # x[2]
+        pl.store(t, [128, 0], out)
+        band = pl.reshape(y, [4, 32, 64])  # [128, 64] split: band[b] is y[32 * b : 32 * b + 32]
+        pl.store(pl.load(band[3], [0, 0], [32, 64]), [160, 0], out)
+        heads = pl.reshape(z, [6, 16, 64])  # [2, 3, 16, 64]: a merged leading axis, tiles on the last two
+        out[192:208, :] = pl.neg(heads[4])  # z[1, 1]
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_reshapes_that_merge_or_split_axes(engine):
+    x, y, z = rand(4, 32, 64), rand(128, 64), rand(2, 3, 16, 64)
+    out = np.zeros((208, 64), np.float32)
+    reshaped_views(x, y, z, out, config=cfg(engine))
+    np.testing.assert_allclose(out[:128], np.exp(x.reshape(128, 64)), rtol=1e-5)
+    np.testing.assert_allclose(out[128:160], x[2])
+    np.testing.assert_allclose(out[160:192], y[96:128])
+    np.testing.assert_allclose(out[192:208], -z[1, 1])
+
+
+def test_tile_crossing_a_merged_band_is_an_error():
+    body = "        v = pl.reshape(x, [128, 64])\n        out = pl.store(pl.load(v, [16, 0], [32, 64]), [0, 0], out)"
+    text = run_error(body, "x: pl.Tensor[[4, 32, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]")
+    assert "in bands of 32 rows, and a tile of 32 rows at row 16 crosses a band" in text and "fix:" in text, text
+
+
+@pl.jit
 def tile_ops_on_views(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(x[16:48, :], [8, 64], [16, 64])  # x[24:40, 64:128]
@@ -207,7 +238,7 @@ class P:
 
 @pytest.mark.parametrize("body, message", [
     ("        a = pl.reshape(x, [128, 64])\n        out[:] = pl.exp(a)",
-     "folds into the loads and stores of its tensor only when it adds or removes unit axes"),
+     "axes are both merged and split"),
     ("        a = pl.tensor.reinterpret_view(x, pl.INT32)\n        out[:] = pl.exp(x)",
      "the view's dtype differs from its tensor's"),
     ("        a = pl.slice(x, [64, 64], [0, 0], valid_shape=[60, 64])\n        out[0:64, 0:64] = pl.exp(a)",
