@@ -267,10 +267,11 @@ class Lowerer : public IRMutator {
            batched ? "create the output as [B, M, N]" : "load tiles of the 3-D tensor with pl.load and store them");
     if (const View* tv = view_of(target)) {  // a write through a view: the root's block at the view's offsets
       const View v = *tv;
-      if (batched || merged_rows(v) || tile_in_root(v, call->span, "a write"))
+      if (batched || merged_rows(v) || v.dtype || tile_in_root(v, call->span, "a write"))
         fail(ErrorKind::kValue, call->span,
              "a tensor-level value written through the " +
-                 std::string(batched ? "" : merged_rows(v) ? "merged (reshaped) " : "transposed ") + "view '" + v.name + "'",
+                 std::string(batched ? "" : merged_rows(v) ? "merged (reshaped) " : v.dtype ? "reinterpreted " : "transposed ") +
+                 "view '" + v.name + "'",
              "write into the tensor itself at the window's offsets (out[a:b, c:d] = ...), or store tiles you compute");
       std::vector<ExprPtr> at = root_at(v, offs);
       std::vector<ExprPtr> lead(at.begin(), at.end() - 2);
@@ -331,6 +332,10 @@ class Lowerer : public IRMutator {
     std::vector<std::vector<Part>> parts;  // per view axis (none: an added unit axis)
     std::vector<ExprPtr> aoff;             // per view axis: an offset of a merged axis (null: none)
     std::string name;                      // the user's name for the view (errors)
+    // A reinterpret_view: the view's dtype, and the element size (bits) in which the root's
+    // last dim is counted (offsets and coordinates); 0: the root's own.
+    std::optional<DataType> dtype;
+    int unit_bits = 0;
     size_t rank() const { return parts.size(); }
     // The root dim a plain axis walks; -1 for an added unit axis, -2 for any other.
     int dim(size_t a) const {
@@ -364,7 +369,7 @@ class Lowerer : public IRMutator {
   // The view of `e`: its record, or the identity view of a plain tensor.
   View view_or_self(const ExprPtr& e) const {
     if (const View* v = view_of(e)) return *v;
-    View v{e, {}, {}, {}, e->as<Var>() ? e->as<Var>()->name : std::string("tensor")};
+    View v{e, {}, {}, {}, e->as<Var>() ? e->as<Var>()->name : std::string("tensor"), std::nullopt, 0};
     for (size_t d = 0; d < tensor_of(e).shape.size(); ++d) {
       v.offset.push_back(idx(0));
       v.parts.push_back({Part{static_cast<int>(d)}});
@@ -451,10 +456,7 @@ class Lowerer : public IRMutator {
     } else if (op == "tensor.reshape" || op == "tensor.view") {
       reshape_view(c, parent, v);
     } else {
-      fail(ErrorKind::kType, c.span,
-           "pl." + op + " '" + v.name + "' inside a kernel: the view's dtype differs from its tensor's, and kernel loads "
-           "read a tensor in its own dtype",
-           "reinterpret in the orchestration and pass the view to the kernel as a tensor argument");
+      reinterpret_view(c, parent, v);
     }
     if (var) views_[var.get()] = std::move(v);
   }
@@ -543,6 +545,43 @@ class Lowerer : public IRMutator {
     if (i != olds.size() || j != news.size()) refuse("the extents do not regroup");
   }
 
+  // reinterpret_view: the same bytes as another dtype; folds when only the last axis scales
+  // (no other shape) and that axis walks the root's last dim: loads read the root's bytes and
+  // reinterpret the tile (pl.tile.reinterpret_view), stores the other way round.
+  void reinterpret_view(const Call& c, const View& parent, View& v) {
+    const auto& from = tensor_of(c.args[0]).shape;
+    const auto& to = c.type->as<TensorType>()->shape;
+    int last = static_cast<int>(tensor_of(parent.root).shape.size()) - 1;
+    bool same_lead = from.size() == to.size();
+    for (size_t a = 0; same_lead && a + 1 < from.size(); ++a) same_lead = same_extent(from[a], to[a]);
+    if (!same_lead || parent.rank() == 0 || parent.dim(parent.rank() - 1) != last)
+      fail(ErrorKind::kValue, c.span,
+           "pl." + c.op->name + " '" + v.name + "' inside a kernel folds into loads and stores only when the last axis "
+           "alone scales and walks the last dimension of its tensor (here " + dims(from) + " to " + dims(to) + ")",
+           "reinterpret without shape= (the last axis scales by the element sizes), or reinterpret in the orchestration "
+           "and pass the view to the kernel as a tensor argument");
+    int old_bits = parent.unit_bits ? parent.unit_bits : dtype_bits(tensor_of(parent.root).dtype);
+    int new_bits = dtype_bits(c.type->as<TensorType>()->dtype);
+    v.offset[last] = scale(v.offset[last], old_bits, new_bits, c.span, v.name);
+    v.unit_bits = new_bits;
+    v.dtype = c.type->as<TensorType>()->dtype;
+  }
+
+  // x elements of `from` bits counted in elements of `to` bits (exact when static).
+  static ExprPtr scale(const ExprPtr& x, int from, int to, const Span& span, const std::string& view) {
+    if (from == to) return x;
+    if (auto cx = as_const_int(x)) {
+      if ((*cx * from) % to)
+        fail(ErrorKind::kValue, span,
+             "the reinterpreted view '" + view + "' starts or ends inside an element: " + std::to_string(*cx) + " x " +
+                 std::to_string(from) + " bits is not a whole number of " + std::to_string(to) + "-bit elements",
+             "align windows of a reinterpreted view to whole elements of the tensor's dtype");
+      return idx(*cx * from / to);
+    }
+    if (from % to == 0) return mul(x, from / to);
+    return BinaryExpr::make(BinaryOp::FloorDiv, mul(x, from), idx(to));
+  }
+
   // Root coordinates of the view element `at` (one index per view axis).
   static std::vector<ExprPtr> root_at(const View& v, const std::vector<ExprPtr>& at) {
     std::vector<ExprPtr> out = v.offset;
@@ -620,7 +659,19 @@ class Lowerer : public IRMutator {
     std::vector<std::pair<std::string, ExprPtr>> kwargs;
     if (!valid.empty()) kwargs.push_back({"valid_shape", ListExpr::make(valid)});
     Attrs attrs = {{"shape", shape}, {"target_memory", mem}};
+    if (v.dtype) {  // a reinterpreted view: the root's bytes, then the tile seen as the view's dtype
+      int rb = dtype_bits(tensor_of(v.root).dtype);
+      root.back() = scale(root.back(), v.unit_bits, rb, span, v.name);
+      shape[1] = *as_const_int(scale(idx(shape[1]), v.unit_bits, rb, span, v.name));
+      kwargs.clear();
+      if (!valid.empty()) {
+        valid[1] = scale(valid[1], v.unit_bits, rb, span, v.name);
+        kwargs.push_back({"valid_shape", ListExpr::make(valid)});
+      }
+      attrs["shape"] = shape;
+    }
     ExprPtr t = assign(v.name + "_tile", make_op_call("tile.load", {v.root, ListExpr::make(root)}, kwargs, attrs, span));
+    if (v.dtype) t = assign(v.name + "_as", call("tile.reinterpret_view", {t}, {{"dtype", *v.dtype}}, span));
     if (!tr) return t;
     if (mem == MemorySpace::Mat) return assign(v.name + "_t", call("tile.transpose_view", {t}, {}, span));
     return assign(v.name + "_t", call("tile.transpose", {t}, {{"axis1", int64_t{0}}, {"axis2", int64_t{1}}}, span));
@@ -707,8 +758,18 @@ class Lowerer : public IRMutator {
       // a transposed view: store the tile transposed
       args[si] = assign("stored_t", call("tile.transpose", {args[si]}, {{"axis1", int64_t{0}}, {"axis2", int64_t{1}}}, c.span));
     }
+    std::vector<ExprPtr> root = root_at(v, offs->elems);
+    if (v.dtype) {  // a reinterpreted view: the tile's bytes stored as the root's dtype
+      if (element)
+        fail(ErrorKind::kType, c.span, "pl." + c.op->name.substr(c.op->name.find('.') + 1) +
+                                           " of one element of the reinterpreted view '" + v.name + "' inside a kernel",
+             "pl.load a tile of the view and read it, or read the tensor in its own dtype");
+      int rb = dtype_bits(tensor_of(v.root).dtype);
+      root.back() = scale(root.back(), v.unit_bits, rb, c.span, v.name);
+      args[si] = assign("stored_as", call("tile.reinterpret_view", {args[si]}, {{"dtype", tensor_of(v.root).dtype}}, c.span));
+    }
     args[ti] = v.root;
-    args[oi] = ListExpr::make(root_at(v, offs->elems), offs->span);
+    args[oi] = ListExpr::make(root, offs->span);
     ExprPtr value = rebuild(c, args, c.span);
     if (c.op->name == "tensor.read") {
       if (var) out_->push_back(AssignStmt::make(var, value, c.span));
