@@ -606,8 +606,11 @@ class ExprParser:
                                        f"tile: a tensor operand of a tile op is loaded whole, which needs a static "
                                        f"2-D shape", "pl.load a tile of it with a static shape, or use the tensor "
                                                      "form of the op on tensors only (out[:] = ...)")
-            tile_shape = [1] + shape if len(shape) == 1 else shape[-2:]
-            given[p.name] = self.op_call("tile.load", [v, [0] * len(shape), tile_shape], {}, node)
+            rows, cols = [1] + shape if len(shape) == 1 else shape[-2:]
+            unit = max(1, 256 // ir.dtype_bits(v.type.dtype))  # Vec rows are whole 32-byte units
+            padded = -(-cols // unit) * unit
+            extra = {"valid_shape": [rows, cols]} if padded != cols else {}
+            given[p.name] = self.op_call("tile.load", [v, [0] * len(shape), [rows, padded]], extra, node)
         return op, op.params, given
 
     def submit(self, node, spmd=False):
