@@ -276,3 +276,21 @@ def test_whole_view_over_ub_names_view_bytes_and_buffer():
     text = run_error(body, "x: pl.Tensor[[256, 4096], pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]")
     assert "the tensor view 'v' [256, 2048] FP32 is used as one tile" in text, text
     assert "2097152 bytes, but Vec (UB) holds" in text and "fix:" in text, text
+
+
+N = pl.dynamic("N")
+
+
+def test_tensor_with_runtime_extent_used_as_tile_is_an_error():
+    with pytest.raises(Exception) as e:
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[64, N], pl.FP32],
+                  out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+                t = pl.load(out, [0, 0], [16, 64])
+                a = pl.add(x, t)
+                return out
+    text = str(e.value)
+    assert "used as a tile: a tensor operand of a tile op is loaded whole" in text and "fix:" in text, text
+    assert "test_views_kernel.py" in text, text
