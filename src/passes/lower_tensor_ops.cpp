@@ -267,15 +267,17 @@ class Lowerer : public IRMutator {
            batched ? "create the output as [B, M, N]" : "load tiles of the 3-D tensor with pl.load and store them");
     if (const View* tv = view_of(target)) {  // a write through a view: the root's block at the view's offsets
       const View v = *tv;
-      if (batched || merged_rows(v) || v.dtype || tile_in_root(v, call->span, "a write"))
+      const bool turned = !batched && !merged_rows(v) && !v.dtype && tile_in_root(v, call->span, "a write");
+      if (batched || merged_rows(v) || v.dtype)
         fail(ErrorKind::kValue, call->span,
              "a tensor-level value written through the " +
-                 std::string(batched ? "" : merged_rows(v) ? "merged (reshaped) " : v.dtype ? "reinterpreted " : "transposed ") +
-                 "view '" + v.name + "'",
+                 std::string(batched ? "" : merged_rows(v) ? "merged (reshaped) " : "reinterpreted ") + "view '" + v.name + "'",
              "write into the tensor itself at the window's offsets (out[a:b, c:d] = ...), or store tiles you compute");
       std::vector<ExprPtr> at = root_at(v, offs);
       std::vector<ExprPtr> lead(at.begin(), at.end() - 2);
+      transpose_store_ = turned;
       VarPtr result = write_tensor(v.root, src, {at[at.size() - 2], at.back()}, call->span, lead);
+      transpose_store_ = false;
       new_root_version(v, result, var);
       return true;
     }
@@ -956,6 +958,7 @@ class Lowerer : public IRMutator {
     if (b.vrows || b.vcols) valid = {b.vrows ? b.vrows : idx(b.rows), b.vcols ? b.vcols : idx(b.cols)};
     if (const View* v = view_of(tensor)) {  // a view: the block of its root
       std::vector<ExprPtr> at(v->rank() - std::min<size_t>(2, v->rank()), idx(0));
+      if (v->rank() == 3 && batch_) at[0] = batch_;  // an operand of batch_matmul: the current batch
       if (v->rank() >= 2) at.push_back(b.r0);
       at.push_back(b.c0);
       return load_view(*v, at, b.rows, b.cols, valid, mem, span);
@@ -1344,6 +1347,7 @@ class Lowerer : public IRMutator {
     stats(src, st);
     // Named members, not a structured binding: the lambdas below capture them, which
     // clang accepts only from version 16 (the fuzz build uses Debian 12's clang 14).
+    st.transposed |= transpose_store_;  // a transposed block is stored: rows in whole 32-byte units
     const std::pair<Tiling, Tiling> blocks = pick_blocks(shape, st);
     const Tiling &rt = blocks.first, &ct = blocks.second;
     auto tgt_name = target->as<Var>() ? target->as<Var>()->name : std::string("out");
@@ -1378,9 +1382,19 @@ class Lowerer : public IRMutator {
       for (auto& s : inner) into.push_back(s);
       auto v = Var::make(tgt_name, tensor_type);
       std::vector<ExprPtr> at = lead;
-      at.push_back(add(r0, offs[0]));
-      at.push_back(add(c0, offs[1]));
-      into.push_back(AssignStmt::make(v, call("tile.store", {tile, ListExpr::make(at), tensor}, {}, span), span));
+      ExprPtr stored = tile;
+      if (transpose_store_) {  // through a transposed view: the block turned, at the swapped offsets
+        std::vector<StmtPtr>* saved_out = out_;
+        out_ = &into;
+        stored = assign("stored_t", call("tile.transpose", {as_vec(tile, span)}, {{"axis1", int64_t{0}}, {"axis2", int64_t{1}}}, span));
+        out_ = saved_out;
+        at.push_back(add(c0, offs[0]));
+        at.push_back(add(r0, offs[1]));
+      } else {
+        at.push_back(add(r0, offs[0]));
+        at.push_back(add(c0, offs[1]));
+      }
+      into.push_back(AssignStmt::make(v, call("tile.store", {stored, ListExpr::make(at), tensor}, {}, span), span));
       return v;
     };
     auto col_loop = [&](const ExprPtr& tensor, std::vector<StmtPtr>& into) {
@@ -1395,6 +1409,7 @@ class Lowerer : public IRMutator {
   const isa::ChipSpec& chip_;
   std::vector<StmtPtr>* out_ = nullptr;
   ExprPtr batch_;  // the batch index while a batched value is written
+  bool transpose_store_ = false;  // the value is written through a transposed view
 };
 
 // Any tensor-level value still used after lowering was used by something other than a write.

@@ -96,6 +96,38 @@ def test_transpose_views_in_vec_and_as_matmul_operand(engine):
 
 
 @pl.jit
+def write_transposed(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ot = pl.transpose(out, 0, 1)
+        ot[:, 0:40] = pl.exp(x)  # each block turned with tile.transpose and stored at the swapped offsets
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_value_written_through_transposed_view(engine):
+    x = rand(200, 40)
+    out = np.zeros((64, 200), np.float32)
+    write_transposed(x, out, config=cfg(engine))
+    np.testing.assert_allclose(out[:40], np.exp(x).T, rtol=1e-5)
+    np.testing.assert_array_equal(out[40:], 0)
+
+
+@pl.jit
+def batched_views(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.batch_matmul(x[1:3, :, 0:64], w[:, 64:128])
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_batch_matmul_of_views(engine):
+    x, w = rand(4, 32, 96), rand(64, 128)
+    out = np.zeros((2, 32, 64), np.float32)
+    batched_views(x, w, out, config=cfg(engine))
+    np.testing.assert_allclose(out, x[1:3, :, :64] @ w[:, 64:], rtol=1e-4, atol=1e-3)
+
+
+@pl.jit
 def rank3_views(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         left = out[:, 0:64]
