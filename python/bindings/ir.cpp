@@ -409,7 +409,7 @@ void bind_registry(nb::module_& m) {
       [](const std::string& name) -> std::optional<std::string> {
         auto* op = OpRegistry::instance().find(name);
         auto info = op ? tensor_op_info(*op) : std::nullopt;
-        if (!info) return std::nullopt;
+        if (!info || info->shape == TensorOpShape::kBatchMatmul) return std::nullopt;  // batches have no tile form
         return info->shape == TensorOpShape::kMatmulAcc ? std::string("tile.matmul_acc") : info->tile_op->name;
       },
       "name"_a);

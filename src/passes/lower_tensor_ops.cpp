@@ -1431,6 +1431,11 @@ class LeftoverCheck : public IRVisitor {
            "write it into a tensor with out[:] = " + v->name + " (or out[r0:r1, c0:c1] = ...) and use that tensor");
   }
   void visit_call(const Call& c) override {
+    if (c.op->view && c.op->name.rfind("tensor.", 0) == 0)
+      fail(ErrorKind::kType, c.span,
+           "the tensor view pl." + c.op->name + " is used where a kernel cannot fold it into loads and stores (a loop "
+           "carry, a branch result, a kernel result or an op that takes no views)",
+           "name the view (v = x[a:b, c:d]) and use it in tensor-level ops, pl.load / pl.store / pl.read / pl.write");
     if (tensor_op_info(*c.op))
       fail(ErrorKind::kType, c.span, "pl." + c.op->name + " on whole tensors can only be written into a tensor here",
            "assign it with out[:] = ... inside the InCore scope");
