@@ -128,6 +128,23 @@ def test_batch_matmul_of_views(engine):
 
 
 @pl.jit
+def spmd_bands(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.spmd(4):
+        b = pl.tile.get_block_idx()
+        rows = x[b * 16:b * 16 + 16, :]  # a view at a run-time offset: the block's band
+        out[b * 16:b * 16 + 16, :] = pl.add(pl.exp(rows), rows)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_views_at_block_offsets_in_spmd_body(engine):
+    x = rand(64, 128)
+    out = np.zeros_like(x)
+    spmd_bands(x, out, config=cfg(engine))
+    np.testing.assert_allclose(out, np.exp(x) + x, rtol=1e-5, atol=1e-6)
+
+
+@pl.jit
 def rank3_views(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         left = out[:, 0:64]
