@@ -175,16 +175,15 @@ class Lowerer : public IRMutator {
     if (auto* a = st->as<AssignStmt>()) value = a->value, var = a->var;
     else if (auto* e = st->as<EvalStmt>()) value = e->expr;
     else return false;
-    if (!value->as<Call>()) return false;
     ExprPtr named = name_views(value, var ? var->name : "");
-    if (named->as<Var>()) {  // the statement is a view: `v = x[0:64, :]` (recorded)
+    if (named != value && named->as<Var>()) {  // the statement is a view: `v = x[0:64, :]` (recorded)
       if (var) views_[var.get()] = views_.at(named->as<Var>()), views_[var.get()].name = var->name;
       return true;
     }
-    named = hoist_loads(named, true);
-    if (named == value) return lower_call(value, var);
-    // Views or their loads were written inside this call: the rewritten statement is emitted.
-    if (!lower_call(named, var)) {
+    named = hoist_loads(named, value->as<Call>() != nullptr);
+    if (named == value) return value->as<Call>() && lower_call(value, var);
+    // Views or their loads were written inside this statement: the rewritten statement is emitted.
+    if (!named->as<Call>() || !lower_call(named, var)) {
       StmtPtr rewritten = var ? StmtPtr(AssignStmt::make(var, named, st->span)) : StmtPtr(EvalStmt::make(named, st->span));
       out_->push_back(mutate(rewritten));
     }
@@ -195,7 +194,7 @@ class Lowerer : public IRMutator {
   // parser's whole load of a tensor operand of a tile op) become statements of their own.
   ExprPtr hoist_loads(const ExprPtr& e, bool top) {
     auto* c = e ? e->as<Call>() : nullptr;
-    if (!c) return e;
+    if (!c) return map_operands(e, [this](const ExprPtr& x) { return hoist_loads(x, false); });
     std::vector<ExprPtr> args;
     bool changed = false;
     for (auto& a : c->args) {
@@ -382,9 +381,31 @@ class Lowerer : public IRMutator {
 
   // A view written inside another call (pl.exp(x[0:64, :]), pl.load(x[i], ...)) becomes a
   // named view first, so that every use below sees a Var.
+  // `e` with f applied to the operands of its scalar arithmetic and lists (calls are f's own).
+  static ExprPtr map_operands(const ExprPtr& e, const std::function<ExprPtr(const ExprPtr&)>& f) {
+    if (auto* b = e ? e->as<BinaryExpr>() : nullptr) {
+      ExprPtr x = f(b->a), y = f(b->b);
+      return x == b->a && y == b->b ? e : std::make_shared<BinaryExpr>(b->op, x, y, b->type, b->span);
+    }
+    if (auto* u = e ? e->as<UnaryExpr>() : nullptr) {
+      ExprPtr x = f(u->a);
+      return x == u->a ? e : std::make_shared<UnaryExpr>(u->op, x, u->type, u->span);
+    }
+    if (auto* l = e ? e->as<ListExpr>() : nullptr) {
+      std::vector<ExprPtr> elems;
+      bool changed = false;
+      for (auto& x : l->elems) {
+        elems.push_back(f(x));
+        changed |= elems.back() != x;
+      }
+      return changed ? ListExpr::make(elems, l->span) : e;
+    }
+    return e;
+  }
+
   ExprPtr name_views(const ExprPtr& e, const std::string& name = "") {
     auto* c = e ? e->as<Call>() : nullptr;
-    if (!c) return e;
+    if (!c) return map_operands(e, [this](const ExprPtr& x) { return name_views(x); });
     std::vector<ExprPtr> args;
     bool changed = false;
     for (auto& a : c->args) {

@@ -219,6 +219,8 @@ def tile_ops_on_views(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
         pl.store(t, [0, 0], out[4:20, 64:128])
         pl.write(out[1:5, :], [0, 1], y[3, 5])  # out[1, 1]
         pl.write(out, [0, 0], pl.read(y[2:4, 1:8], [1, 2]))  # y[3, 3]
+        w = y[4:8, :]
+        pl.write(out, [0, 2], w[1, 2] * 2.0 + w[0, 0])  # reads of a view inside scalar arithmetic
         pl.assemble(out[20:32, :], pl.load(x, [0, 0], [8, 64]), [2, 0])  # rows 22..29
     return out
 
@@ -232,6 +234,7 @@ def test_tile_ops_on_views_address_the_root(engine):
     want[4:20, 64:128] = x[24:40, 64:128]
     want[1, 1] = y[3, 5]
     want[0, 0] = y[3, 3]
+    want[0, 2] = y[5, 2] * 2 + y[4, 0]
     want[22:30, 0:64] = x[0:8, 0:64]
     np.testing.assert_allclose(out, want)
 
