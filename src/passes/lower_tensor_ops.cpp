@@ -765,7 +765,8 @@ class Lowerer : public IRMutator {
         fail(ErrorKind::kValue, c.span, "pl.load(..., clamp=True) of the view '" + v.name + "' inside a kernel",
              "pass valid_shape= for the part of the window inside the view");
       auto shape = std::get<std::vector<int64_t>>(c.attrs.at("shape"));
-      check_whole(c.args[ti], "pl.load", shape[0], shape[1], dtype_size(v.root->type), c.span);
+      check_whole(c.args[ti], "pl.load", shape[0], shape[1], dtype_size(v.root->type), c.span,
+                  std::get<MemorySpace>(c.attrs.at("target_memory")));
       std::vector<ExprPtr> valid;
       if (auto* l = args[2] ? args[2]->as<ListExpr>() : nullptr) valid = l->elems;
       ExprPtr t = load_view(v, offs->elems, shape[0], shape[1], valid,
@@ -823,7 +824,7 @@ class Lowerer : public IRMutator {
            "write it into a tensor (out[:] = ...) and pl.load tiles of that tensor");
     int64_t bytes = dtype_size(resolve(e)->type), unit = std::max<int64_t>(1, 32 / bytes);
     int64_t cols = (*c + unit - 1) / unit * unit;
-    check_whole(e, what, *r, cols, bytes, span);
+    check_whole(e, what, *r, cols, bytes, span, mem);
     Block whole{idx(0), idx(0), *r, cols, nullptr, cols != *c ? idx(*c) : nullptr};
     if (resolve(e)->as<Var>()) return load(e, whole, mem, span);  // a view or tensor: loaded (a cube operand into Mat)
     std::map<const Expr*, ExprPtr> memo;
@@ -831,15 +832,17 @@ class Lowerer : public IRMutator {
   }
 
   void check_whole(const ExprPtr& e, const std::string& what, int64_t rows, int64_t cols, int64_t bytes,
-                   const Span& span) const {
-    int64_t need = rows * cols * bytes, cap = chip_.capacity(MemorySpace::Vec);
+                   const Span& span, MemorySpace mem = MemorySpace::Vec) const {
+    if (mem != MemorySpace::Mat) mem = MemorySpace::Vec;
+    int64_t need = rows * cols * bytes, cap = chip_.capacity(mem);
     if (need <= cap) return;
     const View* v = view_of(e);
     std::string name = v ? "the tensor view '" + v->name + "'" : (e->as<Var>() ? "'" + e->as<Var>()->name + "'" : "the value");
     fail(ErrorKind::kCapacity, span,
          what + ": " + name + " [" + std::to_string(rows) + ", " + std::to_string(cols) + "] " +
              dtype_name(*element_dtype(resolve(e)->type)) + " is used as one tile, so it is loaded whole: " +
-             std::to_string(need) + " bytes, but Vec (UB) holds " + std::to_string(cap),
+             std::to_string(need) + " bytes, but " + (mem == MemorySpace::Mat ? "Mat (L1)" : "Vec (UB)") + " holds " +
+             std::to_string(cap),
          "use a smaller window (x[r:r + T, :]) or pl.load blocks of it in a loop; tensor-level ops on it (out[:] = "
          "pl.exp(view)) are tiled to fit for you");
   }
@@ -892,7 +895,7 @@ class Lowerer : public IRMutator {
     } else {
       int64_t bytes = dtype_size(src->type);
       if (at.size() != 2) fail(ErrorKind::kType, c.span, "pl.load of a tensor-level value takes 2 offsets");
-      check_whole(src, "pl.load", shape[0], shape[1], bytes, c.span);
+      check_whole(src, "pl.load", shape[0], shape[1], bytes, c.span, std::get<MemorySpace>(c.attrs.at("target_memory")));
       Block b{at[0], at[1], shape[0], shape[1], valid.empty() ? nullptr : valid[0], valid.empty() ? nullptr : valid[1]};
       std::map<const Expr*, ExprPtr> memo;
       t = tile_of(src, b, memo);
