@@ -13,6 +13,7 @@
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/structural_equal.h"
+#include "pypto/ir/tensor_ops.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -407,6 +408,15 @@ void bind_registry(nb::module_& m) {
   m.def(
       "find_op", [](const std::string& name) -> const OpDef* { return OpRegistry::instance().find(name); }, "name"_a,
       nb::rv_policy::reference);
+  m.def(  // the tile op computing one block of a tensor-level compute op (tensor.add -> tile.add), or None
+      "tile_form",
+      [](const std::string& name) -> std::optional<std::string> {
+        auto* op = OpRegistry::instance().find(name);
+        auto info = op ? tensor_op_info(*op) : std::nullopt;
+        if (!info || info->shape == TensorOpShape::kBatchMatmul) return std::nullopt;  // batches have no tile form
+        return info->shape == TensorOpShape::kMatmulAcc ? std::string("tile.matmul_acc") : info->tile_op->name;
+      },
+      "name"_a);
   m.def(
       "op_params",
       [](const std::string& name) -> std::optional<std::vector<ParamSpec>> {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <numeric>
 
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/tensor_ops.h"
@@ -92,7 +93,58 @@ class Lowerer : public IRMutator {
 
   std::unordered_map<const Var*, ExprPtr> defs_;  // tensor-level values, by their Var
 
+  // The function's tensor parameters are roots of views at the outermost scope.
+  void enter(const Function& f) {
+    for (auto& p : f.params) depth_of_[p.get()] = 0;
+  }
+
  protected:
+  // Scope depth (loops, branches) of the tensors written through views: a write updates the
+  // root's SSA name only in the scope that defines the root.
+  int depth_ = 0;
+  std::unordered_map<const Var*, int> depth_of_;
+  VarPtr mutate_def(const VarPtr& v) override {
+    if (auto it = retype_.find(v.get()); it != retype_.end()) return it->second;
+    if (v->type && v->type->as<TensorType>() && !depth_of_.count(v.get())) depth_of_[v.get()] = depth_;
+    return v;
+  }
+  StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s) override {
+    // A tensor-level value carried by the loop (split-K: acc = pl.matmul_acc(acc, x[:, k:k+64], ...))
+    // is one whole tile, as PyPTO's tensors inside a kernel are: computed before the loop, the
+    // carry retyped to it.
+    std::vector<std::pair<size_t, ExprPtr>> tiles;
+    for (size_t i = 0; i < s->init_values.size(); ++i) {
+      auto* v = s->init_values[i]->as<Var>();
+      if (!v || !defs_.count(v)) continue;
+      ExprPtr t = whole_tile(s->init_values[i], "the loop-carried value '" + s->iter_args[i]->name + "'", s->span);
+      tiles.push_back({i, t});
+      retype_[s->iter_args[i].get()] = Var::make(s->iter_args[i]->name, t->type, s->iter_args[i]->span);
+      retype_[s->return_vars[i].get()] = Var::make(s->return_vars[i]->name, t->type, s->return_vars[i]->span);
+    }
+    ++depth_;
+    StmtPtr out = IRMutator::mutate_for(s);
+    --depth_;
+    if (tiles.empty()) return out;
+    auto* f = out->as<ForStmt>();
+    auto init = f->init_values;
+    for (auto& [i, t] : tiles) init[i] = t;
+    return ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, init, f->body, f->return_vars, f->for_kind,
+                         f->stages, f->span);
+  }
+  std::unordered_map<const Var*, VarPtr> retype_;  // carried tensor-level values made tiles
+  StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
+    ++depth_;
+    StmtPtr out = IRMutator::mutate_while(s);
+    --depth_;
+    return out;
+  }
+  StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {
+    ++depth_;
+    StmtPtr out = IRMutator::mutate_if(s);
+    --depth_;
+    return out;
+  }
+
   StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
     std::vector<StmtPtr> out;
     bool changed = false;
@@ -105,8 +157,11 @@ class Lowerer : public IRMutator {
         changed = true;
         continue;
       }
-      out.push_back(mutate(st));
-      changed |= out.back() != st;
+      out_ = &out;  // a loop whose carried tensor-level value becomes a tile emits it before the loop
+      StmtPtr m = mutate(st);
+      out_ = saved;
+      out.push_back(m);
+      changed |= out.size() != static_cast<size_t>(&st - s->stmts.data() + 1) || out.back() != st;
     }
     return changed ? SeqStmts::make(out, s->span) : s;
   }
@@ -120,16 +175,79 @@ class Lowerer : public IRMutator {
     if (auto* a = st->as<AssignStmt>()) value = a->value, var = a->var;
     else if (auto* e = st->as<EvalStmt>()) value = e->expr;
     else return false;
-    auto* call = value->as<Call>();
-    if (!call) return false;
-    if (tensor_op_info(*call->op)) {
-      if (!var) return true;  // an unused pure value
-      defs_[var.get()] = mutate(value);
+    ExprPtr named = name_views(value, var ? var->name : "");
+    if (named != value && named->as<Var>()) {  // the statement is a view: `v = x[0:64, :]` (recorded)
+      if (var) views_[var.get()] = views_.at(named->as<Var>()), views_[var.get()].name = var->name;
       return true;
     }
+    named = hoist_loads(named, value->as<Call>() != nullptr);
+    if (named == value) return value->as<Call>() && lower_call(value, var);
+    // Views or their loads were written inside this statement: the rewritten statement is emitted.
+    if (!named->as<Call>() || !lower_call(named, var)) {
+      StmtPtr rewritten = var ? StmtPtr(AssignStmt::make(var, named, st->span)) : StmtPtr(EvalStmt::make(named, st->span));
+      out_->push_back(mutate(rewritten));
+    }
+    return true;
+  }
+
+  // pl.load / pl.read of a view or tensor-level value written inside another call (the
+  // parser's whole load of a tensor operand of a tile op) become statements of their own.
+  ExprPtr hoist_loads(const ExprPtr& e, bool top) {
+    auto* c = e ? e->as<Call>() : nullptr;
+    if (!c) return map_operands(e, [this](const ExprPtr& x) { return hoist_loads(x, false); });
+    std::vector<ExprPtr> args;
+    bool changed = false;
+    for (auto& a : c->args) {
+      args.push_back(hoist_loads(a, false));
+      changed |= args.back() != a;
+    }
+    ExprPtr out = changed ? std::make_shared<Call>(c->op, args, c->attrs, c->type, c->span) : e;
+    if (top || (c->op->name != "tile.load" && c->op->name != "tensor.read")) return out;
+    ExprPtr src = mutate(args[0]);
+    auto* sv = src->as<Var>();
+    if (!view_of(src) && !(sv && defs_.count(sv)) && !src->type->as<TileType>()) return out;
+    auto v = Var::make(sv ? sv->name + "_tile" : std::string("tile"), c->type, c->span);
+    keep_.push_back(v);
+    PYPTO_CHECK(lower_call(out, v), "hoisted load");
+    return mutate(v);
+  }
+
+  bool lower_call(ExprPtr value, const VarPtr& var) {
+    auto* call = value->as<Call>();
+    if (is_view_op(*call)) {
+      record_view(*call, var);
+      return true;
+    }
+    if (fold_view_access(*call, var)) return true;
+    if (auto info = tensor_op_info(*call->op)) {
+      ExprPtr m = mutate(value);
+      auto* mc = m->as<Call>();
+      bool reads_tile = std::any_of(mc->args.begin(), mc->args.end(),
+                                    [](const ExprPtr& a) { return a && a->type && a->type->as<TileType>(); });
+      if (reads_tile) {  // it reads a loop-carried value made a tile: the tile op, on whole tiles
+        ExprPtr t = tile_form(*mc, *info);
+        if (var) replaced_[var.get()] = std::static_pointer_cast<const Var>(t);
+        return true;
+      }
+      if (!var) return true;  // an unused pure value
+      defs_[var.get()] = m;
+      return true;
+    }
+    if (load_of_value(*call, var)) return true;
     if (call->op->name != "tensor.assemble" || !call->args[1]->type->as<TensorType>()) return false;
     ExprPtr target = mutate(call->args[0]);
     ExprPtr src = mutate(call->args[1]);
+    if (src->type->as<TileType>()) {  // a value made a tile: stored as a tile is
+      std::vector<ExprPtr> args = {call->args[0], src, call->args[2]};
+      auto tile_write = std::make_shared<Call>(call->op, args, call->attrs, call->type, call->span);
+      if (fold_view_access(*tile_write, var)) return true;
+      args[0] = target;
+      args[2] = mutate(call->args[2]);
+      ExprPtr w = rebuild(*call, args, call->span);
+      if (var) out_->push_back(AssignStmt::make(var, w, call->span));
+      else out_->push_back(EvalStmt::make(w, call->span));
+      return true;
+    }
     auto* offsets = call->args[2]->as<ListExpr>();
     PYPTO_CHECK(offsets, "tensor.assemble offsets");
     if (std::get<std::string>(call->attrs.at("atomic")) != "none")
@@ -145,6 +263,22 @@ class Lowerer : public IRMutator {
                    : "tensor-level values are written into 2-D tensors here (a " + std::to_string(offs.size()) +
                          "-D target)",
            batched ? "create the output as [B, M, N]" : "load tiles of the 3-D tensor with pl.load and store them");
+    if (const View* tv = view_of(target)) {  // a write through a view: the root's block at the view's offsets
+      const View v = *tv;
+      const bool turned = !batched && !merged_rows(v) && !v.dtype && tile_in_root(v, call->span, "a write");
+      if (batched || merged_rows(v) || v.dtype)
+        fail(ErrorKind::kValue, call->span,
+             "a tensor-level value written through the " +
+                 std::string(batched ? "" : merged_rows(v) ? "merged (reshaped) " : "reinterpreted ") + "view '" + v.name + "'",
+             "write into the tensor itself at the window's offsets (out[a:b, c:d] = ...), or store tiles you compute");
+      std::vector<ExprPtr> at = root_at(v, offs);
+      std::vector<ExprPtr> lead(at.begin(), at.end() - 2);
+      transpose_store_ = turned;
+      VarPtr result = write_tensor(v.root, src, {at[at.size() - 2], at.back()}, call->span, lead);
+      transpose_store_ = false;
+      new_root_version(v, result, var);
+      return true;
+    }
     VarPtr result = batched ? write_batches(target, src, offs, call->span) : write_tensor(target, src, offs, call->span);
     if (var) replaced_[var.get()] = result;
     return true;
@@ -179,12 +313,605 @@ class Lowerer : public IRMutator {
     return e;
   }
 
+
+  // --- Views ----------------------------------------------------------------------------
+  // A tensor view in a kernel (x[a:b, c:d], pl.transpose, a reshape) is folded onto the tensor
+  // holding its data, its root: index i of view axis a adds coef * ((i / div) % mod) to root
+  // dim d for each part (d, coef, div, mod) of the axis, on top of the root offsets. A plain
+  // axis has one part (d, 1, 1, -); a split axis ([B*M, N] seen as [B, M, N]) a coefficient; a
+  // merged axis ([B, M, N] seen as [B*M, N]) a part per merged dim (i / M and i % M) and its
+  // own offset. View statements are dropped; every load, store, read and write of a view
+  // addresses the root instead.
+  struct Part {
+    int dim;
+    int64_t coef = 1, div = 1, mod = 0;  // mod 0: none
+  };
+  struct View {
+    ExprPtr root;                          // the tensor with the data (a parameter or a loop-carried tensor)
+    std::vector<ExprPtr> offset;           // per root dim
+    std::vector<std::vector<Part>> parts;  // per view axis (none: an added unit axis)
+    std::vector<ExprPtr> aoff;             // per view axis: an offset of a merged axis (null: none)
+    std::string name;                      // the user's name for the view (errors)
+    // A reinterpret_view: the view's dtype, and the element size (bits) in which the root's
+    // last dim is counted (offsets and coordinates); 0: the root's own.
+    std::optional<DataType> dtype;
+    int unit_bits = 0;
+    size_t rank() const { return parts.size(); }
+    // The root dim a plain axis walks; -1 for an added unit axis, -2 for any other.
+    int dim(size_t a) const {
+      if (parts[a].empty()) return -1;
+      const Part& p = parts[a][0];
+      return parts[a].size() == 1 && p.coef == 1 && p.div == 1 && p.mod == 0 && !aoff[a] ? p.dim : -2;
+    }
+    bool simple(size_t a) const {  // one part without div/mod (coef allowed)
+      return parts[a].size() <= 1 && !aoff[a] && (parts[a].empty() || (parts[a][0].div == 1 && parts[a][0].mod == 0));
+    }
+  };
+  std::unordered_map<const Var*, View> views_;
+  std::vector<VarPtr> keep_;  // the Vars this pass made up as keys (named views, hoisted loads)
+  std::unordered_map<const Var*, std::string> view_names_;
+
+ public:
+  const std::unordered_map<const Var*, std::string>& view_names() {
+    view_names_.clear();
+    for (auto& [k, v] : views_) view_names_[k] = v.name;
+    return view_names_;
+  }
+
+ private:
+
+  const View* view_of(const ExprPtr& e) const {
+    auto* v = e ? e->as<Var>() : nullptr;
+    auto it = v ? views_.find(v) : views_.end();
+    return it == views_.end() ? nullptr : &it->second;
+  }
+
+  // The view of `e`: its record, or the identity view of a plain tensor.
+  View view_or_self(const ExprPtr& e) const {
+    if (const View* v = view_of(e)) return *v;
+    View v{e, {}, {}, {}, e->as<Var>() ? e->as<Var>()->name : std::string("tensor"), std::nullopt, 0};
+    for (size_t d = 0; d < tensor_of(e).shape.size(); ++d) {
+      v.offset.push_back(idx(0));
+      v.parts.push_back({Part{static_cast<int>(d)}});
+      v.aoff.push_back(nullptr);
+    }
+    return v;
+  }
+
+  // A view written inside another call (pl.exp(x[0:64, :]), pl.load(x[i], ...)) becomes a
+  // named view first, so that every use below sees a Var.
+  // `e` with f applied to the operands of its scalar arithmetic and lists (calls are f's own).
+  static ExprPtr map_operands(const ExprPtr& e, const std::function<ExprPtr(const ExprPtr&)>& f) {
+    if (auto* b = e ? e->as<BinaryExpr>() : nullptr) {
+      ExprPtr x = f(b->a), y = f(b->b);
+      return x == b->a && y == b->b ? e : std::make_shared<BinaryExpr>(b->op, x, y, b->type, b->span);
+    }
+    if (auto* u = e ? e->as<UnaryExpr>() : nullptr) {
+      ExprPtr x = f(u->a);
+      return x == u->a ? e : std::make_shared<UnaryExpr>(u->op, x, u->type, u->span);
+    }
+    if (auto* l = e ? e->as<ListExpr>() : nullptr) {
+      std::vector<ExprPtr> elems;
+      bool changed = false;
+      for (auto& x : l->elems) {
+        elems.push_back(f(x));
+        changed |= elems.back() != x;
+      }
+      return changed ? ListExpr::make(elems, l->span) : e;
+    }
+    return e;
+  }
+
+  ExprPtr name_views(const ExprPtr& e, const std::string& name = "") {
+    auto* c = e ? e->as<Call>() : nullptr;
+    if (!c) return map_operands(e, [this](const ExprPtr& x) { return name_views(x); });
+    std::vector<ExprPtr> args;
+    bool changed = false;
+    for (auto& a : c->args) {
+      args.push_back(name_views(a));
+      changed |= args.back() != a;
+    }
+    auto named = changed ? std::make_shared<Call>(c->op, args, c->attrs, c->type, c->span) : std::static_pointer_cast<const Call>(e);
+    if (!is_view_op(*named)) return named;
+    std::string hint = !name.empty() ? name : c->args[0]->as<Var>() ? c->args[0]->as<Var>()->name + "_view" : "view";
+    auto v = Var::make(hint, c->type, c->span);
+    record_view(*named, v);
+    keep_.push_back(v);  // views_ is keyed by the Var's address: it must outlive the pass
+    return v;
+  }
+
+  static bool is_view_op(const Call& c) {
+    return c.op->view && c.op->name.rfind("tensor.", 0) == 0 && c.args[0] && c.args[0]->type->as<TensorType>();
+  }
+
+  // Records `var = view op(...)`; true when the view folds (always, or a user error).
+  void record_view(const Call& c, const VarPtr& var) {
+    View parent = view_or_self(mutate(c.args[0]));
+    View v = parent;
+    v.name = var ? var->name : std::string("view");
+    const std::string& op = c.op->name;
+    auto shape_list = [&](size_t k) {
+      std::vector<ExprPtr> out;
+      if (auto* l = c.args[k] ? c.args[k]->as<ListExpr>() : nullptr)
+        for (auto& e : l->elems) out.push_back(mutate(e));
+      return out;
+    };
+    if (op == "tensor.slice") {
+      if (c.args[3] || std::get<bool>(c.attrs.at("clamp")))
+        fail(ErrorKind::kValue, c.span,
+             "the slice '" + v.name + "' narrows its valid region (valid_shape= / clamp=True) inside a kernel; a kernel "
+             "view folds into the loads and stores of its tensor and has no valid region of its own",
+             "slice the whole window and pass valid_shape= to the pl.load of it, or slice in the orchestration");
+      auto offs = shape_list(2);
+      std::vector<bool> dropped(offs.size(), false);
+      for (int64_t d : std::get<std::vector<int64_t>>(c.attrs.at("drop_dims")))
+        dropped[d < 0 ? d + static_cast<int64_t>(offs.size()) : d] = true;
+      v.parts.clear();
+      v.aoff.clear();
+      for (size_t a = 0; a < offs.size(); ++a) {
+        ExprPtr ao;
+        if (parent.simple(a)) {  // the offset moves into the root offsets
+          for (auto& p : parent.parts[a]) v.offset[p.dim] = add(v.offset[p.dim], mul(offs[a], p.coef));
+        } else {
+          ao = parent.aoff[a] ? add(parent.aoff[a], offs[a]) : offs[a];
+        }
+        if (!dropped[a]) {
+          v.parts.push_back(parent.parts[a]);
+          v.aoff.push_back(ao);
+        } else if (ao) {  // a dropped merged axis: its index is fixed
+          View one = parent;
+          std::vector<ExprPtr> at(parent.rank(), idx(0));
+          one.offset.assign(v.offset.size(), idx(0));
+          for (size_t b = 0; b < one.rank(); ++b)
+            if (b != a) one.parts[b].clear(), one.aoff[b] = nullptr;
+          one.aoff[a] = ao;
+          auto fixed = root_at(one, at);
+          for (size_t d = 0; d < fixed.size(); ++d) v.offset[d] = add(v.offset[d], fixed[d]);
+        }
+      }
+    } else if (op == "tensor.transpose") {
+      int64_t rank = static_cast<int64_t>(parent.rank());
+      int64_t a1 = std::get<int64_t>(c.attrs.at("axis1")), a2 = std::get<int64_t>(c.attrs.at("axis2"));
+      a1 = a1 < 0 ? a1 + rank : a1, a2 = a2 < 0 ? a2 + rank : a2;
+      std::swap(v.parts[a1], v.parts[a2]);
+      std::swap(v.aoff[a1], v.aoff[a2]);
+    } else if (op == "tensor.reshape" || op == "tensor.view") {
+      reshape_view(c, parent, v);
+    } else {
+      reinterpret_view(c, parent, v);
+    }
+    if (var) views_[var.get()] = std::move(v);
+  }
+
+  static bool same_extent(const ExprPtr& a, const ExprPtr& b) {
+    auto x = as_const_int(a), y = as_const_int(b);
+    if (x || y) return x && y && *x == *y;
+    return a.get() == b.get();
+  }
+  static std::string dims(const std::vector<ExprPtr>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) {
+      auto n = as_const_int(shape[i]);
+      s += (i ? ", " : "") + (n ? std::to_string(*n) : std::string("?"));
+    }
+    return s + "]";
+  }
+
+  // A reshape folds when the extents regroup: unit axes added or removed, an axis split
+  // into several ([B*M, N] to [B, M, N]: the outer axis steps M rows) or several merged into
+  // one ([B, M, N] to [B*M, N]: i walks i / M and i % M). Merged and split extents must be
+  // static; every other extent is kept, in order.
+  void reshape_view(const Call& c, const View& parent, View& v) {
+    const auto& from = tensor_of(c.args[0]).shape;
+    const auto& to = c.type->as<TensorType>()->shape;
+    auto unit = [](const ExprPtr& e) {
+      auto n = as_const_int(e);
+      return n && *n == 1;
+    };
+    std::vector<size_t> olds, news;  // the axes of extent other than 1
+    for (size_t a = 0; a < from.size(); ++a)
+      if (!unit(from[a])) olds.push_back(a);
+    for (size_t a = 0; a < to.size(); ++a)
+      if (!unit(to[a])) news.push_back(a);
+    v.parts.assign(to.size(), {});
+    v.aoff.assign(to.size(), nullptr);
+    auto refuse = [&](const std::string& why) {
+      fail(ErrorKind::kValue, c.span,
+           "pl." + c.op->name + " '" + v.name + "' from " + dims(from) + " to " + dims(to) + " inside a kernel: " + why +
+               "; a kernel view folds into the loads and stores of its tensor only when extents regroup (unit axes "
+               "added or removed, static axes split or merged), so that each tile is one box of the tensor",
+           "reshape in the orchestration and pass the reshaped tensor to the kernel, or pl.load tiles of the tensor "
+           "itself and pl.reshape the tiles");
+    };
+    size_t i = 0, j = 0;
+    while (i < olds.size() && j < news.size()) {
+      if (same_extent(from[olds[i]], to[news[j]])) {  // kept
+        v.parts[news[j]] = parent.parts[olds[i]];
+        v.aoff[news[j]] = parent.aoff[olds[i]];
+        ++i, ++j;
+        continue;
+      }
+      // A group: old axes i..i2 and new axes j..j2 with equal static products.
+      auto n_old = as_const_int(from[olds[i]]), n_new = as_const_int(to[news[j]]);
+      if (!n_old || !n_new) refuse("an extent known only at run time changes");
+      size_t i2 = i + 1, j2 = j + 1;
+      int64_t po = *n_old, pn = *n_new;
+      while (po != pn) {
+        if (po < pn && i2 < olds.size() && as_const_int(from[olds[i2]])) po *= *as_const_int(from[olds[i2++]]);
+        else if (pn < po && j2 < news.size() && as_const_int(to[news[j2]])) pn *= *as_const_int(to[news[j2++]]);
+        else refuse("the extents do not regroup");
+      }
+      if (i2 - i > 1 && j2 - j > 1) refuse("axes are both merged and split");
+      if (i2 - i == 1) {  // one old axis split into new axes j..j2: axis k steps the product of those after it
+        if (!parent.simple(olds[i])) refuse("a merged axis is split again");
+        int64_t step = po;
+        for (size_t k = j; k < j2; ++k) {
+          step /= *as_const_int(to[news[k]]);
+          for (Part p : parent.parts[olds[i]]) {
+            p.coef *= step;
+            v.parts[news[k]].push_back(p);
+          }
+        }
+      } else {  // old axes i..i2 merged into new axis j: old axis k is (x / its inner product) % its extent
+        int64_t inner = po;
+        for (size_t k = i; k < i2; ++k) {
+          if (!parent.simple(olds[k])) refuse("a merged axis is merged again");
+          int64_t n = *as_const_int(from[olds[k]]);
+          inner /= n;
+          for (Part p : parent.parts[olds[k]])
+            v.parts[news[j]].push_back(Part{p.dim, p.coef, inner, k == i ? 0 : n});
+        }
+      }
+      i = i2, j = j2;
+    }
+    if (i != olds.size() || j != news.size()) refuse("the extents do not regroup");
+  }
+
+  // reinterpret_view: the same bytes as another dtype; folds when only the last axis scales
+  // (no other shape) and that axis walks the root's last dim: loads read the root's bytes and
+  // reinterpret the tile (pl.tile.reinterpret_view), stores the other way round.
+  void reinterpret_view(const Call& c, const View& parent, View& v) {
+    const auto& from = tensor_of(c.args[0]).shape;
+    const auto& to = c.type->as<TensorType>()->shape;
+    int last = static_cast<int>(tensor_of(parent.root).shape.size()) - 1;
+    bool same_lead = from.size() == to.size();
+    for (size_t a = 0; same_lead && a + 1 < from.size(); ++a) same_lead = same_extent(from[a], to[a]);
+    if (!same_lead || parent.rank() == 0 || parent.dim(parent.rank() - 1) != last)
+      fail(ErrorKind::kValue, c.span,
+           "pl." + c.op->name + " '" + v.name + "' inside a kernel folds into loads and stores only when the last axis "
+           "alone scales and walks the last dimension of its tensor (here " + dims(from) + " to " + dims(to) + ")",
+           "reinterpret without shape= (the last axis scales by the element sizes), or reinterpret in the orchestration "
+           "and pass the view to the kernel as a tensor argument");
+    int old_bits = parent.unit_bits ? parent.unit_bits : dtype_bits(tensor_of(parent.root).dtype);
+    int new_bits = dtype_bits(c.type->as<TensorType>()->dtype);
+    v.offset[last] = scale(v.offset[last], old_bits, new_bits, c.span, v.name);
+    v.unit_bits = new_bits;
+    v.dtype = c.type->as<TensorType>()->dtype;
+  }
+
+  // x elements of `from` bits counted in elements of `to` bits (exact when static).
+  static ExprPtr scale(const ExprPtr& x, int from, int to, const Span& span, const std::string& view) {
+    if (from == to) return x;
+    if (auto cx = as_const_int(x)) {
+      if ((*cx * from) % to)
+        fail(ErrorKind::kValue, span,
+             "the reinterpreted view '" + view + "' starts or ends inside an element: " + std::to_string(*cx) + " x " +
+                 std::to_string(from) + " bits is not a whole number of " + std::to_string(to) + "-bit elements",
+             "align windows of a reinterpreted view to whole elements of the tensor's dtype");
+      return idx(*cx * from / to);
+    }
+    if (from % to == 0) return mul(x, from / to);
+    return BinaryExpr::make(BinaryOp::FloorDiv, mul(x, from), idx(to));
+  }
+
+  // Root coordinates of the view element `at` (one index per view axis).
+  static std::vector<ExprPtr> root_at(const View& v, const std::vector<ExprPtr>& at) {
+    std::vector<ExprPtr> out = v.offset;
+    for (size_t a = 0; a < v.rank() && a < at.size(); ++a) {
+      ExprPtr i = v.aoff[a] ? add(v.aoff[a], at[a]) : at[a];
+      for (const Part& p : v.parts[a]) {
+        ExprPtr t = i;
+        auto ci = as_const_int(t);
+        if (p.div != 1) t = ci ? idx(*ci / p.div) : BinaryExpr::make(BinaryOp::FloorDiv, t, idx(p.div));
+        ci = as_const_int(t);
+        if (p.mod) t = ci ? idx(*ci % p.mod) : BinaryExpr::make(BinaryOp::Mod, t, idx(p.mod));
+        out[p.dim] = add(out[p.dim], mul(t, p.coef));
+      }
+    }
+    return out;
+  }
+
+  // A tile covers the view's last two axes; in the root it must be a box of the root's last
+  // two dims (rows along dim R-2, columns along R-1), or the transposed box (a transpose view).
+  // Returns true when the tile is transposed in the root.
+  bool tile_in_root(const View& v, const Span& span, const std::string& what, int64_t rows = 0,
+                    const ExprPtr& row0 = nullptr) const {
+    int64_t rank = static_cast<int64_t>(tensor_of(v.root).shape.size());
+    int n = static_cast<int>(v.rank());
+    int dr = n >= 2 ? v.dim(n - 2) : -1, dc = n >= 1 ? v.dim(n - 1) : -1;
+    const int last = static_cast<int>(rank) - 1;
+    if (int64_t period = merged_rows(v); period && (dc == last || dc == -1)) {
+      // Rows of a merged axis ([B, M, N] as [B*M, N]): a tile stays inside one band of M rows.
+      ExprPtr start = v.aoff[n - 2] ? (row0 ? add(v.aoff[n - 2], row0) : v.aoff[n - 2]) : row0;
+      auto s0 = start ? as_const_int(start) : std::optional<int64_t>(0);
+      if (rows && (period % rows != 0 || (s0 && *s0 % period + rows > period)))
+        fail(ErrorKind::kValue, span,
+             what + " of the view '" + v.name + "': its rows merge tensor dimensions in bands of " +
+                 std::to_string(period) + " rows, and a tile of " + std::to_string(rows) + " rows" +
+                 (s0 ? " at row " + std::to_string(*s0) : std::string()) + " crosses a band",
+             "use tiles whose rows divide " + std::to_string(period) + " at row offsets that are multiples of them");
+      return false;
+    }
+    if ((dr == last - 1 || dr == -1) && (dc == last || dc == -1)) return false;
+    if ((dr == last || dr == -1) && (dc == last - 1 || dc == -1) && rank >= 2) return true;
+    fail(ErrorKind::kValue, span,
+         what + " of the view '" + v.name + "': its last two axes walk dimensions " + std::to_string(dr) + " and " +
+             std::to_string(dc) + " of the rank-" + std::to_string(rank) + " tensor it views, but a tile covers a "
+             "tensor's last two dimensions",
+         "slice so that the view's last two axes are the tensor's last two (drop the axes before them with an "
+         "integer index, x[i]), or transpose the tensor in the orchestration");
+    return false;
+  }
+
+  // A tile of the view: [rows, cols] at view coordinates `at`, loaded from the root (a
+  // transposed view loads the transposed box and transposes it: tile.transpose in Vec, a
+  // transpose_view in Mat).
+  // The band of a view whose row axis merges the root's dims R-3.. and R-2 (parts ending in
+  // dim R-2 with coefficient 1), or 0.
+  int64_t merged_rows(const View& v) const {
+    size_t n = v.rank();
+    if (n < 2 || v.parts[n - 2].size() < 2) return 0;
+    int last = static_cast<int>(tensor_of(v.root).shape.size()) - 1;
+    const Part& inner = v.parts[n - 2].back();
+    if (inner.dim != last - 1 || inner.coef != 1 || inner.div != 1 || inner.mod == 0) return 0;
+    for (size_t k = 0; k + 1 < v.parts[n - 2].size(); ++k)
+      if (v.parts[n - 2][k].dim >= last - 1) return 0;
+    return inner.mod;
+  }
+
+  ExprPtr load_view(const View& v, const std::vector<ExprPtr>& at, int64_t rows, int64_t cols,
+                    std::vector<ExprPtr> valid, MemorySpace mem, const Span& span) {
+    bool tr = tile_in_root(v, span, "a load", rows, at.size() >= 2 ? at[at.size() - 2] : nullptr);
+    std::vector<ExprPtr> root = root_at(v, at);
+    std::vector<int64_t> shape = {rows, cols};
+    if (tr) {
+      std::swap(shape[0], shape[1]);
+      if (!valid.empty()) std::swap(valid[0], valid[1]);
+    }
+    std::vector<std::pair<std::string, ExprPtr>> kwargs;
+    if (!valid.empty()) kwargs.push_back({"valid_shape", ListExpr::make(valid)});
+    Attrs attrs = {{"shape", shape}, {"target_memory", mem}};
+    if (v.dtype) {  // a reinterpreted view: the root's bytes, then the tile seen as the view's dtype
+      int rb = dtype_bits(tensor_of(v.root).dtype);
+      root.back() = scale(root.back(), v.unit_bits, rb, span, v.name);
+      shape[1] = *as_const_int(scale(idx(shape[1]), v.unit_bits, rb, span, v.name));
+      kwargs.clear();
+      if (!valid.empty()) {
+        valid[1] = scale(valid[1], v.unit_bits, rb, span, v.name);
+        kwargs.push_back({"valid_shape", ListExpr::make(valid)});
+      }
+      attrs["shape"] = shape;
+    }
+    ExprPtr t = assign(v.name + "_tile", make_op_call("tile.load", {v.root, ListExpr::make(root)}, kwargs, attrs, span));
+    if (v.dtype) t = assign(v.name + "_as", call("tile.reinterpret_view", {t}, {{"dtype", *v.dtype}}, span));
+    if (!tr) return t;
+    if (mem == MemorySpace::Mat) return assign(v.name + "_t", call("tile.transpose_view", {t}, {}, span));
+    return assign(v.name + "_t", call("tile.transpose", {t}, {{"axis1", int64_t{0}}, {"axis2", int64_t{1}}}, span));
+  }
+
+  // Rebuilds a call of c's op with new expression arguments (aligned with its expression
+  // params; null for an absent optional one), re-inferring its type.
+  static ExprPtr rebuild(const Call& c, const std::vector<ExprPtr>& args, const Span& span) {
+    std::vector<std::pair<std::string, ExprPtr>> kwargs;
+    size_t k = 0;
+    for (const auto& p : c.op->params)
+      if (p.kind != ParamKind::kAttr) {
+        if (k < args.size() && args[k]) kwargs.push_back({p.name, args[k]});
+        ++k;
+      }
+    return make_op_call(c.op->name, {}, kwargs, c.attrs, span);
+  }
+  static size_t arg_pos(const OpDef& op, const std::string& name) {
+    size_t k = 0;
+    for (const auto& p : op.params)
+      if (p.kind != ParamKind::kAttr) {
+        if (p.name == name) return k;
+        ++k;
+      }
+    PYPTO_CHECK(false, "op " + op.name + " has no argument " + name);
+    return 0;
+  }
+
+  // `var` is the root's new version after a write through a view: later reads of the root
+  // (its return, a loop's yield) see it when the root lives in this scope.
+  void new_root_version(const View& v, const VarPtr& root_next, const VarPtr& var) {
+    if (var) {
+      View next = v;
+      next.root = root_next;
+      views_[var.get()] = next;
+    }
+    auto* r = v.root->as<Var>();
+    auto it = r ? depth_of_.find(r) : depth_of_.end();
+    if (it != depth_of_.end() && it->second == depth_) {
+      for (auto& [from, to] : replaced_)  // earlier versions of the root now name the newest
+        if (to.get() == r) to = root_next;
+      replaced_[r] = root_next;
+      depth_of_[root_next.get()] = depth_;
+    }
+  }
+
+  // Tile-level access of a view (pl.load / pl.store / pl.assemble of a tile / pl.read /
+  // pl.write): the same access of the root, the view's offsets added. True when folded.
+  bool fold_view_access(const Call& c, const VarPtr& var) {
+    static const std::map<std::string, std::pair<const char*, const char*>> access = {
+        {"tile.load", {"tensor", "offsets"}},     {"tile.store", {"output_tensor", "offsets"}},
+        {"tensor.assemble", {"target", "offsets"}}, {"tensor.read", {"tensor", "indices"}},
+        {"tensor.write", {"tensor", "indices"}}};
+    auto it = access.find(c.op->name);
+    if (it == access.end()) return false;
+    const size_t ti = arg_pos(*c.op, it->second.first), oi = arg_pos(*c.op, it->second.second);
+    const View* found = view_of(c.args[ti]);
+    if (!found) return false;
+    if (c.op->name == "tensor.assemble" && c.args[1]->type->as<TensorType>()) return false;  // a tensor-level write
+    const View v = *found;
+    std::vector<ExprPtr> args;
+    for (auto& a : c.args) args.push_back(a ? mutate(a) : a);
+    auto* offs = args[oi]->as<ListExpr>();
+    PYPTO_CHECK(offs, "view access offsets");
+    const bool element = c.op->name == "tensor.read" || c.op->name == "tensor.write";
+    if (c.op->name == "tile.load") {
+      if (std::get<bool>(c.attrs.at("clamp")))
+        fail(ErrorKind::kValue, c.span, "pl.load(..., clamp=True) of the view '" + v.name + "' inside a kernel",
+             "pass valid_shape= for the part of the window inside the view");
+      auto shape = std::get<std::vector<int64_t>>(c.attrs.at("shape"));
+      check_whole(c.args[ti], "pl.load", shape[0], shape[1], dtype_size(v.root->type), c.span,
+                  std::get<MemorySpace>(c.attrs.at("target_memory")));
+      std::vector<ExprPtr> valid;
+      if (auto* l = args[2] ? args[2]->as<ListExpr>() : nullptr) valid = l->elems;
+      ExprPtr t = load_view(v, offs->elems, shape[0], shape[1], valid,
+                            std::get<MemorySpace>(c.attrs.at("target_memory")), c.span);
+      if (var) replaced_[var.get()] = std::static_pointer_cast<const Var>(t);
+      return true;
+    }
+    const size_t si = element ? 0 : arg_pos(*c.op, c.op->name == "tile.store" ? "tile" : "src");
+    auto* stored = element ? nullptr : args[si]->type->as<TileType>();
+    auto stored_rows = stored ? as_const_int(stored->shape[0]) : std::nullopt;
+    if (!element && tile_in_root(v, c.span, "a store", stored_rows ? *stored_rows : 0,
+                                 offs->elems.size() >= 2 ? offs->elems[offs->elems.size() - 2] : nullptr)) {
+      // a transposed view: store the tile transposed
+      args[si] = assign("stored_t", call("tile.transpose", {args[si]}, {{"axis1", int64_t{0}}, {"axis2", int64_t{1}}}, c.span));
+    }
+    std::vector<ExprPtr> root = root_at(v, offs->elems);
+    if (v.dtype) {  // a reinterpreted view: the tile's bytes stored as the root's dtype
+      if (element)
+        fail(ErrorKind::kType, c.span, "pl." + c.op->name.substr(c.op->name.find('.') + 1) +
+                                           " of one element of the reinterpreted view '" + v.name + "' inside a kernel",
+             "pl.load a tile of the view and read it, or read the tensor in its own dtype");
+      int rb = dtype_bits(tensor_of(v.root).dtype);
+      root.back() = scale(root.back(), v.unit_bits, rb, c.span, v.name);
+      args[si] = assign("stored_as", call("tile.reinterpret_view", {args[si]}, {{"dtype", tensor_of(v.root).dtype}}, c.span));
+    }
+    args[ti] = v.root;
+    args[oi] = ListExpr::make(root, offs->span);
+    ExprPtr value = rebuild(c, args, c.span);
+    if (c.op->name == "tensor.read") {
+      if (var) out_->push_back(AssignStmt::make(var, value, c.span));
+      else out_->push_back(EvalStmt::make(value, c.span));
+      return true;
+    }
+    auto root_var = v.root->as<Var>();
+    VarPtr next = Var::make(root_var ? root_var->name : v.name, v.root->type, c.span);
+    out_->push_back(AssignStmt::make(next, value, c.span));
+    new_root_version(v, next, var);
+    return true;
+  }
+
+  // --- Tensors used as tiles -------------------------------------------------------------
+  // PyPTO's meaning inside a kernel: a tensor used as a tile is one whole tile ("a slice
+  // inside InCore yields a Tile"). The parser loads a tensor operand of a tile op whole
+  // (pl.load(t, [0, 0], shape)); here such a load of a view reads the view's root, a load
+  // of a tensor-level value computes that block of the value, and a loop-carried value is
+  // computed whole before the loop.
+
+  // The whole of the 2-D tensor-level value, view or tensor `e`, checked against UB.
+  ExprPtr whole_tile(const ExprPtr& e, const std::string& what, const Span& span, MemorySpace mem = MemorySpace::Vec) {
+    const auto& shape = tensor_of(resolve(e)).shape;
+    auto r = shape.size() == 2 ? as_const_int(shape[0]) : std::nullopt, c = shape.size() == 2 ? as_const_int(shape[1]) : std::nullopt;
+    if (!r || !c)
+      fail(ErrorKind::kValue, span,
+           what + " is a tensor of shape " + dims(shape) + " used as one tile, which needs a static 2-D shape",
+           "write it into a tensor (out[:] = ...) and pl.load tiles of that tensor");
+    int64_t bytes = dtype_size(resolve(e)->type), unit = std::max<int64_t>(1, 32 / bytes);
+    int64_t cols = (*c + unit - 1) / unit * unit;
+    check_whole(e, what, *r, cols, bytes, span, mem);
+    Block whole{idx(0), idx(0), *r, cols, nullptr, cols != *c ? idx(*c) : nullptr};
+    if (resolve(e)->as<Var>()) return load(e, whole, mem, span);  // a view or tensor: loaded (a cube operand into Mat)
+    std::map<const Expr*, ExprPtr> memo;
+    return tile_of(e, whole, memo);  // a computed value (a matmul's stays in Acc: the carry of split-K)
+  }
+
+  void check_whole(const ExprPtr& e, const std::string& what, int64_t rows, int64_t cols, int64_t bytes,
+                   const Span& span, MemorySpace mem = MemorySpace::Vec) const {
+    if (mem != MemorySpace::Mat) mem = MemorySpace::Vec;
+    int64_t need = rows * cols * bytes, cap = chip_.capacity(mem);
+    if (need <= cap) return;
+    const View* v = view_of(e);
+    std::string name = v ? "the tensor view '" + v->name + "'" : (e->as<Var>() ? "'" + e->as<Var>()->name + "'" : "the value");
+    fail(ErrorKind::kCapacity, span,
+         what + ": " + name + " [" + std::to_string(rows) + ", " + std::to_string(cols) + "] " +
+             dtype_name(*element_dtype(resolve(e)->type)) + " is used as one tile, so it is loaded whole: " +
+             std::to_string(need) + " bytes, but " + (mem == MemorySpace::Mat ? "Mat (L1)" : "Vec (UB)") + " holds " +
+             std::to_string(cap),
+         "use a smaller window (x[r:r + T, :]) or pl.load blocks of it in a loop; tensor-level ops on it (out[:] = "
+         "pl.exp(view)) are tiled to fit for you");
+  }
+
+  // `tensor op(...)` reading a tile: its tile op, each tensor operand a whole tile.
+  ExprPtr tile_form(const Call& c, const TensorOpInfo& info) {
+    std::vector<std::pair<std::string, ExprPtr>> kwargs;
+    size_t k = 0;
+    for (const auto& p : c.op->params)
+      if (p.kind != ParamKind::kAttr) {
+        ExprPtr a = k < c.args.size() ? c.args[k] : nullptr;
+        ++k;
+        if (!a) continue;
+        bool cube = info.shape == TensorOpShape::kMatmul || info.shape == TensorOpShape::kMatmulAcc;
+        if (a->type && a->type->as<TensorType>())
+          a = whole_tile(a, "argument '" + p.name + "' of pl." + c.op->name, c.span,
+                         cube && (p.name == "lhs" || p.name == "rhs") ? MemorySpace::Mat : MemorySpace::Vec);
+        kwargs.push_back({p.name, a});
+      }
+    const OpDef* op = info.shape == TensorOpShape::kMatmulAcc ? OpRegistry::instance().find("tile.matmul_acc") : info.tile_op;
+    Attrs attrs;
+    for (const auto& p : op->params)
+      if (p.kind == ParamKind::kAttr && c.attrs.count(p.name)) attrs[p.name] = c.attrs.at(p.name);
+    return assign(short_name(*op), make_op_call(op->name, {}, kwargs, attrs, c.span));
+  }
+
+  // pl.load of a tensor-level value (the parser's whole load of a tensor operand): that
+  // block of the value; pl.load of a value made a tile: the tile. True when handled.
+  bool load_of_value(const Call& c, const VarPtr& var) {
+    if (c.op->name != "tile.load") return false;
+    ExprPtr src = mutate(c.args[0]);
+    bool value = src->as<Var>() && defs_.count(src->as<Var>());
+    if (!value && !src->type->as<TileType>()) return false;
+    auto shape = std::get<std::vector<int64_t>>(c.attrs.at("shape"));
+    auto* offs = c.args[1]->as<ListExpr>();
+    std::vector<ExprPtr> at;
+    for (auto& o : offs->elems) at.push_back(mutate(o));
+    std::vector<ExprPtr> valid;
+    if (auto* l = c.args[2] ? c.args[2]->as<ListExpr>() : nullptr)
+      for (auto& e : l->elems) valid.push_back(mutate(e));
+    ExprPtr t;
+    if (!value) {
+      auto* tt = src->type->as<TileType>();
+      bool whole = at.size() == 2 && as_const_int(at[0]) == 0 && as_const_int(at[1]) == 0 && valid.empty() &&
+                   as_const_int(tt->shape[0]) == shape[0] && as_const_int(tt->shape[1]) == shape[1];
+      if (!whole)
+        fail(ErrorKind::kValue, c.span, "pl.load of a window of a loop-carried value (kept whole as a tile)",
+             "load the whole value, or pl.slice the tile");
+      t = src;
+    } else {
+      int64_t bytes = dtype_size(src->type);
+      if (at.size() != 2) fail(ErrorKind::kType, c.span, "pl.load of a tensor-level value takes 2 offsets");
+      check_whole(src, "pl.load", shape[0], shape[1], bytes, c.span, std::get<MemorySpace>(c.attrs.at("target_memory")));
+      Block b{at[0], at[1], shape[0], shape[1], valid.empty() ? nullptr : valid[0], valid.empty() ? nullptr : valid[1]};
+      std::map<const Expr*, ExprPtr> memo;
+      t = tile_of(src, b, memo);
+      if (std::get<MemorySpace>(c.attrs.at("target_memory")) == MemorySpace::Vec) t = as_vec(t, c.span);
+    }
+    if (var) replaced_[var.get()] = std::static_pointer_cast<const Var>(t);
+    return true;
+  }
+
   // --- Block sizes -----------------------------------------------------------------------
 
   struct TreeStats {
     int nodes = 0;
     int64_t widest_bytes = 4;
     bool matmul = false;
+    bool transposed = false;  // a transposed view: its blocks are loaded as [cols, rows] tiles
+    int64_t row_period = 0;   // a view merging axes into rows: blocks stay inside bands of this many rows
     int64_t whole_row_cols = 0;  // gather/scatter operands loaded as whole rows of this many columns
     const Call* whole = nullptr;  // an op without blocking (kWhole): the value is one block
     int64_t arg_col_rows = 0;     // a column index reduction: each block holds whole columns of this many rows
@@ -195,6 +922,11 @@ class Lowerer : public IRMutator {
     if (!e->type || !e->type->as<TensorType>()) return;
     ++st.nodes;
     st.widest_bytes = std::max<int64_t>(st.widest_bytes, dtype_size(e->type));
+    if (const View* v = view_of(e)) {
+      int n = static_cast<int>(v->rank()), last = static_cast<int>(tensor_of(v->root).shape.size()) - 1;
+      st.transposed |= n >= 2 && v->dim(n - 2) == last;
+      if (int64_t period = merged_rows(*v)) st.row_period = st.row_period ? std::gcd(st.row_period, period) : period;
+    }
     if (auto* c = e->as<Call>()) {
       auto info = tensor_op_info(*c->op);
       bool cube = info && (info->shape == TensorOpShape::kMatmul || info->shape == TensorOpShape::kBatchMatmul ||
@@ -245,7 +977,8 @@ class Lowerer : public IRMutator {
       row_cap = std::min(row_cap, std::max<int64_t>(1, vec_block_bytes(st) / (padded * bytes)));
     }
     auto r1 = as_const_int(shape[0]);
-    int64_t rows = r1 && *r1 == 1 ? 1 : pick_size(shape[0], row_cap, 1);
+    int64_t rows = r1 && *r1 == 1 ? 1 : pick_size(shape[0], row_cap, st.transposed ? unit : 1);
+    if (st.row_period) rows = std::gcd(rows, st.row_period);  // merged rows: a block inside one band
     return {Tiling{rows, shape[0]}, Tiling{cols, shape[1]}};
   }
 
@@ -286,6 +1019,13 @@ class Lowerer : public IRMutator {
   ExprPtr load(const ExprPtr& tensor, const Block& b, MemorySpace mem, const Span& span) {
     std::vector<ExprPtr> valid;
     if (b.vrows || b.vcols) valid = {b.vrows ? b.vrows : idx(b.rows), b.vcols ? b.vcols : idx(b.cols)};
+    if (const View* v = view_of(tensor)) {  // a view: the block of its root
+      std::vector<ExprPtr> at(v->rank() - std::min<size_t>(2, v->rank()), idx(0));
+      if (v->rank() == 3 && batch_) at[0] = batch_;  // an operand of batch_matmul: the current batch
+      if (v->rank() >= 2) at.push_back(b.r0);
+      at.push_back(b.c0);
+      return load_view(*v, at, b.rows, b.cols, valid, mem, span);
+    }
     std::vector<std::pair<std::string, ExprPtr>> kwargs;
     if (!valid.empty()) kwargs.push_back({"valid_shape", ListExpr::make(valid)});
     Attrs attrs = {{"shape", std::vector<int64_t>{b.rows, b.cols}}, {"target_memory", mem}};
@@ -310,6 +1050,17 @@ class Lowerer : public IRMutator {
     ExprPtr t;
     auto* c = e->as<Call>();
     auto info = c ? tensor_op_info(*c->op) : std::nullopt;
+    if (!info && e->type && e->type->as<TileType>()) {  // a value made one whole tile (a loop carry)
+      auto* tt = e->type->as<TileType>();
+      auto r0 = as_const_int(b.r0), c0 = as_const_int(b.c0);
+      if (!r0 || !c0 || *r0 != 0 || *c0 != 0 || as_const_int(tt->shape[0]) != b.rows || as_const_int(tt->shape[1]) != b.cols)
+        fail(ErrorKind::kCapacity, e->span,
+             "a loop-carried tensor-level value is one tile of " + dims(tt->shape) + ", but the expression reading it is "
+             "computed in blocks of [" + std::to_string(b.rows) + ", " + std::to_string(b.cols) + "]",
+             "write the carried value into a tensor after the loop (tmp[:] = acc) and compute from that tensor");
+      memo[e.get()] = e;
+      return e;
+    }
     if (!info) {
       if (!e->as<Var>())
         fail(ErrorKind::kType, e->span, "this tensor value cannot be tiled: it is neither a tensor nor a tensor-level op",
@@ -728,6 +1479,7 @@ class Lowerer : public IRMutator {
     stats(src, st);
     // Named members, not a structured binding: the lambdas below capture them, which
     // clang accepts only from version 16 (the fuzz build uses Debian 12's clang 14).
+    st.transposed |= transpose_store_;  // a transposed block is stored: rows in whole 32-byte units
     const std::pair<Tiling, Tiling> blocks = pick_blocks(shape, st);
     const Tiling &rt = blocks.first, &ct = blocks.second;
     auto tgt_name = target->as<Var>() ? target->as<Var>()->name : std::string("out");
@@ -762,9 +1514,19 @@ class Lowerer : public IRMutator {
       for (auto& s : inner) into.push_back(s);
       auto v = Var::make(tgt_name, tensor_type);
       std::vector<ExprPtr> at = lead;
-      at.push_back(add(r0, offs[0]));
-      at.push_back(add(c0, offs[1]));
-      into.push_back(AssignStmt::make(v, call("tile.store", {tile, ListExpr::make(at), tensor}, {}, span), span));
+      ExprPtr stored = tile;
+      if (transpose_store_) {  // through a transposed view: the block turned, at the swapped offsets
+        std::vector<StmtPtr>* saved_out = out_;
+        out_ = &into;
+        stored = assign("stored_t", call("tile.transpose", {as_vec(tile, span)}, {{"axis1", int64_t{0}}, {"axis2", int64_t{1}}}, span));
+        out_ = saved_out;
+        at.push_back(add(c0, offs[0]));
+        at.push_back(add(r0, offs[1]));
+      } else {
+        at.push_back(add(r0, offs[0]));
+        at.push_back(add(c0, offs[1]));
+      }
+      into.push_back(AssignStmt::make(v, call("tile.store", {stored, ListExpr::make(at), tensor}, {}, span), span));
       return v;
     };
     auto col_loop = [&](const ExprPtr& tensor, std::vector<StmtPtr>& into) {
@@ -779,21 +1541,33 @@ class Lowerer : public IRMutator {
   const isa::ChipSpec& chip_;
   std::vector<StmtPtr>* out_ = nullptr;
   ExprPtr batch_;  // the batch index while a batched value is written
+  bool transpose_store_ = false;  // the value is written through a transposed view
 };
 
 // Any tensor-level value still used after lowering was used by something other than a write.
 class LeftoverCheck : public IRVisitor {
  public:
-  explicit LeftoverCheck(const std::unordered_map<const Var*, ExprPtr>& defs) : defs_(defs) {}
+  LeftoverCheck(const std::unordered_map<const Var*, ExprPtr>& defs, const std::unordered_map<const Var*, std::string>& views)
+      : defs_(defs), views_(views) {}
 
  protected:
   void visit_var(const VarPtr& v) override {
+    if (auto it = views_.find(v.get()); it != views_.end())
+      fail(ErrorKind::kType, v->span,
+           "the tensor view '" + it->second + "' is used where a kernel cannot fold it into loads and stores (a loop "
+           "carry, a branch result, a kernel result or an op that takes no views)",
+           "use the view directly in tensor-level ops, pl.load / pl.store / pl.read / pl.write, or pl.load a tile of it");
     if (defs_.count(v.get()))
       fail(ErrorKind::kType, v->span,
            "the tensor-level value '" + v->name + "' is used other than by writing it into a tensor",
            "write it into a tensor with out[:] = " + v->name + " (or out[r0:r1, c0:c1] = ...) and use that tensor");
   }
   void visit_call(const Call& c) override {
+    if (c.op->view && c.op->name.rfind("tensor.", 0) == 0)
+      fail(ErrorKind::kType, c.span,
+           "the tensor view pl." + c.op->name + " is used where a kernel cannot fold it into loads and stores (a loop "
+           "carry, a branch result, a kernel result or an op that takes no views)",
+           "name the view (v = x[a:b, c:d]) and use it in tensor-level ops, pl.load / pl.store / pl.read / pl.write");
     if (tensor_op_info(*c.op))
       fail(ErrorKind::kType, c.span, "pl." + c.op->name + " on whole tensors can only be written into a tensor here",
            "assign it with out[:] = ... inside the InCore scope");
@@ -802,6 +1576,7 @@ class LeftoverCheck : public IRVisitor {
 
  private:
   const std::unordered_map<const Var*, ExprPtr>& defs_;
+  const std::unordered_map<const Var*, std::string>& views_;
 };
 
 }  // namespace
@@ -813,9 +1588,10 @@ ProgramPtr lower_tensor_ops(const ProgramPtr& program, const PassContext& ctx) {
     if (!g->body->as<SeqStmts>())
       g = Function::make(g->name, g->params, g->directions, g->return_types, SeqStmts::make({g->body}, g->body->span),
                          g->func_type, g->span, g->level, g->role, g->attrs);
+    lowerer.enter(*g);
     FunctionPtr out = lowerer.mutate_function(g);
-    LeftoverCheck(lowerer.defs_).visit_function(*out);
-    return lowerer.defs_.empty() && out == g ? f : out;
+    LeftoverCheck(lowerer.defs_, lowerer.view_names()).visit_function(*out);
+    return lowerer.defs_.empty() && lowerer.view_names().empty() && out == g ? f : out;
   });
 }
 

@@ -40,6 +40,8 @@ class WriteTracker : public IRVisitor {
     if (auto* call = s.value->as<Call>(); call && !call->op->writes.empty()) {
       if (auto target = written_arg(*call)) root[s.var.get()] = root_of(target);
     }
+    if (auto* call = s.value->as<Call>(); call && is_tensor_view(*call))  // writes through a view write its tensor
+      if (auto base = viewed(call->args[0])) root[s.var.get()] = root_of(base);
   }
   void visit_call(const Call& c) override {
     VarPtr target = c.op->writes.empty() ? nullptr : written_arg(c);
@@ -48,8 +50,10 @@ class WriteTracker : public IRVisitor {
       if (written_set.insert(r.get()).second) written_roots.push_back(r);
     }
     for (auto& a : c.args) {
-      if (a && a->as<Var>() && a->type->as<TensorType>() && (!target || a.get() != target.get()))
-        read_set.insert(root_of(std::static_pointer_cast<const Var>(a)).get());
+      VarPtr read = is_tensor_view(c) ? nullptr : viewed(a);  // taking a view reads nothing yet
+      bool is_written = target && (a.get() == target.get() || viewed(a).get() == target.get());
+      if (read && read->type->as<TensorType>() && !is_written)
+        read_set.insert(root_of(read).get());
       visit(a);
     }
   }
@@ -74,8 +78,13 @@ class WriteTracker : public IRVisitor {
       }
     }
   }
-  static VarPtr written_arg(const Call& c) {
-    ExprPtr a = CallSite{*c.op, c.args, c.attrs, c.span}.arg(c.op->writes);
+  static VarPtr written_arg(const Call& c) { return viewed(CallSite{*c.op, c.args, c.attrs, c.span}.arg(c.op->writes)); }
+  static bool is_tensor_view(const Call& c) {
+    return c.op->view && c.op->name.rfind("tensor.", 0) == 0 && c.args[0] && c.args[0]->type->as<TensorType>();
+  }
+  // The Var a (possibly nested) tensor view reads: out for pl.store(t, [0, 0], out[4:20, :]).
+  static VarPtr viewed(const ExprPtr& a) {
+    if (auto* c = a ? a->as<Call>() : nullptr; c && is_tensor_view(*c)) return viewed(c->args[0]);
     if (a && a->as<Var>()) return std::static_pointer_cast<const Var>(a);
     return nullptr;
   }

@@ -34,7 +34,14 @@ const std::vector<Pass>& default_pipeline() {
        "matmul block walks K through Mat -> Left/Right with matmul then matmul_acc into Acc. A computed matmul "
        "operand (`pl.matmul(pl.exp(x), w)`, a cast) stays on chip: each of its K blocks is computed in Vec and moved "
        "Vec -> Mat, with K blocks small enough for its tiles to fit UB. A 3-D value (batch_matmul; elementwise ops, "
-       "last-axis reductions and broadcasts of 3-D tensors) is written batch by batch."},
+       "last-axis reductions and broadcasts of 3-D tensors) is written batch by batch. Tensor views "
+       "(`x[a:b, c:d]`, slices of slices, `pl.transpose`, reshapes that add or remove unit axes or split or merge static axes) are folded into "
+       "the loads and stores of the tensor they view, their offsets added (a transposed block is loaded as the "
+       "transposed box and turned with tile.transpose in Vec, transpose_view in Mat); pl.load / pl.store / "
+       "pl.assemble / pl.read / pl.write of a view address that tensor. A tensor used as a tile is one whole tile: "
+       "a load of a tensor-level value computes that block, and a tensor-level value carried by a loop (split-K's "
+       "`acc = pl.matmul_acc(acc, x[:, k:k+64], w[k:k+64, :])`) is computed whole before the loop, the tensor ops "
+       "reading it becoming their tile ops."},
       {"InferMemory", infer_memory,
        "Puts every tile operand in the memory its consumer reads and inserts the moves, so kernels may omit "
        "pl.move: the cube reads `lhs` from Left, `rhs` from Right and `bias` from Bias, pl.transpose_view reads "

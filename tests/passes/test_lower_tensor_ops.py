@@ -174,10 +174,14 @@ def misuse(x: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
-def test_tensor_value_used_as_a_tensor_is_a_clear_error():
-    x = rand(16, 16)
-    with pytest.raises(_core.PyptoError, match="tensor-level value 't' is used other than by writing it"):
-        misuse(x, np.zeros_like(x))
+def test_tensor_value_loaded_as_a_tile_is_that_block():
+    # PyPTO's meaning inside a kernel: pl.load of a tensor-level value is its block, computed.
+    x = rand(32, 32)
+    out = np.zeros_like(x)
+    misuse(x, out)
+    want = np.zeros_like(x)
+    want[:16, :16] = x[:16, :16] * x[:16, :16]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
 
 
 def test_elementwise_write_becomes_block_loops():

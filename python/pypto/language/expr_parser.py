@@ -598,6 +598,20 @@ class ExprParser:
             given[spelled[k]] = v
         if op.name == "tensor.create" and isinstance(given.get("shape"), (list, tuple)):
             given["shape"] = self.named_extents(given["shape"], node)
+        if getattr(self, "in_kernel_code", lambda: False)():
+            wrapped_op, wrapped, problem = self.tile_operands(op, given, node)
+            if (wrapped is not given or problem) and wrapped_op is op:  # a tile op that may take this tensor itself
+                try:
+                    return self.build_call(op, params, given, dsl_name, signature, node)
+                except ParseError:
+                    if problem:
+                        raise problem from None
+            elif problem:
+                raise problem
+            op, params, given = wrapped_op, wrapped_op.params, wrapped
+        return self.build_call(op, params, given, dsl_name, signature, node)
+
+    def build_call(self, op, params, given, dsl_name, signature, node):
         # The dtype literals take: the first tile / tensor argument's, positional or keyword (pl.write(dst=t, ...)).
         hint = next((given[p.name].type.dtype for p in params if self.is_array(given.get(p.name))), None)
         exprs, attrs = {}, {}
@@ -634,6 +648,44 @@ class ExprParser:
             raise ParseError(str(e)) from None
         except (TypeError, OverflowError) as e:  # e.g. an attribute that does not fit in 64 bits
             raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
+
+    # Tile ops whose named parameters take a tensor in global memory (every other tile operand is a tile).
+    TENSOR_PARAMS = {"tile.load": "tensor", "tile.store": "output_tensor", "tile.mgather": "tensor",
+                     "tile.mscatter": "output_tensor"}
+
+    def tile_operands(self, op, given, node):
+        """PyPTO's meaning in kernel code: a tensor used as a tile ("a slice inside InCore yields
+        a Tile"). A call mixing tensors and tiles is the tile op, and each tensor operand of a
+        tile op (a view x[0:16, :], a parameter, a tensor-level value) is pl.load-ed whole;
+        LowerTensorOps folds the load into the view's tensor or computes the value's tile, and
+        InferMemory moves it to Mat where a matmul reads it."""
+        def operands(o):
+            return [(p, given[p.name]) for p in o.params
+                    if p.kind == ir.ParamKind.Expr and is_ir(given.get(p.name))]
+        form = ir.tile_form(op.name)  # a tensor-level compute op (tensor.add) reading a tile: its tile op
+        if form is not None and any(isinstance(v.type, ir.TileType) for _, v in operands(op)):
+            op = ir.find_op(form)
+        if not op.name.startswith("tile."):
+            return op, given, None
+        keep = self.TENSOR_PARAMS.get(op.name)
+        original, given, changed, problem = given, dict(given), False, None
+        for p, v in operands(op):
+            if p.name == keep or not isinstance(v.type, ir.TensorType):
+                continue
+            shape = [d.value if isinstance(d, ir.ConstInt) else None for d in v.type.shape]
+            if None in shape or len(shape) > 2 and any(n != 1 for n in shape[:-2]):
+                problem = problem or self.error(node, f"argument '{p.name}' of pl.{op.name} is the tensor {self.describe(v)}, used as a "
+                                       f"tile: a tensor operand of a tile op is loaded whole, which needs a static "
+                                       f"2-D shape", "pl.load a tile of it with a static shape, or use the tensor "
+                                                     "form of the op on tensors only (out[:] = ...)")
+                continue
+            rows, cols = [1] + shape if len(shape) == 1 else shape[-2:]
+            unit = max(1, 256 // ir.dtype_bits(v.type.dtype))  # Vec rows are whole 32-byte units
+            padded = -(-cols // unit) * unit
+            extra = {"valid_shape": [rows, cols]} if padded != cols else {}
+            given[p.name] = self.op_call("tile.load", [v, [0] * len(shape), [rows, padded]], extra, node)
+            changed = True
+        return op, given if changed else original, problem
 
     def submit(self, node, spmd=False):
         """`out, tid = pl.submit(kernel, *args, deps=[...], ...)` (and pl.spmd_submit(...,
