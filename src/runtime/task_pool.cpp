@@ -6,6 +6,8 @@
 // over without a futex wake-up per task. Virtual cores are handed out lowest-free-first.
 #include "pypto/runtime/task_pool.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -60,7 +62,11 @@ TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory facto
   int n = num_workers > 0 ? num_workers : static_cast<int>(std::thread::hardware_concurrency());
   n = std::max(n, 1);
   num_workers_ = n;
-  for (int i = 0; i < n; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 0; i < n; ++i)
+    workers_.emplace_back([this, i] {
+      pthread_setname_np(pthread_self(), "pypto-worker");  // named in /proc, debuggers and profilers
+      worker_loop(i);
+    });
 }
 
 void TaskPool::reset(CoreFactory factory, uint64_t runner_key, size_t ring_size, bool record) {
