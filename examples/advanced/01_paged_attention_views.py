@@ -22,16 +22,28 @@ state); different sequences have their own state tensors and run side by side.
 Run: python examples/advanced/01_paged_attention_views.py   (prints OK)
 """
 
-import math
+import importlib.util
+import pathlib
 import sys
 from importlib.util import find_spec
 
-import numpy as np
 import pypto.language as pl
 from pypto.runtime import RunConfig
 
-G, D, BS, MAX_BLOCKS, NUM_BLOCKS, W, MAX_SEQS = 16, 64, 32, 8, 40, 8, 8
-SCALE = 1.0 / math.sqrt(D)
+
+def _load_base():
+    """examples/intermediate/15_paged_attention.py: the same problem with one task per sequence;
+    its sizes, inputs, numpy reference and check serve this design too."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "intermediate" / "15_paged_attention.py"
+    spec = importlib.util.spec_from_file_location("paged_attention_base", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BASE = _load_base()
+G, D, BS, MAX_BLOCKS, NUM_BLOCKS, SCALE = BASE.G, BASE.D, BASE.BS, BASE.MAX_BLOCKS, BASE.NUM_BLOCKS, BASE.SCALE
+W, MAX_SEQS = 8, 8
 S = pl.dynamic("S")  # rows of q: G per sequence
 Mat, Left, Right, Vec = pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right, pl.MemorySpace.Vec
 
@@ -84,51 +96,8 @@ def paged_attention_views(q: pl.Tensor[[S, D], pl.FP32], key_cache: pl.Tensor, v
     return o
 
 
-def make_inputs(rng, context_lens):
-    """A shuffled cache: each sequence's logical blocks land on distinct random physical blocks."""
-    nseq = len(context_lens)
-    q = rng.standard_normal((nseq * G, D), dtype=np.float32)
-    key_cache = rng.standard_normal((NUM_BLOCKS * BS, D), dtype=np.float32)
-    value_cache = rng.standard_normal((NUM_BLOCKS * BS, D), dtype=np.float32)
-    perm = rng.permutation(NUM_BLOCKS)
-    block_table = np.full((nseq, MAX_BLOCKS), -1, np.int32)
-    used = 0
-    for b, n in enumerate(context_lens):
-        blocks = (n + BS - 1) // BS
-        block_table[b, :blocks] = perm[used:used + blocks]
-        used += blocks
-    return q, key_cache, value_cache, block_table, np.array(context_lens, np.int32)
-
-
-def reference(q, key_cache, value_cache, block_table, context_lens):
-    out = np.zeros_like(q)
-    for b, n in enumerate(context_lens):
-        rows = np.concatenate([np.arange(blk * BS, blk * BS + BS) for blk in block_table[b, :(n + BS - 1) // BS]])[:n]
-        s = q[b * G:(b + 1) * G] @ key_cache[rows].T * SCALE
-        e = np.exp(s - s.max(axis=1, keepdims=True))
-        out[b * G:(b + 1) * G] = (e / e.sum(axis=1, keepdims=True)) @ value_cache[rows]
-    return out
-
-
 def main(backend: str = "torch", config: RunConfig | None = None) -> None:
-    rng = np.random.default_rng(22)
-    for context_lens in ([70, 32, 5, 200], [1, 256]):  # two batch sizes, one compiled program
-        inputs = make_inputs(rng, context_lens)
-        if backend == "torch":
-            import torch
-            import torch.nn.functional as F
-
-            q, kc, vc, bt, cl = (torch.from_numpy(a) for a in inputs)
-            o = torch.zeros_like(q)
-            paged_attention_views(q, kc, vc, bt, cl, o, config=config or RunConfig())
-            for b, n in enumerate(context_lens):
-                rows = torch.cat([torch.arange(int(k) * BS, int(k) * BS + BS) for k in bt[b, :(n + BS - 1) // BS]])[:n]
-                want = F.scaled_dot_product_attention(q[b * G:(b + 1) * G], kc[rows], vc[rows])
-                torch.testing.assert_close(o[b * G:(b + 1) * G], want, rtol=1e-4, atol=1e-4)
-        else:
-            o = np.zeros_like(inputs[0])
-            paged_attention_views(*inputs, o, config=config or RunConfig())
-            np.testing.assert_allclose(o, reference(*inputs), rtol=1e-4, atol=1e-4)
+    BASE.check(paged_attention_views, backend, config, seed=22)
     print("OK")
 
 

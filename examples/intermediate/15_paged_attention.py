@@ -91,8 +91,10 @@ def reference(q, key_cache, value_cache, block_table, context_lens):
     return out
 
 
-def main(backend: str = "torch", config: RunConfig | None = None) -> None:
-    rng = np.random.default_rng(21)
+def check(program, backend: str, config: RunConfig | None, seed: int) -> None:
+    """Runs `program` (this file's signature) on two batches against torch's attention (or the
+    numpy reference)."""
+    rng = np.random.default_rng(seed)
     for context_lens in ([70, 32, 5, 200], [1, 256]):  # two batch sizes, one compiled program
         inputs = make_inputs(rng, context_lens)
         if backend == "torch":
@@ -101,15 +103,19 @@ def main(backend: str = "torch", config: RunConfig | None = None) -> None:
 
             q, kc, vc, bt, cl = (torch.from_numpy(a) for a in inputs)
             o = torch.zeros_like(q)
-            paged_attention(q, kc, vc, bt, cl, o, config=config or RunConfig())
+            program(q, kc, vc, bt, cl, o, config=config or RunConfig())
             for b, n in enumerate(context_lens):
                 rows = torch.cat([torch.arange(int(k) * BS, int(k) * BS + BS) for k in bt[b, :(n + BS - 1) // BS]])[:n]
                 want = F.scaled_dot_product_attention(q[b * G:(b + 1) * G], kc[rows], vc[rows])
                 torch.testing.assert_close(o[b * G:(b + 1) * G], want, rtol=1e-4, atol=1e-4)
         else:
             o = np.zeros_like(inputs[0])
-            paged_attention(*inputs, o, config=config or RunConfig())
+            program(*inputs, o, config=config or RunConfig())
             np.testing.assert_allclose(o, reference(*inputs), rtol=1e-4, atol=1e-4)
+
+
+def main(backend: str = "torch", config: RunConfig | None = None) -> None:
+    check(paged_attention, backend, config, seed=21)
     print("OK")
 
 

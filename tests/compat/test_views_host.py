@@ -300,10 +300,10 @@ def test_paged_attention_example_sequences_share_no_edges(tmp_path):
     ex = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ex)
     lens = [70, 32, 5, 200]
-    inputs = ex.make_inputs(np.random.default_rng(3), lens)
+    inputs = ex.BASE.make_inputs(np.random.default_rng(3), lens)
     o = np.zeros_like(inputs[0])
     ex.paged_attention_views(*inputs, o, config=RunConfig(engine="sim", enable_dep_gen=True, output_dir=str(tmp_path)))
-    np.testing.assert_allclose(o, ex.reference(*inputs), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(o, ex.BASE.reference(*inputs), rtol=1e-4, atol=1e-4)
     seq = [b for b, n in enumerate(lens) for _ in range(2 + (n + ex.BS - 1) // ex.BS)]  # init, blocks, final
     edges = json.load(open(tmp_path / "dfx_outputs" / "deps.json"))["edges"]
     assert edges and all(seq[a] == seq[b] for a, b in edges), edges
@@ -320,7 +320,7 @@ def test_paged_attention_batch_above_its_state_rows_is_a_runtime_error():
     ex = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ex)
     lens = [3] * (ex.MAX_SEQS + 1)
-    inputs = ex.make_inputs(np.random.default_rng(4), lens)
+    inputs = ex.BASE.make_inputs(np.random.default_rng(4), lens)
     o = np.zeros_like(inputs[0])
     with pytest.raises(Exception, match=r"(?s)01_paged_attention_views.py:\d+: the window at offsets \[128, 0\] with extents "
                                         r"\[16, 80\] of 'states'\[128, 80\] FP32 lies off it.*fix: "):
