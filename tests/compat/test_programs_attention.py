@@ -83,3 +83,166 @@ def test_structural_equal_ignores_nested_seq_grouping():
     assert ir.structural_hash(flat) == ir.structural_hash(nested)
     other = ir.SeqStmts([ir.SeqStmts(stmts[:2])])
     assert not ir.structural_equal(flat, other)
+
+
+# ---------------------------------------------------------------------------------------
+# Decode step: RoPE through orchestration views (the position's row of the cos / sin
+# tables, pos read from a tensor or given as a Scalar), each head's output written through
+# a view of the output row (out[0:1, h * D:(h + 1) * D]).
+
+H, D, HALF, MAXPOS = 4, 64, 32, 128
+
+
+@pl.program
+class RopeDecode:
+    @pl.function(type=pl.FunctionType.InCore)
+    def rope_head(self, x: pl.Tensor[[1, D], pl.FP32], cos: pl.Tensor[[1, HALF], pl.FP32],
+                  sin: pl.Tensor[[1, HALF], pl.FP32],
+                  o: pl.Out[pl.Tensor[[1, D], pl.FP32]]) -> pl.Tensor[[1, D], pl.FP32]:
+        x1 = pl.load(x, [0, 0], [1, HALF])
+        x2 = pl.load(x, [0, HALF], [1, HALF])
+        c = pl.load(cos, [0, 0], [1, HALF])
+        s = pl.load(sin, [0, 0], [1, HALF])
+        o = pl.store(pl.sub(pl.mul(x1, c), pl.mul(x2, s)), [0, 0], o)
+        o = pl.store(pl.add(pl.mul(x2, c), pl.mul(x1, s)), [0, HALF], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, q: pl.Tensor[[1, H * D], pl.FP32], rope_cos: pl.Tensor[[MAXPOS, HALF], pl.FP32],
+             rope_sin: pl.Tensor[[MAXPOS, HALF], pl.FP32], positions: pl.Tensor[[1], pl.INT32],
+             out: pl.Out[pl.Tensor[[2, H * D], pl.FP32]], pos_s: pl.Scalar[pl.INDEX]) -> pl.Tensor[[2, H * D], pl.FP32]:
+        pos = pl.cast(pl.tensor.read(positions, [0]), pl.INDEX)
+        for h in pl.range(H):
+            o_h = out[0:1, h * D:(h + 1) * D]
+            o_h = self.rope_head(q[0:1, h * D:(h + 1) * D], rope_cos[pos:pos + 1, 0:HALF],
+                                 rope_sin[pos:pos + 1, 0:HALF], o_h)
+            o_s = out[1:2, h * D:(h + 1) * D]
+            o_s = self.rope_head(q[:, h * D:h * D + D], rope_cos[pos_s:pos_s + 1, :],
+                                 rope_sin[pos_s:pos_s + 1, :], o_s)
+        return out
+
+
+def rope_ref(q, cos, sin, pos):
+    x = q.reshape(H, D)
+    x1, x2 = x[:, :HALF], x[:, HALF:]
+    c, s = cos[pos], sin[pos]
+    return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=1).reshape(H * D)
+
+
+def test_rope_decode_through_views(engine):
+    q = rng.standard_normal((1, H * D)).astype(np.float32)
+    ang = np.arange(MAXPOS)[:, None] * (10000.0 ** (-np.arange(HALF) / HALF))[None, :]
+    cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    out = np.zeros((2, H * D), np.float32)
+    runtime.run(RopeDecode, q, cos, sin, np.array([77], np.int32), out, 5, config=cfg(engine))
+    np.testing.assert_allclose(out[0], rope_ref(q, cos, sin, 77), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out[1], rope_ref(q, cos, sin, 5), rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# GQA decode attention, @pl.jit form: each kv head's query group is a view of q, its keys
+# and values views of the caches, the scores and softmax tensor-level ops inside a pl.at
+# scope, the group's output written through out[kv * G:(kv + 1) * G, :].
+
+KVH, G, S_CTX = 2, 8, 128
+SCALE = 1.0 / math.sqrt(D)
+
+
+@pl.jit
+def gqa_decode(q: pl.Tensor[[KVH * G, D], pl.FP32], k_cache: pl.Tensor[[KVH * S_CTX, D], pl.FP32],
+               v_cache: pl.Tensor[[KVH * S_CTX, D], pl.FP32], out: pl.Out[pl.Tensor[[KVH * G, D], pl.FP32]]):
+    for kv in pl.range(KVH):
+        q_g = q[kv * G:(kv + 1) * G, :]
+        k_h = k_cache[kv * S_CTX:(kv + 1) * S_CTX, :]
+        v_h = v_cache[kv * S_CTX:(kv + 1) * S_CTX, :]
+        with pl.at(level=pl.Level.CORE_GROUP):
+            s = pl.mul(pl.matmul(q_g, k_h, b_trans=True), SCALE)
+            p = pl.exp(pl.row_expand_sub(s, pl.row_max(s)))
+            p = pl.row_expand_div(p, pl.row_sum(p))
+            out[kv * G:(kv + 1) * G, :] = pl.matmul(p, v_h)
+    return out
+
+
+def attention_ref(q, k, v):
+    return softmax_rows(q @ k.T * SCALE) @ v
+
+
+def test_gqa_decode_groups_as_views(engine):
+    q = rng.standard_normal((KVH * G, D)).astype(np.float32)
+    k = rng.standard_normal((KVH * S_CTX, D)).astype(np.float32)
+    v = rng.standard_normal((KVH * S_CTX, D)).astype(np.float32)
+    out = np.zeros_like(q)
+    gqa_decode(q, k, v, out, config=cfg(engine))
+    for kv in range(KVH):
+        want = attention_ref(q[kv * G:(kv + 1) * G], k[kv * S_CTX:(kv + 1) * S_CTX], v[kv * S_CTX:(kv + 1) * S_CTX])
+        np.testing.assert_allclose(out[kv * G:(kv + 1) * G], want, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# Paged-attention decode over a block table, @pl.program form: the orchestration walks a
+# sequence's blocks, each KV block a run-time view of the cache (blk from the block table),
+# and one pl.at scope per block carries three state tensors (accumulator, running max,
+# running sum: [G, 1] columns) from one block to the next; the last block is ragged
+# (valid_shape on the load of the scores, fillpad with the minimum).
+
+BS, NBLK, MAXB = 32, 12, 4
+
+
+@pl.program
+class PagedDecode:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, q: pl.Tensor[[2 * G, D], pl.FP32], key_cache: pl.Tensor[[NBLK * BS, D], pl.FP32],
+             value_cache: pl.Tensor[[NBLK * BS, D], pl.FP32], block_table: pl.Tensor[[2, MAXB], pl.INT32],
+             context_lens: pl.Tensor[[2], pl.INT32],
+             out: pl.Out[pl.Tensor[[2 * G, D], pl.FP32]]) -> pl.Tensor[[2 * G, D], pl.FP32]:
+        for b in pl.range(2):
+            ctx = pl.tensor.read(context_lens, [b])
+            acc = pl.create_tensor([G, D], dtype=pl.FP32)
+            mx = pl.create_tensor([G, 1], dtype=pl.FP32)
+            sm = pl.create_tensor([G, 1], dtype=pl.FP32)
+            q_b = q[b * G:(b + 1) * G, :]
+            for j in pl.range((ctx + BS - 1) // BS):
+                blk = pl.tensor.read(block_table, [b, j])
+                valid = pl.min(ctx - j * BS, BS)
+                k_blk = key_cache[blk * BS:(blk + 1) * BS, :]
+                v_blk = value_cache[blk * BS:(blk + 1) * BS, :]
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    s = pl.mul(pl.matmul(q_b, k_blk, b_trans=True), SCALE)
+                    st = pl.load(s, [0, 0], [G, BS], valid_shape=[G, valid])
+                    st = pl.tile.fillpad(st, pad_value=pl.PadValue.min)
+                    cur = pl.row_max(st)
+                    if j == 0:
+                        new_max = cur
+                        p = pl.row_expand_expdif(st, new_max)
+                        acc = pl.store(pl.matmul(p, v_blk), [0, 0], acc)
+                        sm = pl.store(pl.row_sum(p), [0, 0], sm)
+                    else:
+                        old_max = pl.load(mx, [0, 0], [G, 1])
+                        new_max = pl.maximum(old_max, cur)
+                        p = pl.row_expand_expdif(st, new_max)
+                        alpha = pl.exp(pl.sub(old_max, new_max))
+                        acc = pl.store(pl.add(pl.row_expand_mul(pl.load(acc, [0, 0], [G, D]), alpha),
+                                              pl.matmul(p, v_blk)), [0, 0], acc)
+                        sm = pl.store(pl.add(pl.mul(pl.load(sm, [0, 0], [G, 1]), alpha), pl.row_sum(p)), [0, 0], sm)
+                    mx = pl.store(new_max, [0, 0], mx)
+            o_b = out[b * G:(b + 1) * G, :]
+            with pl.at(level=pl.Level.CORE_GROUP):
+                o_b = pl.store(pl.row_expand_div(pl.load(acc, [0, 0], [G, D]), pl.load(sm, [0, 0], [G, 1])), [0, 0], o_b)
+        return out
+
+
+def test_paged_decode_ragged_last_block(engine):
+    ctx = [70, 32]
+    q = rng.standard_normal((2 * G, D)).astype(np.float32)
+    kc = rng.standard_normal((NBLK * BS, D)).astype(np.float32)
+    vc = rng.standard_normal((NBLK * BS, D)).astype(np.float32)
+    perm = rng.permutation(NBLK)
+    bt = np.full((2, MAXB), -1, np.int32)
+    bt[0, :3] = perm[:3]
+    bt[1, :1] = perm[3:4]
+    out = np.zeros_like(q)
+    runtime.run(PagedDecode, q, kc, vc, bt, np.array(ctx, np.int32), out, config=cfg(engine))
+    for b, n in enumerate(ctx):
+        rows = np.concatenate([np.arange(k * BS, (k + 1) * BS) for k in bt[b, :(n + BS - 1) // BS]])[:n]
+        np.testing.assert_allclose(out[b * G:(b + 1) * G], attention_ref(q[b * G:(b + 1) * G], kc[rows], vc[rows]),
+                                   rtol=1e-4, atol=1e-5)
