@@ -246,3 +246,52 @@ def test_paged_decode_ragged_last_block(engine):
         rows = np.concatenate([np.arange(k * BS, (k + 1) * BS) for k in bt[b, :(n + BS - 1) // BS]])[:n]
         np.testing.assert_allclose(out[b * G:(b + 1) * G], attention_ref(q[b * G:(b + 1) * G], kc[rows], vc[rows]),
                                    rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# Flash-attention prefill (online softmax), one kernel per head: the KV blocks are
+# kernel-side slices of the head's K and V (k[kb * BK:(kb + 1) * BK, :]), the running max,
+# sum and output are tiles carried by the kernel's loop; the orchestration loop over heads
+# hands each head its columns as views and writes the head's output through
+# out[:, h * D:(h + 1) * D].
+
+SQ, SK, BQ, BK, NH = 64, 128, 32, 32, 2
+
+
+@pl.jit
+def flash_prefill(q: pl.Tensor[[SQ, NH * D], pl.FP32], k: pl.Tensor[[SK, NH * D], pl.FP32],
+                  v: pl.Tensor[[SK, NH * D], pl.FP32], out: pl.Out[pl.Tensor[[SQ, NH * D], pl.FP32]]):
+    for h in pl.range(NH):
+        q_h = q[:, h * D:(h + 1) * D]
+        k_h = k[:, h * D:(h + 1) * D]
+        v_h = v[:, h * D:(h + 1) * D]
+        o_h = out[:, h * D:(h + 1) * D]
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for qb in pl.range(SQ // BQ):
+                q_t = pl.load(q_h, [qb * BQ, 0], [BQ, D])
+                m = pl.full([BQ, 1], dtype=pl.FP32, value=-1e30)
+                l = pl.full([BQ, 1], dtype=pl.FP32, value=0.0)
+                acc = pl.full([BQ, D], dtype=pl.FP32, value=0.0)
+                for kb in pl.range(SK // BK):
+                    k_t = pl.load(k_h[kb * BK:(kb + 1) * BK, :], [0, 0], [BK, D], target_memory=pl.Mem.Mat)
+                    s = pl.mul(pl.matmul(q_t, pl.transpose_view(k_t)), SCALE)
+                    new_m = pl.maximum(m, pl.row_max(s))
+                    p = pl.row_expand_expdif(s, new_m)
+                    alpha = pl.exp(pl.sub(m, new_m))
+                    l = pl.add(pl.mul(l, alpha), pl.row_sum(p))
+                    v_t = pl.load(v_h[kb * BK:(kb + 1) * BK, :], [0, 0], [BK, D])
+                    acc = pl.add(pl.row_expand_mul(acc, alpha), pl.matmul(p, v_t))
+                    m = new_m
+                o_h = pl.store(pl.row_expand_div(acc, l), [qb * BQ, 0], o_h)
+    return out
+
+
+def test_flash_prefill_kernel_side_kv_slices(engine):
+    q = rng.standard_normal((SQ, NH * D)).astype(np.float32)
+    k = rng.standard_normal((SK, NH * D)).astype(np.float32)
+    v = rng.standard_normal((SK, NH * D)).astype(np.float32)
+    out = np.zeros_like(q)
+    flash_prefill(q, k, v, out, config=cfg(engine))
+    for h in range(NH):
+        c = slice(h * D, (h + 1) * D)
+        np.testing.assert_allclose(out[:, c], attention_ref(q[:, c], k[:, c], v[:, c]), rtol=1e-4, atol=1e-5)
