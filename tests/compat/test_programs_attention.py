@@ -295,3 +295,117 @@ def test_flash_prefill_kernel_side_kv_slices(engine):
     for h in range(NH):
         c = slice(h * D, (h + 1) * D)
         np.testing.assert_allclose(out[:, c], attention_ref(q[:, c], k[:, c], v[:, c]), rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# Causal flash-attention prefill: a pl.parallel orchestration loop over query blocks, each
+# block's output a view; inside the kernel, the kv loop runs to the diagonal block, which
+# is masked with pl.tile.tri. The kernel body uses a compile-time conditional expression
+# (`a if FLAG else b`) inside the loop: the parser's look-ahead for names read after a
+# loop walked the expression's body as a statement list and failed
+# ("'Call' object is not iterable") before the fix.
+
+CAUSAL = True
+
+
+@pl.jit
+def causal_prefill(q: pl.Tensor[[SQ, D], pl.FP32], k: pl.Tensor[[SQ, D], pl.FP32], v: pl.Tensor[[SQ, D], pl.FP32],
+                   out: pl.Out[pl.Tensor[[SQ, D], pl.FP32]]):
+    for qb in pl.parallel(SQ // BQ):
+        o_b = out[qb * BQ:(qb + 1) * BQ, :]
+        with pl.at(level=pl.Level.CORE_GROUP):
+            q_t = pl.load(q, [qb * BQ, 0], [BQ, D])
+            m = pl.full([BQ, 1], dtype=pl.FP32, value=-1e30)
+            l = pl.full([BQ, 1], dtype=pl.FP32, value=0.0)
+            acc = pl.full([BQ, D], dtype=pl.FP32, value=0.0)
+            for kb in pl.range(qb + 1 if CAUSAL else SQ // BK):
+                k_t = pl.load(k[kb * BK:(kb + 1) * BK, :], [0, 0], [BK, D], target_memory=pl.Mem.Mat)
+                s = pl.mul(pl.matmul(q_t, pl.transpose_view(k_t)), SCALE)
+                if kb == qb:
+                    keep = pl.tile.tri(0, [BQ, BK], dtype=pl.FP32)
+                    s = pl.add(s, pl.muls(pl.adds(keep, -1.0), 1e30))
+                new_m = pl.maximum(m, pl.row_max(s))
+                p = pl.row_expand_expdif(s, new_m)
+                alpha = pl.exp(pl.sub(m, new_m))
+                l = pl.add(pl.mul(l, alpha), pl.row_sum(p))
+                v_t = pl.load(v[kb * BK:(kb + 1) * BK, :], [0, 0], [BK, D])
+                acc = pl.add(pl.row_expand_mul(acc, alpha), pl.matmul(p, v_t))
+                m = new_m
+            o_b = pl.store(pl.row_expand_div(acc, l), [0, 0], o_b)
+    return out
+
+
+def test_causal_prefill_parallel_query_blocks(engine):
+    q, k, v = (rng.standard_normal((SQ, D)).astype(np.float32) for _ in range(3))
+    out = np.zeros_like(q)
+    causal_prefill(q, k, v, out, config=cfg(engine))
+    s = q @ k.T * SCALE
+    s = np.where(np.tril(np.ones((SQ, SQ), bool)), s, -np.inf)
+    np.testing.assert_allclose(out, softmax_rows(s) @ v, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# Qwen3-style decode attention in BF16: the q projection (tensor-level matmul written into
+# an orchestration tensor through q_proj[:, :] = ...), RoPE on the head's halves (tile
+# slices) with the position's table rows taken as orchestration views with a Scalar pos,
+# GQA (head h reads kv head h // G through views of the caches), the output of each head
+# stored through out[:, h * D:(h + 1) * D].
+
+HID, QH, QKV = 128, 4, 2
+QG = QH // QKV
+S_KV, MAXP = 64, 256
+
+
+@pl.jit
+def qwen_decode_attn(x: pl.Tensor[[1, HID], pl.BF16], wq: pl.Tensor[[HID, QH * D], pl.BF16],
+                     k_cache: pl.Tensor[[QKV * S_KV, D], pl.BF16], v_cache: pl.Tensor[[QKV * S_KV, D], pl.BF16],
+                     rope_cos: pl.Tensor[[MAXP, HALF], pl.FP32], rope_sin: pl.Tensor[[MAXP, HALF], pl.FP32],
+                     pos: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[1, QH * D], pl.FP32]]):
+    q_proj = pl.create_tensor([1, QH * D], dtype=pl.FP32)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        q_proj[:, :] = pl.matmul(x, wq)
+    cos = rope_cos[pos:pos + 1, :]
+    sin = rope_sin[pos:pos + 1, :]
+    for h in pl.range(QH):
+        kvh = h // QG
+        k_h = k_cache[kvh * S_KV:(kvh + 1) * S_KV, :]
+        v_h = v_cache[kvh * S_KV:(kvh + 1) * S_KV, :]
+        o_h = out[:, h * D:(h + 1) * D]
+        with pl.at(level=pl.Level.CORE_GROUP):
+            qh = pl.load(q_proj, [0, h * D], [1, D])
+            x1 = qh[:, 0:HALF]
+            x2 = qh[:, HALF:D]
+            c = pl.load(cos, [0, 0], [1, HALF])
+            s = pl.load(sin, [0, 0], [1, HALF])
+            qr = pl.tile.concat(pl.sub(pl.mul(x1, c), pl.mul(x2, s)), pl.add(pl.mul(x2, c), pl.mul(x1, s)))
+            kt = pl.load(k_h, [0, 0], [S_KV, D], target_memory=pl.Mem.Mat)
+            sc = pl.mul(pl.matmul(pl.cast(qr, pl.BF16), pl.transpose_view(kt)), SCALE)
+            p = pl.row_expand_expdif(sc, pl.row_max(sc))
+            p = pl.row_expand_div(p, pl.row_sum(p))
+            vt = pl.load(v_h, [0, 0], [S_KV, D])
+            o_h = pl.store(pl.matmul(pl.cast(p, pl.BF16), vt), [0, 0], o_h)
+    return out
+
+
+def test_qwen_style_bf16_decode_attention(engine):
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(1, HID, generator=g).bfloat16()
+    wq = (torch.randn(HID, QH * D, generator=g) * 0.1).bfloat16()
+    kc = torch.randn(QKV * S_KV, D, generator=g).bfloat16()
+    vc = torch.randn(QKV * S_KV, D, generator=g).bfloat16()
+    ang = torch.arange(MAXP)[:, None] * (10000.0 ** (-torch.arange(HALF) / HALF))[None, :]
+    cos, sin = torch.cos(ang).float(), torch.sin(ang).float()
+    out = torch.zeros(1, QH * D)
+    pos = 100
+    qwen_decode_attn(x, wq, kc, vc, cos, sin, pos, out, config=cfg(engine))
+    q = (x.float() @ wq.float()).reshape(QH, D)
+    q1, q2 = q[:, :HALF], q[:, HALF:]
+    qr = torch.cat([q1 * cos[pos] - q2 * sin[pos], q2 * cos[pos] + q1 * sin[pos]], 1).bfloat16().float()
+    want = []
+    for h in range(QH):
+        kv = h // QG
+        kk, vv = kc[kv * S_KV:(kv + 1) * S_KV].float(), vc[kv * S_KV:(kv + 1) * S_KV].float()
+        p = torch.softmax(qr[h:h + 1] @ kk.T * SCALE, -1)
+        want.append(p.bfloat16().float() @ vv)
+    torch.testing.assert_close(out, torch.cat(want, 1), rtol=1e-2, atol=1e-2)
