@@ -409,3 +409,175 @@ def test_qwen_style_bf16_decode_attention(engine):
         p = torch.softmax(qr[h:h + 1] @ kk.T * SCALE, -1)
         want.append(p.bfloat16().float() @ vv)
     torch.testing.assert_close(out, torch.cat(want, 1), rtol=1e-2, atol=1e-2)
+
+
+# ---------------------------------------------------------------------------------------
+# Paged attention over a 4-D cache [NBLK, BS, KVH, D] (pypto-lib's layout): the block of kv
+# head `kvh` is the orchestration view key_cache[blk, :, kvh, :] (rows strided by KVH * D),
+# blk read from the block table; scores per block land in views of a scores tensor, one
+# kernel takes the ragged softmax (valid_shape = the context length, fillpad min), and a
+# second loop accumulates P @ V through pl.at scopes (the first block stores, the others add).
+
+PBS, PKVH, PNBLK, PMAXB, PG = 16, 2, 10, 4, 4
+
+
+@pl.jit
+def paged_4d_cache(q: pl.Tensor[[PKVH * PG, D], pl.FP32], key_cache: pl.Tensor[[PNBLK, PBS, PKVH, D], pl.FP32],
+                   value_cache: pl.Tensor[[PNBLK, PBS, PKVH, D], pl.FP32], block_table: pl.Tensor[[PMAXB], pl.INT32],
+                   ctx_len: pl.Scalar[pl.INDEX], scores: pl.Out[pl.Tensor[[PKVH * PG, PMAXB * PBS], pl.FP32]],
+                   out: pl.Out[pl.Tensor[[PKVH * PG, D], pl.FP32]]):
+    nb = (ctx_len + PBS - 1) // PBS
+    p_all = pl.create_tensor([PKVH * PG, PMAXB * PBS], dtype=pl.FP32)
+    for kvh in pl.range(PKVH):
+        q_g = q[kvh * PG:(kvh + 1) * PG, :]
+        for j in pl.range(nb):
+            blk = pl.tensor.read(block_table, [j])
+            k_blk = key_cache[blk, :, kvh, :]
+            s_j = scores[kvh * PG:(kvh + 1) * PG, j * PBS:(j + 1) * PBS]
+            with pl.at(level=pl.Level.CORE_GROUP):
+                s_j[:, :] = pl.mul(pl.matmul(q_g, k_blk, b_trans=True), SCALE)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            st = pl.load(scores, [kvh * PG, 0], [PG, PMAXB * PBS], valid_shape=[PG, ctx_len])
+            st = pl.tile.fillpad(st, pad_value=pl.PadValue.min)
+            p = pl.row_expand_expdif(st, pl.row_max(st))
+            p_all[kvh * PG:(kvh + 1) * PG, :] = pl.row_expand_div(p, pl.row_sum(p))
+        o_g = out[kvh * PG:(kvh + 1) * PG, :]
+        for j in pl.range(nb):
+            blk = pl.tensor.read(block_table, [j])
+            v_blk = value_cache[blk, :, kvh, :]
+            p_j = p_all[kvh * PG:(kvh + 1) * PG, j * PBS:(j + 1) * PBS]
+            with pl.at(level=pl.Level.CORE_GROUP):
+                pv = pl.matmul(pl.load(p_j, [0, 0], [PG, PBS]), pl.load(v_blk, [0, 0], [PBS, D]))
+                if j == 0:
+                    o_g = pl.store(pv, [0, 0], o_g)
+                else:
+                    o_g = pl.store(pl.add(pl.load(o_g, [0, 0], [PG, D]), pv), [0, 0], o_g)
+    return out, scores
+
+
+def test_paged_attention_4d_cache_views(engine):
+    ctx = 50
+    q = rng.standard_normal((PKVH * PG, D)).astype(np.float32)
+    kc = rng.standard_normal((PNBLK, PBS, PKVH, D)).astype(np.float32)
+    vc = rng.standard_normal((PNBLK, PBS, PKVH, D)).astype(np.float32)
+    bt = np.array([7, 2, 9, 4], np.int32)
+    out = np.zeros_like(q)
+    sc = np.zeros((PKVH * PG, PMAXB * PBS), np.float32)
+    paged_4d_cache(q, kc, vc, bt, ctx, sc, out, config=cfg(engine))
+    for h in range(PKVH):
+        k = kc[bt, :, h, :].reshape(-1, D)[:ctx]
+        v = vc[bt, :, h, :].reshape(-1, D)[:ctx]
+        rows = slice(h * PG, (h + 1) * PG)
+        np.testing.assert_allclose(sc[rows, :ctx], q[rows] @ k.T * SCALE, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(out[rows], attention_ref(q[rows], k, v), rtol=1e-4, atol=1e-5)
+
+
+# The whole paged decode in one kernel: the block table and context lengths read inside it,
+# each KV block a kernel-side view with a run-time offset (key_cache[blk * PBS:(blk + 1) * PBS, :]),
+# the ragged last block cut with set_validshape + fillpad, each sequence's output written
+# through out[b * PG:(b + 1) * PG, :] = tile.
+
+NSEQ = 2
+
+
+@pl.jit
+def paged_one_kernel(q: pl.Tensor[[NSEQ * PG, D], pl.FP32], key_cache: pl.Tensor[[PNBLK * PBS, D], pl.FP32],
+                     value_cache: pl.Tensor[[PNBLK * PBS, D], pl.FP32], block_table: pl.Tensor[[NSEQ, PMAXB], pl.INT32],
+                     context_lens: pl.Tensor[[NSEQ], pl.INT32], out: pl.Out[pl.Tensor[[NSEQ * PG, D], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for b in pl.range(NSEQ):
+            ctx = pl.cast(pl.tensor.read(context_lens, [b]), pl.INDEX)
+            q_t = pl.load(q[b * PG:(b + 1) * PG, :], [0, 0], [PG, D])
+            m = pl.full([PG, 1], dtype=pl.FP32, value=-1e30)
+            l = pl.full([PG, 1], dtype=pl.FP32, value=0.0)
+            acc = pl.full([PG, D], dtype=pl.FP32, value=0.0)
+            for j in pl.range((ctx + PBS - 1) // PBS):
+                blk = pl.cast(pl.tensor.read(block_table, [b, j]), pl.INDEX)
+                valid = pl.min(ctx - j * PBS, PBS)
+                k_t = pl.load(key_cache[blk * PBS:(blk + 1) * PBS, :], [0, 0], [PBS, D], target_memory=pl.Mem.Mat)
+                s = pl.mul(pl.matmul(q_t, pl.transpose_view(k_t)), SCALE)
+                s = pl.tile.fillpad(pl.tile.set_validshape(s, [PG, valid]), pad_value=pl.PadValue.min)
+                new_m = pl.maximum(m, pl.row_max(s))
+                p = pl.row_expand_expdif(s, new_m)
+                alpha = pl.exp(pl.sub(m, new_m))
+                l = pl.add(pl.mul(l, alpha), pl.row_sum(p))
+                v_t = pl.load(value_cache[blk * PBS:(blk + 1) * PBS, :], [0, 0], [PBS, D])
+                acc = pl.add(pl.row_expand_mul(acc, alpha), pl.matmul(p, v_t))
+                m = new_m
+            out[b * PG:(b + 1) * PG, :] = pl.row_expand_div(acc, l)
+    return out
+
+
+def test_paged_attention_in_one_kernel(engine):
+    ctx = [37, 64]
+    q = rng.standard_normal((NSEQ * PG, D)).astype(np.float32)
+    kc = rng.standard_normal((PNBLK * PBS, D)).astype(np.float32)
+    vc = rng.standard_normal((PNBLK * PBS, D)).astype(np.float32)
+    bt = np.array([[3, 8, 1, -1], [0, 5, 6, 2]], np.int32)
+    out = np.zeros_like(q)
+    paged_one_kernel(q, kc, vc, bt, np.array(ctx, np.int32), out, config=cfg(engine))
+    for b, n in enumerate(ctx):
+        rows = np.concatenate([np.arange(k * PBS, (k + 1) * PBS) for k in bt[b, :(n + PBS - 1) // PBS]])[:n]
+        r = slice(b * PG, (b + 1) * PG)
+        np.testing.assert_allclose(out[r], attention_ref(q[r], kc[rows], vc[rows]), rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# Multi-head attention as one SPMD launch (`for h in pl.spmd(H)`): each block takes its
+# head's rows of q, k, v as kernel-side views at offsets computed from the block index.
+
+SH, SG, SS = 4, 8, 64
+
+
+@pl.jit
+def spmd_heads(q: pl.Tensor[[SH * SG, D], pl.FP32], k: pl.Tensor[[SH * SS, D], pl.FP32],
+               v: pl.Tensor[[SH * SS, D], pl.FP32], out: pl.Out[pl.Tensor[[SH * SG, D], pl.FP32]]):
+    for h in pl.spmd(SH):
+        s = pl.mul(pl.matmul(q[h * SG:(h + 1) * SG, :], k[h * SS:(h + 1) * SS, :], b_trans=True), SCALE)
+        p = pl.exp(pl.row_expand_sub(s, pl.row_max(s)))
+        p = pl.row_expand_div(p, pl.row_sum(p))
+        out[h * SG:(h + 1) * SG, :] = pl.matmul(p, v[h * SS:(h + 1) * SS, :])
+    return out
+
+
+def test_spmd_heads_kernel_views(engine):
+    q = rng.standard_normal((SH * SG, D)).astype(np.float32)
+    k = rng.standard_normal((SH * SS, D)).astype(np.float32)
+    v = rng.standard_normal((SH * SS, D)).astype(np.float32)
+    out = np.zeros_like(q)
+    spmd_heads(q, k, v, out, config=cfg(engine))
+    for h in range(SH):
+        r, c = slice(h * SG, (h + 1) * SG), slice(h * SS, (h + 1) * SS)
+        np.testing.assert_allclose(out[r], attention_ref(q[r], k[c], v[c]), rtol=1e-4, atol=1e-5)
+
+
+# An InCore function given a Scalar position: its table row is a kernel-side view with a
+# run-time offset (rope_cos[pos:pos + 1, :]); each head's result is stored into a 1-D output
+# at h * D (a [1, D] tile into the flat tensor).
+
+
+@pl.program
+class KernelScalarView:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale_head(self, q: pl.Tensor[[H, D], pl.FP32], rope_cos: pl.Tensor[[MAXPOS, D], pl.FP32],
+                   pos: pl.Scalar[pl.INDEX], h: pl.Scalar[pl.INDEX],
+                   o: pl.Out[pl.Tensor[[H * D], pl.FP32]]) -> pl.Tensor[[H * D], pl.FP32]:
+        c = pl.load(rope_cos[pos:pos + 1, :], [0, 0], [1, D])
+        t = pl.load(q[h:h + 1, :], [0, 0], [1, D])
+        o = pl.store(pl.mul(t, c), [h * D], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, q: pl.Tensor[[H, D], pl.FP32], rope_cos: pl.Tensor[[MAXPOS, D], pl.FP32], pos: pl.Scalar[pl.INDEX],
+             o: pl.Out[pl.Tensor[[H * D], pl.FP32]]) -> pl.Tensor[[H * D], pl.FP32]:
+        for h in pl.range(H):
+            o = self.scale_head(q, rope_cos, pos, h, o)
+        return o
+
+
+def test_kernel_view_with_scalar_offset(engine):
+    q = rng.standard_normal((H, D)).astype(np.float32)
+    c = rng.standard_normal((MAXPOS, D)).astype(np.float32)
+    o = np.zeros(H * D, np.float32)
+    runtime.run(KernelScalarView, q, c, 9, o, config=cfg(engine))
+    np.testing.assert_allclose(o, (q * c[9]).reshape(-1), rtol=1e-6)
