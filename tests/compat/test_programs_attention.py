@@ -581,3 +581,122 @@ def test_kernel_view_with_scalar_offset(engine):
     o = np.zeros(H * D, np.float32)
     runtime.run(KernelScalarView, q, c, 9, o, config=cfg(engine))
     np.testing.assert_allclose(o, (q * c[9]).reshape(-1), rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# pl.at scopes carrying three tensors through an orchestration while loop (a named launch
+# and a second scope with deps=[tid]), and a pl.parallel loop whose scope writes two row
+# views and returns a scalar read in the kernel: more shapes of the OutlineIncore result
+# sequence, each through the printer round trip.
+
+
+@pl.jit
+def three_carry(x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX], a: pl.Out[pl.Tensor[[16, 64], pl.FP32]],
+                b: pl.Out[pl.Tensor[[16, 64], pl.FP32]], c: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    i = 0
+    while i < n:
+        with pl.at(level=pl.Level.CORE_GROUP) as tid:
+            t = pl.load(x, [0, 0], [16, 64])
+            if i == 0:
+                a = pl.store(t, [0, 0], a)
+                b = pl.store(t, [0, 0], b)
+                c = pl.store(t, [0, 0], c)
+            else:
+                a = pl.store(pl.add(pl.load(a, [0, 0], [16, 64]), t), [0, 0], a)
+                b = pl.store(pl.sub(pl.load(b, [0, 0], [16, 64]), t), [0, 0], b)
+                c = pl.store(pl.mul(pl.load(c, [0, 0], [16, 64]), t), [0, 0], c)
+        with pl.at(level=pl.Level.CORE_GROUP, deps=[tid]):
+            c = pl.store(pl.muls(pl.load(c, [0, 0], [16, 64]), 1.0), [0, 0], c)
+        i = i + 1
+    return a, b, c
+
+
+def test_while_loop_scope_carrying_three_tensors(engine):
+    x = rng.random((16, 64)).astype(np.float32) + 0.5
+    a, b, c = (np.zeros_like(x) for _ in range(3))
+    three_carry(x, 3, a, b, c, config=cfg(engine))
+    np.testing.assert_allclose(a, 3 * x, rtol=1e-6)
+    np.testing.assert_allclose(b, -x, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(c, x ** 3, rtol=1e-5)
+
+
+@pl.jit
+def par_two(x: pl.Tensor[[64, 64], pl.FP32], a: pl.Out[pl.Tensor[[64, 64], pl.FP32]], b: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    for r in pl.parallel(4):
+        a_r = a[r * 16:(r + 1) * 16, :]
+        b_r = b[r * 16:(r + 1) * 16, :]
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [r * 16, 0], [16, 64])
+            a_r = pl.store(pl.exp(t), [0, 0], a_r)
+            b_r = pl.store(pl.neg(t), [0, 0], b_r)
+            s = pl.tensor.read(x, [0, 0])
+        m = pl.max(s, 0.0)
+    return a, b
+
+
+def test_parallel_scope_writing_two_views(engine):
+    x = rng.random((64, 64)).astype(np.float32)
+    a, b = np.zeros_like(x), np.zeros_like(x)
+    par_two(x, a, b, config=cfg(engine))
+    np.testing.assert_allclose(a, np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(b, -x)
+
+
+# ---------------------------------------------------------------------------------------
+# FP16 decode over a pl.dynamic context: the ragged last block is the view
+# k[j * DBS:j * DBS + valid, :] (a run-time extent), loaded with valid_shape and padded
+# (scores with the minimum, V rows with zero); running max / sum carried as [DG, 1] tensors.
+
+DG, DBS = 16, 32
+SDYN = pl.dynamic("SDYN")
+
+
+@pl.jit
+def dyn_decode(q: pl.Tensor[[DG, D], pl.FP16], k: pl.Tensor[[SDYN, D], pl.FP16], v: pl.Tensor[[SDYN, D], pl.FP16],
+               out: pl.Out[pl.Tensor[[DG, D], pl.FP32]]):
+    n = pl.tensor.dim(k, 0)
+    m = pl.create_tensor([DG, 1], dtype=pl.FP32)
+    l = pl.create_tensor([DG, 1], dtype=pl.FP32)
+    for j in pl.range((n + DBS - 1) // DBS):
+        valid = pl.min(n - j * DBS, DBS)
+        k_j = k[j * DBS:j * DBS + valid, :]
+        v_j = v[j * DBS:j * DBS + valid, :]
+        with pl.at(level=pl.Level.CORE_GROUP):
+            qt = pl.load(q, [0, 0], [DG, D], target_memory=pl.Mem.Mat)
+            kt = pl.load(k_j, [0, 0], [DBS, D], valid_shape=[valid, D], target_memory=pl.Mem.Mat)
+            s = pl.mul(pl.matmul(qt, pl.transpose_view(kt)), SCALE)
+            s = pl.tile.fillpad(pl.tile.set_validshape(s, [DG, valid]), pad_value=pl.PadValue.min)
+            cur = pl.row_max(s)
+            if j == 0:
+                nm = cur
+                p = pl.row_expand_expdif(s, nm)
+                l = pl.store(pl.row_sum(p), [0, 0], l)
+                vt = pl.load(v_j, [0, 0], [DBS, D], valid_shape=[valid, D])
+                vt = pl.tile.fillpad(vt, pad_value=pl.PadValue.zero)
+                out = pl.store(pl.matmul(pl.cast(p, pl.FP16), vt), [0, 0], out)
+            else:
+                om = pl.load(m, [0, 0], [DG, 1])
+                nm = pl.maximum(om, cur)
+                alpha = pl.exp(pl.sub(om, nm))
+                p = pl.row_expand_expdif(s, nm)
+                l = pl.store(pl.add(pl.mul(pl.load(l, [0, 0], [DG, 1]), alpha), pl.row_sum(p)), [0, 0], l)
+                vt = pl.load(v_j, [0, 0], [DBS, D], valid_shape=[valid, D])
+                vt = pl.tile.fillpad(vt, pad_value=pl.PadValue.zero)
+                out = pl.store(pl.add(pl.row_expand_mul(pl.load(out, [0, 0], [DG, D]), alpha),
+                                      pl.matmul(pl.cast(p, pl.FP16), vt)), [0, 0], out)
+            m = pl.store(nm, [0, 0], m)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.row_expand_div(pl.load(out, [0, 0], [DG, D]), pl.load(l, [0, 0], [DG, 1])), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("n", [100, 64, 7])
+def test_fp16_decode_dynamic_context(engine, n):
+    q = rng.standard_normal((DG, D)).astype(np.float16)
+    k = rng.standard_normal((n, D)).astype(np.float16)
+    v = rng.standard_normal((n, D)).astype(np.float16)
+    o = np.zeros((DG, D), np.float32)
+    dyn_decode(q, k, v, o, config=cfg(engine))
+    s = q.astype(np.float32) @ k.astype(np.float32).T * SCALE
+    want = softmax_rows(s) @ v.astype(np.float32)
+    np.testing.assert_allclose(o, want, rtol=2e-2, atol=2e-3)  # P is rounded to FP16 for the cube
