@@ -700,3 +700,33 @@ def test_fp16_decode_dynamic_context(engine, n):
     s = q.astype(np.float32) @ k.astype(np.float32).T * SCALE
     want = softmax_rows(s) @ v.astype(np.float32)
     np.testing.assert_allclose(o, want, rtol=2e-2, atol=2e-3)  # P is rounded to FP16 for the cube
+
+
+# ---------------------------------------------------------------------------------------
+# DeepSeek-style MLA scores: the no-position and rotary parts of q and of the latent cache
+# are column views, summed on the cube with matmul then matmul_acc (both b_trans), and the
+# latent's first NOPE columns serve as V.
+
+NOPE, PE, MG, MS = 128, 64, 16, 64
+MSCALE = 1.0 / math.sqrt(NOPE + PE)
+
+
+@pl.jit
+def mla_decode(q: pl.Tensor[[MG, NOPE + PE], pl.FP32], kv: pl.Tensor[[MS, NOPE + PE], pl.FP32],
+               out: pl.Out[pl.Tensor[[MG, NOPE], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.matmul(q[:, 0:NOPE], kv[:, 0:NOPE], b_trans=True)
+        s = pl.matmul_acc(s, q[:, NOPE:NOPE + PE], kv[:, NOPE:NOPE + PE], b_trans=True)
+        s = pl.mul(s, MSCALE)
+        p = pl.exp(pl.row_expand_sub(s, pl.row_max(s)))
+        p = pl.row_expand_div(p, pl.row_sum(p))
+        out[:, :] = pl.matmul(p, kv[:, 0:NOPE])
+    return out
+
+
+def test_mla_scores_from_column_views(engine):
+    q = rng.standard_normal((MG, NOPE + PE)).astype(np.float32)
+    kv = rng.standard_normal((MS, NOPE + PE)).astype(np.float32)
+    o = np.zeros((MG, NOPE), np.float32)
+    mla_decode(q, kv, o, config=cfg(engine))
+    np.testing.assert_allclose(o, softmax_rows(q @ kv.T * MSCALE) @ kv[:, :NOPE], rtol=1e-4, atol=1e-5)
