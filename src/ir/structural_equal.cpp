@@ -5,11 +5,21 @@
 
 #include <functional>
 #include <unordered_map>
+#include <vector>
 
 #include "pypto/ir/op_registry.h"
 
 namespace pypto::ir {
 namespace {
+
+// The statements of a SeqStmts with nested SeqStmts spliced in (see the Seq cases below).
+void flatten_seq(const StmtPtr& s, std::vector<StmtPtr>* out) {
+  if (auto* q = s->as<SeqStmts>()) {
+    for (auto& x : q->stmts) flatten_seq(x, out);
+  } else {
+    out->push_back(s);
+  }
+}
 
 class Equal {
  public:
@@ -148,7 +158,11 @@ class Equal {
       case StmtKind::Yield: return exprs(a->as<YieldStmt>()->values, b->as<YieldStmt>()->values);
       case StmtKind::Return: return exprs(a->as<ReturnStmt>()->values, b->as<ReturnStmt>()->values);
       case StmtKind::Seq: {
-        auto &x = a->as<SeqStmts>()->stmts, &y = b->as<SeqStmts>()->stmts;
+        // A SeqStmts inside a SeqStmts is its statements in place: the printer writes both the
+        // same way, so the grouping is not part of the structure.
+        std::vector<StmtPtr> x, y;
+        flatten_seq(a, &x);
+        flatten_seq(b, &y);
         if (x.size() != y.size()) return false;
         for (size_t i = 0; i < x.size(); ++i)
           if (!stmt(x[i], y[i])) return false;
@@ -314,8 +328,11 @@ class Hasher {
       for (auto& v : y->values) expr(v);
     if (auto* r = s->as<ReturnStmt>())
       for (auto& v : r->values) expr(v);
-    if (auto* q = s->as<SeqStmts>())
-      for (auto& x : q->stmts) stmt(x);
+    if (s->as<SeqStmts>()) {
+      std::vector<StmtPtr> flat;
+      flatten_seq(s, &flat);
+      for (auto& x : flat) stmt(x);
+    }
     if (auto* sc = s->as<ScopeStmt>()) {
       mix(static_cast<uint64_t>(sc->level));
       task(sc->task);

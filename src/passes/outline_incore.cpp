@@ -109,6 +109,24 @@ class Outliner : public IRMutator {
       : orch_(orchestration), out_(out), taken_(taken) {}
 
  protected:
+  // A scope with several results becomes a SeqStmts (the call, then one TupleGetItem per
+  // result); its statements are spliced into the enclosing sequence, as the printed text
+  // (and so the parsed program) has them.
+  StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
+    bool changed = false;
+    std::vector<StmtPtr> stmts;
+    for (auto& x : s->stmts) {
+      StmtPtr y = mutate(x);
+      changed |= y != x;
+      auto* seq = y->as<SeqStmts>();
+      if (seq && x->as<ScopeStmt>())
+        stmts.insert(stmts.end(), seq->stmts.begin(), seq->stmts.end());
+      else
+        stmts.push_back(y);
+    }
+    return changed ? SeqStmts::make(stmts, s->span) : s;
+  }
+
   StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s) override {
     VarUses inner = collect_var_uses(s->body);
     std::vector<VarPtr> params;

@@ -11,7 +11,8 @@ const std::vector<Pass>& default_pipeline() {
        "function (AIC/AIV for those levels). Values used inside but defined outside become parameters; "
        "tensors written inside become Out (or InOut when also read) parameters; values defined inside and "
        "used after the scope become the function's results. The scope is replaced by a call, which the "
-       "runtime later runs as one task."},
+       "runtime later runs as one task; a scope with several results becomes the call into a tuple and one "
+       "TupleGetItem per result, spliced into the enclosing statement sequence (as they print)."},
       {"SplitAiv", split_aiv,
        "Divides every InCore function holding a `for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.X)` region between "
        "the cores of a cluster: the function becomes a Group function (one mixed task, same name and signature) "

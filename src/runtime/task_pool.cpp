@@ -62,11 +62,12 @@ TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory facto
   int n = num_workers > 0 ? num_workers : static_cast<int>(std::thread::hardware_concurrency());
   n = std::max(n, 1);
   num_workers_ = n;
-  for (int i = 0; i < n; ++i)
-    workers_.emplace_back([this, i] {
-      pthread_setname_np(pthread_self(), "pypto-worker");  // named in /proc, debuggers and profilers
-      worker_loop(i);
-    });
+  for (int i = 0; i < n; ++i) {
+    workers_.emplace_back([this, i] { worker_loop(i); });
+    // Named in /proc, debuggers and profilers; named here, not by the thread itself, so that
+    // every worker carries the name once the pool is constructed.
+    pthread_setname_np(workers_.back().native_handle(), "pypto-worker");
+  }
 }
 
 void TaskPool::reset(CoreFactory factory, uint64_t runner_key, size_t ring_size, bool record) {

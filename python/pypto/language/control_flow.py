@@ -242,7 +242,10 @@ class ControlFlowParser:
         parents = {}
         for p in ast.walk(self.fdef):
             for field in ("body", "orelse"):
-                for child in getattr(p, field, None) or []:
+                block = getattr(p, field, None)
+                if not isinstance(block, list):  # an `a if c else b` expression's body / orelse
+                    continue
+                for child in block:
                     if isinstance(child, ast.stmt):
                         parents[id(child)] = (p, field)
         candidates = {t.id for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
