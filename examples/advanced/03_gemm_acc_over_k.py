@@ -5,7 +5,7 @@ buffer; the K loop starts it with pl.matmul in its first iteration and adds ever
 is updated in place: the two arms of the `if` are exclusive, so the carried tile is never
 copied. The operands go DDR -> Mat (L1) and the compiler moves them to Left/Right.
 
-Run: python examples/advanced/02_gemm_acc_over_k.py   (prints OK)
+Run: python examples/advanced/03_gemm_acc_over_k.py   (prints OK)
 """
 
 import sys

@@ -12,7 +12,7 @@ a load of X or W at the composed offsets straight into Mat, the carried `acc` is
 tile, and the epilogue's bias slice is a load of `bias` at the band's column offset. A second
 kernel runs the same product with `init_cond=(k == 0)` (PyPTO's first-step form).
 
-Run: python examples/advanced/01_splitk_slices.py   (prints OK)
+Run: python examples/advanced/02_splitk_slices.py   (prints OK)
 """
 
 import sys
