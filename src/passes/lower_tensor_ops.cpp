@@ -516,6 +516,15 @@ class Lowerer : public IRMutator {
       std::swap(v.parts[a1], v.parts[a2]);
       std::swap(v.aoff[a1], v.aoff[a2]);
       if (!v.valid.empty()) std::swap(v.valid[a1], v.valid[a2]);
+    } else if (op == "tensor.set_validshape") {  // metadata: the valid region is set
+      const auto& shape = c.type->as<TensorType>()->shape;
+      v.valid.clear();
+      for (size_t a = 0; a < 2; ++a) {
+        ExprPtr e = mutate(c.args[1 + a]);
+        auto ce = as_const_int(e), cn = as_const_int(shape[a]);
+        v.valid.push_back(ce && cn && *ce == *cn ? nullptr : e);
+      }
+      if (!v.valid[0] && !v.valid[1]) v.valid.clear();
     } else if (!parent.valid.empty()) {
       fail(ErrorKind::kValue, c.span,
            "pl." + c.op->name + " of '" + parent.name + "', a slice with a valid region smaller than its shape, inside "

@@ -10,6 +10,7 @@ import pytest
 
 import pypto.language as pl
 from pypto import _core
+from pypto.language.errors import ParseError
 from pypto.runtime import RunConfig
 
 ENGINES = ["native", "sim"]
@@ -207,3 +208,54 @@ def test_transpose_swaps_the_valid_extents(engine):
     want = np.zeros((32, 16), np.float32)
     want[:10] = x[:, 32:42].T
     np.testing.assert_array_equal(out, want)
+
+
+@pl.jit
+def set_validshape_in_kernel(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.tensor.set_validshape(x[16:32, :], n, 48)  # metadata: valid [n, 48] of the [16, 64] view
+        z = pl.tile.fillpad(pl.load(a, [0, 0], [16, 64]), pad_value=pl.PadValue.zero)
+        pl.store(z, [0, 0], out)
+        b = pl.set_validshape(x[0:16, :], 16, 64)  # the full region: the view itself
+        pl.store(pl.load(b, [0, 0], [16, 64]), [16, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_set_validshape(engine):
+    x = rand(32, 64)
+    out = np.full((32, 64), 7.0, np.float32)
+    set_validshape_in_kernel(x, 6, out, config=cfg(engine))
+    want = np.zeros((16, 64), np.float32)
+    want[:6, :48] = x[16:22, :48]
+    np.testing.assert_array_equal(out[:16], want)
+    np.testing.assert_array_equal(out[16:], x[:16])
+
+
+def test_set_validshape_checks():
+    with pytest.raises(ParseError, match=r"valid_rows = 20 is outside 0..16"):
+        pl.parse('''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        a = pl.tensor.set_validshape(x, 20, 64)
+        out = pl.store(pl.load(a, [0, 0], [16, 64]), [0, 0], out)
+        return out
+''')
+
+
+@pl.jit
+def narrowed_in_orchestration(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    a = pl.tensor.set_validshape(x, 8, 64)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.load(a, [0, 0], [16, 64]), [0, 0], out)
+    return out
+
+
+def test_set_validshape_in_the_orchestration_is_refused_with_the_fix():
+    with pytest.raises(_core.PyptoError, match=r"set_validshape narrowing a tensor in the orchestration") as e:
+        narrowed_in_orchestration(rand(16, 64), np.zeros((16, 64), np.float32))
+    assert "fix:" in str(e.value) and "test_view_types.py" in str(e.value)
