@@ -532,6 +532,18 @@ class Lowerer : public IRMutator {
            "reshape / reinterpret the whole window, then slice it with valid_shape=");
     } else if (op == "tensor.reshape" || op == "tensor.view") {
       reshape_view(c, parent, v);
+      if (op == "tensor.view" && c.args[1] && c.args[2]) {  // valid_shape=: the view's valid region
+        const auto& shape = c.type->as<TensorType>()->shape;
+        auto given = shape_list(2);
+        v.valid.clear();
+        bool narrowed = false;
+        for (size_t a = 0; a < given.size(); ++a) {
+          auto ce = as_const_int(given[a]), cn = as_const_int(shape[a]);
+          v.valid.push_back(ce && cn && *ce == *cn ? nullptr : given[a]);
+          narrowed |= v.valid.back() != nullptr;
+        }
+        if (!narrowed) v.valid.clear();
+      }
     } else {
       reinterpret_view(c, parent, v);
     }

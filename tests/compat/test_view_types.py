@@ -256,6 +256,25 @@ def narrowed_in_orchestration(x: pl.Tensor, out: pl.Out[pl.Tensor]):
 
 
 def test_set_validshape_in_the_orchestration_is_refused_with_the_fix():
-    with pytest.raises(_core.PyptoError, match=r"set_validshape narrowing a tensor in the orchestration") as e:
+    with pytest.raises(_core.PyptoError, match=r"set_validshape narrowing a tensor.s valid region in the orchestration") as e:
         narrowed_in_orchestration(rand(16, 64), np.zeros((16, 64), np.float32))
     assert "fix:" in str(e.value) and "test_view_types.py" in str(e.value)
+
+
+@pl.jit
+def tensor_view_valid_shape(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.tensor.view(x[1], [16, 64], valid_shape=[4, 32])  # the [16, 64] view, valid [4, 32]
+        z = pl.tile.fillpad(pl.load(a, [0, 0], [16, 64]), pad_value=pl.PadValue.zero)
+        pl.store(z, [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_view_valid_shape(engine):
+    x = rand(2, 16, 64)
+    out = np.full((16, 64), 7.0, np.float32)
+    tensor_view_valid_shape(x, out, config=cfg(engine))
+    want = np.zeros((16, 64), np.float32)
+    want[:4, :32] = x[1, :4, :32]
+    np.testing.assert_array_equal(out, want)

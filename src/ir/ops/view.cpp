@@ -161,6 +161,11 @@ TypePtr infer_view(const CallSite& s) {
   if (!valid.empty() && valid.size() != shape.size())
     op_fail(s, ErrorKind::kType,
             "'valid_shape' has " + std::to_string(valid.size()) + " entries but the view has rank " + std::to_string(shape.size()));
+  for (size_t d = 0; d < valid.size(); ++d)
+    if (auto v = as_const_int(valid[d]), n = as_const_int(shape[d]); v && n && (*v < 0 || *v > *n))
+      op_fail(s, ErrorKind::kValue,
+              "valid_shape[" + std::to_string(d) + "] = " + std::to_string(*v) + " is outside 0.." + std::to_string(*n),
+              "the valid region is a prefix of the view " + dims_of(shape));
   return reshaped(s, t, shape, "view");
 }
 
@@ -250,16 +255,20 @@ void lower_tensor_view(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   const std::string& op = c.op->name;
   auto* result = c.type->as<TensorType>();
   const int parent = kb.tensor(c.args[0]);
-  if (op == "tensor.set_validshape") {  // only a full valid region is a tensor of the orchestration
-    for (int d = 0; d < 2; ++d) {
-      auto v = as_const_int(c.args[1 + d]), n = as_const_int(result->shape[d]);
-      if (!v || !n || *v != *n)
-        fail(ErrorKind::kValue, c.span,
-             "pl.tensor.set_validshape narrowing a tensor in the orchestration: a tensor passed to a kernel has no "
-             "valid region here, only its shape",
-             "pass the whole tensor and narrow it in the kernel (pl.tensor.set_validshape or "
-             "pl.load(t, offsets, shape, valid_shape=[...]) there)");
-    }
+  // Only a full valid region is a tensor of the orchestration.
+  std::vector<ExprPtr> valid;
+  if (op == "tensor.set_validshape") valid = {c.args[1], c.args[2]};
+  if (op == "tensor.view" && c.args[1] && c.args[2]) valid = c.args[2]->as<ListExpr>()->elems;
+  for (size_t d = 0; d < valid.size(); ++d) {
+    auto v = as_const_int(valid[d]), n = as_const_int(result->shape[d]);
+    if (!v || !n || *v != *n)
+      fail(ErrorKind::kValue, c.span,
+           "pl." + op + " narrowing a tensor's valid region in the orchestration: a tensor passed to a kernel has no "
+           "valid region here, only its shape",
+           "pass the whole tensor and narrow it in the kernel (pl.tensor.set_validshape, pl.slice(..., valid_shape=) or "
+           "pl.load(t, offsets, shape, valid_shape=[...]) there)");
+  }
+  if (op == "tensor.set_validshape") {
     if (dst) kb.bind_tensor(dst.get(), parent);
     return;
   }
