@@ -278,3 +278,25 @@ def test_tensor_view_valid_shape(engine):
     want = np.zeros((16, 64), np.float32)
     want[:4, :32] = x[1, :4, :32]
     np.testing.assert_array_equal(out, want)
+
+
+def test_lowered_load_carries_the_cut_valid_shape():
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 128], pl.FP32], n: pl.Scalar[pl.INDEX],
+          out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        a = pl.slice(x, [32, 64], [16, 64], valid_shape=[n, 40])
+        t = pl.load(a, [8, 0], [16, 64])
+        out = pl.store(t, [0, 0], out)
+        return out
+'''
+    text = _core.ir.print_program(_core.run_pass(pl.parse(src), "LowerTensorOps", "a2a3sim"))
+    # the tile at view row 8 of a [32, 64] view whose first min(32, n) rows are valid: the tile's rows
+    # from there on, at most 16; 40 columns
+    assert ("pl.tile.load(x, [24, 64], [16, 64], valid_shape=[pl.min(16, pl.max(0, pl.min(32, n) - 8)), 40]"
+            in text), text
+    assert "pl.slice" not in text, text
