@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/structural_equal.h"
 #include "pypto/ir/tensor_ops.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
@@ -29,6 +30,26 @@ ExprPtr mul(const ExprPtr& a, int64_t b) {
   auto ca = as_const_int(a);
   if (ca) return idx(*ca * b);
   return b == 1 ? a : BinaryExpr::make(BinaryOp::Mul, a, idx(b));
+}
+
+ExprPtr sub(const ExprPtr& a, const ExprPtr& b) {
+  auto ca = as_const_int(a), cb = as_const_int(b);
+  if (ca && cb) return idx(*ca - *cb);
+  if (cb && *cb == 0) return a;
+  return BinaryExpr::make(BinaryOp::Sub, a, b);
+}
+
+// min / max of two INDEX values, folded when both are constants.
+ExprPtr vmin(const ExprPtr& a, const ExprPtr& b) {
+  auto ca = as_const_int(a), cb = as_const_int(b);
+  if (ca && cb) return idx(std::min(*ca, *cb));
+  if (a.get() == b.get()) return a;
+  return BinaryExpr::make(BinaryOp::Min, a, b);
+}
+ExprPtr vmax(const ExprPtr& a, const ExprPtr& b) {
+  auto ca = as_const_int(a), cb = as_const_int(b);
+  if (ca && cb) return idx(std::max(*ca, *cb));
+  return BinaryExpr::make(BinaryOp::Max, a, b);
 }
 
 // A window of a 2-D value: rows r0.. and columns c0.., `rows` x `cols` allocated; vrows/vcols
@@ -132,6 +153,25 @@ class Lowerer : public IRMutator {
                          f->stages, f->span);
   }
   std::unordered_map<const Var*, VarPtr> retype_;  // carried tensor-level values made tiles
+  // A tile op whose tile arguments were replaced (a load of a view with a valid region gives a
+  // tile of a smaller valid shape than the parser inferred) has its type inferred again.
+  StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
+    StmtPtr out = IRMutator::mutate_assign(s);
+    auto* a = out->as<AssignStmt>();
+    auto* c = a ? a->value->as<Call>() : nullptr;
+    if (!c || c->op->name.rfind("tile.", 0) != 0) return out;
+    bool narrowed = false;
+    for (auto& arg : c->args) {
+      auto* t = arg && arg->type ? arg->type->as<TileType>() : nullptr;
+      narrowed |= t && !t->valid_shape.empty();
+    }
+    if (!narrowed) return out;
+    TypePtr type = c->op->infer_type(CallSite{*c->op, c->args, c->attrs, c->span});
+    if (structural_equal(type, a->var->type)) return out;
+    VarPtr retyped = Var::make(a->var->name, type, a->var->span);
+    replaced_[s->var.get()] = retyped;
+    return AssignStmt::make(retyped, std::make_shared<Call>(c->op, c->args, c->attrs, type, c->span), s->span);
+  }
   StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
     ++depth_;
     StmtPtr out = IRMutator::mutate_while(s);
@@ -336,6 +376,10 @@ class Lowerer : public IRMutator {
     // last dim is counted (offsets and coordinates); 0: the root's own.
     std::optional<DataType> dtype;
     int unit_bits = 0;
+    // A slice's valid region (pl.slice(valid_shape=, clamp=True)): per view axis the valid
+    // extent, null where the axis is valid in full; empty when the whole view is valid.
+    // Loads of the view read only the valid part (their valid_shape is cut to it).
+    std::vector<ExprPtr> valid;
     size_t rank() const { return parts.size(); }
     // The root dim a plain axis walks; -1 for an added unit axis, -2 for any other.
     int dim(size_t a) const {
@@ -437,15 +481,11 @@ class Lowerer : public IRMutator {
       return out;
     };
     if (op == "tensor.slice") {
-      if (c.args[3] || std::get<bool>(c.attrs.at("clamp")))
-        fail(ErrorKind::kValue, c.span,
-             "the slice '" + v.name + "' narrows its valid region (valid_shape= / clamp=True) inside a kernel; a kernel "
-             "view folds into the loads and stores of its tensor and has no valid region of its own",
-             "slice the whole window and pass valid_shape= to the pl.load of it, or slice in the orchestration");
       auto offs = shape_list(2);
       std::vector<bool> dropped(offs.size(), false);
       for (int64_t d : std::get<std::vector<int64_t>>(c.attrs.at("drop_dims")))
         dropped[d < 0 ? d + static_cast<int64_t>(offs.size()) : d] = true;
+      slice_valid(c, parent, offs, dropped, shape_list(1), shape_list(3), v);
       v.parts.clear();
       v.aoff.clear();
       for (size_t a = 0; a < offs.size(); ++a) {
@@ -475,12 +515,69 @@ class Lowerer : public IRMutator {
       a1 = a1 < 0 ? a1 + rank : a1, a2 = a2 < 0 ? a2 + rank : a2;
       std::swap(v.parts[a1], v.parts[a2]);
       std::swap(v.aoff[a1], v.aoff[a2]);
+      if (!v.valid.empty()) std::swap(v.valid[a1], v.valid[a2]);
+    } else if (op == "tensor.set_validshape") {  // metadata: the valid region is set
+      const auto& shape = c.type->as<TensorType>()->shape;
+      v.valid.clear();
+      for (size_t a = 0; a < 2; ++a) {
+        ExprPtr e = mutate(c.args[1 + a]);
+        auto ce = as_const_int(e), cn = as_const_int(shape[a]);
+        v.valid.push_back(ce && cn && *ce == *cn ? nullptr : e);
+      }
+      if (!v.valid[0] && !v.valid[1]) v.valid.clear();
+    } else if (!parent.valid.empty()) {
+      fail(ErrorKind::kValue, c.span,
+           "pl." + c.op->name + " of '" + parent.name + "', a slice with a valid region smaller than its shape, inside "
+           "a kernel: a valid region is carried through slices and transposes only",
+           "reshape / reinterpret the whole window, then slice it with valid_shape=");
     } else if (op == "tensor.reshape" || op == "tensor.view") {
       reshape_view(c, parent, v);
+      if (op == "tensor.view" && c.args[1] && c.args[2]) {  // valid_shape=: the view's valid region
+        const auto& shape = c.type->as<TensorType>()->shape;
+        auto given = shape_list(2);
+        v.valid.clear();
+        bool narrowed = false;
+        for (size_t a = 0; a < given.size(); ++a) {
+          auto ce = as_const_int(given[a]), cn = as_const_int(shape[a]);
+          v.valid.push_back(ce && cn && *ce == *cn ? nullptr : given[a]);
+          narrowed |= v.valid.back() != nullptr;
+        }
+        if (!narrowed) v.valid.clear();
+      }
     } else {
       reinterpret_view(c, parent, v);
     }
     if (var) views_[var.get()] = std::move(v);
+  }
+
+  // The valid region of the slice `c` of `parent` (PyPTO: the parent's valid region shifted
+  // by the offsets, cut to the window, with clamp=True cut at the parent's edge, then
+  // narrowed by valid_shape); sets v.valid (cleared when the whole window is valid).
+  void slice_valid(const Call& c, const View& parent, const std::vector<ExprPtr>& offs, const std::vector<bool>& dropped,
+                   const std::vector<ExprPtr>& shape, const std::vector<ExprPtr>& given, View& v) {
+    const bool clamp = std::get<bool>(c.attrs.at("clamp"));
+    const auto& pshape = tensor_of(c.args[0]).shape;
+    v.valid.clear();
+    bool narrowed = false;
+    std::vector<ExprPtr> valid;
+    for (size_t a = 0; a < offs.size(); ++a) {
+      ExprPtr ext = shape[a], val = ext;
+      if (!parent.valid.empty() && parent.valid[a]) val = vmin(val, vmax(idx(0), sub(parent.valid[a], offs[a])));
+      if (clamp) val = vmin(val, vmax(idx(0), sub(pshape[a], offs[a])));
+      if (!given.empty()) val = vmin(val, given[a]);
+      auto ce = as_const_int(ext), cv = as_const_int(val);
+      const bool full = val.get() == ext.get() || (ce && cv && *ce == *cv);
+      if (dropped[a]) {
+        if (!full)
+          fail(ErrorKind::kValue, c.span,
+               "the slice '" + v.name + "' drops axis " + std::to_string(a) + ", whose valid extent is smaller than 1",
+               "keep the axis (no integer index) or slice a valid element");
+        continue;
+      }
+      valid.push_back(full ? nullptr : val);
+      narrowed |= !full;
+    }
+    if (narrowed) v.valid = valid;
   }
 
   static bool same_extent(const ExprPtr& a, const ExprPtr& b) {
@@ -669,9 +766,30 @@ class Lowerer : public IRMutator {
     return inner.mod;
   }
 
+  // A load of a view with a valid region reads only the valid part: the tile's valid shape
+  // (`valid`, or the whole tile) is cut to the valid extents of the view's last two axes.
+  void cut_to_valid(const View& v, const std::vector<ExprPtr>& at, int64_t rows, int64_t cols,
+                    std::vector<ExprPtr>& valid, const Span& span) {
+    const size_t n = v.rank();
+    for (size_t a = 0; a + std::min<size_t>(2, n) < n; ++a)
+      if (v.valid[a])
+        fail(ErrorKind::kValue, span,
+             "a load of the view '" + v.name + "', whose axis " + std::to_string(a) + " is only partly valid: a tile "
+             "covers the last two axes, so only those may have a valid extent smaller than the view's",
+             "drop the axis with an integer index (x[i]) or narrow the last two axes with valid_shape=");
+    if (valid.empty()) valid = {idx(rows), idx(cols)};
+    if (n == 1) valid = {valid[0], valid.back()};
+    for (size_t k = 0; k < std::min<size_t>(2, n); ++k) {
+      size_t a = n - std::min<size_t>(2, n) + k;
+      size_t t = n == 1 ? 1 : k;  // the tile axis (a rank-1 view is one row)
+      if (v.valid[a]) valid[t] = vmin(valid[t], vmax(idx(0), sub(v.valid[a], at[a])));
+    }
+  }
+
   ExprPtr load_view(const View& v, const std::vector<ExprPtr>& at, int64_t rows, int64_t cols,
                     std::vector<ExprPtr> valid, MemorySpace mem, const Span& span) {
     bool tr = tile_in_root(v, span, "a load", rows, at.size() >= 2 ? at[at.size() - 2] : nullptr);
+    if (!v.valid.empty()) cut_to_valid(v, at, rows, cols, valid, span);
     std::vector<ExprPtr> root = root_at(v, at);
     std::vector<int64_t> shape = {rows, cols};
     if (tr) {

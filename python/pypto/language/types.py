@@ -292,13 +292,13 @@ class TensorView:
         packed = _packed_strides(shape)
         if self.stride and (len(self.stride) != len(shape) or (packed is not None and self.stride != packed)):
             raise TypeError(f"pl.TensorView(stride={self.stride}) is not the packed row-major stride "
-                            f"{packed} of shape {list(shape)}: tensors with other strides (non-contiguous views) "
-                            "are not supported yet; fix: pass a contiguous tensor (copy the view on the host), "
-                            "or drop stride=")
+                            f"{packed} of shape {list(shape)}: a declared stride is not kept on the type yet; fix: drop "
+                            "stride= (a kernel's tensor parameter takes a strided view as it is: pass the "
+                            "orchestration's slice or pl.transpose of the tensor)")
         if self.valid_shape and list(self.valid_shape) != list(shape):
             raise TypeError(f"pl.TensorView(valid_shape={self.valid_shape}) differs from the shape {list(shape)}: "
-                            "a tensor parameter is valid in full here; fix: slice the valid part with "
-                            "x[0:r, 0:c] or pl.slice(..., valid_shape=...) inside the kernel")
+                            "a tensor parameter is valid in full here; fix: narrow it inside the kernel with "
+                            "pl.tensor.set_validshape(x, rows, cols) or pl.slice(..., valid_shape=...)")
         if self.pad not in (None, PadValue.null):
             raise TypeError(f"pl.TensorView(pad={self.pad}) pads a tensor; only tiles carry a pad value here; "
                             "fix: drop pad= (give the loaded tile its pad: pl.load(..., pad_value=...))")

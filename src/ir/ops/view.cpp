@@ -161,6 +161,11 @@ TypePtr infer_view(const CallSite& s) {
   if (!valid.empty() && valid.size() != shape.size())
     op_fail(s, ErrorKind::kType,
             "'valid_shape' has " + std::to_string(valid.size()) + " entries but the view has rank " + std::to_string(shape.size()));
+  for (size_t d = 0; d < valid.size(); ++d)
+    if (auto v = as_const_int(valid[d]), n = as_const_int(shape[d]); v && n && (*v < 0 || *v > *n))
+      op_fail(s, ErrorKind::kValue,
+              "valid_shape[" + std::to_string(d) + "] = " + std::to_string(*v) + " is outside 0.." + std::to_string(*n),
+              "the valid region is a prefix of the view " + dims_of(shape));
   return reshaped(s, t, shape, "view");
 }
 
@@ -215,6 +220,33 @@ TypePtr infer_reinterpret(const CallSite& s) {
   return TensorType::make(shape, to);
 }
 
+// An integer scalar argument (a Python int stays INDEX, not the tensor's dtype).
+ParamSpec extent_param(const std::string& name) {
+  ParamSpec p = expr_param(name);
+  p.index = true;
+  return p;
+}
+
+// pl.tensor.set_validshape(t, valid_rows, valid_cols): the 2-D tensor with the valid region
+// [rows, cols] (metadata only: the same elements; loads of it in a kernel read the valid part).
+TypePtr infer_tensor_set_validshape(const CallSite& s) {
+  const TensorType& t = tensor_arg(s, "tensor");
+  if (t.shape.size() != 2)
+    op_fail(s, ErrorKind::kType, "pl.tensor.set_validshape takes a 2-D tensor, got rank " + std::to_string(t.shape.size()),
+            "slice the tensor with pl.slice(..., valid_shape=[...]) instead (any rank)");
+  const char* names[2] = {"valid_rows", "valid_cols"};
+  for (int d = 0; d < 2; ++d) {
+    ExprPtr e = s.arg(names[d]);
+    require_int_scalar(s, names[d]);
+    auto v = as_const_int(e), n = as_const_int(t.shape[d]);
+    if (v && n && (*v < 0 || *v > *n))
+      op_fail(s, ErrorKind::kValue,
+              std::string(names[d]) + " = " + std::to_string(*v) + " is outside 0.." + std::to_string(*n),
+              "the valid region is a prefix of the tensor " + dims_of(t.shape));
+  }
+  return TensorType::make(t.shape, t.dtype);
+}
+
 // Orchestration: a kTensorView instruction; the runtime builds the view (parent's data at the
 // offset, its strides) and checks the window against the parent when it runs. Inside a kernel
 // views are folded into the loads and stores by a pass before codegen.
@@ -223,6 +255,23 @@ void lower_tensor_view(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   const std::string& op = c.op->name;
   auto* result = c.type->as<TensorType>();
   const int parent = kb.tensor(c.args[0]);
+  // Only a full valid region is a tensor of the orchestration.
+  std::vector<ExprPtr> valid;
+  if (op == "tensor.set_validshape") valid = {c.args[1], c.args[2]};
+  if (op == "tensor.view" && c.args[1] && c.args[2]) valid = c.args[2]->as<ListExpr>()->elems;
+  for (size_t d = 0; d < valid.size(); ++d) {
+    auto v = as_const_int(valid[d]), n = as_const_int(result->shape[d]);
+    if (!v || !n || *v != *n)
+      fail(ErrorKind::kValue, c.span,
+           "pl." + op + " narrowing a tensor's valid region in the orchestration: a tensor passed to a kernel has no "
+           "valid region here, only its shape",
+           "pass the whole tensor and narrow it in the kernel (pl.tensor.set_validshape, pl.slice(..., valid_shape=) or "
+           "pl.load(t, offsets, shape, valid_shape=[...]) there)");
+  }
+  if (op == "tensor.set_validshape") {
+    if (dst) kb.bind_tensor(dst.get(), parent);
+    return;
+  }
   if (op == "tensor.view" && !c.args[1]) {  // layout=ND only: the tensor itself
     if (dst) kb.bind_tensor(dst.get(), parent);
     return;
@@ -322,6 +371,18 @@ void register_view_ops(OpRegistry& r) {
          .writes = "",
          .view = true,
          .torch = "{tensor}.transpose({axis1}, {axis2})"});
+  r.add({.name = "tensor.set_validshape",
+         .params = {aka(expr_param("tensor"), {"input"}), extent_param("valid_rows"), extent_param("valid_cols")},
+         .infer_type = infer_tensor_set_validshape,
+         .pto = "",
+         .lower = lower_tensor_view,
+         .doc = "The 2-D tensor with the valid region [valid_rows, valid_cols] (no copy): in a kernel its loads read "
+                "only that part, the rest of each tile is pad.",
+         .aliases = {},
+         .scalar_variant = "",
+         .writes = "",
+         .view = true,
+         .torch = "{tensor}"});
   r.add({.name = "tensor.reinterpret_view",
          .params = {aka(expr_param("tensor"), {"data"}), attr_param("dtype"), list_param("shape", true)},
          .infer_type = infer_reinterpret,
