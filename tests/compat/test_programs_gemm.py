@@ -183,3 +183,144 @@ def test_splitk_atomic_add(engine):
     c = np.zeros((64, 64), np.float32)
     splitk_atomic(a, b, c, config=cfg(engine))
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+# -- 5. an MLP layer: gate/up matmuls, SiLU, elementwise mul, down matmul (bf16, fp32 acc) ----
+
+def bf16(a):
+    import torch
+    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)).to(torch.bfloat16)
+
+
+HID, INTER, MT = 64, 128, 32
+
+
+@pl.jit
+def mlp_layer(x: pl.Tensor, w_gate: pl.Tensor, w_up: pl.Tensor, w_down: pl.Tensor, y: pl.Out[pl.Tensor]):
+    for m in pl.range(0, 96, MT):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            xm = x[m:m + MT, :]
+            g = pl.matmul(xm, w_gate, out_dtype=pl.FP32)
+            u = pl.matmul(xm, w_up, out_dtype=pl.FP32)
+            silu = pl.div(g, pl.adds(pl.exp(pl.neg(g)), 1.0))
+            h = pl.cast(pl.mul(silu, u), pl.BF16)
+            y[m:m + MT, :] = pl.matmul(h, w_down, out_dtype=pl.FP32)
+    return y
+
+
+def test_mlp_layer_bf16(engine, tmp_path):
+    import torch
+    x, wg, wu, wd = (bf16(RNG.standard_normal(s) / 4) for s in ((96, HID), (HID, INTER), (HID, INTER), (INTER, HID)))
+    y = torch.zeros(96, HID)
+    mlp_layer(x, wg, wu, wd, y, config=cfg(engine, enable_dep_gen=True, output_dir=str(tmp_path)))
+    g, u = x.float() @ wg.float(), x.float() @ wu.float()
+    h = (torch.nn.functional.silu(g) * u).to(torch.bfloat16)
+    torch.testing.assert_close(y, h.float() @ wd.float(), rtol=2e-2, atol=2e-2)
+    edges = json.load(open(tmp_path / "dfx_outputs" / "deps.json"))["edges"]
+    assert edges == [], edges  # the row bands are disjoint
+
+
+# -- 6. RMSNorm + matmul (fp16 in, fp32 out) ----------------------------------------------------
+
+@pl.jit
+def rmsnorm_matmul(x: pl.Tensor, gamma: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
+    for m in pl.range(0, 64, 32):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            xf = pl.cast(x[m:m + 32, :], pl.FP32)
+            ss = pl.row_sum(pl.mul(xf, xf))
+            r = pl.rsqrt(pl.adds(pl.muls(ss, 1.0 / 128), 1e-6))
+            xn = pl.col_expand_mul(pl.row_expand_mul(xf, r), gamma)
+            y[m:m + 32, :] = pl.matmul(pl.cast(xn, pl.FP16), w, out_dtype=pl.FP32)
+    return y
+
+
+def test_rmsnorm_matmul_fp16(engine):
+    x, w = f16(64, 128), f16(128, 64)
+    gamma = RNG.uniform(0.5, 1.5, (1, 128)).astype(np.float32)
+    y = np.zeros((64, 64), np.float32)
+    rmsnorm_matmul(x, gamma, w, y, config=cfg(engine))
+    xf = x.astype(np.float32)
+    xn = xf / np.sqrt((xf * xf).mean(1, keepdims=True) + 1e-6) * gamma
+    np.testing.assert_allclose(y, xn.astype(np.float16).astype(np.float32) @ w.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+# -- 7. ragged M: the last row band is shorter than the tile ------------------------------------
+
+@pl.program
+class RaggedGemm:
+    @pl.function(type=pl.FunctionType.InCore)
+    def band(self, a: pl.Tensor[[100, 128], pl.FP16], b: pl.Tensor[[128, 64], pl.FP16], bias: pl.Tensor[[1, 64], pl.FP32],
+             m: pl.Scalar[pl.INDEX], rows: pl.Scalar[pl.INDEX],
+             c: pl.InOut[pl.Tensor[[100, 64], pl.FP32]]) -> pl.Tensor[[100, 64], pl.FP32]:
+        ta = pl.load(a, [m, 0], [32, 128], valid_shape=[rows, 128], target_memory=pl.Mem.Mat)
+        tb = pl.load(b, [0, 0], [128, 64], target_memory=pl.Mem.Mat)
+        acc = pl.matmul(ta, tb)
+        t = pl.col_expand_add(pl.move(acc, target_memory=pl.Mem.Vec), pl.load(bias, [0, 0], [1, 64]))
+        t = pl.maxs(t, 0.0)
+        c = pl.store(t, [m, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[100, 128], pl.FP16], b: pl.Tensor[[128, 64], pl.FP16], bias: pl.Tensor[[1, 64], pl.FP32],
+             c: pl.Out[pl.Tensor[[100, 64], pl.FP32]]) -> pl.Tensor[[100, 64], pl.FP32]:
+        for m in pl.range(0, 100, 32):
+            rows = pl.min(32, 100 - m)
+            c = self.band(a, b, bias, m, rows, c)
+        return c
+
+
+def test_ragged_m_valid_shape(engine):
+    a, b, bias = f16(100, 128), f16(128, 64), f32(1, 64)
+    c = np.full((100, 64), 9.0, np.float32)
+    runtime.run(RaggedGemm, a, b, bias, c, config=cfg(engine))
+    np.testing.assert_allclose(c, np.maximum(a.astype(np.float32) @ b.astype(np.float32) + bias, 0), rtol=1e-3, atol=1e-3)
+
+
+@pl.jit
+def ragged_views(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    for m in pl.range(0, 100, 32):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            rows = pl.min(32, 100 - m)
+            c[m:m + rows, :] = pl.matmul(a[m:m + rows, :], b)
+    return c
+
+
+def test_ragged_m_views(engine):
+    a, b = f16(100, 128), f16(128, 64)
+    c = np.zeros((100, 64), np.float32)
+    ragged_views(a, b, c, config=cfg(engine))
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+# -- 8. pl.dynamic M ----------------------------------------------------------------------------
+
+DM = pl.dynamic("DM")
+
+
+@pl.program
+class DynamicM:
+    @pl.function(type=pl.FunctionType.InCore)
+    def band(self, a: pl.Tensor[[DM, 64], pl.FP16], b: pl.Tensor[[64, 64], pl.FP16], m: pl.Scalar[pl.INDEX],
+             c: pl.InOut[pl.Tensor[[DM, 64], pl.FP32]]) -> pl.Tensor[[DM, 64], pl.FP32]:
+        n = pl.tensor.dim(a, 0)
+        rows = pl.min(32, n - m)
+        ta = pl.load(a, [m, 0], [32, 64], valid_shape=[rows, 64], target_memory=pl.Mem.Mat)
+        tb = pl.load(b, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
+        c = pl.store(pl.matmul(ta, tb), [m, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[DM, 64], pl.FP16], b: pl.Tensor[[64, 64], pl.FP16],
+             c: pl.Out[pl.Tensor[[DM, 64], pl.FP32]]) -> pl.Tensor[[DM, 64], pl.FP32]:
+        n = pl.tensor.dim(a, 0)
+        for m in pl.range(0, n, 32):
+            c = self.band(a, b, m, c)
+        return c
+
+
+@pytest.mark.parametrize("rows", [64, 75])
+def test_dynamic_m(engine, rows):
+    a, b = f16(rows, 64), f16(64, 64)
+    c = np.zeros((rows, 64), np.float32)
+    runtime.run(DynamicM, a, b, c, config=cfg(engine))
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
