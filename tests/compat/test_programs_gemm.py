@@ -324,3 +324,207 @@ def test_dynamic_m(engine, rows):
     c = np.zeros((rows, 64), np.float32)
     runtime.run(DynamicM, a, b, c, config=cfg(engine))
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+# -- 9. more GEMM forms: SPMD tiles, auto-tiled big matmul, b_trans views, narrow out_dtype ----
+
+def ref(a, b):
+    return a.astype(np.float32) @ b.astype(np.float32)
+
+
+@pl.jit
+def gemm_spmd(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.spmd(4):
+        i = pl.tile.get_block_idx()
+        m = (i // 2) * 64
+        n = (i % 2) * 64
+        c[m:m + 64, n:n + 64] = pl.matmul(a[m:m + 64, :], b[:, n:n + 64], out_dtype=pl.FP32)
+    return c
+
+
+def test_gemm_spmd_tiles(engine):
+    a, b = f16(128, 128), f16(128, 128)
+    c = np.zeros((128, 128), np.float32)
+    gemm_spmd(a, b, c, config=cfg(engine))
+    np.testing.assert_allclose(c, ref(a, b), rtol=1e-3, atol=1e-3)
+
+
+@pl.jit
+def gemm_auto(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        c[:] = pl.matmul(a, b, out_dtype=pl.FP32)
+    return c
+
+
+def test_auto_tiled_matmul_larger_than_l0(engine):
+    a, b = f16(256, 1024), f16(1024, 384)
+    c = np.zeros((256, 384), np.float32)
+    gemm_auto(a, b, c, config=cfg(engine))
+    np.testing.assert_allclose(c, ref(a, b), rtol=1e-3, atol=1e-2)
+
+
+@pl.jit
+def gemm_btrans(a: pl.Tensor, w: pl.Tensor, c: pl.Out[pl.Tensor]):
+    for n in pl.range(0, 128, 64):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            c[:, n:n + 64] = pl.matmul(a, w[n:n + 64, :], out_dtype=pl.FP32, b_trans=True)
+    return c
+
+
+def test_b_trans_over_weight_row_views(engine):
+    a, w = f16(64, 128), f16(128, 128)
+    c = np.zeros((64, 128), np.float32)
+    gemm_btrans(a, w, c, config=cfg(engine))
+    np.testing.assert_allclose(c, ref(a, w.T), rtol=1e-3, atol=1e-3)
+
+
+@pl.jit
+def gemm_fp16_out(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        c[:] = pl.matmul(a, b, out_dtype=pl.FP16)
+    return c
+
+
+@pl.jit
+def gemm_bf16_out(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        c[:] = pl.matmul(a, b, out_dtype=pl.BF16)
+    return c
+
+
+def test_tensor_matmul_narrow_out_dtype(engine):
+    """out_dtype=FP16 / BF16 on a tensor matmul: accumulated in FP32 (over several K blocks
+    here), rounded once at the end (before: 'out_dtype FP16 is not a cube result')."""
+    import torch
+    a, b = f16(64, 64), f16(64, 64)
+    c = np.zeros((64, 64), np.float16)
+    gemm_fp16_out(a, b, c, config=cfg(engine))
+    np.testing.assert_array_equal(c, ref(a, b).astype(np.float16))
+    at = torch.randn(128, 1024).to(torch.bfloat16)
+    bt = (torch.randn(1024, 256) / 16).to(torch.bfloat16)
+    ct = torch.zeros(128, 256, dtype=torch.bfloat16)
+    gemm_bf16_out(at, bt, ct, config=cfg(engine))
+    torch.testing.assert_close(ct.float(), (at.float() @ bt.float()).to(torch.bfloat16).float(), rtol=1e-2, atol=1e-2)
+
+
+@pl.jit
+def gemm_bias_relu_fp16(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, c: pl.Out[pl.Tensor]):
+    for m in pl.range(0, 128, 64):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            acc = pl.matmul(a[m:m + 64, :], b, out_dtype=pl.FP32)
+            c[m:m + 64, :] = pl.cast(pl.maxs(pl.col_expand_add(acc, bias), 0.0), pl.FP16)
+    return c
+
+
+def test_bias_relu_epilogue_cast_fp16(engine):
+    a, b, bias = f16(128, 128), f16(128, 64), f32(1, 64)
+    c = np.zeros((128, 64), np.float16)
+    gemm_bias_relu_fp16(a, b, bias, c, config=cfg(engine))
+    np.testing.assert_allclose(c.astype(np.float32), np.maximum(ref(a, b) + bias, 0), rtol=2e-3, atol=2e-3)
+
+
+# -- 10. an InCore kernel with an Acc buffer (init_cond form), launched per tile ---------------
+
+@pl.jit.incore
+def mm_tile(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    acc = pl.create_tensor([64, 64], dtype=pl.FP32)
+    for k in pl.range(0, 256, 64):
+        acc = pl.matmul_acc(acc, a[:, k:k + 64], b[k:k + 64, :], init_cond=(k == 0))
+    c = pl.store(acc, [0, 0], c)
+    return c
+
+
+@pl.jit
+def gemm_submit(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    for m in pl.range(0, 128, 64):
+        for n in pl.range(0, 128, 64):
+            cv = c[m:m + 64, n:n + 64]
+            cv, _ = pl.submit(mm_tile, a[m:m + 64, :], b[:, n:n + 64], cv)
+    return c
+
+
+@pl.jit
+def gemm_call(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    for m in pl.range(0, 128, 64):
+        for n in pl.range(0, 128, 64):
+            cv = c[m:m + 64, n:n + 64]
+            cv = mm_tile(a[m:m + 64, :], b[:, n:n + 64], cv)
+    return c
+
+
+@pytest.mark.parametrize("form", [gemm_submit, gemm_call], ids=["submit", "call"])
+def test_incore_acc_kernel_per_tile(engine, form, tmp_path):
+    a, b = f16(128, 256), f16(256, 128)
+    c = np.zeros((128, 128), np.float32)
+    form(a, b, c, config=cfg(engine, enable_dep_gen=True, output_dir=str(tmp_path)))
+    np.testing.assert_allclose(c, ref(a, b), rtol=1e-3, atol=1e-3)
+    assert json.load(open(tmp_path / "dfx_outputs" / "deps.json"))["edges"] == []
+
+
+@pl.jit
+def gemm_scalar_offset(a: pl.Tensor, b: pl.Tensor, m0: pl.Scalar[pl.INT32], c: pl.Out[pl.Tensor]):
+    off = pl.cast(m0, pl.INDEX)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        c[:] = pl.matmul(a[off:off + 64, :], b, out_dtype=pl.FP32)
+    return c
+
+
+def test_jit_scalar_int32_offset(engine):
+    a, b = f16(128, 64), f16(64, 64)
+    c = np.zeros((64, 64), np.float32)
+    gemm_scalar_offset(a, b, 40, c, config=cfg(engine))
+    np.testing.assert_allclose(c, ref(a[40:104], b), rtol=1e-3, atol=1e-3)
+
+
+# -- 11. split-K with a tensor-level atomic assemble --------------------------------------------
+
+@pl.jit
+def splitk_assemble_atomic(a: pl.Tensor, b: pl.Tensor, c: pl.InOut[pl.Tensor]):
+    for s in pl.range(4):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            p = pl.matmul(a[:, s * 64:s * 64 + 64], b[s * 64:s * 64 + 64, :], out_dtype=pl.FP32)
+            c = pl.assemble(c, p, [0, 0], atomic=pl.AtomicType.Add)
+    return c
+
+
+@pl.jit
+def splitk_window_atomic(a: pl.Tensor, b: pl.Tensor, c: pl.InOut[pl.Tensor]):
+    for s in pl.range(2):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            # a value larger than one block, added into a window of c block by block
+            p = pl.matmul(a[:, s * 256:s * 256 + 256], b[s * 256:s * 256 + 256, :], out_dtype=pl.FP32)
+            c = pl.assemble(c, p, [32, 64], atomic=pl.AtomicType.Add)
+    return c
+
+
+def test_splitk_tensor_level_atomic_assemble(engine):
+    """pl.assemble(c, value, offs, atomic=pl.AtomicType.Add) of a tensor-level value in a
+    kernel adds each block into c (before: 'atomic writes of a tensor-level value are not
+    supported')."""
+    a, b = f16(64, 256), f16(256, 64)
+    c = np.ones((64, 64), np.float32)
+    splitk_assemble_atomic(a, b, c, config=cfg(engine))
+    np.testing.assert_allclose(c, 1 + ref(a, b), rtol=1e-3, atol=1e-3)
+    a, b = f16(256, 512), f16(512, 384)
+    c = np.full((320, 512), 2.0, np.float32)
+    splitk_window_atomic(a, b, c, config=cfg(engine))
+    want = np.full((320, 512), 2.0, np.float32)
+    want[32:288, 64:448] += ref(a, b)
+    np.testing.assert_allclose(c, want, rtol=1e-3, atol=1e-2)
+
+
+@pl.jit
+def matmul_bias_tiles(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
+        tb = pl.load(b, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
+        tbias = pl.load(bias, [0, 0], [1, 64], target_memory=pl.Mem.Mat)
+        c = pl.store(pl.matmul_bias(ta, tb, tbias), [0, 0], c)
+    return c
+
+
+def test_matmul_bias_epilogue_on_the_cube(engine):
+    a, b, bias = f16(64, 64), f16(64, 64), f32(1, 64)
+    c = np.zeros((64, 64), np.float32)
+    matmul_bias_tiles(a, b, bias, c, config=cfg(engine))
+    np.testing.assert_allclose(c, ref(a, b) + bias, rtol=1e-3, atol=1e-3)
