@@ -528,3 +528,24 @@ def test_matmul_bias_epilogue_on_the_cube(engine):
     c = np.zeros((64, 64), np.float32)
     matmul_bias_tiles(a, b, bias, c, config=cfg(engine))
     np.testing.assert_allclose(c, ref(a, b) + bias, rtol=1e-3, atol=1e-3)
+
+
+# -- 12. the native engine's FP16 / BF16 matmul fast path gives the reference's bits ------------
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_half_matmul_native_fast_path(dtype):
+    """FP16 / BF16 operands into an FP32 Acc (TMATMUL, TMATMUL_ACC over K blocks) take the
+    native engine's FP32 kernel on the widened operands (before: the reference library, ~250x
+    slower): the bits of the FP32 program on the widened inputs (products of halves are exact in
+    FP32), and the sim engine's result up to summation order (as for FP32 operands)."""
+    import torch
+    tdt = torch.float16 if dtype == "fp16" else torch.bfloat16
+    a = torch.from_numpy(RNG.standard_normal((128, 256)).astype(np.float32)).to(tdt)
+    b = torch.from_numpy(RNG.standard_normal((256, 128)).astype(np.float32) / 8).to(tdt)
+    half, wide, sim = torch.zeros(128, 128), torch.zeros(128, 128), torch.zeros(128, 128)
+    gemm_call(a, b, half, config=cfg("native", verify="basic"))  # 64-wide K steps whatever the dtype
+    gemm_call(a.float(), b.float(), wide, config=cfg("native", verify="basic"))
+    gemm_call(a, b, sim, config=cfg("sim", verify="basic"))
+    torch.testing.assert_close(half, wide, rtol=0, atol=0)
+    torch.testing.assert_close(half, sim, rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(half, a.float() @ b.float(), rtol=1e-4, atol=1e-3)
