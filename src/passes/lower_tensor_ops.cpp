@@ -290,9 +290,13 @@ class Lowerer : public IRMutator {
     }
     auto* offsets = call->args[2]->as<ListExpr>();
     PYPTO_CHECK(offsets, "tensor.assemble offsets");
-    if (std::get<std::string>(call->attrs.at("atomic")) != "none")
-      fail(ErrorKind::kType, call->span, "pl.assemble: atomic writes of a tensor-level value are not supported",
-           "compute into a tile and pl.store it, or assemble without atomic");
+    // atomic=pl.AtomicType.Add: every block of the value is added into the target (the blocks
+    // are disjoint, so each element is added once; split-K partials land in one output).
+    atomic_ = std::get<std::string>(call->attrs.at("atomic"));
+    struct AtomicReset {
+      std::string& a;
+      ~AtomicReset() { a = "none"; }
+    } atomic_reset{atomic_};
     std::vector<ExprPtr> offs;
     for (auto& o : offsets->elems) offs.push_back(mutate(o));
     // A 3-D value (batch_matmul, or elementwise / last-axis ops on 3-D tensors) is written batch by batch.
@@ -1569,8 +1573,16 @@ class Lowerer : public IRMutator {
     mm_attrs["a_trans"] = false;
     mm_attrs["b_trans"] = false;
     if (first_arg) mm_attrs["out_dtype"] = c.type->as<TensorType>()->dtype;  // matmul_acc: acc's dtype
+    // out_dtype=FP16 / BF16 on a tensor matmul: accumulate in FP32, narrow the block at the end.
+    const DataType want = c.type->as<TensorType>() ? c.type->as<TensorType>()->dtype : DataType::FP32;
+    const bool narrow = !first_arg && c.op->name == "tensor.matmul" && (want == DataType::FP16 || want == DataType::BF16);
+    if (narrow) mm_attrs["out_dtype"] = DataType::FP32;
+    auto finish = [&](const ExprPtr& t) -> ExprPtr {
+      if (!narrow || t->type->as<TileType>()->dtype == want) return t;
+      return assign("acc_narrow", call("tile.cast", {as_vec(t, c.span)}, {{"target_type", want}, {"mode", std::string("rint")}}, c.span));
+    };
     ExprPtr first = assign("acc", call("tile.matmul", {l0, r0}, mm_attrs, c.span));
-    if (k.single()) return first;
+    if (k.single()) return finish(first);
     auto loop_var = Var::make("kk", ScalarType::make(DataType::INDEX));
     auto carried = Var::make("acc", first->type);
     std::vector<StmtPtr> body;
@@ -1584,7 +1596,7 @@ class Lowerer : public IRMutator {
     out_->push_back(ForStmt::make(loop_var, idx(1), k.count(), idx(1), {carried}, {first}, SeqStmts::make(body), {result},
                                   ForKind::Range, 0, c.span));
     (void)info;
-    return result;
+    return finish(result);
   }
 
   // Writes the tensor-level value `src` into `target` at `offs`, block by block; returns the
@@ -1644,7 +1656,9 @@ class Lowerer : public IRMutator {
         at.push_back(add(r0, offs[0]));
         at.push_back(add(c0, offs[1]));
       }
-      into.push_back(AssignStmt::make(v, call("tile.store", {stored, ListExpr::make(at), tensor}, {}, span), span));
+      Attrs store_attrs;
+      if (atomic_ != "none") store_attrs["atomic"] = atomic_;
+      into.push_back(AssignStmt::make(v, call("tile.store", {stored, ListExpr::make(at), tensor}, store_attrs, span), span));
       return v;
     };
     auto col_loop = [&](const ExprPtr& tensor, std::vector<StmtPtr>& into) {
@@ -1660,6 +1674,7 @@ class Lowerer : public IRMutator {
   std::vector<StmtPtr>* out_ = nullptr;
   ExprPtr batch_;  // the batch index while a batched value is written
   bool transpose_store_ = false;  // the value is written through a transposed view
+  std::string atomic_ = "none";   // the atomic mode of the tensor.assemble being written
 };
 
 // Any tensor-level value still used after lowering was used by something other than a write.

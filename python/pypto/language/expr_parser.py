@@ -663,7 +663,8 @@ class ExprParser:
             return [(p, given[p.name]) for p in o.params
                     if p.kind == ir.ParamKind.Expr and is_ir(given.get(p.name))]
         form = ir.tile_form(op.name)  # a tensor-level compute op (tensor.add) reading a tile: its tile op
-        if form is not None and any(isinstance(v.type, ir.TileType) for _, v in operands(op)):
+        if form is not None and (any(isinstance(v.type, ir.TileType) for _, v in operands(op))
+                                 or getattr(self, "tile_result_call", None) is node):  # kernel_buffers.eval_into_tile
             op = ir.find_op(form)
         if not op.name.startswith("tile."):
             return op, given, None

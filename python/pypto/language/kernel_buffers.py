@@ -42,6 +42,22 @@ class KernelBufferParser:
         memory = ir.MemorySpace.Acc if acc else ir.MemorySpace.Vec
         return self.op_call("tile.create", [], {"shape": shape, "dtype": dtype, "target_memory": memory}, node)
 
+    def eval_into_tile(self, name, value_node):
+        """Evaluates the value of `name = value_node`. In kernel code, a cube op rebinding a
+        name that holds an Acc tile (`acc = pl.create_tensor(...)` then, in the first arm of the
+        K loop, `acc = pl.matmul(a[:, k:k + 64], b[k:k + 64, :])` over tensor views) is the tile
+        op, as in PyPTO where a slice inside a kernel is a tile: its tensor operands are loaded
+        whole and the result is the Acc tile the other arm's pl.matmul_acc carries."""
+        old = self.symbols.get(name)
+        if isinstance(value_node, ast.Call) and _call_name(value_node) in CUBE_RESULTS \
+                and isinstance(getattr(old, "type", None), ir.TileType) \
+                and old.type.memory == ir.MemorySpace.Acc and self.in_kernel_code():
+            self.tile_result_call = value_node
+        try:
+            return self.eval(value_node)
+        finally:
+            self.tile_result_call = None
+
     def buffer_name(self, node):
         """The name `name = pl.create_tensor(...)` binds, or None."""
         for st in ast.walk(self.fdef):

@@ -134,9 +134,9 @@ class StmtParser:
             return self.parse_yield([t.id for t in names], node.value, node)
         if isinstance(target, ast.Subscript):
             return self.parse_write(target, node)
-        value = self.eval(node.value)
         if isinstance(target, ast.Name):
-            return self.bind(target.id, value, node)
+            return self.bind(target.id, self.eval_into_tile(target.id, node.value), node)
+        value = self.eval(node.value)
         if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(t, ast.Name) for t in target.elts):
             names = [t.id for t in target.elts]
             if isinstance(value, (tuple, list)):

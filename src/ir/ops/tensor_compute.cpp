@@ -127,8 +127,14 @@ TypePtr infer_matmul(const CallSite& s, const OpDef& tile_op) {
   attrs["a_trans"] = false;
   attrs["b_trans"] = false;
   if (!attrs.count("out_dtype")) attrs["out_dtype"] = DataType::FP32;
+  // pl.matmul(a, b, out_dtype=pl.FP16 / pl.BF16) on tensors: the cube's FP32 accumulator
+  // narrowed on the way out (LowerTensorOps casts each block, round to nearest even).
+  DataType want = dtype_attr(CallSite{s.op, s.args, attrs, s.span}, "out_dtype");
+  bool narrow = s.op.name == "tensor.matmul" && (want == DataType::FP16 || want == DataType::BF16);
+  if (narrow) attrs["out_dtype"] = DataType::FP32;
   TypePtr r = tile_op.infer_type(CallSite{tile_op, args, attrs, s.span});
-  return TensorType::make({m, n}, r->as<TileType>()->dtype);
+  DataType got = r->as<TileType>()->dtype;
+  return TensorType::make({m, n}, narrow && got == DataType::FP32 ? want : got);
 }
 
 // matmul_acc(acc [M, N], lhs, rhs): the product's type must be acc's.

@@ -3,6 +3,7 @@
 // (zero padded), and an MR x NR micro-kernel keeps its accumulators in vector registers
 // (6 x 16 with AVX2, 6 x 32 with AVX-512, 6 x 8 portable). K is blocked by KC for cache.
 #pragma once
+#include "pypto/isa/optimized/half.h"
 #include "pypto/isa/optimized/vec.h"
 
 namespace pto_opt {
@@ -99,6 +100,22 @@ inline void matmul(float* C, long long ldc, const float* A, long long lda, const
     }
   }
   gemm_acc(C, ldc, A, lda, B, ldb, M, N, K, scratch);
+}
+
+
+// TMATMUL* with FP16 / BF16 operands (H: f16 or bf16) and an FP32 Acc: the operands widened to
+// FP32 in `scratch` (products of two halves are exact in FP32), then the FP32 kernel; `scratch`
+// holds M * K + K * N floats more than matmul_scratch_floats(M, N, K).
+template <class H>
+inline void matmul_half(float* C, long long ldc, const H* A, long long lda, const H* B, long long ldb, long long M,
+                        long long N, long long K, int mode, const float* init, long long ldi, float* scratch) {
+  float* a = scratch;
+  float* b = a + M * K;
+  for (long long i = 0; i < M; ++i)
+    for (long long k = 0; k < K; ++k) a[i * K + k] = widen1(A[i * lda + k]);
+  for (long long k = 0; k < K; ++k)
+    for (long long j = 0; j < N; ++j) b[k * N + j] = widen1(B[k * ldb + j]);
+  matmul(C, ldc, a, K, b, N, M, N, K, mode, init, ldi, b + K * N);
 }
 
 }  // namespace pto_opt

@@ -292,7 +292,7 @@ class KernelWriter {
     if (m == "TINSERT") return insert_path(in, tiles);
     if (def->mask != isa::MaskUse::kNone) return mask_path(in, *def, tiles);
     if (m == "TCVT") return convert_path(in, tiles);
-    if (T.empty()) return "";
+    if (T.empty() && !(def && def->family == isa::InstrFamily::kMatmul)) return "";  // FP16 / BF16 matmul operands: below
     static const std::map<std::string, std::string> binary = {{"TADD", "Add"}, {"TSUB", "Sub"}, {"TMUL", "Mul"},
                                                                {"TDIV", "Div"}, {"TMAX", "Max"}, {"TMIN", "Min"}};
     static const std::map<std::string, std::string> with_scalar = {
@@ -351,7 +351,18 @@ class KernelWriter {
       return "ok = " + covers(1, R, C) + " && " + covers(2, "1", C) + "; if (ok) pto_opt::col_expand(" + P(0) + ", " +
              ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
     }
-    if (def->family == isa::InstrFamily::kMatmul && T == "float") {
+    // FP16 / BF16 operands into an FP32 Acc: widened in scratch, then the FP32 kernel.
+    std::string H;
+    if (def->family == isa::InstrFamily::kMatmul && T.empty() && tiles.size() >= 3 &&
+        tiles[0]->dtype == DataType::FP32) {
+      const bool acc_in0 = m == "TMATMUL_ACC" || m == "TGEMV_ACC";
+      const size_t first0 = acc_in0 ? 2 : 1;
+      if (tiles.size() >= first0 + 2 && tiles[first0]->dtype == tiles[first0 + 1]->dtype &&
+          (tiles[first0]->dtype == DataType::FP16 || tiles[first0]->dtype == DataType::BF16) &&
+          (!acc_in0 || tiles[1]->dtype == DataType::FP32))
+        H = float_type(tiles[first0]->dtype);
+    }
+    if (def->family == isa::InstrFamily::kMatmul && (T == "float" || !H.empty())) {
       // The fast path reads ND (row-major) operands; other layouts go through the reference.
       for (const char* key : {"left_layout", "right_layout"}) {
         auto it = in.attrs.find(key);
@@ -365,21 +376,24 @@ class KernelWriter {
       if (static_cast<int>(tiles.size()) < first + 2) return "";
       const int L = first, Rt = first + 1;
       const std::string K = vc(L);
-      std::string cond = covers(L, R, K) + " && " + covers(Rt, K, C) + " && pto_opt::matmul_scratch_floats(" + R + ", " +
-                         C + ", " + K + ") * 4 <= f->scratch_bytes";
+      const std::string extra = H.empty() ? "" : " + " + R + " * " + K + " + " + K + " * " + C;
+      std::string cond = covers(L, R, K) + " && " + covers(Rt, K, C) + " && (pto_opt::matmul_scratch_floats(" + R + ", " +
+                         C + ", " + K + ")" + extra + ") * 4 <= f->scratch_bytes";
+      auto PF = [&](int t) { return ptr(*tiles[t], "float"); };
+      auto PO = [&](int t) { return H.empty() ? PF(t) : ptr(*tiles[t], H.c_str()); };
       std::string mode = "0", init = "nullptr", ldi = "0";
       if (acc_in) {
-        mode = "1", init = P(1), ldi = ld(1);
+        mode = "1", init = PF(1), ldi = ld(1);
         cond += " && " + covers(1, R, C);
       } else if (bias) {
         if (tiles.size() != 4) return "";
-        mode = "2", init = P(3), ldi = "0";
+        mode = "2", init = PF(3), ldi = "0";
         cond += " && " + covers(3, "1", C);
       }
       uses_matmul_ = true;
-      return "ok = " + cond + "; if (ok) pto_opt::matmul(" + P(0) + ", " + ld(0) + ", " + P(L) + ", " + ld(L) + ", " +
-             P(Rt) + ", " + ld(Rt) + ", " + R + ", " + C + ", " + K + ", " + mode + ", " + init + ", " + ldi +
-             ", (float*)f->scratch);";
+      return "ok = " + cond + "; if (ok) pto_opt::" + (H.empty() ? "matmul(" : "matmul_half(") + PF(0) + ", " + ld(0) +
+             ", " + PO(L) + ", " + ld(L) + ", " + PO(Rt) + ", " + ld(Rt) + ", " + R + ", " + C + ", " + K + ", " + mode +
+             ", " + init + ", " + ldi + ", (float*)f->scratch);";
     }
     return "";
   }
