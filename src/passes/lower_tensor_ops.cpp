@@ -1576,6 +1576,7 @@ class Lowerer : public IRMutator {
     // out_dtype=FP16 / BF16 on a tensor matmul: accumulate in FP32, narrow the block at the end.
     const DataType want = c.type->as<TensorType>() ? c.type->as<TensorType>()->dtype : DataType::FP32;
     const bool narrow = !first_arg && c.op->name == "tensor.matmul" && (want == DataType::FP16 || want == DataType::BF16);
+    if (std::holds_alternative<std::string>(mm_attrs["out_dtype"])) mm_attrs["out_dtype"] = want;  // no out_dtype given
     if (narrow) mm_attrs["out_dtype"] = DataType::FP32;
     auto finish = [&](const ExprPtr& t) -> ExprPtr {
       if (!narrow || t->type->as<TileType>()->dtype == want) return t;

@@ -363,7 +363,7 @@ def qwen_decode_attn(x: pl.Tensor[[1, HID], pl.BF16], wq: pl.Tensor[[HID, QH * D
                      pos: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[1, QH * D], pl.FP32]]):
     q_proj = pl.create_tensor([1, QH * D], dtype=pl.FP32)
     with pl.at(level=pl.Level.CORE_GROUP):
-        q_proj[:, :] = pl.matmul(x, wq)
+        q_proj[:, :] = pl.matmul(x, wq, out_dtype=pl.FP32)
     cos = rope_cos[pos:pos + 1, :]
     sin = rope_sin[pos:pos + 1, :]
     for h in pl.range(QH):

@@ -44,7 +44,7 @@ def gemm_tiles(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     for m in pl.range(0, 128, TM):
         for n in pl.range(0, 128, TN):
             with pl.at(level=pl.Level.CORE_GROUP):
-                c[m:m + TM, n:n + TN] = pl.matmul(a[m:m + TM, :], b[:, n:n + TN])
+                c[m:m + TM, n:n + TN] = pl.matmul(a[m:m + TM, :], b[:, n:n + TN], out_dtype=pl.FP32)
     return c
 
 
@@ -281,7 +281,7 @@ def ragged_views(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     for m in pl.range(0, 100, 32):
         with pl.at(level=pl.Level.CORE_GROUP):
             rows = pl.min(32, 100 - m)
-            c[m:m + rows, :] = pl.matmul(a[m:m + rows, :], b)
+            c[m:m + rows, :] = pl.matmul(a[m:m + rows, :], b, out_dtype=pl.FP32)
     return c
 
 

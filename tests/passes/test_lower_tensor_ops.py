@@ -146,7 +146,7 @@ def test_tensor_ops_infer_tensor_types():
         "    @pl.function(type=pl.FunctionType.InCore)\n"
         "    def k(self, a: pl.Tensor[[64, 32], pl.FP16], b: pl.Tensor[[32, 48], pl.FP16],"
         " c: pl.Out[pl.Tensor[[64, 48], pl.FP32]]) -> pl.Tensor[[64, 48], pl.FP32]:\n"
-        "        m: pl.Tensor[[64, 48], pl.FP32] = pl.tensor.matmul(a, b)\n"
+        "        m: pl.Tensor[[64, 48], pl.FP32] = pl.tensor.matmul(a, b, out_dtype=pl.FP32)\n"
         "        r: pl.Tensor[[64, 1], pl.FP32] = pl.tensor.row_sum(m)\n"
         "        c_1: pl.Tensor[[64, 48], pl.FP32] = pl.tensor.assemble(c, pl.tensor.row_expand_sub(m, r), [0, 0])\n"
         "        return c_1\n"

@@ -126,7 +126,14 @@ TypePtr infer_matmul(const CallSite& s, const OpDef& tile_op) {
   Attrs attrs = s.attrs;
   attrs["a_trans"] = false;
   attrs["b_trans"] = false;
-  if (!attrs.count("out_dtype")) attrs["out_dtype"] = DataType::FP32;
+  // Without out_dtype a tensor matmul gives its operands' float dtype (PyPTO: the promoted input
+  // dtype; fp16 x fp16 -> fp16, accumulated in FP32 and rounded once per block); integer
+  // operands give the cube's INT32.
+  if (auto it = attrs.find("out_dtype"); it == attrs.end() || std::holds_alternative<std::string>(it->second)) {
+    DataType promoted = a.dtype == b.dtype && (a.dtype == DataType::FP16 || a.dtype == DataType::BF16) ? a.dtype
+                                                                                                     : DataType::FP32;
+    attrs["out_dtype"] = dtype_is_float(a.dtype) ? promoted : DataType::INT32;
+  }
   // pl.matmul(a, b, out_dtype=pl.FP16 / pl.BF16) on tensors: the cube's FP32 accumulator
   // narrowed on the way out (LowerTensorOps casts each block, round to nearest even).
   DataType want = dtype_attr(CallSite{s.op, s.args, attrs, s.span}, "out_dtype");
@@ -216,6 +223,9 @@ void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape, std::
   // PyPTO's tensor gather/scatter take `dim` second: pl.tensor.gather(input, dim, index);
   // scatter also has the mask form's `dst` (rejected by type inference).
   std::vector<ParamSpec> params = tile_op->params;
+  if (shape == TensorOpShape::kMatmul)  // tensor.matmul: no out_dtype means the promoted input dtype (infer_matmul)
+    for (auto& p : params)
+      if (p.name == "out_dtype") p = quiet(attr_param("out_dtype", std::string()));
   if (shape == TensorOpShape::kGather || shape == TensorOpShape::kScatter) {
     auto dim = std::find_if(params.begin(), params.end(), [](const ParamSpec& p) { return p.name == "dim"; });
     ParamSpec d = *dim;
