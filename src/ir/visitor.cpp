@@ -310,6 +310,22 @@ StmtPtr IRMutator::mutate_seq(const std::shared_ptr<const SeqStmts>& s) {
   return changed ? SeqStmts::make(stmts, s->span) : s;
 }
 
+StmtPtr IRMutator::mutate_seq_spliced(const std::shared_ptr<const SeqStmts>& s,
+                                      const std::function<bool(const StmtPtr&)>& splice) {
+  bool changed = false;
+  std::vector<StmtPtr> stmts;
+  for (auto& x : s->stmts) {
+    StmtPtr y = mutate(x);
+    changed |= y != x;
+    auto* seq = y->as<SeqStmts>();
+    if (seq && splice(x))
+      stmts.insert(stmts.end(), seq->stmts.begin(), seq->stmts.end());
+    else
+      stmts.push_back(y);
+  }
+  return changed ? SeqStmts::make(stmts, s->span) : s;
+}
+
 StmtPtr IRMutator::mutate_scope(const std::shared_ptr<const ScopeStmt>& s) {
   auto body = mutate(s->body);
   bool changed = body != s->body;

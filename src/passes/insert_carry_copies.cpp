@@ -111,18 +111,7 @@ class CarryCopier : public IRMutator {
   }
   // Copies placed before a loop join the enclosing statement list.
   StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
-    bool changed = false;
-    std::vector<StmtPtr> stmts;
-    for (auto& x : s->stmts) {
-      StmtPtr y = mutate(x);
-      changed |= y != x;
-      auto* seq = y->as<SeqStmts>();
-      if (seq && !x->as<SeqStmts>())
-        stmts.insert(stmts.end(), seq->stmts.begin(), seq->stmts.end());
-      else
-        stmts.push_back(y);
-    }
-    return changed ? SeqStmts::make(stmts, s->span) : s;
+    return mutate_seq_spliced(s, [](const StmtPtr& x) { return !x->as<SeqStmts>(); });
   }
 
  private:

@@ -113,18 +113,7 @@ class Outliner : public IRMutator {
   // result); its statements are spliced into the enclosing sequence, as the printed text
   // (and so the parsed program) has them.
   StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s) override {
-    bool changed = false;
-    std::vector<StmtPtr> stmts;
-    for (auto& x : s->stmts) {
-      StmtPtr y = mutate(x);
-      changed |= y != x;
-      auto* seq = y->as<SeqStmts>();
-      if (seq && x->as<ScopeStmt>())
-        stmts.insert(stmts.end(), seq->stmts.begin(), seq->stmts.end());
-      else
-        stmts.push_back(y);
-    }
-    return changed ? SeqStmts::make(stmts, s->span) : s;
+    return mutate_seq_spliced(s, [](const StmtPtr& x) { return x->as<ScopeStmt>() != nullptr; });
   }
 
   StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s) override {

@@ -1,6 +1,7 @@
 // One visitor and one mutator base class do all IR traversal (as in Halide).
 // The visitor walks every node; the mutator rebuilds a node only when a child changed.
 #pragma once
+#include <functional>
 #include <unordered_map>
 
 #include "pypto/ir/stmt.h"
@@ -58,6 +59,10 @@ class IRMutator {
   virtual StmtPtr mutate_yield(const std::shared_ptr<const YieldStmt>& s);
   virtual StmtPtr mutate_return(const std::shared_ptr<const ReturnStmt>& s);
   virtual StmtPtr mutate_seq(const std::shared_ptr<const SeqStmts>& s);
+  // mutate_seq for passes that replace one statement by several: a statement `x` whose
+  // result is a SeqStmts and for which splice(x) holds contributes that sequence's statements
+  // to `s` itself (one flat list, as the printer writes it and the parser reads it back).
+  StmtPtr mutate_seq_spliced(const std::shared_ptr<const SeqStmts>& s, const std::function<bool(const StmtPtr&)>& splice);
   virtual StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s);
 
   VarPtr define(const VarPtr& v);  // applies mutate_def once and records the replacement
