@@ -12,6 +12,8 @@ import pytest
 from pypto import _core
 from pypto.runtime import RunConfig, _arg_specs
 
+from .roundtrip import round_trip
+
 ENGINES = ["native", "sim"]
 R, C = 16, 64
 
@@ -20,12 +22,6 @@ def run(kernel, *args, engine):
     kernel(*args, config=RunConfig(engine=engine))
 
 
-def round_trip(kernel, *args):
-    """The parsed program prints, parses back and is structurally equal; returns the text."""
-    prog = kernel.parse(_arg_specs(kernel, args))
-    text = _core.ir.print_program(prog)
-    assert _core.ir.structural_equal(pl.parse(text), prog), text
-    return text
 
 
 def error_of(kernel, *args):

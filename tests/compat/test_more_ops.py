@@ -9,6 +9,8 @@ import pytest
 from pypto import _core
 from pypto.runtime import RunConfig, _arg_specs
 
+from .roundtrip import round_trip
+
 ENGINES = ["native", "sim"]
 rng = np.random.default_rng(2024)
 Mat, Left, Right = pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right
@@ -18,13 +20,6 @@ def run(kernel, *args, engine):
     kernel(*args, config=RunConfig(engine=engine))
 
 
-def round_trip(kernel, *args):
-    """The parsed program prints, parses back and is structurally equal; returns the text."""
-    prog = kernel.parse(_arg_specs(kernel, args))
-    text = _core.ir.print_program(prog)
-    again = pl.parse(text)
-    assert _core.ir.structural_equal(again, prog), text
-    return text
 
 
 # ---- pl.write(dst=, offset=, value=), pl.fillpad_expand(value=) --------------------------------

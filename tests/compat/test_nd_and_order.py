@@ -20,6 +20,8 @@ import torch
 from pypto import _core
 from pypto.runtime import RunConfig, _arg_specs
 
+from .roundtrip import round_trip
+
 ENGINES = ["native", "sim"]
 rng = np.random.default_rng(1414)
 
@@ -28,11 +30,6 @@ def run(kernel, *args, engine):
     kernel(*args, config=RunConfig(engine=engine))
 
 
-def round_trip(kernel, *args):
-    prog = kernel.parse(_arg_specs(kernel, args))
-    text = _core.ir.print_program(prog)
-    assert _core.ir.structural_equal(pl.parse(text), prog), text
-    return text
 
 
 # ---- numpy models of the chip's orders ------------------------------------------------------
