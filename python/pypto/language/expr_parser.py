@@ -229,7 +229,7 @@ class ExprParser:
                 out.append(e)
                 continue
             v = self.eval(e)
-            if isinstance(v, slice) or (self.is_array(v)):
+            if self.is_array(v):
                 raise self.error(e, f"'{self.text(e)}' cannot index a {what} (advanced indexing is not supported)",
                                  "index with integers and start:stop windows, or use pl.gather")
             out.append(v)
