@@ -5,6 +5,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "pypto/codegen/pto_text.h"
 #include "pypto/isa/instructions.h"
 #include "pypto/runtime/native_engine.h"
+#include "pypto/runtime/run_config.h"
 #include "pypto/runtime/runtime.h"
 #include "pypto/runtime/single_instruction.h"
 
@@ -465,8 +467,44 @@ nb::dict stats_dict(const runtime::RunStats& model, const runtime::RuntimeStats&
   return d;
 }
 
+// RunConfig: one named field per entry of PYPTO_RUN_CONFIG_FIELDS, with its default.
+void bind_run_config(nb::module_& m) {
+  auto cls = nb::class_<runtime::RunConfig>(
+      m, "RunConfig",
+      "The options of one compile-and-run with their defaults (include/pypto/runtime/run_config.h); "
+      "pypto.runtime.RunConfig builds one (RunConfig.options()).");
+  cls.def(nb::init<>());
+#define PYPTO_BIND_RUN_CONFIG_FIELD(type, name, def, use, doc) cls.def_rw(#name, &runtime::RunConfig::name, doc);
+  PYPTO_RUN_CONFIG_FIELDS(PYPTO_BIND_RUN_CONFIG_FIELD)
+#undef PYPTO_BIND_RUN_CONFIG_FIELD
+  cls.def("compile_key", &runtime::RunConfig::compile_key,
+          "The fields the compile step reads, printed: the jit cache key's part of the options.");
+  cls.def("any_dfx", &runtime::RunConfig::any_dfx);
+  cls.def(
+      "run_paths",
+      [](const runtime::RunConfig& config, const std::string& output_dir) {
+        const runtime::RunOptions o = runtime::run_options(config, output_dir);
+        nb::dict d;
+        d["trace_path"] = o.trace_path;
+        d["swimlane_path"] = o.swimlane_path;
+        d["dfx_dir"] = o.dfx_dir;
+        return d;
+      },
+      "output_dir"_a, "Where a run with this config writes (trace_path, swimlane_path, dfx_dir; \"\" when none).");
+  cls.def_static(
+      "fields",
+      [] {
+        std::vector<std::tuple<std::string, bool, std::string>> out;
+        for (const auto& f : runtime::run_config_fields())
+          out.emplace_back(f.name, f.use == runtime::ConfigUse::kCompile, f.doc);
+        return out;
+      },
+      "(name, read by the compile step, description) of every field, in order.");
+}
+
 void bind_runtime(nb::module_& m) {
   bind_isa_structs(m);
+  bind_run_config(m);
 
   m.def(
       "run_host_program",
@@ -490,12 +528,28 @@ void bind_runtime(nb::module_& m) {
         run_interruptibly(options, [&] { runtime::run_host_program(program, host_args, options); });
         return stats_dict(model, stats);
       },
-      "program"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = "sim", "num_workers"_a = 0,
+      "program"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = runtime::RunConfig{}.engine, "num_workers"_a = 0,
       "trace_path"_a = nb::none(), "ring_size"_a = 1024, "swimlane_path"_a = "", "dfx_dir"_a = "", "dump_args"_a = 0,
       "dep_gen"_a = false, "pmu"_a = false, "scope_stats"_a = false,
       "Runs an orchestration; tensors are (data_ptr, dtype, shape, strides_in_elements, name) tuples. trace_path "
       "writes the modelled timeline (sim engine); ring_size bounds the tasks in flight (0 = unbounded); "
       "swimlane_path writes the chip swimlane. Returns the run's statistics, modelled cycles included.");
+  m.def(
+      "run_host_program",
+      [](const isa::HostProgram& program, const nb::list& args, const runtime::RunConfig& config,
+         const std::string& output_dir) {
+        std::vector<HostArg> host_args = to_host_args(args);
+        runtime::RuntimeStats stats;
+        runtime::RunStats model;
+        runtime::RunOptions options = runtime::run_options(config, output_dir);
+        options.stats = &model;
+        options.runtime_stats = &stats;
+        run_interruptibly(options, [&] { runtime::run_host_program(program, host_args, options); });
+        return stats_dict(model, stats);
+      },
+      "program"_a, "args"_a, "config"_a, "output_dir"_a,
+      "Runs an orchestration with a RunConfig (its run fields; `output_dir`: the build directory when "
+      "config.output_dir is unset). Returns the run's statistics.");
   nb::class_<runtime::ChipWorker>(m, "ChipWorker",
                                   "A virtual chip whose worker pool stays up between runs (see pypto.runtime.ChipWorker).")
       .def(
@@ -504,7 +558,13 @@ void bind_runtime(nb::module_& m) {
             runtime::RunOptions options{platform, engine, num_workers};
             new (w) runtime::ChipWorker(options);
           },
-          "platform"_a = "a2a3sim", "engine"_a = "sim", "num_workers"_a = 0)
+          "platform"_a = "a2a3sim", "engine"_a = runtime::RunConfig{}.engine, "num_workers"_a = 0)
+      .def(
+          "__init__",
+          [](runtime::ChipWorker* w, const runtime::RunConfig& config) {
+            new (w) runtime::ChipWorker(runtime::run_options(config, ""));
+          },
+          "config"_a)
       .def(
           "load",
           [](runtime::ChipWorker& w, const isa::HostProgram& program) {
@@ -537,6 +597,21 @@ void bind_runtime(nb::module_& m) {
           "handle"_a, "args"_a, "trace_path"_a = nb::none(), "ring_size"_a = 1024, "swimlane_path"_a = "",
           "dfx_dir"_a = "", "dump_args"_a = 0, "dep_gen"_a = false, "pmu"_a = false, "scope_stats"_a = false,
           "Runs a loaded program on the worker's pool; arguments and result as run_host_program.")
+      .def(
+          "run",
+          [](runtime::ChipWorker& w, int handle, const nb::list& args, const runtime::RunConfig& config,
+             const std::string& output_dir) {
+            std::vector<HostArg> host_args = to_host_args(args);
+            runtime::RuntimeStats stats;
+            runtime::RunStats model;
+            runtime::RunOptions options = runtime::run_options(config, output_dir);
+            options.stats = &model;
+            options.runtime_stats = &stats;
+            run_interruptibly(options, [&] { w.run(handle, host_args, options); });
+            return stats_dict(model, stats);
+          },
+          "handle"_a, "args"_a, "config"_a, "output_dir"_a,
+          "Runs a loaded program with a RunConfig's run fields (platform, engine and workers are the worker's).")
       .def(
           "close",
           [](runtime::ChipWorker& w) {

@@ -3,10 +3,21 @@
 import importlib
 
 from pypto import _core  # noqa: F401  (loads the extension first)
+from pypto import _driver
 from pypto._core import PyptoError
 from pypto.ir import _nodes  # noqa: F401  (PyPTO's accessors of the IR nodes)
 
 __version__ = "0.1.0"
+
+
+def _load_jit():
+    """The jit package, for the @pl.jit functions of pypto.language (see pypto._driver)."""
+    import pypto.jit.functions
+
+    return pypto.jit.functions
+
+
+_driver.set_loader(_load_jit)
 
 # The instruction-level `pto` API (package pypto.lanes; `pto.kernel` is its decorator) is
 # re-exported lazily: importing it costs a few milliseconds that `import pypto.language`

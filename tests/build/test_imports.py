@@ -215,7 +215,6 @@ def test_no_import_circles_at_module_level():
         _describe(c, _TOP, {}) for c in found)
 
 
-@pytest.mark.xfail(strict=True, reason="today's circles: language/decorators -> runtime -> language, control_flow <-> expr_parser")
 def test_no_import_circles_with_function_local_imports():
     both = {m: {**_LOCAL[m], **_TOP[m]} for m in _TOP}
     found = cycles(both)
@@ -235,8 +234,7 @@ def _upward(graph):
     return bad
 
 
-@pytest.mark.parametrize("where", ["module level", pytest.param("in functions", marks=pytest.mark.xfail(
-    strict=True, reason="today: pypto.ir and pl.jit import pypto.runtime; runtime.artifacts imports tools"))])
+@pytest.mark.parametrize("where", ["module level", "in functions"])
 def test_no_import_runs_up_a_layer(where):
     bad = _upward(_TOP if where == "module level" else _LOCAL)
     assert not bad, f"imports ({where}) that run up the layer order {' < '.join(LAYERS)}:\n" + "\n".join(bad)

@@ -184,3 +184,78 @@ def test_pypto_compatibility_modules():
     a, b, c = arrays(seed=8)
     add_rows(a, b, c, config=cfg)
     np.testing.assert_array_equal(c, a + b)
+
+
+# -- RunConfig: one C++ options struct, and the jit cache keyed by it -----------------------
+
+# A value that differs from the default for each field of the C++ options struct.
+_CHANGED = {
+    "platform": "a5sim", "dump_passes": True, "save_kernels": True, "save_kernels_dir": "kdir",
+    "output_dir": "odir", "verify": "off", "compile_profiling": True, "engine": "sim", "num_workers": 2,
+    "trace_path": "trace.json", "ring_size": 64, "enable_chip_swimlane": 1, "enable_dump_args": 1,
+    "enable_pmu": 2, "enable_dep_gen": True, "enable_scope_stats": True, "codegen_only": True, "device_id": 1,
+    "rtol": 0.5, "atol": 0.5, "golden_data_dir": "golden", "aicpu_thread_num": 3,
+    "analyze_auto_scopes_for_deps": True, "dump_ptoas_passes": True,
+}
+
+
+def test_run_config_defaults_are_the_cpp_structs(monkeypatch):
+    monkeypatch.delenv("PYPTO_ENGINE", raising=False)
+    defaults, cfg = _core.RunConfig(), RunConfig()
+    names = [n for n, _, _ in _core.RunConfig.fields()]
+    assert set(names) == set(_CHANGED)  # the test covers every field
+    for name in names:
+        if name != "platform":  # None in C++: the backend's platform, resolved by RunConfig
+            assert getattr(cfg, name) == getattr(defaults, name), name
+    assert defaults.engine == "native" == cfg.engine  # the documented default engine, one value
+    assert defaults.ring_size == 1024 and defaults.verify == "basic" and defaults.rtol == 1e-5
+    monkeypatch.setenv("PYPTO_ENGINE", "sim")
+    assert RunConfig().engine == "sim"
+
+
+def test_run_config_builds_the_options_struct(tmp_path):
+    cfg = RunConfig(engine="sim", num_workers=3, ring_size=7, trace_path=str(tmp_path / "t.json"),
+                    output_dir=str(tmp_path), enable_pmu=True, aicpu_thread_num=2)
+    o = cfg.options()
+    assert isinstance(o, _core.RunConfig)
+    assert (o.engine, o.num_workers, o.ring_size, o.output_dir, o.enable_pmu, o.aicpu_thread_num) == (
+        "sim", 3, 7, str(tmp_path), 2, 2)
+    assert o.trace_path == str(tmp_path / "t.json") and o.platform == cfg.platform
+    paths = o.run_paths("elsewhere")  # output_dir set: it is the build directory
+    assert paths["dfx_dir"] == str(tmp_path / "dfx_outputs") and paths["swimlane_path"] == ""
+    assert RunConfig(enable_chip_swimlane=1).options().run_paths("b")["swimlane_path"] == "b/swimlane.json"
+
+
+@pytest.mark.parametrize("name", sorted(_CHANGED))
+def test_a_compile_field_misses_the_jit_cache_and_a_run_field_hits_it(name, tmp_path):
+    compile_fields = {n for n, compiles, _ in _core.RunConfig.fields() if compiles}
+    assert {"platform", "dump_passes", "verify", "output_dir"} <= compile_fields
+    assert not {"engine", "trace_path", "num_workers", "enable_pmu", "ring_size"} & compile_fields
+    value = _CHANGED[name]
+    if isinstance(value, str) and name.endswith(("dir", "path")):
+        value = str(tmp_path / value)
+    base = RunConfig(output_dir=str(tmp_path / "base"))
+    other = RunConfig(**{"output_dir": str(tmp_path / "base"), name: value})
+    a, b, c = arrays(seed=5)
+    add_rows._cache.clear()
+    first = add_rows.compile(a, b, c, config=base)
+    again = add_rows.compile(a, b, c, config=other)
+    derived = {n for n in compile_fields if getattr(other, n) != getattr(base, n)}  # e.g. DFX flags -> save_kernels
+    if name in compile_fields or derived:
+        assert again is not first, f"{name} is read by the compile step: a change must compile again"
+        assert add_rows.compile(a, b, c, config=other) is again  # and then it is cached
+    else:
+        assert again is first, f"{name} is run-only: the compiled program must be reused"
+    assert add_rows.compile(a, b, c, config=base) is first
+    if name == "engine":  # the reused program runs on the other engine
+        add_rows(a, b, c, config=other)
+        np.testing.assert_array_equal(c, a + b)
+
+
+def test_class_form_programs_are_cached_by_the_same_key(tmp_path):
+    from pypto.jit import compile_cached
+
+    program = add_rows.parse([("tensor", (32, 64), _core.DataType.FP32)] * 3)
+    one = compile_cached(program, RunConfig(output_dir=str(tmp_path)))
+    assert compile_cached(program, RunConfig(output_dir=str(tmp_path), engine="sim", trace_path="x")) is one
+    assert compile_cached(program, RunConfig(output_dir=str(tmp_path), verify="off")) is not one

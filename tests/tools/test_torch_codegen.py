@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 import pypto.debug as dbg
+import pypto.jit.functions as jit_functions
 import pypto.runtime as rt
 from pypto import _core
 
@@ -120,7 +121,7 @@ def test_script_of_every_example_call_matches_our_run(relpath, monkeypatch, caps
     """Each example's main() checks our run against torch; every jit call it makes is
     replayed through the emitted script (parsed and compiled) and must give our outputs."""
     calls = []
-    real, real_run = rt.jit_call, rt.run
+    real, real_run = jit_functions.jit_call, rt.run
 
     def record(jitfn, args, config=None):
         before = copies(args)
@@ -134,7 +135,7 @@ def test_script_of_every_example_call_matches_our_run(relpath, monkeypatch, caps
         calls.append((program, before, copies(args), compiled))
         return compiled
 
-    monkeypatch.setattr(rt, "jit_call", record)
+    monkeypatch.setattr(jit_functions, "jit_call", record)  # what a @pl.jit call runs
     monkeypatch.setattr(rt, "run", record_run)
     load_example(relpath).main("torch")
     assert capsys.readouterr().out.strip().endswith("OK")

@@ -9,6 +9,7 @@
 
 #include "pypto/isa/chip.h"
 #include "pypto/isa/program.h"
+#include "pypto/runtime/run_config.h"
 #include "pypto/runtime/tensor.h"
 
 namespace pypto::runtime {
@@ -29,7 +30,7 @@ struct RuntimeStats {
 
 struct RunOptions {
   std::string platform = "a2a3sim";
-  std::string engine = "sim";
+  std::string engine = RunConfig{}.engine;  // the one default (run_config.h)
   int num_workers = 0;  // 0 = one worker per host CPU
   std::string trace_path;     // non-empty: write the modelled timeline as Chrome-trace JSON
   RunStats* stats = nullptr;  // non-null: filled in when the run finishes

@@ -16,13 +16,13 @@ def torch_codegen(program, *args, path=None) -> str:
     `ENTRY(*tensors)` computes what the program computes, writing outputs in place.
     `path`: also write the script there."""
     from pypto import _core
-    from pypto.language.decorators import JitFunction
-    from pypto.runtime import CompiledProgram, _arg_specs
+    from pypto.jit import arg_specs, program_kind
 
-    if isinstance(program, JitFunction) and program.kind == "entry":
-        specs = _arg_specs(program, args) if args else program.annotated_specs()
+    kind = program_kind(program)
+    if kind == "jit":
+        specs = arg_specs(program, args) if args else program.annotated_specs()
         program = program.parse(specs)
-    elif isinstance(program, CompiledProgram) or type(program).__name__ == "RunResult":
+    elif kind in ("compiled", "result"):
         program = program.program  # a RunResult: its compiled program's
     elif args:
         raise TypeError("torch_codegen(program, *args): example arguments are only for @pl.jit functions")

@@ -14,9 +14,9 @@ from pypto.ir.pass_manager import OptimizationStrategy, PassDumpLevel, PassManag
 
 
 def __getattr__(name):
-    # CompiledProgram lives with the runtime that runs it (one class); loaded on first use.
+    # CompiledProgram is the jit package's (one class); loaded on first use.
     if name == "CompiledProgram":
-        from pypto.ir.compiled_program import CompiledProgram
+        from pypto.jit.compiled import CompiledProgram
 
         return CompiledProgram
     # The builder and the walkers load on first use: `import pypto.language` (which installs

@@ -5,6 +5,20 @@ os.PathLike to its output_dir)."""
 
 from __future__ import annotations
 
+from pypto import _core
+from pypto.backend import default_platform
+from pypto.ir.pass_context import (
+    DiagnosticCheckSet,
+    DiagnosticPhase,
+    MemoryPlanner,
+    PassContext,
+    RuntimeKind,
+    _coerce_enum,
+    coerce_verification_level,
+)
+from pypto.ir.pass_manager import PassDumpLevel, coerce_dump_level
+from pypto.jit.config import RunConfig, backend_platform, check_strategy
+
 _UNSET = object()
 
 
@@ -54,21 +68,7 @@ def compile(  # noqa: A001
     emit_source_loc (errors always name the source line), runtime (one task runtime).
     distributed_config: multi-chip programs are not supported yet (must be None).
     """
-    from pypto import _core
-    from pypto.backend import default_platform
-    from pypto.ir.pass_context import (
-        DiagnosticCheckSet,
-        DiagnosticPhase,
-        MemoryPlanner,
-        PassContext,
-        RuntimeKind,
-        _coerce_enum,
-        coerce_verification_level,
-    )
-    from pypto.ir.pass_manager import PassDumpLevel, coerce_dump_level
-    from pypto.language.decorators import JitFunction
-    from pypto.runtime import RunConfig, _compile, jit_compile
-    from pypto.runtime.config import backend_platform, check_strategy
+    from pypto.jit import compiled_of  # (loads the parser and the compiler: on first use)
 
     where = "pypto.ir.compile"
     check_strategy(strategy, where)
@@ -105,14 +105,6 @@ def compile(  # noqa: A001
     platform = backend_platform(backend_type, platform, where, default_platform=None) or default_platform()
     _core.check_platform(platform)
     config = RunConfig(platform=platform, output_dir=output_dir, verify=level)
-    if isinstance(program, JitFunction) and program.kind == "entry":
-        compiled = jit_compile(program, (), config)
-    elif isinstance(program, _core.ir.Program):
-        compiled = _compile(program, config)
-    else:
-        raise TypeError(
-            f"{where}(program=...) takes a @pl.program class (an ir.Program) or a @pl.jit function, "
-            f"got {type(program).__name__}; fix: decorate the class with @pl.program"
-        )
+    compiled = compiled_of(program, config, cached=False, kinds=("program", "jit"), where=f"{where}(program=...)")
     compiled.write_artifacts(passes=dump_level is not PassDumpLevel.NONE)
     return compiled

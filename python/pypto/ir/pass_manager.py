@@ -10,12 +10,10 @@ import os
 from enum import Enum
 
 from pypto import _core
-
-
-class OptimizationStrategy(Enum):
-    """Accepted for compatibility; pypto runs its one default pipeline for every strategy."""
-
-    Default = "default"
+from pypto.backend import default_platform
+from pypto.ir._nodes import python_print
+from pypto.ir.pass_context import PassContext
+from pypto.jit.config import OptimizationStrategy, check_strategy
 
 
 class PassDumpLevel(Enum):
@@ -51,8 +49,6 @@ class Pass:
         return self.name
 
     def __call__(self, program, platform: str | None = None, verify: bool = True):
-        from pypto.backend import default_platform
-
         return _core.run_pass(program, self.name, platform or default_platform(), verify)
 
     def __repr__(self):
@@ -77,8 +73,6 @@ PassFactory = _PassFactory()
 
 
 def _strategy(strategy):
-    from pypto.runtime.config import check_strategy
-
     return check_strategy(strategy, "PassManager") or OptimizationStrategy.Default
 
 
@@ -108,10 +102,6 @@ class PassManager:
         """Runs the pipeline on `input_ir` (an ir.Program); returns the program after it.
         dump_ir writes output_dir/passes_dump/NN_after_<Pass>.py for each pass that changed
         the program (as pypto.ir.compile does), printed with the module named `prefix`."""
-        from pypto.backend import default_platform
-        from pypto.ir._nodes import python_print
-        from pypto.ir.pass_context import PassContext
-
         if not isinstance(input_ir, _core.ir.Program):
             raise TypeError(f"PassManager.run_passes(input_ir=...) takes an ir.Program, got {type(input_ir).__name__}; "
                             "fix: pass a @pl.program class")
@@ -127,9 +117,9 @@ class PassManager:
         for i, p in enumerate(self._passes, 1):
             after = _core.run_pass(current, p.name, platform, verify)
             if level == "roundtrip":
-                from pypto.runtime import _check_roundtrip
+                from pypto.jit.compiled import check_roundtrip  # (loads the parser: on first use)
 
-                _check_roundtrip(after, p.name)
+                check_roundtrip(after, p.name)
             if not _core.ir.structural_equal(after, current):
                 dumps.append((f"{i:02d}_after_{p.name}", after))
             current = after

@@ -8,10 +8,11 @@ import re
 from pypto._core import ir
 
 from . import ops
-from .expr_parser import is_ir
+from .expr_parser import _CMPOPS, is_ir
 from .launch import SplitMode
 from .loop_exits import LoopExits
 from .stmt_parser import YieldFrame, assigned_names
+from .tasks import NoDep, SubmitResult, TaskId, new_task_id, reserve_task_id  # noqa: F401
 
 
 class ControlFlowParser:
@@ -542,7 +543,6 @@ class ControlFlowParser:
         else:
             value = self.eval(left)
         right = self.eval(node.comparators[0])
-        from .expr_parser import _CMPOPS
         pred = self.binary(_CMPOPS[type(node.ops[0])][1], value, right, node)
         a = getattr(pred, "a", None)
         if not (isinstance(a, ir.Call) and a.op_name == "tensor.read"):
@@ -636,30 +636,6 @@ class ControlFlowParser:
         return static, [d for d in deps if run_time(d)]
 
 
-class TaskId:
-    """A task id bound by `with pl.at(...) as tid`: a parse-time handle, not a run-time value."""
-
-    def __init__(self, id, name):
-        self.id, self.name = id, name
-
-    def __repr__(self):
-        return f"task id '{self.name}'"
-
-
-class NoDep:
-    """`pl.no_dep(t)` as a kernel argument: t's slot gets no dependency lookup or registration."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def __repr__(self):
-        return "pl.no_dep(...)"
-
-
-class SubmitResult(tuple):
-    """`pl.submit(...)`'s value: the kernel's results followed by the launch's TaskId."""
-
-
 class SpmdFrame:
     """The `with pl.spmd(n)` block being parsed: the Vars pl.get_block_idx/num() read."""
 
@@ -671,20 +647,6 @@ class SpmdFrame:
         if key not in self.vars:
             self.vars[key] = ir.Var(key, ir.ScalarType(ir.DataType.INDEX), span)
         return self.vars[key]
-
-
-_next_task_id = [0]
-
-
-def new_task_id():
-    """A fresh task id (ids are unique across parses, so printed programs can name them)."""
-    _next_task_id[0] += 1
-    return _next_task_id[0] - 1
-
-
-def reserve_task_id(task_id):
-    """Keeps later fresh ids above an id a printed program names explicitly (task_id=N)."""
-    _next_task_id[0] = max(_next_task_id[0], task_id + 1)
 
 
 def _reads(node, name):

@@ -12,9 +12,11 @@ import os
 import sys
 import warnings
 
+from pypto import _driver
 from pypto._core import ir
 
 from .errors import parse_error
+from .function_options import _EXTERN_CORES, FunctionOptions, _function_signature  # noqa: F401
 from .function_parser import FunctionParser, Source
 from .program_builder import ProgramBuilder, arg_spec_type
 
@@ -31,57 +33,6 @@ def _caller_span(depth):
 
 
 # -- @pl.function ---------------------------------------------------------------------------
-class FunctionOptions:
-    """The keywords of `@pl.function(...)` (or of a `@pl.jit` kind), checked."""
-
-    def __init__(self, type=ir.FunctionType.Opaque, level=None, role=None, attrs=None, auto_scope=True,
-                 strict_ssa=False, external_source=None):
-        self.type, self.level, self.role = type, level, role
-        self.attrs = dict(attrs or {})
-        self.auto_scope, self.strict_ssa, self.external_source = auto_scope, strict_ssa, external_source
-
-    @staticmethod
-    def checked(error, **kw):
-        """FunctionOptions from `@pl.function` keywords; `error(message, fix)` builds the error."""
-        fix = "write e.g. @pl.function(type=pl.FunctionType.InCore, level=pl.Level.CORE_GROUP)"
-        try:
-            bound = inspect.signature(_function_signature).bind(None, **kw)
-        except TypeError as e:
-            raise error(f"pl.function: {e}", fix) from None
-        args = dict(bound.arguments)
-        args.pop("func", None)
-        opts = FunctionOptions(**args)
-        if not isinstance(opts.type, ir.FunctionType):
-            raise error(f"type= of pl.function must be a pl.FunctionType, got {opts.type!r}", fix)
-        if opts.level is not None and not isinstance(opts.level, ir.Level):
-            raise error(f"level= of pl.function must be a pl.Level, got {opts.level!r}", fix)
-        if opts.role is not None and not isinstance(opts.role, ir.Role):
-            raise error(f"role= of pl.function must be a pl.Role (Orchestrator, SubWorker), got {opts.role!r}",
-                        "write role=pl.Role.Orchestrator")
-        if args.get("attrs") is not None and (not isinstance(args["attrs"], dict)
-                                              or not all(isinstance(k, str) for k in args["attrs"])):
-            raise error(f"attrs= of pl.function must be a dict with string keys, got {args['attrs']!r}",
-                        'write pl.func_attr({"name": value}) as the first statement of the body')
-        for name in ("auto_scope", "strict_ssa"):
-            if not isinstance(getattr(opts, name), bool):
-                raise error(f"{name}= of pl.function must be True or False, got {getattr(opts, name)!r}",
-                            f"write {name}=True or {name}=False")
-        if opts.external_source is not None:
-            if not isinstance(opts.external_source, (str, os.PathLike)):
-                raise error(f"external_source= of pl.function must be a file path, got {opts.external_source!r}",
-                            'write external_source="kernels/my_kernel.cpp"')
-            if opts.type not in (ir.FunctionType.AIC, ir.FunctionType.AIV):
-                raise error(f"external_source= is for AIC or AIV functions, not {opts.type.name}",
-                            "write @pl.function(type=pl.FunctionType.AIV, external_source=\"k.cpp\")")
-            opts.external_source = os.fspath(opts.external_source)
-        return opts
-
-
-def _function_signature(func=None, *, type=ir.FunctionType.Opaque, level=None, role=None, attrs=None,
-                        auto_scope=True, strict_ssa=False, external_source=None):
-    """PyPTO's signature of pl.function."""
-
-
 def function(func=None, **options):
     """`@pl.function(type=pl.FunctionType.InCore)`: a method of a `@pl.program` class, or a
     module-level function that a program calls (added to it once, under its name). Keywords:
@@ -179,8 +130,7 @@ class JitFunction:
     def _cache(self):
         """The compile cache of this function (one compiled program per argument signature);
         `f._cache.clear()` makes the next call compile again."""
-        from pypto import runtime
-        return runtime.jit_cache(self)
+        return _driver.jit().jit_cache(self)
 
     def source(self):
         if self._source is None:
@@ -272,20 +222,17 @@ class JitFunction:
         return values
 
     def __call__(self, *args, config=None, **kwargs):
-        from pypto import runtime
-        return runtime.jit_call(self, self._positional(args, kwargs, True), config)
+        return _driver.jit().jit_call(self, self._positional(args, kwargs, True), config)
 
     def compile(self, *args, config=None, **kwargs):
         """The compiled program for these arguments (numpy arrays / torch tensors / numbers /
         pl.RUNTIME, by position or parameter name), or, with no arguments, for the shapes and
         dtypes of the annotations."""
-        from pypto import runtime
-        return runtime.jit_compile(self, self._positional(args, kwargs, False), config)
+        return _driver.jit().jit_compile(self, self._positional(args, kwargs, False), config)
 
     def lower(self, *args, config=None, **kwargs):
         """The IR after the pass pipeline for these arguments."""
-        from pypto import runtime
-        return runtime.jit_lower(self, self._positional(args, kwargs, False), config)
+        return _driver.jit().jit_lower(self, self._positional(args, kwargs, False), config)
 
     def __repr__(self):
         return f"<pl.jit{'' if self.kind == 'entry' else '.' + self.kind} function {self.__name__}>"
@@ -299,7 +246,6 @@ class InlineFunction(JitFunction):
     function of its own in the program)."""
 
 
-_EXTERN_CORES = {"aic": ir.FunctionType.AIC, "aiv": ir.FunctionType.AIV, "mixed": ir.FunctionType.Group}
 
 
 def _jit_signature(**params):

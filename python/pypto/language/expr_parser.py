@@ -11,6 +11,7 @@ from pypto._core import PyptoError, ir
 
 from . import ops
 from .errors import ParseError, parse_error
+from .tasks import NoDep, SubmitResult, TaskId, new_task_id, reserve_task_id
 from .types import DynDim
 
 _BINOPS = {ast.Add: (operator.add, ir.BinaryOp.Add, "add"), ast.Sub: (operator.sub, ir.BinaryOp.Sub, "sub"),
@@ -92,7 +93,6 @@ class ExprParser:
             return ir.ConstFloat(value, dtype if dtype is not None and ir.dtype_is_float(dtype) else ir.DataType.FP32, span)
         if isinstance(value, (list, tuple)):
             return ir.ListExpr([self.to_expr(v, node) for v in value], span)
-        from .control_flow import TaskId
         if isinstance(value, TaskId):
             return self.task_value(value, node)
         raise self.error(node, f"'{self.text(node)}' ({type(value).__name__}) cannot be used as a value here",
@@ -428,7 +428,6 @@ class ExprParser:
     def launch_info(self, kwargs, node, what):
         """The task keywords of a kernel call: deps=[...] and manual=, plus task_id= and
         block_num= as the printer writes outlined launches."""
-        from .control_flow import TaskId, reserve_task_id
         deps, dyn_deps = self.task_deps(kwargs.pop("deps"), node) if "deps" in kwargs else ([], [])
         manual = self.manual_flag(kwargs.pop("manual", False), node)
         task_id = self.constant(kwargs.pop("task_id", -1), node, "task_id=")
@@ -467,7 +466,6 @@ class ExprParser:
     def no_dep_args(self, args, task):
         """Arguments wrapped in pl.no_dep(t): unwrapped, and listed in the launch's no_dep_args
         (outside a manual scope, where every edge is explicit anyway)."""
-        from .control_flow import NoDep
         marked = [a.value for a in args if isinstance(a, NoDep)]
         if marked and not getattr(self, "manual_depth", 0):
             task["hints"]["no_dep_args"] = list(task["hints"].get("no_dep_args", [])) + marked
@@ -693,7 +691,6 @@ class ExprParser:
         core_num=n)): launches the kernel (a @pl.jit.incore function or self.<InCore function>)
         as one task (a grid of core_num blocks) and returns its results followed by its task id,
         a parse-time handle for later deps=[tid]. A kernel with no results gives the task id."""
-        from .control_flow import SubmitResult, TaskId, new_task_id, reserve_task_id
         what = "pl.spmd_submit" if spmd else "pl.submit"
         if not node.args:
             raise self.error(node, f"{what} needs the kernel to launch", f"write out, tid = {what}(self.kernel, x, y, deps=[...])")
@@ -714,7 +711,6 @@ class ExprParser:
         args = list(b["args"])
         attrs = b.get("attrs")
         if attrs is not None:
-            from .control_flow import NoDep
             from .launch import adir
             dirs = attrs.get("arg_directions") if isinstance(attrs, dict) else None
             if not isinstance(attrs, dict) or (dirs is not None and (
@@ -754,7 +750,6 @@ class ExprParser:
     def task_dummy(self, node):
         """`tid = pl.system.task_dummy(deps=[...])`: a task that runs nothing and finishes after
         all its deps, so its id joins them (an empty pl.at scope, outlined like any other)."""
-        from .control_flow import TaskId, new_task_id
         b = self.bind_construct(self.eval(node.func), node, node)
         deps, dyn_deps = self.task_deps(b["deps"], node)
         task_id = new_task_id()
@@ -770,7 +765,6 @@ class ExprParser:
         if name == "system.task_dummy":
             return self.task_dummy(node)
         if name == "no_dep":
-            from .control_flow import NoDep
             b = self.bind_construct(self.eval(node.func), node, node)
             if not (is_ir(b["tensor"]) and isinstance(b["tensor"].type, ir.TensorType)):
                 raise self.error(node, f"pl.no_dep takes a tensor, got {self.describe(b['tensor'])}",

@@ -4,6 +4,7 @@ on demand, so a caller may come before its callee) or a `@pl.jit` entry with the
 
 from pypto._core import ir
 
+from .function_options import _EXTERN_CORES, FunctionOptions
 from .function_parser import FunctionParser
 from .types import ScalarSpec
 
@@ -202,7 +203,6 @@ class ProgramBuilder:
 
 def jit_options(jitfn):
     """The FunctionOptions a @pl.jit kind gives its function."""
-    from .decorators import FunctionOptions
     o = jitfn.options
     kind = jitfn._pl_jit_kind
     if kind == "incore":
@@ -213,7 +213,6 @@ def jit_options(jitfn):
     if kind == "opaque":
         return FunctionOptions(ir.FunctionType.Opaque)
     if kind == "extern":
-        from .decorators import _EXTERN_CORES
         sources = [o[k] for k in ("source", "aic_source", "aiv_source") if o.get(k) is not None]
         attrs = {"external_source": ", ".join(str(s) for s in sources), "core_type": o["core_type"]}
         if o.get("dual_aiv_dispatch"):

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from pypto.runtime.tensors import is_torch_tensor
+from pypto.jit.tensors import is_torch_tensor
 
 
 def _path(golden_dir: str, kind: str, name: str) -> str:

@@ -22,9 +22,14 @@ from typing import Any
 import numpy as np
 
 from pypto import _core
-from pypto.runtime.config import RunConfig, backend_platform, check_strategy
+from pypto.jit import compiled_of
+from pypto.jit.compiled import SOURCE as _PROGRAM_FILE  # program.py, the program as parsed
+from pypto.jit.config import RunConfig, backend_platform, check_strategy
+from pypto.jit.tensors import is_torch_tensor
+from pypto.language import parse
+from pypto.runtime import golden_writer
 from pypto.runtime.tensor_spec import ScalarSpec, TensorSpec
-from pypto.runtime.tensors import is_torch_tensor
+from pypto.runtime.worker import ChipWorker
 
 __all__ = ["BenchmarkStats", "RunConfig", "RunResult", "ScalarSpec", "TensorSpec", "TraceInvocation", "TraceSpan",
            "benchmark", "compile_program", "execute_compiled", "run"]
@@ -59,28 +64,12 @@ class RunResult:
 
 
 def _compiled_of(program, config: RunConfig, args=()):
-    from pypto.language.decorators import JitFunction
-    from pypto.runtime import CompiledProgram, _compile_cached, jit_compile
-
-    if isinstance(program, RunResult):
-        program = program.compiled
-    if isinstance(program, CompiledProgram):
-        return program
-    if isinstance(program, JitFunction) and program.kind == "entry":
-        return jit_compile(program, tuple(args), config)
-    if isinstance(program, _core.ir.Program):
-        return _compile_cached(program, config)
-    raise TypeError(
-        f"run(program=...) takes a @pl.program class, a @pl.jit function or a compiled program, got "
-        f"{type(program).__name__}; fix: decorate the class with @pl.program"
-    )
+    return compiled_of(program, config, args)
 
 
 def _make_args(items, golden_dir):
     """The run's arguments from arrays, numbers, TensorSpecs and ScalarSpecs; specs named in
     <golden_dir>/in are loaded from there (and saved there when made)."""
-    from pypto.runtime import golden_writer
-
     args, names, made = [], [], {}
     for item in items:
         if isinstance(item, TensorSpec):
@@ -143,8 +132,6 @@ def run(program, *tensors, config: RunConfig | None = None, golden=None, test_na
     raise). With RunConfig(golden_data_dir=...) inputs and expected outputs are kept there
     (pypto.runtime.golden_writer) and reused by later runs. codegen_only=True compiles and
     skips the run. Compile errors and run errors raise as they do for a compiled call."""
-    from pypto.runtime import golden_writer
-
     config = config or RunConfig()
     args, spec_names = _make_args(tensors, config.golden_data_dir if golden is not None else None)
     compiled = _compiled_of(program, config, args)
@@ -186,7 +173,6 @@ def run(program, *tensors, config: RunConfig | None = None, golden=None, test_na
 
 # -- compile to a directory, run from it ----------------------------------------------------
 
-from pypto.ir.compiled_program import SOURCE as _PROGRAM_FILE  # noqa: E402 - program.py, the program as parsed
 _CONFIG_FILE = "kernel_config.json"
 _by_dir: dict = {}                # abspath(work_dir) -> (mtime of program.py, CompiledProgram)
 
@@ -201,9 +187,6 @@ def compile_program(program, work_dir, *, strategy=None, backend_type=None, dump
     kernel_config.json (platform, entry) from which execute_compiled runs it. Returns the
     CompiledProgram. enable_pypto_l0c_double_buffer, diagnostic_phase and
     disabled_diagnostics are accepted hints (docs/runtime.md)."""
-    from pypto.language.decorators import JitFunction
-    from pypto.runtime import _compile, jit_compile
-
     check_strategy(strategy, "compile_program")
     platform = backend_platform(backend_type, platform, "compile_program", default_platform=None) or "a2a3sim"
     config = RunConfig(platform=platform, output_dir=os.fspath(work_dir), dump_passes=bool(dump_passes),
@@ -211,13 +194,7 @@ def compile_program(program, work_dir, *, strategy=None, backend_type=None, dump
                        disabled_diagnostics=disabled_diagnostics, memory_planner=memory_planner,
                        analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps,
                        dump_ptoas_passes=bool(dump_ptoas_passes))
-    if isinstance(program, JitFunction) and program.kind == "entry":
-        compiled = jit_compile(program, (), config)
-    elif isinstance(program, _core.ir.Program):
-        compiled = _compile(program, config)
-    else:
-        raise TypeError(f"compile_program(program=...) takes a @pl.program class or a @pl.jit function, got "
-                        f"{type(program).__name__}")
+    compiled = compiled_of(program, config, cached=False, kinds=("program", "jit"), where="compile_program(program=...)")
     d = compiled.write_artifacts(passes=bool(dump_passes))
     path = os.path.join(d, _PROGRAM_FILE)
     if compiled._source is None:  # else write_artifacts wrote it beside compiled_program.json
@@ -239,9 +216,6 @@ class _DfxOpts:
 
 
 def _load_compiled(work_dir, platform):
-    from pypto.language import parse
-    from pypto.runtime import _compile_cached
-
     d = os.path.abspath(os.fspath(work_dir))
     path = os.path.join(d, _PROGRAM_FILE)
     if not os.path.isfile(path):
@@ -257,7 +231,7 @@ def _load_compiled(work_dir, platform):
         return known[1]
     with open(path) as f:
         program = parse(f.read(), filename=path)
-    compiled = _compile_cached(program, RunConfig(platform=meta["platform"], output_dir=d))
+    compiled = compiled_of(program, RunConfig(platform=meta["platform"], output_dir=d))
     _by_dir[d] = (os.path.getmtime(path), compiled)
     return compiled
 
@@ -448,8 +422,6 @@ def benchmark(compiled, args, *, rounds=100, warmup=3, platform=None, device_id=
               reset_persistent_windows=None) -> BenchmarkStats:
     """Runs `compiled` on `args` `warmup` times unmeasured, then `rounds` times measured, on
     one ChipWorker (the program prepared once). See BenchmarkStats for what is timed."""
-    from pypto.runtime.worker import ChipWorker
-
     if not isinstance(rounds, int) or rounds < 1 or not isinstance(warmup, int) or warmup < 0:
         raise ValueError(f"benchmark(rounds={rounds!r}, warmup={warmup!r}): rounds must be an int >= 1, warmup >= 0")
     config = config or getattr(compiled, "config", None) or RunConfig()

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.runtime import tensors as _tensors
+from pypto.jit import tensors as _tensors
 
 
 @dataclass

@@ -13,45 +13,14 @@ import weakref
 import numpy as np
 
 from pypto import _core
-from pypto.runtime.config import RunConfig
-from pypto.runtime import tensors as _tensors
+from pypto.jit import compile_program, compiled_of
+from pypto.jit import tensors as _tensors
+from pypto.jit.config import RunConfig
+from pypto.jit.functions import program_kind
+from pypto.jit.tensors import DeviceTensor  # noqa: F401  (pypto.runtime.DeviceTensor)
 
 # PyPTO's default runtime name for ChipWorker(runtime=...): the task runtime of this package.
 _DEFAULT_RUNTIME = "tensormap_and_ringbuffer"
-
-
-class DeviceTensor:
-    """A tensor resident in a worker's device memory: `data_ptr` (an address from
-    worker.malloc / alloc_tensor), `shape`, `dtype`. The virtual chip's device memory is host
-    memory, so a DeviceTensor passed to a run is read and written in place, without copies;
-    `buffer` keeps the memory alive (the worker's allocation)."""
-
-    def __init__(self, data_ptr, shape, dtype, *, buffer=None):
-        self.data_ptr = int(data_ptr)
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = dtype
-        self.dtype_name = _tensors.dtype_name(dtype, "DeviceTensor")
-        self.buffer = buffer
-        self._freed = False
-
-    def nbytes(self) -> int:
-        return math.prod(self.shape) * _tensors.itemsize(self.dtype_name)
-
-    def numpy(self) -> np.ndarray:
-        """A numpy view of the device memory (no copy; BF16 as its uint16 bit patterns)."""
-        self.check_alive("DeviceTensor")
-        n = math.prod(self.shape)
-        npd = _tensors.numpy_dtype(self.dtype_name)
-        raw = (ctypes.c_char * (n * npd.itemsize)).from_address(self.data_ptr) if n else bytearray()
-        return np.frombuffer(raw, dtype=npd, count=n).reshape(self.shape)
-
-    def check_alive(self, name):
-        if self._freed:
-            raise ValueError(f"'{name}' is a DeviceTensor that was freed (worker.free_tensor); fix: allocate it again "
-                             "with worker.alloc_tensor(shape, dtype)")
-
-    def __repr__(self):
-        return f"DeviceTensor(0x{self.data_ptr:x}, shape={list(self.shape)}, dtype={self.dtype_name})"
 
 
 def _host_buffer(x, what):
@@ -153,7 +122,7 @@ class ChipWorker:
         """Starts the worker pool (done by the constructor unless auto_init=False); a second
         call is harmless. Returns the worker."""
         if self._worker is None:
-            self._worker = _core.ChipWorker(self.config.platform, self.config.engine, self.config.num_workers)
+            self._worker = _core.ChipWorker(self.config.options())
             with ChipWorker._lock:
                 ChipWorker._current.append(weakref.ref(self))
         return self
@@ -351,28 +320,14 @@ class ChipWorker:
         return f"<{type(self).__name__} {self.config.platform} {self.config.engine} ({state})>"
 
     def _compiled(self, program):
-        from pypto.language.decorators import JitFunction
-        from pypto.runtime import CompiledProgram, _compile, jit_compile
-
-        from pypto.runtime.runner import RunResult
-
-        if isinstance(program, RunResult):  # run()'s result stands for its compiled program
-            program = program.compiled
-        if isinstance(program, CompiledProgram):
-            return program
-        if isinstance(program, JitFunction) and program.kind == "entry":
-            return jit_compile(program, (), self.config)
-        if isinstance(program, _core.ir.Program):
+        if program_kind(program) == "program":  # compiled once per worker, by identity
             for p, compiled in self._programs:
                 if p is program:
                     return compiled
-            compiled = _compile(program, self.config)
+            compiled = compile_program(program, self.config)
             self._programs.append((program, compiled))
             return compiled
-        raise TypeError(
-            f"ChipWorker.register takes a compiled program (f.compile(), pypto.ir.compile(P)), a @pl.program "
-            f"class or a @pl.jit function, got {type(program).__name__}"
-        )
+        return compiled_of(program, self.config, where="ChipWorker.register(program)")
 
 
 class Worker(ChipWorker):

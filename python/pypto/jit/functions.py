@@ -1,0 +1,192 @@
+"""Specialising, caching and calling @pl.jit functions: `arg_specs` (the shapes, dtypes and
+scalar values of a call's arguments), `jit_compile` (the compiled program of a jit function
+for those, cached per function), `jit_call` and `jit_lower`, and `compiled_of` (what any
+runnable thing a user passes compiles to)."""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+
+from pypto import _core
+from pypto.jit.compiled import CompiledProgram, _at_call_site, compile_cached, compile_program
+from pypto.jit.config import RunConfig
+from pypto.jit.tensors import is_tensor
+from pypto.jit.tensors import tensor_spec as _spec_of
+from pypto.language.decorators import JitFunction
+from pypto.language.types import RUNTIME
+
+
+def _param_names(jitfn, n):
+    """The entry's parameter names (for messages), padded with positions."""
+    try:
+        names = list(inspect.signature(jitfn.func).parameters)
+    except (AttributeError, TypeError, ValueError):
+        names = []
+    return names + [f"argument {i}" for i in range(len(names), n)]
+
+
+def _annotated_scalar(jitfn, index, fits, default):
+    """The dtype a Python number argument takes: its parameter's annotation (pl.Scalar[pl.INT32]
+    takes an int as INT32) when `fits` it, else `default` (INDEX for ints, FP32 for floats)."""
+    if not hasattr(jitfn, "scalar_dtype"):
+        return default
+    cached = jitfn.__dict__.setdefault("_scalar_dtypes", {})
+    if index not in cached:
+        cached[index] = jitfn.scalar_dtype(index)
+    dtype = cached[index]
+    return dtype if dtype is not None and fits(dtype) else default
+
+
+def arg_specs(jitfn, args):
+    specs = []
+    names = _param_names(jitfn, len(args))
+    if len(names) != len(args):
+        fn = getattr(jitfn, "__name__", "jit function")
+        raise TypeError(
+            f"{fn}() takes {len(names)} arguments ({', '.join(names)}), got {len(args)}; "
+            "fix: pass one array or number per parameter"
+        )
+    for i, a in enumerate(args):
+        name = names[i]
+        if a is RUNTIME:  # f.compile(x, pl.RUNTIME): a run-time scalar of the annotated dtype
+            dtype = jitfn.scalar_dtype(i) if hasattr(jitfn, "scalar_dtype") else None
+            specs.append(("scalar", dtype or _core.DataType.INDEX, None))
+            continue
+        if is_tensor(a):
+            shape, dtype = _spec_of(a, name)
+            specs.append(("tensor", shape, getattr(_core.DataType, dtype)))
+        elif isinstance(a, bool):
+            specs.append(("scalar", _core.DataType.BOOL, a))
+        elif isinstance(a, int):
+            if not -(2**63) <= a < 2**63:
+                raise TypeError(
+                    f"{getattr(jitfn, '__name__', 'jit function')}(): argument '{name}' = {a} does not "
+                    "fit in a 64-bit integer scalar; fix: pass a value between -2**63 and 2**63 - 1"
+                )
+            specs.append(("scalar", _annotated_scalar(jitfn, i, _core.ir.dtype_is_int, _core.DataType.INDEX), a))
+        elif isinstance(a, float):
+            specs.append(("scalar", _annotated_scalar(jitfn, i, _core.ir.dtype_is_float, _core.DataType.FP32), a))
+        else:
+            raise TypeError(
+                f"{getattr(jitfn, '__name__', 'jit function')}(): argument '{name}' is a "
+                f"{type(a).__name__}; fix: pass numpy arrays, torch tensors, ints or floats "
+                f"(e.g. np.asarray({name}, dtype=np.float32))"
+            )
+    return specs
+
+
+_jit_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def jit_cache(jitfn) -> dict:
+    """The compile cache of one @pl.jit function (`f._cache`): clearing it forces a recompile."""
+    return _jit_cache.setdefault(jitfn, {})
+
+
+def _jit_key(specs, config):
+    """The cache key of a jit function's compile: the argument specs and the compile fields
+    of the one options object (RunConfig.compile_key)."""
+    return (
+        tuple((s[0], s[1], str(s[2])) if s[0] == "tensor" else (s[0], str(s[1])) for s in specs),
+        config.compile_key(),
+    )
+
+
+def jit_compile(jitfn, args, config: RunConfig | None = None) -> CompiledProgram:
+    """Specialises `jitfn` on the shapes/dtypes of `args` and compiles it (cached)."""
+    config = config or RunConfig()
+    if args or not _param_names(jitfn, 0):
+        specs = arg_specs(jitfn, args)
+    else:
+        specs = jitfn.annotated_specs()  # f.compile(): shapes and dtypes from the annotations
+    cache = jit_cache(jitfn)
+    key = _jit_key(specs, config)
+    compiled = cache.get(key)
+    # A program with pl.dynamic dimensions serves every extent of them: look it up with
+    # those dimensions left open.
+    for dims in cache.get("dynamic", ()) if compiled is None else ():
+        compiled = cache.get(_jit_key(_open_dims(specs, dims), config))
+        if compiled is not None:
+            break
+    if compiled is None:
+        compiled = cache[key] = compile_program(jitfn.parse(specs), config)
+        if compiled.dynamic_dims:
+            dims = frozenset(pos for where in compiled.dynamic_dims.values() for pos in where)
+            cache.setdefault("dynamic", []).append(dims)
+            cache[_jit_key(_open_dims(specs, dims), config)] = compiled
+    return compiled
+
+
+def _open_dims(specs, dims):
+    """`specs` with the tensor dimensions at `dims` ((argument, axis) pairs) set to -1."""
+    out = []
+    for i, s in enumerate(specs):
+        if s[0] == "tensor":
+            s = ("tensor", tuple(-1 if (i, a) in dims else d for a, d in enumerate(s[1])), s[2])
+        out.append(s)
+    return out
+
+
+
+
+def jit_call(jitfn, args, config: RunConfig | None = None):
+    """Runs `jitfn` on `args`, compiling it on first use for these shapes and dtypes."""
+    config = config or RunConfig()
+    try:
+        compiled = jit_compile(jitfn, args, config)
+    except (TypeError, ValueError) as e:
+        raise _at_call_site(e) from None
+    return compiled(*args, config=config)
+
+
+def jit_lower(jitfn, args, config: RunConfig | None = None):
+    """The IR of `jitfn` after the pass pipeline, for these argument shapes and dtypes."""
+    config = config or RunConfig()
+    try:
+        return jit_compile(jitfn, args, config).program
+    except (TypeError, ValueError) as e:
+        raise _at_call_site(e) from None
+
+
+def program_kind(program) -> str:
+    """What kind of runnable thing `program` is; the one place this is decided:
+    "compiled" (a CompiledProgram), "result" (what pypto.runtime.run returns: it stands for its
+    compiled program), "jit" (a @pl.jit entry function, specialised on the call's arguments),
+    "program" (an ir.Program: a @pl.program class or parsed text), else "" (not runnable:
+    a @pl.jit.incore / .inline / ... function, or anything else)."""
+    if isinstance(program, CompiledProgram):
+        return "compiled"
+    if isinstance(getattr(program, "compiled", None), CompiledProgram):
+        return "result"
+    if isinstance(program, JitFunction):
+        return "jit" if program.kind == "entry" else ""
+    if isinstance(program, _core.ir.Program):
+        return "program"
+    return ""
+
+
+def compiled_of(program, config: RunConfig | None = None, args=(), *, cached: bool = True,
+                kinds=("program", "jit", "compiled", "result"), where: str = "run(program=...)"):
+    """The CompiledProgram of `program` (see program_kind) for `config`: a compiled program as
+    it is; a jit function compiled for `args` (from its annotations when there are none); an
+    ir.Program compiled (once per structure when `cached`). A kind not in `kinds` is a
+    TypeError naming `where`."""
+    config = config or RunConfig()
+    kind = program_kind(program)
+    if kind not in kinds:
+        takes = {"compiled": "a compiled program", "result": "run()'s result", "jit": "a @pl.jit function",
+                 "program": "a @pl.program class"}
+        names = [takes[k] for k in kinds]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        raise TypeError(
+            f"{where} takes {listed}, got {type(program).__name__}; "
+            "fix: decorate the class with @pl.program (or the function with @pl.jit)"
+        )
+    if kind == "compiled":
+        return program
+    if kind == "result":
+        return program.compiled
+    if kind == "jit":
+        return jit_compile(program, tuple(args), config)
+    return compile_cached(program, config) if cached else compile_program(program, config)
