@@ -528,8 +528,9 @@ void bind_runtime(nb::module_& m) {
         run_interruptibly(options, [&] { runtime::run_host_program(program, host_args, options); });
         return stats_dict(model, stats);
       },
-      "program"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = runtime::RunConfig{}.engine, "num_workers"_a = 0,
-      "trace_path"_a = nb::none(), "ring_size"_a = 1024, "swimlane_path"_a = "", "dfx_dir"_a = "", "dump_args"_a = 0,
+      "program"_a, "args"_a, "platform"_a = "a2a3sim", "engine"_a = runtime::RunConfig{}.engine,
+      "num_workers"_a = runtime::RunConfig{}.num_workers, "trace_path"_a = nb::none(),
+      "ring_size"_a = runtime::RunConfig{}.ring_size, "swimlane_path"_a = "", "dfx_dir"_a = "", "dump_args"_a = 0,
       "dep_gen"_a = false, "pmu"_a = false, "scope_stats"_a = false,
       "Runs an orchestration; tensors are (data_ptr, dtype, shape, strides_in_elements, name) tuples. trace_path "
       "writes the modelled timeline (sim engine); ring_size bounds the tasks in flight (0 = unbounded); "
@@ -558,7 +559,8 @@ void bind_runtime(nb::module_& m) {
             runtime::RunOptions options{platform, engine, num_workers};
             new (w) runtime::ChipWorker(options);
           },
-          "platform"_a = "a2a3sim", "engine"_a = runtime::RunConfig{}.engine, "num_workers"_a = 0)
+          "platform"_a = "a2a3sim", "engine"_a = runtime::RunConfig{}.engine,
+          "num_workers"_a = runtime::RunConfig{}.num_workers)
       .def(
           "__init__",
           [](runtime::ChipWorker* w, const runtime::RunConfig& config) {
@@ -594,7 +596,8 @@ void bind_runtime(nb::module_& m) {
             run_interruptibly(options, [&] { w.run(handle, host_args, options); });
             return stats_dict(model, stats);
           },
-          "handle"_a, "args"_a, "trace_path"_a = nb::none(), "ring_size"_a = 1024, "swimlane_path"_a = "",
+          "handle"_a, "args"_a, "trace_path"_a = nb::none(), "ring_size"_a = runtime::RunConfig{}.ring_size,
+          "swimlane_path"_a = "",
           "dfx_dir"_a = "", "dump_args"_a = 0, "dep_gen"_a = false, "pmu"_a = false, "scope_stats"_a = false,
           "Runs a loaded program on the worker's pool; arguments and result as run_host_program.")
       .def(

@@ -30,11 +30,11 @@ struct RuntimeStats {
 
 struct RunOptions {
   std::string platform = "a2a3sim";
-  std::string engine = RunConfig{}.engine;  // the one default (run_config.h)
-  int num_workers = 0;  // 0 = one worker per host CPU
+  std::string engine = RunConfig{}.engine;  // the defaults are RunConfig's (run_config.h)
+  int num_workers = RunConfig{}.num_workers;  // 0 = one worker per host CPU
   std::string trace_path;     // non-empty: write the modelled timeline as Chrome-trace JSON
   RunStats* stats = nullptr;  // non-null: filled in when the run finishes
-  size_t ring_size = 1024;           // tasks in flight at most; submission blocks when full (0 = unbounded)
+  size_t ring_size = static_cast<size_t>(RunConfig{}.ring_size);  // tasks in flight at most (0 = unbounded)
   std::string swimlane_path;         // non-empty: write the chip swimlane (Chrome-trace JSON) here
   RuntimeStats* runtime_stats = nullptr;  // non-null: filled in when the run finishes
   // Set by the caller (Ctrl-C) to stop the run: no new tasks start, the run raises "interrupted".

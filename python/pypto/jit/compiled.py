@@ -333,7 +333,7 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
             artifacts.write_kernels(cfg.save_kernels_dir or os.path.join(self._output_dir, "kernels"), self.pto())
 
     def write_artifacts(self, passes: bool = True) -> str:
-        """Writes the build directory (see pypto.runtime.artifacts; `passes`: with
+        """Writes the build directory (see pypto.jit.artifacts; `passes`: with
         passes_dump/); returns its path."""
         d = self._output_dir
         artifacts.write_memory_map(d, self.memory_map())
