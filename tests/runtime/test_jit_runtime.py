@@ -259,3 +259,36 @@ def test_class_form_programs_are_cached_by_the_same_key(tmp_path):
     one = compile_cached(program, RunConfig(output_dir=str(tmp_path)))
     assert compile_cached(program, RunConfig(output_dir=str(tmp_path), engine="sim", trace_path="x")) is one
     assert compile_cached(program, RunConfig(output_dir=str(tmp_path), verify="off")) is not one
+
+
+def test_program_kind_is_decided_in_one_place():
+    from pypto.jit import compiled_of, program_kind
+    from pypto.runtime import ChipWorker
+
+    @pl.jit.incore
+    def kernel(a: pl.Tensor[[32, 64], pl.FP32]):
+        return a
+
+    a, b, c = arrays(seed=7)
+    compiled = add_rows.compile(a, b, c)
+    program = add_rows.parse([("tensor", (32, 64), _core.DataType.FP32)] * 3)
+    result = run(program, a, b, c)
+    kinds = [program_kind(x) for x in (compiled, result, add_rows, program, kernel, lambda: 0)]
+    assert kinds == ["compiled", "result", "jit", "program", "", ""]
+    assert compiled_of(result) is result.compiled and compiled_of(compiled) is compiled
+    for entry, where in ((lambda p: run(p), "run(program=...)"),
+                         (lambda p: pypto_ir().compile(p), "pypto.ir.compile(program=...)"),
+                         (lambda p: ChipWorker(config=RunConfig(num_workers=1)).register(p),
+                          "ChipWorker.register(program)")):
+        with pytest.raises(TypeError, match=r"takes a @pl.program class(,| or) a @pl.jit function.*, got the "
+                                            r"@pl.jit.incore function 'kernel'; fix: run the @pl.jit entry") as e:
+            entry(kernel)
+        assert where in str(e.value)
+    with pytest.raises(TypeError, match=r"run\(program=...\) takes .*, got int; fix: decorate the class"):
+        run(3)
+
+
+def pypto_ir():
+    import pypto.ir
+
+    return pypto.ir

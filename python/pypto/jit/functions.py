@@ -179,10 +179,12 @@ def compiled_of(program, config: RunConfig | None = None, args=(), *, cached: bo
                  "program": "a @pl.program class"}
         names = [takes[k] for k in kinds]
         listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
-        raise TypeError(
-            f"{where} takes {listed}, got {type(program).__name__}; "
-            "fix: decorate the class with @pl.program (or the function with @pl.jit)"
-        )
+        if isinstance(program, JitFunction):  # a kernel (or inline, extern, ...) function
+            got = f"the @pl.jit.{program.kind} function '{program.__name__}'"
+            fix = "run the @pl.jit entry function that calls it"
+        else:
+            got, fix = type(program).__name__, "decorate the class with @pl.program (or the function with @pl.jit)"
+        raise TypeError(f"{where} takes {listed}, got {got}; fix: {fix}")
     if kind == "compiled":
         return program
     if kind == "result":
