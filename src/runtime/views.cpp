@@ -63,7 +63,7 @@ void positive_extents(const std::vector<int64_t>& extents, const char* what, con
 }  // namespace
 
 TensorView slice_view(const TensorView& parent, const std::vector<int64_t>& offsets, const std::vector<int64_t>& extents,
-                      const std::vector<int64_t>& drop_dims, const std::string& name, const Span& span) {
+                      const std::vector<int64_t>& drop_dims, const std::string& name, const Span& span, bool clamp) {
   const size_t rank = parent.shape.size();
   if (offsets.size() != rank || extents.size() != rank)
     fail(ErrorKind::kRuntime, span,
@@ -72,7 +72,7 @@ TensorView slice_view(const TensorView& parent, const std::vector<int64_t>& offs
          "this is a code generation bug; please report it");
   positive_extents(extents, "the window of view", name, span);
   for (size_t d = 0; d < rank; ++d)
-    if (offsets[d] < 0 || offsets[d] > parent.shape[d] - extents[d])  // (no overflow for huge offsets)
+    if (offsets[d] < 0 || (!clamp && offsets[d] > parent.shape[d] - extents[d]))  // (no overflow for huge offsets)
       fail(ErrorKind::kValue, span,
            "the window at offsets " + list_text(offsets) + " with extents " + list_text(extents) + " of " +
                parent.describe() + " lies off it: dimension " + std::to_string(d) + " spans " +

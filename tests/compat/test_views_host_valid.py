@@ -1,0 +1,187 @@
+"""A valid region on an orchestration view passed to a kernel (issue 14; docs/language.md
+"Tensor views in orchestration", docs/passes.md PassValidRegions): pl.slice(...,
+valid_shape=[...]) with run-time extents and pl.slice(..., clamp=True) in the host code give
+the kernel the static window with that valid region; the kernel's loads of the parameter read
+only the valid part and its stores write only the valid part. Every program runs on both
+engines against numpy; rows outside the valid region of an Out view must stay untouched."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto import runtime
+from pypto.runtime import RunConfig
+
+rng = np.random.default_rng(1402)
+T, C = 64, 128
+SENTINEL = -7.0
+
+
+@pytest.fixture(params=["native", "sim"])
+def engine(request):
+    return request.param
+
+
+def run(program, *args, engine, **cfg):
+    runtime.run(program, *args, config=RunConfig(engine=engine, verify="roundtrip", **cfg))
+
+
+@pl.program
+class Ragged:
+    """The ragged last block of x: x[r0:r0 + 64, :] with valid_shape=[rows, 128], rows read from
+    a tensor at run time, and the same window of out."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[T, C], pl.FP32], o: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        t = pl.load(x, [0, 0], [T, C])
+        o = pl.store(pl.adds(pl.muls(t, 2.0), 1.0), [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4 * T, C], pl.FP32], n: pl.Tensor[[1], pl.INT32],
+             out: pl.Out[pl.Tensor[[4 * T, C], pl.FP32]]) -> pl.Tensor[[4 * T, C], pl.FP32]:
+        rows = pl.tensor.read(n, [0])
+        r0 = 2 * T
+        xv = pl.slice(x, [T, C], [r0, 0], valid_shape=[rows, C])
+        ov = pl.slice(out, [T, C], [r0, 0], valid_shape=[rows, C])
+        ov = self.scale(xv, ov)
+        return out
+
+
+@pytest.mark.parametrize("rows", [0, 1, 37, 64])
+def test_run_time_valid_shape_on_a_window(engine, rows):
+    x = rng.standard_normal((4 * T, C)).astype(np.float32)
+    out = np.full((4 * T, C), SENTINEL, np.float32)
+    run(Ragged, x, np.array([rows], np.int32), out, engine=engine)
+    want = np.full_like(out, SENTINEL)
+    want[2 * T:2 * T + rows] = 2 * x[2 * T:2 * T + rows] + 1
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+@pl.program
+class InOnly:
+    """Only the input is narrowed: the tile's rows past the valid region are not stored, so
+    the rows of a whole Out past it stay as they were."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[T, C], pl.FP32], o: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        o = pl.store(pl.muls(pl.load(x, [0, 0], [T, C]), 3.0), [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[2 * T, C], pl.FP32], n: pl.Tensor[[1], pl.INT32],
+             out: pl.Out[pl.Tensor[[2 * T, C], pl.FP32]]) -> pl.Tensor[[2 * T, C], pl.FP32]:
+        rows = pl.tensor.read(n, [0])
+        o0 = out[0:T, :]
+        o0 = self.scale(pl.slice(x, [T, C], [0, 0], valid_shape=[rows, C]), o0)  # narrowed
+        o1 = out[T:2 * T, :]
+        o1 = self.scale(x[T:2 * T, :], o1)  # the same kernel given a whole window
+        return out
+
+
+def test_valid_input_whole_output_and_a_second_whole_launch(engine):
+    x = rng.standard_normal((2 * T, C)).astype(np.float32)
+    out = np.full((2 * T, C), SENTINEL, np.float32)
+    run(InOnly, x, np.array([20], np.int32), out, engine=engine)
+    want = np.full_like(out, SENTINEL)
+    want[:20] = 3 * x[:20]
+    want[T:] = 3 * x[T:]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+R = 100  # rows of the clamped tensors: the window 64:128 runs 28 rows off the end
+
+
+@pl.program
+class Clamped:
+    """clamp=True on windows that run off the end of the tensor: the valid part is cut at the edge."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def neg(self, x: pl.Tensor[[T, C], pl.FP32], o: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        o = pl.store(pl.neg(pl.load(x, [0, 0], [T, C])), [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+        for b in pl.range(2):
+            r0 = b * T
+            ov = pl.slice(out, [T, C], [r0, 0], clamp=True)
+            ov = self.neg(pl.slice(x, [T, C], [r0, 0], clamp=True), ov)
+        return out
+
+
+def test_clamp_cuts_the_valid_region_at_the_edge(engine):
+    x = rng.standard_normal((R, C)).astype(np.float32)
+    out = np.full((R, C), SENTINEL, np.float32)
+    run(Clamped, x, out, engine=engine)
+    np.testing.assert_allclose(out, -x, rtol=1e-6)
+
+
+@pl.program
+class Scope:
+    """A pl.at scope reading and writing narrowed views (tensor-level ops in the kernel)."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[2 * T, C], pl.FP32], n: pl.Tensor[[1], pl.INT32],
+             out: pl.Out[pl.Tensor[[2 * T, C], pl.FP32]]) -> pl.Tensor[[2 * T, C], pl.FP32]:
+        rows = pl.tensor.read(n, [0])
+        xv = pl.slice(x, [T, C], [T, 0], valid_shape=[rows, C])
+        ov = pl.slice(out, [T, C], [T, 0], valid_shape=[rows, C])
+        with pl.at(level=pl.Level.CORE_GROUP):
+            ov[:] = pl.exp(xv)
+        return out
+
+
+def test_scope_with_narrowed_views(engine):
+    x = rng.standard_normal((2 * T, C)).astype(np.float32)
+    out = np.full((2 * T, C), SENTINEL, np.float32)
+    run(Scope, x, np.array([45], np.int32), out, engine=engine)
+    want = np.full_like(out, SENTINEL)
+    want[T:T + 45] = np.exp(x[T:T + 45])
+    np.testing.assert_allclose(out, want, rtol=1e-5)
+
+
+@pl.program
+class SetValid:
+    """pl.tensor.set_validshape on an orchestration window with run-time rows and columns."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def twice(self, x: pl.Tensor[[T, C], pl.FP32], o: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        o = pl.store(pl.muls(pl.load(x, [0, 0], [T, C]), 2.0), [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[T, C], pl.FP32], n: pl.Tensor[[2], pl.INT32],
+             out: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        r = pl.tensor.read(n, [0])
+        c = pl.tensor.read(n, [1])
+        ov = pl.tensor.set_validshape(out, r, c)
+        ov = self.twice(x, ov)
+        return out
+
+
+def test_set_validshape_in_the_orchestration_narrows_the_store(engine):
+    x = rng.standard_normal((T, C)).astype(np.float32)
+    out = np.full((T, C), SENTINEL, np.float32)
+    run(SetValid, x, np.array([33, 64], np.int32), out, engine=engine)
+    want = np.full_like(out, SENTINEL)
+    want[:33, :64] = 2 * x[:33, :64]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_reshape_of_a_narrowed_view_is_refused():
+    @pl.program
+    class Bad:
+        @pl.function(type=pl.FunctionType.InCore)
+        def copy(self, a: pl.Tensor[[C, T], pl.FP32], o: pl.Out[pl.Tensor[[C, T], pl.FP32]]) -> pl.Tensor[[C, T], pl.FP32]:
+            o = pl.store(pl.load(a, [0, 0], [C, T]), [0, 0], o)
+            return o
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[T, C], pl.FP32], o: pl.Out[pl.Tensor[[C, T], pl.FP32]]) -> pl.Tensor[[C, T], pl.FP32]:
+            v = pl.slice(x, [T, C], [0, 0], valid_shape=[8, C])
+            o = self.copy(pl.reshape(v, [C, T]), o)
+            return o
+
+    with pytest.raises(Exception, match=r"(?s)test_views_host_valid.py:\d+.*valid region smaller than its shape.*fix: "):
+        runtime.run(Bad, np.zeros((T, C), np.float32), np.zeros((C, T), np.float32), config=RunConfig(engine="sim"))
