@@ -185,3 +185,61 @@ def test_reshape_of_a_narrowed_view_is_refused():
 
     with pytest.raises(Exception, match=r"(?s)test_views_host_valid.py:\d+.*valid region smaller than its shape.*fix: "):
         runtime.run(Bad, np.zeros((T, C), np.float32), np.zeros((C, T), np.float32), config=RunConfig(engine="sim"))
+
+
+# -- an input partly overlapping an output at call time (issue 18 item 3) ---------------------
+
+B = 16
+
+
+@pl.program
+class Shift:
+    """c = a + 1, row block by row block: with a = buf[0:64] and c = buf[16:80] a block written
+    would be read by the next block (a cascade) unless the input is read from a copy."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def inc(self, a: pl.Tensor[[T, C], pl.FP32], c: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        for i in pl.range(T // B):
+            t = pl.load(a, [i * B, 0], [B, C])
+            c = pl.store(pl.adds(t, 1.0), [i * B, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[T, C], pl.FP32], c: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        c = self.inc(a, c)
+        return c
+
+
+@pytest.mark.parametrize("shift", [16, -16, 1])
+def test_partly_overlapping_input_is_read_from_a_copy(engine, shift):
+    buf = rng.standard_normal((T + 16, C)).astype(np.float32)
+    want = buf.copy()
+    lo = 16 if shift < 0 else 0
+    a, c = buf[lo:lo + T], buf[lo + shift:lo + shift + T]
+    want[lo + shift:lo + shift + T] = buf[lo:lo + T] + 1
+    run(Shift, a, c, engine=engine)
+    np.testing.assert_allclose(buf, want, rtol=1e-6)
+
+
+def test_exact_alias_is_in_place(engine):
+    buf = rng.standard_normal((T, C)).astype(np.float32)
+    want = buf + 1
+    run(Shift, buf, buf, engine=engine)
+    np.testing.assert_allclose(buf, want, rtol=1e-6)
+
+
+def test_partly_overlapping_column_windows(engine):
+    buf = rng.standard_normal((T, 2 * C)).astype(np.float32)
+    want = buf.copy()
+    want[:, 64:64 + C] = buf[:, 0:C] + 1
+    run(Shift, buf[:, 0:C], buf[:, 64:64 + C], engine=engine)
+    np.testing.assert_allclose(buf, want, rtol=1e-6)
+
+
+def test_partly_overlapping_torch_views(engine):
+    torch = pytest.importorskip("torch")
+    buf = torch.randn(T + 16, C)
+    want = buf.clone()
+    want[16:16 + T] = buf[0:T] + 1
+    run(Shift, buf[0:T], buf[16:16 + T], engine=engine)
+    torch.testing.assert_close(buf, want)
