@@ -187,7 +187,8 @@ void make_view(TensorSlots& slots, const isa::HostProgram& program, const isa::I
   const std::string kind = std::get<std::string>(in.attrs.at("view"));
   TensorView v;
   if (kind == "slice")
-    v = slice_view(parent, values(1), values(2), int_list_attr(in, "drop_dims"), name, in.span, in.attrs.count("clamp") > 0);
+    v = slice_view(parent, values(1), values(2), int_list_attr(in, "drop_dims"), name, in.span, in.attrs.count("clamp") > 0,
+                   values(3));
   else if (kind == "transpose") {
     const std::vector<int64_t> axes = int_list_attr(in, "axes");
     v = transpose_view(parent, axes.at(0), axes.at(1), name, in.span);

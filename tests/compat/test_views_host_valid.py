@@ -243,3 +243,58 @@ def test_partly_overlapping_torch_views(engine):
     want[16:16 + T] = buf[0:T] + 1
     run(Shift, buf[0:T], buf[16:16 + T], engine=engine)
     torch.testing.assert_close(buf, want)
+
+
+R2 = 200  # 3 whole blocks of 64 rows and a ragged one of 8
+
+
+@pl.program
+class Blocks:
+    """A loop over row blocks; the last window x[192:256] runs past the 200 rows, its valid
+    region [8, 128] (valid_shape= from pl.min) stays inside: only that must lie in x."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[T, C], pl.FP32], o: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        o = pl.store(pl.muls(pl.load(x, [0, 0], [T, C]), 0.5), [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[R2, C], pl.FP32], out: pl.Out[pl.Tensor[[R2, C], pl.FP32]]) -> pl.Tensor[[R2, C], pl.FP32]:
+        for b in pl.range(4):
+            r0 = b * T
+            rows = pl.min(T, R2 - r0)
+            ov = pl.slice(out, [T, C], [r0, 0], valid_shape=[rows, C])
+            ov = self.scale(pl.slice(x, [T, C], [r0, 0], valid_shape=[rows, C]), ov)
+        return out
+
+
+def test_ragged_blocks_of_a_loop(engine):
+    x = rng.standard_normal((R2, C)).astype(np.float32)
+    out = np.full((R2, C), SENTINEL, np.float32)
+    run(Blocks, x, out, engine=engine)
+    np.testing.assert_allclose(out, 0.5 * x, rtol=1e-6)
+
+
+@pl.program
+class OffEnd:
+    """A valid region that itself runs off the tensor is still a run-time error."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[T, C], pl.FP32], o: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        o = pl.store(pl.muls(pl.load(x, [0, 0], [T, C]), 0.5), [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[R2, C], pl.FP32], n: pl.Tensor[[2], pl.INT32],
+             out: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        rows = pl.tensor.read(n, [0])
+        r0 = pl.tensor.read(n, [1])
+        out = self.scale(pl.slice(x, [T, C], [r0, 0], valid_shape=[rows, C]), out)
+        return out
+
+
+def test_a_valid_region_off_the_tensor_is_a_run_time_error():
+    x = np.zeros((R2, C), np.float32)
+    with pytest.raises(Exception, match=r"(?s)test_views_host_valid.py:\d+.*\(valid \[9, 128\]\).*lies off it: dimension 0 "
+                                        r"spans 192:201 of 0:200.*fix: .*clamp=True"):
+        runtime.run(OffEnd, x, np.array([9, 3 * T], np.int32), np.zeros((T, C), np.float32), config=RunConfig(engine="sim"))

@@ -277,6 +277,7 @@ void lower_tensor_view(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
     if (std::get<bool>(c.attrs.at("clamp"))) in.attrs["clamp"] = true;
     in.attrs["view"] = std::string("slice");
     in.ins = {Operand::tensor(parent), Operand::list_of(kb.scalars(c.args[2])), Operand::list_of(kb.scalars(c.args[1]))};
+    if (c.args[3]) in.ins.push_back(Operand::list_of(kb.scalars(c.args[3])));  // valid_shape=: checked instead of the extents
     in.attrs["drop_dims"] = c.attrs.at("drop_dims");
   } else if (op == "tensor.transpose") {
     const int64_t rank = static_cast<int64_t>(c.args[0]->type->as<TensorType>()->shape.size());
