@@ -7,14 +7,15 @@
 // The valid extents become trailing INDEX scalar parameters of the kernel, one per axis that
 // some launch narrows (`<param>_valid<axis>`); every launch of the kernel passes them (the
 // view's valid extents, or the full extent where its argument is whole). Inside the kernel
-// the parameter is replaced by a whole-window pl.slice of itself with those valid extents,
-// so LowerTensorOps cuts the loads of it to the valid part and the stores into it to the
-// valid part (the mechanism of a kernel-side valid_shape).
+// the tile loads and stores of the parameter are cut to them (class Narrow), and its other
+// uses read a whole-window pl.slice of itself with those valid extents, which LowerTensorOps
+// folds into its loads and stores the same way (the mechanism of a kernel-side valid_shape).
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/structural_equal.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
 
@@ -179,45 +180,131 @@ class OrchValid : public IRMutator {
   std::unordered_map<const Var*, Valid> valid_;
 };
 
-// Replaces the uses of the narrowed parameters by their narrowed views. A value written
-// through such a view (o = pl.store(t, offs, o)) that the kernel returns is returned as the
-// parameter itself (its newest version), as a returned Out parameter is.
-class Substitute : public IRMutator {
+// Inside a kernel: the tile loads of a narrowed parameter (and of its versions: the results
+// of stores into it, the loop-carried values it starts) get their valid_shape cut to the
+// parameter's valid region, and the tiles stored into it are cut to it (tile.set_validshape)
+// before the store. Every other use of the parameter itself (tensor-level ops, views of it)
+// reads its narrowed view, which LowerTensorOps folds the same way.
+class Narrow : public IRMutator {
  public:
-  std::unordered_map<const Var*, VarPtr> to;
-  std::unordered_map<const Var*, VarPtr> root;  // a view or a write through it -> the parameter
+  std::unordered_map<const Var*, VarPtr> to;     // the parameter -> its narrowed view
+  std::unordered_map<const Var*, Valid> valid;   // the parameter and its versions -> valid extents
 
  protected:
+  ExprPtr mutate_call(const std::shared_ptr<const Call>& c0) override {
+    auto r = std::static_pointer_cast<const Call>(IRMutator::mutate_call(c0));
+    const std::string& op = r->op->name;
+    if (op == "tile.load") {
+      const Valid* v = tracked(r->args[0]);
+      if (!v) return r;
+      auto shape = std::get<std::vector<int64_t>>(r->attrs.at("shape"));
+      std::vector<ExprPtr> given = elems(r->args[2]);
+      if (given.empty()) given = {idx(shape[0]), idx(shape[1])};
+      std::vector<ExprPtr> cut = cut_valid(*v, elems(r->args[1]), given, r->span);
+      Attrs attrs = r->attrs;
+      attrs.erase("shape");
+      return make_op_call(op, {r->args[0], r->args[1]}, {{"valid_shape", ListExpr::make(cut)}},
+                          {{"shape", shape}, {"target_memory", r->attrs.at("target_memory")}, {"clamp", r->attrs.at("clamp")}},
+                          r->span);
+    }
+    const bool store = op == "tile.store";
+    const bool assemble = op == "tensor.assemble" && r->args[1] && r->args[1]->type->as<TileType>();
+    if (store || assemble) {
+      const size_t ti = store ? 2 : 0, si = store ? 0 : 1;
+      const Valid* v = tracked(r->args[ti]);
+      if (!v) return r;
+      auto* tile = r->args[si]->type->as<TileType>();
+      if (!tile || tile->shape.size() != 2) return r;
+      std::vector<ExprPtr> given = tile->valid_shape.empty() ? tile->shape : tile->valid_shape;
+      std::vector<ExprPtr> cut = cut_valid(*v, elems(r->args[store ? 1 : 2]), given, r->span);
+      std::vector<ExprPtr> args = r->args;
+      args[si] = make_op_call("tile.set_validshape", {args[si]}, {{"valid_shape", ListExpr::make(cut)}}, {}, r->span);
+      return std::make_shared<Call>(r->op, args, r->attrs, r->type, r->span);
+    }
+    if (op.rfind("tile.", 0) == 0 && r->type && r->type->as<TileType>()) {  // a tile op reading a narrowed tile
+      bool narrowed = false;
+      for (auto& arg : r->args) {
+        auto* t = arg && arg->type ? arg->type->as<TileType>() : nullptr;
+        narrowed |= t && !t->valid_shape.empty();
+      }
+      if (!narrowed) return r;
+      TypePtr type = r->op->infer_type(CallSite{*r->op, r->args, r->attrs, r->span});
+      return structural_equal(type, r->type) ? ExprPtr(r) : std::make_shared<Call>(r->op, r->args, r->attrs, type, r->span);
+    }
+    if (op == "tensor.read" || op == "tensor.write" || op == "tensor.dim") return r;
+    std::vector<ExprPtr> args = r->args;
+    bool changed = false;
+    for (auto& a : args)
+      if (auto it = a && a->as<Var>() ? to.find(a->as<Var>()) : to.end(); it != to.end()) {
+        a = it->second;
+        changed = true;
+      }
+    return changed ? std::make_shared<Call>(r->op, args, r->attrs, r->type, r->span) : ExprPtr(r);
+  }
+
   ExprPtr mutate_var(const VarPtr& v) override {
-    auto it = to.find(v.get());
-    return it == to.end() ? IRMutator::mutate_var(v) : it->second;
+    auto it = retyped_.find(v.get());
+    return it == retyped_.end() ? IRMutator::mutate_var(v) : it->second;
   }
   StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
     StmtPtr r = IRMutator::mutate_assign(s);
-    auto* c = r->as<AssignStmt>() ? r->as<AssignStmt>()->value->as<Call>() : nullptr;
-    if (c && !c->op->writes.empty()) {
+    auto* a = r->as<AssignStmt>();
+    if (a->value->type && a->value->type->as<TileType>() && !structural_equal(a->value->type, a->var->type)) {
+      auto nv = Var::make(a->var->name, a->value->type, a->var->span);  // a tile narrowed by a load cut above
+      retyped_[s->var.get()] = nv;
+      r = AssignStmt::make(nv, a->value, s->span);
+      a = r->as<AssignStmt>();
+    }
+    if (auto* v = a->value->as<Var>()) {
+      follow(v, s->var.get());
+    } else if (auto* c = a->value->as<Call>(); c && !c->op->writes.empty()) {
       size_t k = 0;
       for (const auto& p : c->op->params) {
         if (p.kind == ParamKind::kAttr) continue;
-        if (p.name == c->op->writes && k < c->args.size()) {
-          auto* t = c->args[k] ? c->args[k]->as<Var>() : nullptr;
-          if (auto it = t ? root.find(t) : root.end(); it != root.end()) root[s->var.get()] = it->second;
-        }
+        if (p.name == c->op->writes && k < c->args.size() && c->args[k] && c->args[k]->as<Var>())
+          follow(c->args[k]->as<Var>(), s->var.get());
         ++k;
       }
     }
     return r;
   }
-  StmtPtr mutate_return(const std::shared_ptr<const ReturnStmt>& s) override {
-    auto r = std::static_pointer_cast<const ReturnStmt>(IRMutator::mutate_return(s));
-    std::vector<ExprPtr> values = r->values;
-    bool changed = false;
-    for (auto& v : values)
-      if (auto it = v && v->as<Var>() ? root.find(v->as<Var>()) : root.end(); it != root.end()) {
-        v = it->second;
-        changed = true;
+
+  StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s) override {
+    for (size_t i = 0; i < s->init_values.size() && i < s->iter_args.size(); ++i)
+      if (auto* v = s->init_values[i]->as<Var>()) {
+        follow(v, s->iter_args[i].get());
+        if (i < s->return_vars.size()) follow(v, s->return_vars[i].get());
       }
-    return changed ? ReturnStmt::make(values, r->span) : r;
+    return IRMutator::mutate_for(s);
+  }
+
+ private:
+  std::unordered_map<const Var*, VarPtr> retyped_;
+  void follow(const Var* from, const Var* to_var) {
+    auto it = valid.find(from);
+    if (it == valid.end()) return;
+    valid[to_var] = it->second;
+  }
+  const Valid* tracked(const ExprPtr& e) const {
+    auto* v = e ? e->as<Var>() : nullptr;
+    auto it = v ? valid.find(v) : valid.end();
+    return it == valid.end() ? nullptr : &it->second;
+  }
+  // The valid shape `given` of a tile at `offs` of the parameter, cut to its valid region.
+  static std::vector<ExprPtr> cut_valid(const Valid& v, const std::vector<ExprPtr>& offs, std::vector<ExprPtr> given,
+                                        const Span& span) {
+    const size_t n = v.size(), m = std::min<size_t>(2, n);
+    for (size_t a = 0; a + m < n; ++a)
+      if (v[a])
+        fail(ErrorKind::kValue, span,
+             "a tile access of a kernel parameter whose axis " + std::to_string(a) + " is only partly valid (the view "
+             "the orchestration passes): a tile covers the last two axes, so only those may be narrowed",
+             "narrow only the last two axes in the orchestration, or drop the axis with an integer index (x[i])");
+    for (size_t k = 0; k < m; ++k) {
+      const size_t a = n - m + k, t = n == 1 ? 1 : k;
+      if (v[a] && a < offs.size()) given[t] = vmin(given[t], vmax0(vsub(v[a], offs[a])));
+    }
+    return given;
   }
 };
 
@@ -234,7 +321,7 @@ FunctionPtr narrow_kernel(const FunctionPtr& f, const std::vector<std::pair<size
     pv.resize(p->type->as<TensorType>()->shape.size());
     pv[a] = v;
   }
-  Substitute sub;
+  Narrow sub;
   std::vector<StmtPtr> head;
   for (auto& [i, pv] : valid) {
     const VarPtr& p = f->params[i];
@@ -249,7 +336,7 @@ FunctionPtr narrow_kernel(const FunctionPtr& f, const std::vector<std::pair<size
     auto nv = Var::make(p->name, view->type, p->span);
     head.push_back(AssignStmt::make(nv, view, p->span));
     sub.to[p.get()] = nv;
-    sub.root[nv.get()] = p;
+    sub.valid[p.get()] = pv;
   }
   StmtPtr body = sub.mutate(f->body);
   std::vector<StmtPtr> stmts = head;

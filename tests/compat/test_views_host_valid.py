@@ -298,3 +298,35 @@ def test_a_valid_region_off_the_tensor_is_a_run_time_error():
     with pytest.raises(Exception, match=r"(?s)test_views_host_valid.py:\d+.*\(valid \[9, 128\]\).*lies off it: dimension 0 "
                                         r"spans 192:201 of 0:200.*fix: .*clamp=True"):
         runtime.run(OffEnd, x, np.array([9, 3 * T], np.int32), np.zeros((T, C), np.float32), config=RunConfig(engine="sim"))
+
+
+@pl.program
+class LoopStores:
+    """A kernel storing row blocks into its Out parameter in a loop (the parameter carried by
+    the loop) given a narrowed view: blocks past the valid rows store nothing, the block
+    holding the edge stores its valid rows."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def inc(self, a: pl.Tensor[[T, C], pl.FP32], c: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        for i in pl.range(T // B):
+            t = pl.load(a, [i * B, 0], [B, C])
+            c = pl.store(pl.adds(t, 1.0), [i * B, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[T, C], pl.FP32], n: pl.Tensor[[1], pl.INT32],
+             c: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        rows = pl.tensor.read(n, [0])
+        cv = pl.slice(c, [T, C], [0, 0], valid_shape=[rows, C])
+        cv = self.inc(a, cv)
+        return c
+
+
+@pytest.mark.parametrize("rows", [37, 16, 0])
+def test_loop_of_stores_into_a_narrowed_out(engine, rows):
+    a = rng.standard_normal((T, C)).astype(np.float32)
+    c = np.full((T, C), SENTINEL, np.float32)
+    run(LoopStores, a, np.array([rows], np.int32), c, engine=engine)
+    want = np.full_like(c, SENTINEL)
+    want[:rows] = a[:rows] + 1
+    np.testing.assert_allclose(c, want, rtol=1e-6)
