@@ -330,3 +330,25 @@ def test_loop_of_stores_into_a_narrowed_out(engine, rows):
     want = np.full_like(c, SENTINEL)
     want[:rows] = a[:rows] + 1
     np.testing.assert_allclose(c, want, rtol=1e-6)
+
+
+def test_dropping_an_axis_that_may_be_invalid_is_refused():
+    @pl.program
+    class Bad:
+        @pl.function(type=pl.FunctionType.InCore)
+        def copy(self, a: pl.Tensor[[C], pl.FP32], o: pl.Out[pl.Tensor[[C], pl.FP32]]) -> pl.Tensor[[C], pl.FP32]:
+            o = pl.store(pl.load(a, [0], [1, C]), [0], o)
+            return o
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[T, C], pl.FP32], n: pl.Tensor[[1], pl.INT32],
+                 o: pl.Out[pl.Tensor[[C], pl.FP32]]) -> pl.Tensor[[C], pl.FP32]:
+            rows = pl.tensor.read(n, [0])
+            v = pl.slice(x, [T, C], [0, 0], valid_shape=[rows, C])
+            o = self.copy(v[5], o)  # row 5 of a view whose valid rows are known only at run time
+            return o
+
+    with pytest.raises(Exception, match=r"(?s)test_views_host_valid.py:\d+.*drops axis 0, whose valid extent may be smaller "
+                                        r"than 1.*fix: "):
+        runtime.run(Bad, np.zeros((T, C), np.float32), np.array([1], np.int32), np.zeros(C, np.float32),
+                    config=RunConfig(engine="sim"))
