@@ -145,7 +145,7 @@ class OrchValid : public IRMutator {
         if (dropped.count(static_cast<int64_t>(a))) {
           if (!full)
             fail(ErrorKind::kValue, c.span,
-                 "the slice " + name + " drops axis " + std::to_string(a) + ", whose valid extent may be smaller than 1",
+                 "a slice of " + (c.args[0]->as<Var>() ? "'" + c.args[0]->as<Var>()->name + "'" : name) + " drops axis " + std::to_string(a) + ", whose valid extent may be smaller than 1",
                  "keep the axis (a slice a:a+1 instead of an integer index) or slice a valid element");
           continue;
         }
