@@ -352,3 +352,19 @@ def test_dropping_an_axis_that_may_be_invalid_is_refused():
                                         r"than 1.*fix: "):
         runtime.run(Bad, np.zeros((T, C), np.float32), np.array([1], np.int32), np.zeros(C, np.float32),
                     config=RunConfig(engine="sim"))
+
+
+def test_partly_overlapping_device_tensors(engine):
+    from pypto.runtime import ChipWorker
+    from pypto.runtime.worker import DeviceTensor
+    host = rng.standard_normal((T + 16, C)).astype(np.float32)
+    want = host.copy()
+    want[16:16 + T] = host[0:T] + 1
+    with ChipWorker(config=RunConfig(engine=engine), level=2, enable_sdma=False) as w:
+        buf = w.alloc_tensor([T + 16, C], pl.FP32, init=host)
+        a = DeviceTensor(buf.data_ptr, [T, C], pl.FP32, buffer=buf)
+        c = DeviceTensor(buf.data_ptr + 16 * C * 4, [T, C], pl.FP32, buffer=buf)
+        f = w.register(runtime.run(Shift, host[0:T].copy(), np.zeros((T, C), np.float32),
+                                   config=RunConfig(engine=engine)).compiled)
+        f(a, c)
+        np.testing.assert_allclose(buf.numpy(), want, rtol=1e-6)
