@@ -368,3 +368,36 @@ def test_partly_overlapping_device_tensors(engine):
                                    config=RunConfig(engine=engine)).compiled)
         f(a, c)
         np.testing.assert_allclose(buf.numpy(), want, rtol=1e-6)
+
+
+@pl.program
+class Padded:
+    """A view narrowed on its columns at run time: the kernel's tile holds the valid columns,
+    pl.tile.fillpad fills the rest (the pad rule of tiles), and the filled tile is stored whole."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def pad(self, x: pl.Tensor[[T, C], pl.FP32], o: pl.Out[pl.Tensor[[T, C], pl.FP32]],
+            p: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> tuple[pl.Tensor[[T, C], pl.FP32], pl.Tensor[[T, C], pl.FP32]]:
+        t = pl.load(x, [0, 0], [T, C])
+        o = pl.store(pl.tile.fillpad(t, pad_value=pl.PadValue.zero), [0, 0], o)
+        p = pl.store(pl.tile.fillpad(t, pad_value=pl.PadValue.max), [0, 0], p)
+        return o, p
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[T, 2 * C], pl.FP32], n: pl.Tensor[[1], pl.INT32],
+             o: pl.Out[pl.Tensor[[T, C], pl.FP32]], p: pl.Out[pl.Tensor[[T, C], pl.FP32]]) -> pl.Tensor[[T, C], pl.FP32]:
+        cols = pl.tensor.read(n, [0])
+        r = self.pad(pl.slice(x, [T, C], [0, C], valid_shape=[T, cols]), o, p)
+        return o
+
+
+def test_the_pad_of_a_narrowed_view_follows_fillpad(engine):
+    x = rng.standard_normal((T, 2 * C)).astype(np.float32)
+    o = np.full((T, C), SENTINEL, np.float32)
+    p = np.full((T, C), SENTINEL, np.float32)
+    run(Padded, x, np.array([40], np.int32), o, p, engine=engine)
+    want = np.zeros((T, C), np.float32)
+    want[:, :40] = x[:, C:C + 40]
+    np.testing.assert_array_equal(o, want)
+    want[:, 40:] = np.finfo(np.float32).max
+    np.testing.assert_array_equal(p, want)
