@@ -366,8 +366,9 @@ void validate_host_program(const HostProgram& program, const ChipSpec& chip) {
         auto* kind = it == in.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
         if (!kind || (*kind != "slice" && *kind != "transpose" && *kind != "reshape" && *kind != "reinterpret"))
           v.bad(in.span, "a tensor view without a known kind (slice, transpose, reshape, reinterpret)");
-        const size_t want = *kind == "slice" ? 3 : *kind == "transpose" ? 1 : 2;
-        if (in.ins.size() != want) v.bad(in.span, "a " + *kind + " view takes " + std::to_string(want) + " operands");
+        const size_t want = *kind == "slice" ? 3 : *kind == "transpose" ? 1 : 2;  // a slice: + its valid extents
+        if (in.ins.size() != want && !(*kind == "slice" && in.ins.size() == 4))
+          v.bad(in.span, "a " + *kind + " view takes " + std::to_string(want) + " operands");
         if (*kind == "transpose") {
           auto a = in.attrs.find("axes");
           auto* axes = a == in.attrs.end() ? nullptr : std::get_if<std::vector<int64_t>>(&a->second);

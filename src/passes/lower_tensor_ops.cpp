@@ -172,6 +172,21 @@ class Lowerer : public IRMutator {
     replaced_[s->var.get()] = retyped;
     return AssignStmt::make(retyped, std::make_shared<Call>(c->op, c->args, c->attrs, type, c->span), s->span);
   }
+  // The same for a tile op nested in another call (pl.store(pl.muls(t, 2.0), ...)).
+  ExprPtr mutate_call(const std::shared_ptr<const Call>& c0) override {
+    ExprPtr out = IRMutator::mutate_call(c0);
+    auto* c = out->as<Call>();
+    if (!c || c->op->name.rfind("tile.", 0) != 0 || !c->type || !c->type->as<TileType>()) return out;
+    bool narrowed = false;
+    for (auto& arg : c->args) {
+      auto* t = arg && arg->type ? arg->type->as<TileType>() : nullptr;
+      narrowed |= t && !t->valid_shape.empty();
+    }
+    if (!narrowed) return out;
+    TypePtr type = c->op->infer_type(CallSite{*c->op, c->args, c->attrs, c->span});
+    if (structural_equal(type, c->type)) return out;
+    return std::make_shared<Call>(c->op, c->args, c->attrs, type, c->span);
+  }
   StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
     ++depth_;
     StmtPtr out = IRMutator::mutate_while(s);
@@ -898,6 +913,15 @@ class Lowerer : public IRMutator {
     const size_t si = element ? 0 : arg_pos(*c.op, c.op->name == "tile.store" ? "tile" : "src");
     auto* stored = element ? nullptr : args[si]->type->as<TileType>();
     auto stored_rows = stored ? as_const_int(stored->shape[0]) : std::nullopt;
+    if (stored && !v.valid.empty() && stored->shape.size() == 2) {  // a store writes only the view's valid part
+      auto r = as_const_int(stored->shape[0]), cl = as_const_int(stored->shape[1]);
+      std::vector<ExprPtr> valid = stored->valid_shape;
+      if (r && cl) cut_to_valid(v, offs->elems, *r, *cl, valid, c.span);
+      if (valid != stored->valid_shape)
+        args[si] = assign("stored_valid", make_op_call("tile.set_validshape", {args[si]},
+                                                       {{"valid_shape", ListExpr::make(valid)}}, {}, c.span));
+      stored = args[si]->type->as<TileType>();
+    }
     if (!element && tile_in_root(v, c.span, "a store", stored_rows ? *stored_rows : 0,
                                  offs->elems.size() >= 2 ? offs->elems[offs->elems.size() - 2] : nullptr)) {
       // a transposed view: store the tile transposed

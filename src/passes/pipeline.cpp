@@ -13,6 +13,15 @@ const std::vector<Pass>& default_pipeline() {
        "used after the scope become the function's results. The scope is replaced by a call, which the "
        "runtime later runs as one task; a scope with several results becomes the call into a tuple and one "
        "TupleGetItem per result, spliced into the enclosing statement sequence (as they print)."},
+      {"PassValidRegions", pass_valid_regions,
+       "Carries the valid region of an orchestration view passed to a kernel into the kernel (pl.slice(..., "
+       "valid_shape=[...]) with run-time extents, pl.slice(..., clamp=True), pl.tensor.set_validshape, "
+       "pl.tensor.view(..., valid_shape=)): each axis some launch narrows becomes a trailing INDEX parameter "
+       "`<param>_valid<axis>` of the kernel, every launch passes the view's valid extent there (the full extent for "
+       "a whole argument). Inside the kernel every pl.load of the parameter (or of a version of it: a store's result, "
+       "a value a loop carries) gets its valid_shape cut to the valid part, every tile stored into it is cut to the "
+       "valid part first (pl.tile.set_validshape), and its other uses (tensor-level ops) read a whole-window pl.slice "
+       "of it with those valid extents, which LowerTensorOps folds the same way."},
       {"SplitAiv", split_aiv,
        "Divides every InCore function holding a `for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.X)` region between "
        "the cores of a cluster: the function becomes a Group function (one mixed task, same name and signature) "

@@ -186,7 +186,9 @@ void make_view(TensorSlots& slots, const isa::HostProgram& program, const isa::I
   const std::string name = static_cast<size_t>(slot) < program.tensors.size() ? program.tensors[slot].name : "view";
   const std::string kind = std::get<std::string>(in.attrs.at("view"));
   TensorView v;
-  if (kind == "slice") v = slice_view(parent, values(1), values(2), int_list_attr(in, "drop_dims"), name, in.span);
+  if (kind == "slice")
+    v = slice_view(parent, values(1), values(2), int_list_attr(in, "drop_dims"), name, in.span, in.attrs.count("clamp") > 0,
+                   values(3));
   else if (kind == "transpose") {
     const std::vector<int64_t> axes = int_list_attr(in, "axes");
     v = transpose_view(parent, axes.at(0), axes.at(1), name, in.span);
@@ -364,6 +366,39 @@ void check_outputs(const std::string& callee, const std::vector<isa::ParamDesc>&
   }
 }
 
+// An input whose memory partly overlaps an output of the same call (a = buf[0:64] and
+// c = buf[16:80]) would read elements the call has already written: like numpy's ufuncs,
+// the call reads a copy of it made first (kept in `owned` for the call). The same view as
+// an output (in-place: same data, shape and strides) is read as it is.
+std::vector<HostArg> copy_overlapping_inputs(const std::vector<isa::ParamDesc>& params, std::vector<HostArg> args,
+                                             std::vector<std::unique_ptr<uint8_t[]>>& owned) {
+  for (size_t i = 0; i < params.size() && i < args.size(); ++i) {
+    if (!params[i].is_tensor || params[i].dir != ParamDirection::In || args[i].kind != HostArg::kTensor) continue;
+    const TensorView& in = args[i].tensor;
+    const auto [lo, hi] = in.byte_range();
+    if (lo == hi) continue;
+    bool overlap = false;
+    for (size_t j = 0; j < params.size() && j < args.size() && !overlap; ++j) {
+      if (!params[j].is_tensor || params[j].dir == ParamDirection::In || args[j].kind != HostArg::kTensor) continue;
+      const TensorView& out = args[j].tensor;
+      const auto [olo, ohi] = out.byte_range();
+      if (olo == ohi || ohi <= lo || hi <= olo) continue;
+      const bool same = out.data == in.data && out.shape == in.shape && out.strides == in.strides && out.dtype == in.dtype;
+      overlap = !same;
+    }
+    if (!overlap) continue;
+    const int64_t bytes = in.numel() * dtype_bytes(in.dtype);
+    owned.push_back(std::make_unique<uint8_t[]>(static_cast<size_t>(bytes)));
+    TensorView copy = in;
+    copy.data = owned.back().get();
+    copy.strides = row_major_strides(in.shape);
+    copy.origin = nullptr;
+    copy_tensor(copy, in, {});
+    args[i].tensor = std::move(copy);
+  }
+  return args;
+}
+
 }  // namespace
 
 std::vector<std::string> engine_names() { return {"native", "sim"}; }
@@ -380,14 +415,16 @@ isa::ChipSpec resolve_run_target(const RunOptions& options) {
        "use one of: " + join(isa::simulated_platforms()));
 }
 
-void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, const RunOptions& options) {
+void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args0, const RunOptions& options) {
   const isa::ChipSpec chip = resolve_run_target(options);
   if (kernel.core == FunctionType::Group)
     fail(ErrorKind::kValue, {}, "'" + kernel.name + "' is a Group kernel (a mixed task); its parts run only inside a host program",
          "run the program whose orchestration calls it (pypto.runtime.run)");
   isa::validate_kernel(kernel, chip);
-  check_args(kernel.name, kernel.params, args);
-  check_outputs(kernel.name, kernel.params, args);
+  check_args(kernel.name, kernel.params, args0);
+  check_outputs(kernel.name, kernel.params, args0);
+  std::vector<std::unique_ptr<uint8_t[]>> copies;
+  const std::vector<HostArg> args = copy_overlapping_inputs(kernel.params, args0, copies);
   // The modelled timeline comes from the sim engine: a trace request runs there.
   if (options.engine == "native" && options.trace_path.empty()) {
     std::vector<const isa::Kernel*> kernels{&kernel};
@@ -466,10 +503,12 @@ bool attr_flag(const isa::Instr& in, const char* key) {
 // Interprets the host code of `prep` on `pool` (reset for this run): scalar control flow,
 // tensor allocation, kernel calls submitted as tasks. Returns once every task has finished;
 // on an error the pool's remaining tasks are cancelled before anything they use is released.
-void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<HostArg>& args, const RunOptions& options) {
+void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<HostArg>& args0, const RunOptions& options) {
   const isa::HostProgram& program = *prep.program;
-  check_args(program.name, program.params, args);
-  check_outputs(program.name, program.params, args);
+  check_args(program.name, program.params, args0);
+  check_outputs(program.name, program.params, args0);
+  std::vector<std::unique_ptr<uint8_t[]>> copies;  // outlives every task of the run
+  const std::vector<HostArg> args = copy_overlapping_inputs(program.params, args0, copies);
 
   TensorSlots slots;  // outlives every task of the run (the pool is drained before it goes)
   slots.views.resize(std::max(program.tensors.size(), program.params.size()));

@@ -63,7 +63,8 @@ void positive_extents(const std::vector<int64_t>& extents, const char* what, con
 }  // namespace
 
 TensorView slice_view(const TensorView& parent, const std::vector<int64_t>& offsets, const std::vector<int64_t>& extents,
-                      const std::vector<int64_t>& drop_dims, const std::string& name, const Span& span) {
+                      const std::vector<int64_t>& drop_dims, const std::string& name, const Span& span, bool clamp,
+                      const std::vector<int64_t>& valid) {
   const size_t rank = parent.shape.size();
   if (offsets.size() != rank || extents.size() != rank)
     fail(ErrorKind::kRuntime, span,
@@ -71,16 +72,20 @@ TensorView slice_view(const TensorView& parent, const std::vector<int64_t>& offs
              std::to_string(extents.size()) + " extents for " + parent.describe(),
          "this is a code generation bug; please report it");
   positive_extents(extents, "the window of view", name, span);
-  for (size_t d = 0; d < rank; ++d)
-    if (offsets[d] < 0 || offsets[d] > parent.shape[d] - extents[d])  // (no overflow for huge offsets)
+  for (size_t d = 0; d < rank; ++d) {
+    // A valid_shape= narrower than the window: only the valid part must lie inside the parent.
+    const int64_t reach = d < valid.size() ? std::clamp<int64_t>(valid[d], 0, extents[d]) : extents[d];
+    if (offsets[d] < 0 || (!clamp && offsets[d] > parent.shape[d] - reach))  // (no overflow for huge offsets)
       fail(ErrorKind::kValue, span,
-           "the window at offsets " + list_text(offsets) + " with extents " + list_text(extents) + " of " +
+           "the window at offsets " + list_text(offsets) + " with extents " + list_text(extents) +
+               (reach != extents[d] ? " (valid " + list_text(valid) + ")" : std::string()) + " of " +
                parent.describe() + " lies off it: dimension " + std::to_string(d) + " spans " +
-               std::to_string(offsets[d]) + ":" + std::to_string(offsets[d] + extents[d]) + " of 0:" +
+               std::to_string(offsets[d]) + ":" + std::to_string(offsets[d] + reach) + " of 0:" +
                std::to_string(parent.shape[d]),
-           "keep every offset in 0.." + std::to_string(parent.shape[d] - extents[d]) + " for dimension " +
-               std::to_string(d) + " (e.g. pl.min(pos, " + std::to_string(parent.shape[d] - extents[d]) +
-               ")), or make the parent larger");
+           "keep every offset in 0.." + std::to_string(parent.shape[d] - reach) + " for dimension " +
+               std::to_string(d) + " (e.g. pl.min(pos, " + std::to_string(parent.shape[d] - reach) +
+               ")), pass clamp=True to cut the valid region at the edge, or make the parent larger");
+  }
   std::vector<bool> dropped(rank, false);
   for (int64_t d : drop_dims) {
     const int64_t a = d < 0 ? d + static_cast<int64_t>(rank) : d;

@@ -156,23 +156,6 @@ def test_reshape_of_a_strided_window_is_a_runtime_error():
         runtime.run(Bad, np.zeros((2 * N, 2 * N), np.float32), np.zeros((N, 2 * N), np.float32), config=RunConfig(engine="sim"))
 
 
-def test_narrowed_slice_in_orchestration_is_a_compile_error():
-    @pl.program
-    class Bad:
-        @pl.function(type=pl.FunctionType.InCore)
-        def copy(self, a: pl.Tensor[[N, N], pl.FP32], o: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
-            o = pl.store(pl.load(a, [0, 0], [N, N]), [0, 0], o)
-            return o
-
-        @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[2 * N, N], pl.FP32], o: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
-            o = self.copy(pl.slice(x, [N, N], [0, 0], valid_shape=[8, N]), o)
-            return o
-
-    with pytest.raises(Exception, match=r"(?s)test_views_host.py:\d+.*valid_shape smaller than its shape.*fix: .*valid_shape"):
-        runtime.run(Bad, np.zeros((2 * N, N), np.float32), np.zeros((N, N), np.float32), config=RunConfig(engine="sim"))
-
-
 # -- the task graph: windows of one tensor compared in its index space ------------------------
 
 R, C = 32, 128

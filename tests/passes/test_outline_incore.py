@@ -104,7 +104,7 @@ def test_tile_used_after_scope_is_a_user_error():
 
 
 def test_unknown_pass_name_lists_the_pipeline():
-    with pytest.raises(_core.PyptoError, match="OutlineIncore, SplitAiv, LowerTensorOps, InferMemory, Unroll, Simplify, FlattenCalls"):
+    with pytest.raises(_core.PyptoError, match="OutlineIncore, PassValidRegions, SplitAiv, LowerTensorOps, InferMemory, Unroll, Simplify, FlattenCalls"):
         run_pass("NoSuchPass", """
             @pl.program
             class p:

@@ -39,6 +39,10 @@ ir::ProgramPtr map_kernels(const ir::ProgramPtr& program,
 // replaces the scope by a call of it. (outline_incore.cpp)
 ir::ProgramPtr outline_incore(const ir::ProgramPtr& program, const PassContext& ctx);
 
+// Passes the valid region of an orchestration view given to a kernel as trailing INDEX
+// parameters of the kernel, which narrows the parameter to it. (pass_valid_regions.cpp)
+ir::ProgramPtr pass_valid_regions(const ir::ProgramPtr& program, const PassContext& ctx);
+
 // Splits each kernel function holding a `pl.split_aiv` region into a Group function of one AIC
 // and one AIV function, its pl.aiv_shard / pl.aic_gather crossings into FIFO ops. (split_aiv.cpp)
 ir::ProgramPtr split_aiv(const ir::ProgramPtr& program, const PassContext& ctx);

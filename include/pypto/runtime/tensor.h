@@ -61,8 +61,12 @@ inline int64_t float_to_int(double v) {
 // Orchestration views of `parent` (run-time kTensorView; src/runtime/views.cpp). Each checks
 // its window or shape against the parent and fails at `span` (the user's line) otherwise.
 // A window at `offsets` of `extents` (one per parent dimension); `drop_dims` unit axes removed.
+// clamp (pl.slice(..., clamp=True)): the window may run past the parent's end (offsets >= 0);
+// `valid` (pl.slice(..., valid_shape=), per dimension): only that part must lie inside the
+// parent. The kernels that get the view touch only its valid part (PassValidRegions).
 TensorView slice_view(const TensorView& parent, const std::vector<int64_t>& offsets, const std::vector<int64_t>& extents,
-                      const std::vector<int64_t>& drop_dims, const std::string& name, const Span& span);
+                      const std::vector<int64_t>& drop_dims, const std::string& name, const Span& span,
+                      bool clamp = false, const std::vector<int64_t>& valid = {});
 // Axes a1 and a2 swapped (shape and strides).
 TensorView transpose_view(const TensorView& parent, int64_t a1, int64_t a2, const std::string& name, const Span& span);
 // Another shape of the same element count; the parent must be contiguous (row-major).

@@ -255,19 +255,8 @@ void lower_tensor_view(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   const std::string& op = c.op->name;
   auto* result = c.type->as<TensorType>();
   const int parent = kb.tensor(c.args[0]);
-  // Only a full valid region is a tensor of the orchestration.
-  std::vector<ExprPtr> valid;
-  if (op == "tensor.set_validshape") valid = {c.args[1], c.args[2]};
-  if (op == "tensor.view" && c.args[1] && c.args[2]) valid = c.args[2]->as<ListExpr>()->elems;
-  for (size_t d = 0; d < valid.size(); ++d) {
-    auto v = as_const_int(valid[d]), n = as_const_int(result->shape[d]);
-    if (!v || !n || *v != *n)
-      fail(ErrorKind::kValue, c.span,
-           "pl." + op + " narrowing a tensor's valid region in the orchestration: a tensor passed to a kernel has no "
-           "valid region here, only its shape",
-           "pass the whole tensor and narrow it in the kernel (pl.tensor.set_validshape, pl.slice(..., valid_shape=) or "
-           "pl.load(t, offsets, shape, valid_shape=[...]) there)");
-  }
+  // A valid region (set_validshape, view / slice with valid_shape=, clamp=True) is metadata
+  // here: PassValidRegions passes it to the kernels that get the view.
   if (op == "tensor.set_validshape") {
     if (dst) kb.bind_tensor(dst.get(), parent);
     return;
@@ -284,22 +273,11 @@ void lower_tensor_view(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   for (auto& e : result->shape) desc.shape.push_back(as_const_int(e).value_or(-1));
   desc.dir = ParamDirection::InOut;
   if (op == "tensor.slice") {
-    const bool clamp = std::get<bool>(c.attrs.at("clamp"));
-    bool narrowed = clamp;
-    if (auto* v = c.args[3] ? c.args[3]->as<ListExpr>() : nullptr) {
-      auto& shape = c.args[1]->as<ListExpr>()->elems;
-      for (size_t d = 0; d < v->elems.size(); ++d) {
-        auto a = as_const_int(v->elems[d]), b = as_const_int(shape[d]);
-        if (!a || !b || *a != *b) narrowed = true;
-      }
-    }
-    if (narrowed)
-      fail(ErrorKind::kValue, c.span,
-           std::string("pl.slice with ") + (clamp ? "clamp=True" : "a valid_shape smaller than its shape") +
-               " in the orchestration: a tensor passed to a kernel has no valid region here, only its shape",
-           "slice the full window and narrow it in the kernel: pl.load(t, offsets, shape, valid_shape=[...])");
+    // clamp=True: the window may run past the parent (only its valid part is ever read or written).
+    if (std::get<bool>(c.attrs.at("clamp"))) in.attrs["clamp"] = true;
     in.attrs["view"] = std::string("slice");
     in.ins = {Operand::tensor(parent), Operand::list_of(kb.scalars(c.args[2])), Operand::list_of(kb.scalars(c.args[1]))};
+    if (c.args[3]) in.ins.push_back(Operand::list_of(kb.scalars(c.args[3])));  // valid_shape=: checked instead of the extents
     in.attrs["drop_dims"] = c.attrs.at("drop_dims");
   } else if (op == "tensor.transpose") {
     const int64_t rank = static_cast<int64_t>(c.args[0]->type->as<TensorType>()->shape.size());
