@@ -1,0 +1,113 @@
+"""Kernel-side views of any two root dims and N-D tensors in kernels (issue 14 leftovers,
+kernel side). A view whose last two axes walk root dims r and c other than the root's last two
+(the paged-attention idiom key_cache[blk, :, kvh, :] inside a kernel) is a strided 2-D box of
+the root: tile.load / tile.store carry dims=[r, c] and step the root's strides of those dims.
+Checked against numpy on both engines, through the printer round trip after every pass."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto import _core
+from pypto.runtime import RunConfig
+
+ENGINES = ["native", "sim"]
+RNG = np.random.default_rng(1414)
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def cfg(engine, roundtrip=True):
+    return RunConfig(engine=engine, verify="roundtrip" if roundtrip else "basic")
+
+
+NBLK, BLK, NKVH, D, G, MAXB = 6, 16, 2, 64, 8, 3
+
+
+# Paged decode scores inside one kernel: blk read from the block table in the kernel, the kv
+# head's block the view key_cache[blk, :, kvh, :] (rows step root dim 1 by NKVH * D, columns
+# dim 3), the matmul operand loaded into Mat as that strided box.
+@pl.jit
+def paged_scores_in_kernel(q: pl.Tensor[[NKVH * G, D], pl.FP32], key_cache: pl.Tensor[[NBLK, BLK, NKVH, D], pl.FP32],
+                           block_table: pl.Tensor[[MAXB], pl.INT32],
+                           scores: pl.Out[pl.Tensor[[NKVH * G, MAXB * BLK], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for kvh in pl.range(NKVH):
+            for j in pl.range(MAXB):
+                blk = pl.tensor.read(block_table, [j])
+                k = key_cache[blk, :, kvh, :]
+                scores[kvh * G:(kvh + 1) * G, j * BLK:(j + 1) * BLK] = pl.matmul(q[kvh * G:(kvh + 1) * G, :], k,
+                                                                                  b_trans=True)
+    return scores
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_paged_scores_with_kernel_side_cache_views(engine):
+    q, kc = rand(NKVH * G, D), rand(NBLK, BLK, NKVH, D)
+    bt = np.array([4, 0, 5], np.int32)
+    sc = np.zeros((NKVH * G, MAXB * BLK), np.float32)
+    paged_scores_in_kernel(q, kc, bt, sc, config=cfg(engine))
+    for h in range(NKVH):
+        k = kc[bt, :, h, :].reshape(-1, D)
+        np.testing.assert_allclose(sc[h * G:(h + 1) * G], q[h * G:(h + 1) * G] @ k.T, rtol=1e-4, atol=1e-4)
+
+
+# Tile-level access of such views: pl.load in Vec, elementwise ops, pl.store and a slice
+# assignment of a tile into views of an output with the same layout; run-time blk and kvh.
+@pl.jit
+def tiles_of_cache_views(kc: pl.Tensor[[NBLK, BLK, NKVH, D], pl.FP32], bt: pl.Tensor[[MAXB], pl.INT32],
+                         out: pl.Out[pl.Tensor[[MAXB, BLK, NKVH, D], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for j in pl.range(MAXB):
+            blk = pl.tensor.read(bt, [j])
+            o = out[j, :, 0, :]
+            o = pl.store(pl.exp(pl.load(kc[blk, :, 0, :], [0, 0], [BLK, D])), [0, 0], o)
+            for h in pl.range(1, NKVH):
+                t = pl.load(kc[blk, :, h, :], [0, 0], [BLK, D])
+                out[j, :, h, :] = pl.mul(t, 2.0)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_load_and_store_tiles_of_strided_views(engine):
+    kc = rand(NBLK, BLK, NKVH, D)
+    bt = np.array([3, 5, 1], np.int32)
+    out = np.zeros((MAXB, BLK, NKVH, D), np.float32)
+    tiles_of_cache_views(kc, bt, out, config=cfg(engine))
+    np.testing.assert_allclose(out[:, :, 0, :], np.exp(kc[bt, :, 0, :]), rtol=1e-5)
+    np.testing.assert_allclose(out[:, :, 1, :], kc[bt, :, 1, :] * 2.0, rtol=1e-6)
+
+
+# Tensor-level ops on such views (tiled like any tensor): elementwise, a row reduction and a
+# broadcast, written through a view of the output; a view whose columns walk dim 2 (not the
+# last) and a transposed one (rows step dim 3, columns dim 1).
+@pl.jit
+def tensor_ops_on_strided_views(x: pl.Tensor[[2, BLK, NKVH, D], pl.FP32], h: pl.Scalar[pl.INDEX],
+                                y: pl.Out[pl.Tensor[[2, BLK, NKVH, D], pl.FP32]],
+                                rs: pl.Out[pl.Tensor[[BLK, 1], pl.FP32]],
+                                cols: pl.Out[pl.Tensor[[BLK, NKVH], pl.FP32]],
+                                tr: pl.Out[pl.Tensor[[D, BLK], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        v = x[1, :, h, :]
+        y[0, :, h, :] = pl.row_expand_sub(v, pl.row_max(v))
+        rs[:] = pl.row_sum(v)
+        cols[:] = pl.exp(x[0, :, :, 5])
+        tr[:] = pl.transpose(x[1, :, 0, :], 0, 1)
+    return y, rs, cols, tr
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tensor_level_ops_on_strided_views(engine):
+    x = rand(2, BLK, NKVH, D)
+    y = np.zeros_like(x)
+    rs, cols, tr = np.zeros((BLK, 1), np.float32), np.zeros((BLK, NKVH), np.float32), np.zeros((D, BLK), np.float32)
+    tensor_ops_on_strided_views(x, 1, y, rs, cols, tr, config=cfg(engine, roundtrip=False))
+    v = x[1, :, 1, :]
+    np.testing.assert_allclose(y[0, :, 1, :], v - v.max(1, keepdims=True), rtol=1e-6)
+    np.testing.assert_array_equal(y[0, :, 0, :], 0)
+    np.testing.assert_array_equal(y[1], 0)
+    np.testing.assert_allclose(rs, v.sum(1, keepdims=True), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(cols, np.exp(x[0, :, :, 5]), rtol=1e-6)
+    np.testing.assert_allclose(tr, x[1, :, 0, :].T)
