@@ -301,14 +301,17 @@ class Lowerer : public IRMutator {
     } atomic_reset{atomic_};
     std::vector<ExprPtr> offs;
     for (auto& o : offsets->elems) offs.push_back(mutate(o));
-    // A 3-D value (batch_matmul, or elementwise / last-axis ops on 3-D tensors) is written batch by batch.
-    bool batched = tensor_of(resolve(src)).shape.size() == 3;
-    if (offs.size() != (batched ? 3u : 2u))
+    // An N-D value (batch_matmul, or elementwise / last-axis ops on rank >= 3 tensors) is written batch by batch.
+    const size_t vrank = tensor_of(resolve(src)).shape.size();
+    bool batched = vrank >= 3;
+    if (offs.size() != (batched ? vrank : 2u))
       fail(ErrorKind::kType, call->span,
-           batched ? "this tensor-level value is 3-D; write it into a 3-D tensor (out[:] = ...)"
+           batched ? "this tensor-level value is " + std::to_string(vrank) + "-D; write it into a " +
+                         std::to_string(vrank) + "-D tensor (out[:] = ...)"
                    : "tensor-level values are written into 2-D tensors here (a " + std::to_string(offs.size()) +
                          "-D target)",
-           batched ? "create the output as [B, M, N]" : "load tiles of the 3-D tensor with pl.load and store them");
+           batched ? "create the output with the value's shape [B.., M, N]"
+                   : "load tiles of the N-D tensor with pl.load and store them");
     if (const View* tv = view_of(target)) {  // a write through a view: the root's block at the view's offsets
       const View v = *tv;
       const Box box = !batched && !merged_rows(v) && !v.dtype ? tile_in_root(v, call->span, "a write") : Box{};
@@ -340,17 +343,35 @@ class Lowerer : public IRMutator {
 
   // A batched (3-D) value is written one batch at a time: a loop over the batch
   // carrying the target, each iteration writing the batch's [M, N] result block by block.
+  // A rank-N value (N > 3) loops over its leading axes merged: batch b is the leading index
+  // (b / inner) % extent of each axis, inner the product of the extents after it.
   VarPtr write_batches(const ExprPtr& target, const ExprPtr& src, const std::vector<ExprPtr>& offs, const Span& span) {
-    ExprPtr batches = tensor_of(resolve(src)).shape[0];
+    const auto& shape = tensor_of(resolve(src)).shape;
+    const size_t nlead = shape.size() - 2;
     auto bi = Var::make("batch", ScalarType::make(DataType::INDEX));
+    ExprPtr batches = shape[0];
+    std::vector<ExprPtr> coords(nlead);
+    coords[nlead - 1] = bi;
+    if (nlead > 1) {
+      ExprPtr inner = idx(1);
+      for (size_t k = nlead; k-- > 0;) {
+        auto cinner = as_const_int(inner), cext = as_const_int(shape[k]);
+        ExprPtr q = cinner && *cinner == 1 ? ExprPtr(bi) : BinaryExpr::make(BinaryOp::FloorDiv, bi, inner);
+        coords[k] = k == 0 ? q : BinaryExpr::make(BinaryOp::Mod, q, shape[k]);
+        inner = cinner && cext ? idx(*cinner * *cext) : BinaryExpr::make(BinaryOp::Mul, inner, shape[k]);
+      }
+      batches = inner;
+    }
     auto tgt_name = target->as<Var>() ? target->as<Var>()->name : std::string("out");
     auto carried = Var::make(tgt_name, target->type);
     std::vector<StmtPtr> body;
     std::vector<StmtPtr>* saved = out_;
     out_ = &body;
-    batch_ = bi;
-    VarPtr next = write_tensor(carried, src, {offs[1], offs[2]}, span, {add(bi, offs[0])});
-    batch_ = nullptr;
+    batch_ = coords;
+    std::vector<ExprPtr> lead;
+    for (size_t k = 0; k < nlead; ++k) lead.push_back(add(coords[k], offs[k]));
+    VarPtr next = write_tensor(carried, src, {offs[nlead], offs[nlead + 1]}, span, lead);
+    batch_.clear();
     out_ = saved;
     body.push_back(YieldStmt::make({next}));
     auto result = Var::make(tgt_name, target->type);
@@ -1217,7 +1238,8 @@ class Lowerer : public IRMutator {
     if (b.vrows || b.vcols) valid = {b.vrows ? b.vrows : idx(b.rows), b.vcols ? b.vcols : idx(b.cols)};
     if (const View* v = view_of(tensor)) {  // a view: the block of its root
       std::vector<ExprPtr> at(v->rank() - std::min<size_t>(2, v->rank()), idx(0));
-      if (v->rank() == 3 && batch_) at[0] = batch_;  // an operand of batch_matmul: the current batch
+      if (v->rank() >= 3 && v->rank() - 2 == batch_.size())  // an operand of an N-D value: the current batch
+        for (size_t k = 0; k < batch_.size(); ++k) at[k] = batch_[k];
       if (v->rank() >= 2) at.push_back(b.r0);
       at.push_back(b.c0);
       return load_view(*v, at, b.rows, b.cols, valid, mem, span);
@@ -1227,9 +1249,9 @@ class Lowerer : public IRMutator {
     Attrs attrs = {{"shape", std::vector<int64_t>{b.rows, b.cols}}, {"target_memory", mem}};
     std::string name = tensor->as<Var>() ? tensor->as<Var>()->name + "_tile" : "tile";
     std::vector<ExprPtr> at = {b.r0, b.c0};
-    if (tensor_of(tensor).shape.size() == 3) {  // an operand of batch_matmul: the current batch
-      PYPTO_CHECK(batch_, "a 3-D tensor operand outside a batch loop");
-      at.insert(at.begin(), batch_);
+    if (tensor_of(tensor).shape.size() >= 3) {  // an operand of an N-D value: the current batch
+      PYPTO_CHECK(batch_.size() + 2 == tensor_of(tensor).shape.size(), "an N-D tensor operand outside a batch loop");
+      at.insert(at.begin(), batch_.begin(), batch_.end());
     }
     return assign(name, make_op_call("tile.load", {tensor, ListExpr::make(at)}, kwargs, attrs, span));
   }
@@ -1753,7 +1775,7 @@ class Lowerer : public IRMutator {
 
   const isa::ChipSpec& chip_;
   std::vector<StmtPtr>* out_ = nullptr;
-  ExprPtr batch_;  // the batch index while a batched value is written
+  std::vector<ExprPtr> batch_;  // the leading coordinates while a batched value is written
   bool transpose_store_ = false;  // the value is written through a transposed view
   std::vector<int64_t> store_dims_;  // the value is written through a view of two other root dims (Box::dims)
   std::string atomic_ = "none";   // the atomic mode of the tensor.assemble being written
