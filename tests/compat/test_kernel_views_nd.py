@@ -135,3 +135,68 @@ def test_tensor_level_ops_on_rank4_and_rank5_tensors(engine):
     np.testing.assert_allclose(y, np.exp(x) - x.max(-1, keepdims=True), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(r, x.sum(-1, keepdims=True), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(w, z[1:3] * 2.0 + z[0:2], rtol=1e-6)
+
+
+def lower_error(params, body):
+    src = f'''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, {params}) -> pl.Tensor[[64, 64], pl.FP32]:
+{body}
+        return out
+'''
+    with pytest.raises(_core.PyptoError) as e:
+        _core.run_pass(pl.parse(src), "LowerTensorOps", "a2a3sim")
+    return str(e.value)
+
+
+def test_a_tile_over_a_merged_axis_of_other_dims_is_refused():
+    # The transposed merge of [4, 8, 64] as [32, 64]: the tile's columns would walk two dims.
+    text = lower_error("x: pl.Tensor[[4, 8, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]",
+                       "        v = pl.transpose(pl.reshape(x, [32, 64]), 0, 1)\n"
+                       "        t = pl.load(v, [0, 0], [16, 32])\n"
+                       "        out = pl.store(t, [0, 0], out)")
+    assert "a load of the view 'v': its last two axes walk dimensions 2 and -2" in text, text
+    assert "fix:" in text and ":9:" in text, text
+
+
+@pytest.mark.parametrize("call, message", [
+    ("pl.tile.load(x, [0, 0, 0], [16, 32], dims=[1, 1])", "dims=[1, 1] must name two different dimensions"),
+    ("pl.tile.load(x, [0, 0, 0], [16, 32], dims=[0, 3])", "dims=[0, 3] must name two different dimensions"),
+    ("pl.tile.load(x, [0, 0, 0], [2, 16, 32], dims=[0, 2])", "places a 2-D tile"),
+    ("pl.tile.load(x, [0, 0, 0], [16, 32], dims=[0, 2])", "of dimension 0, but the tensor has only 4"),
+])
+def test_bad_box_dims_are_errors(call, message):
+    src = f'''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[4, 8, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        t = {call}
+        out = pl.store(t, [0, 0], out)
+        return out
+'''
+    with pytest.raises(Exception) as e:
+        pl.parse(src)
+    assert message in str(e.value) and "fix:" in str(e.value), str(e.value)
+
+
+def test_bad_drop_dims_of_assemble_is_an_error():
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[pl.Tensor[[4, 16, 2, 32], pl.FP32]]) -> pl.Tensor[[4, 16, 2, 32], pl.FP32]:
+        out = pl.tensor.assemble(out, x, [0, 0, 1, 0], drop_dims=[2])
+        return out
+'''
+    with pytest.raises(Exception) as e:
+        pl.parse(src)
+    assert "drop_dims=[2] must name, in increasing order, the 2 target axes" in str(e.value), str(e.value)

@@ -167,6 +167,7 @@ TypePtr infer_load(const CallSite& s) {
   auto shape = shape_attr(s, "shape");
   MemorySpace mem = memory_attr(s, "target_memory");
   auto valid = list_arg(s, "valid_shape");
+  auto dims = box_dims_attr(s, tensor, shape.size());
   if (shape.size() >= 3) {  // an N-D tile: the 2-D tile of its merged leading axes
     if (shape.size() != tensor.shape.size())
       op_fail(s, ErrorKind::kType,
@@ -226,7 +227,6 @@ TypePtr infer_load(const CallSite& s) {
               "valid_shape[" + std::to_string(i) + "] = " + std::to_string(*v) + " is outside 0.." + std::to_string(shape[i]),
               "the valid shape is a prefix of the tile shape " + shape_str(shape));
   }
-  auto dims = box_dims_attr(s, tensor, shape.size());
   if (bool_attr(s, "clamp")) {
     // clamp=True: the valid region stops at the tensor's edge (PyPTO's load(..., clamp=True)).
     size_t rank = tensor.shape.size();
