@@ -115,23 +115,28 @@ def test_tensor_level_ops_on_strided_views(engine):
 
 # Tensor-level ops on rank-4 and rank-5 tensors in kernels: the value is written batch by
 # batch over its merged leading axes (batch b is the leading index (b / inner) % extent of
-# each axis); elementwise, a row reduction, a row broadcast, and a view of a rank-5 tensor.
+# each axis); elementwise, a row reduction, a row broadcast, a view of a rank-5 tensor and a
+# rank-4 batch_matmul.
 @pl.jit
 def nd_tensor_ops(x: pl.Tensor[[2, 3, 16, 64], pl.FP32], z: pl.Tensor[[3, 2, 2, 8, 32], pl.FP32],
                   y: pl.Out[pl.Tensor[[2, 3, 16, 64], pl.FP32]], r: pl.Out[pl.Tensor[[2, 3, 16, 1], pl.FP32]],
-                  w: pl.Out[pl.Tensor[[2, 2, 2, 8, 32], pl.FP32]]):
+                  w: pl.Out[pl.Tensor[[2, 2, 2, 8, 32], pl.FP32]], m: pl.Out[pl.Tensor[[2, 3, 16, 16], pl.FP32]],
+                  b: pl.Tensor[[2, 3, 64, 16], pl.FP32]):
     with pl.at(level=pl.Level.CORE_GROUP):
         y[:] = pl.row_expand_sub(pl.exp(x), pl.row_max(x))
         r[:] = pl.row_sum(x)
         w[:] = pl.add(pl.mul(z[1:3], 2.0), z[0:2])
-    return y, r, w
+        m[:] = pl.batch_matmul(x, b)
+    return y, r, w, m
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_tensor_level_ops_on_rank4_and_rank5_tensors(engine):
     x, z = rand(2, 3, 16, 64), rand(3, 2, 2, 8, 32)
     y, r, w = np.zeros_like(x), np.zeros((2, 3, 16, 1), np.float32), np.zeros((2, 2, 2, 8, 32), np.float32)
-    nd_tensor_ops(x, z, y, r, w, config=cfg(engine, roundtrip=False))
+    b, m = rand(2, 3, 64, 16), np.zeros((2, 3, 16, 16), np.float32)
+    nd_tensor_ops(x, z, y, r, w, m, b, config=cfg(engine, roundtrip=False))
+    np.testing.assert_allclose(m, x @ b, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(y, np.exp(x) - x.max(-1, keepdims=True), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(r, x.sum(-1, keepdims=True), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(w, z[1:3] * 2.0 + z[0:2], rtol=1e-6)

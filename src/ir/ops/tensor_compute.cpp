@@ -180,17 +180,21 @@ TypePtr infer_batch_matmul(const CallSite& s, const OpDef& tile_op) {
   }
   const TensorType& a = tensor_arg(s, "lhs");
   const TensorType& b = tensor_arg(s, "rhs");
-  if (a.shape.size() != 3)
+  // Rank N > 3: the leading axes [B1, .., M, K] are the batch (written batch by batch over them merged).
+  const size_t n = a.shape.size();
+  if (n < 3)
     op_fail(s, ErrorKind::kType, "'lhs' must be a 3-D tensor [B, M, K], got " + type_str(s.arg("lhs")->type),
             "use pl.matmul for 2-D operands");
-  if (b.shape.size() != 3 && b.shape.size() != 2)
-    op_fail(s, ErrorKind::kType, "'rhs' must be [B, K, N] or a shared [K, N], got " + type_str(s.arg("rhs")->type));
+  if (b.shape.size() != n && b.shape.size() != 2)
+    op_fail(s, ErrorKind::kType, "'rhs' must be [B.., K, N] (lhs's rank) or a shared [K, N], got " +
+                                     type_str(s.arg("rhs")->type));
   size_t kb = b.shape.size() - 2;
-  if (b.shape.size() == 3 && !same_dim(a.shape[0], b.shape[0]))
-    op_fail(s, ErrorKind::kType,
-            "batch sizes differ: 'lhs' is " + type_str(s.arg("lhs")->type) + ", 'rhs' is " + type_str(s.arg("rhs")->type),
-            "give both operands the same leading dimension B, or a 2-D rhs shared by every batch");
-  if (!same_dim(a.shape[2], b.shape[kb]))
+  for (size_t d = 0; b.shape.size() == n && d + 2 < n; ++d)
+    if (!same_dim(a.shape[d], b.shape[d]))
+      op_fail(s, ErrorKind::kType,
+              "batch sizes differ: 'lhs' is " + type_str(s.arg("lhs")->type) + ", 'rhs' is " + type_str(s.arg("rhs")->type),
+              "give both operands the same leading dimensions B.., or a 2-D rhs shared by every batch");
+  if (!same_dim(a.shape[n - 1], b.shape[kb]))
     op_fail(s, ErrorKind::kType,
             "inner dimensions differ: 'lhs' is " + type_str(s.arg("lhs")->type) + " and 'rhs' is " +
                 type_str(s.arg("rhs")->type),
@@ -199,7 +203,9 @@ TypePtr infer_batch_matmul(const CallSite& s, const OpDef& tile_op) {
   for (auto [t, mem] : {std::pair{&a, MemorySpace::Left}, {&b, MemorySpace::Right}})
     args.push_back(Var::make("x", TileType::make(const_shape({16, 16}), t->dtype, mem)));
   TypePtr r = tile_op.infer_type(CallSite{s.op, args, s.attrs, s.span});
-  return TensorType::make({a.shape[0], a.shape[1], b.shape[kb + 1]}, r->as<TileType>()->dtype);
+  std::vector<ExprPtr> shape(a.shape.begin(), a.shape.end() - 1);
+  shape.push_back(b.shape[kb + 1]);
+  return TensorType::make(shape, r->as<TileType>()->dtype);
 }
 
 void lower_unlowered(const Call& c, const VarPtr&, codegen::KernelBuilder&) {
