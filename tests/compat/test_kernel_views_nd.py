@@ -205,3 +205,23 @@ class P:
     with pytest.raises(Exception) as e:
         pl.parse(src)
     assert "drop_dims=[2] must name, in increasing order, the 2 target axes" in str(e.value), str(e.value)
+
+
+def test_torch_codegen_of_strided_boxes():
+    # pypto.debug.torch_codegen of the lowered program spells dims= loads and stores as boxes.
+    torch = pytest.importorskip("torch")
+    from pypto import debug as dbg
+    from pypto import runtime as rt
+    kc = torch.from_numpy(rand(NBLK, BLK, NKVH, D))
+    bt = torch.tensor([3, 5, 1], dtype=torch.int32)
+    args = (kc, bt, torch.zeros(MAXB, BLK, NKVH, D))
+    text = dbg.torch_codegen(rt.jit_compile(tiles_of_cache_views, args))
+    assert "dims=" in text or "[1, 3]" in text, text
+    namespace = {}
+    exec(compile(text, "<torch script>", "exec"), namespace)
+    out = torch.zeros(MAXB, BLK, NKVH, D)
+    namespace["ENTRY"](kc, bt, out)
+    want = np.zeros((MAXB, BLK, NKVH, D), np.float32)
+    want[:, :, 0, :] = np.exp(kc.numpy()[bt.numpy(), :, 0, :])
+    want[:, :, 1, :] = kc.numpy()[bt.numpy(), :, 1, :] * 2.0
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5)

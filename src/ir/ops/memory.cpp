@@ -460,7 +460,7 @@ void register_memory_ops(OpRegistry& r) {
                 "step tensor dims r and c (a strided box of any two dims, e.g. a kernel view x[i, :, j, :]).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_window({tensor}, {offsets}, {R}, {C})"});
+         .torch = "_window({tensor}, {offsets}, {R}, {C}, {dims})"});
   r.add({.name = "tile.store",
          .params = {expr_param("tile"), list_param("offsets"), expr_param("output_tensor"),
                     quiet(aka(attr_param("shape", std::vector<int64_t>{}), {"shapes"})),
@@ -473,7 +473,7 @@ void register_memory_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .writes = "output_tensor",
-         .torch = "_store({output_tensor}, {offsets}, {tile:v}, {atomic})"});
+         .torch = "_store({output_tensor}, {offsets}, {tile:v}, {atomic}, {dims})"});
   r.add({.name = "tile.move",
          .params = {expr_param("tile"), attr_param("target_memory"), hint(attr_param("blayout", std::string())),
                     hint(attr_param("slayout", std::string()))},
