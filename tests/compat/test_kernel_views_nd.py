@@ -225,3 +225,26 @@ def test_torch_codegen_of_strided_boxes():
     want[:, :, 0, :] = np.exp(kc.numpy()[bt.numpy(), :, 0, :])
     want[:, :, 1, :] = kc.numpy()[bt.numpy(), :, 1, :] * 2.0
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-5)
+
+
+# The same spelling in the orchestration: out[1, :, h, :] = t (drop_dims) is the window of out
+# with axes 0 and 2 dropped (PyPTO's name alias of t's creation, or a copy).
+@pl.jit
+def orchestration_write_of_inner_dims(x: pl.Tensor[[BLK, D], pl.FP32],
+                                      out: pl.Out[pl.Tensor[[MAXB, BLK, NKVH, D], pl.FP32]]):
+    for h in pl.range(NKVH):
+        t = pl.create_tensor([BLK, D], dtype=pl.FP32)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t[:] = pl.mul(x, h + 1.0)
+        out[1, :, h, :] = t
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_orchestration_write_into_inner_dims(engine):
+    x = rand(BLK, D)
+    out = np.zeros((MAXB, BLK, NKVH, D), np.float32)
+    orchestration_write_of_inner_dims(x, out, config=cfg(engine))
+    want = np.zeros_like(out)
+    want[1, :, 0, :], want[1, :, 1, :] = x, 2 * x
+    np.testing.assert_allclose(out, want, rtol=1e-6)
