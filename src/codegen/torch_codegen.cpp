@@ -73,9 +73,21 @@ def _widen(t):
     return t.to(torch.int64) if t.dtype in _UNSIGNED else t
 
 
-def _window(t, offsets, rows, cols):
-    """A copy of the [rows, cols] window of t's last two dims at offsets (1-D t: one row)."""
+def _box(t, o, dims, rows, cols):
+    """The view of t whose rows step dim dims[0] and columns dim dims[1] (a strided box)."""
+    r, c = dims
+    ix = tuple(slice(o[d], o[d] + rows) if d == r else slice(o[d], o[d] + cols) if d == c else o[d]
+               for d in range(t.dim()))
+    v = t[ix]
+    return v if r < c else v.transpose(0, 1)
+
+
+def _window(t, offsets, rows, cols, dims=()):
+    """A copy of the [rows, cols] window of t's last two dims at offsets (1-D t: one row);
+    dims=[r, c]: the box whose rows step dim r and columns dim c."""
     o = [int(x) for x in offsets]
+    if dims:
+        return _widen(_box(t, o, dims, rows, cols).clone())
     if t.dim() == 1:
         return _widen(t[o[0] : o[0] + cols].reshape(1, -1).clone())
     if t.dim() >= 3 and o[-2] + rows > t.shape[-2]:  # an N-D tile: rows of the merged leading axes
@@ -86,9 +98,14 @@ def _window(t, offsets, rows, cols):
     return _widen(t[tuple(o[:-2]) + (slice(o[-2], o[-2] + rows), slice(o[-1], o[-1] + cols))].clone())
 
 
-def _store(dst, offsets, src, atomic="none"):
-    """Writes src into dst at offsets, in place (atomic="add" adds); returns dst."""
+def _store(dst, offsets, src, atomic="none", dims=()):
+    """Writes src into dst at offsets, in place (atomic="add" adds); returns dst. dims=[r, c]:
+    into the box whose rows step dim r and columns dim c."""
     o = [int(x) for x in offsets]
+    if dims:
+        view = _box(dst, o, dims, src.shape[0], src.shape[1])
+        view.copy_(src) if atomic != "add" else view.add_(src.to(dst.dtype))
+        return dst
     if dst.dim() == 1 and src.dim() == 2:
         src = src.reshape(-1)
     n = src.dim()

@@ -273,6 +273,8 @@ class Lowerer : public IRMutator {
       record_view(*call, var);
       return true;
     }
+    if (call->op->name == "tensor.assemble" && !std::get<std::vector<int64_t>>(call->attrs.at("drop_dims")).empty())
+      return write_dropped_window(*call, var);
     if (fold_view_access(*call, var)) return true;
     if (auto info = tensor_op_info(*call->op)) {
       ExprPtr m = mutate(value);
@@ -314,17 +316,21 @@ class Lowerer : public IRMutator {
     } atomic_reset{atomic_};
     std::vector<ExprPtr> offs;
     for (auto& o : offsets->elems) offs.push_back(mutate(o));
-    // A 3-D value (batch_matmul, or elementwise / last-axis ops on 3-D tensors) is written batch by batch.
-    bool batched = tensor_of(resolve(src)).shape.size() == 3;
-    if (offs.size() != (batched ? 3u : 2u))
+    // An N-D value (batch_matmul, or elementwise / last-axis ops on rank >= 3 tensors) is written batch by batch.
+    const size_t vrank = tensor_of(resolve(src)).shape.size();
+    bool batched = vrank >= 3;
+    if (offs.size() != (batched ? vrank : 2u))
       fail(ErrorKind::kType, call->span,
-           batched ? "this tensor-level value is 3-D; write it into a 3-D tensor (out[:] = ...)"
+           batched ? "this tensor-level value is " + std::to_string(vrank) + "-D; write it into a " +
+                         std::to_string(vrank) + "-D tensor (out[:] = ...)"
                    : "tensor-level values are written into 2-D tensors here (a " + std::to_string(offs.size()) +
                          "-D target)",
-           batched ? "create the output as [B, M, N]" : "load tiles of the 3-D tensor with pl.load and store them");
+           batched ? "create the output with the value's shape [B.., M, N]"
+                   : "load tiles of the N-D tensor with pl.load and store them");
     if (const View* tv = view_of(target)) {  // a write through a view: the root's block at the view's offsets
       const View v = *tv;
-      const bool turned = !batched && !merged_rows(v) && !v.dtype && tile_in_root(v, call->span, "a write");
+      const Box box = !batched && !merged_rows(v) && !v.dtype ? tile_in_root(v, call->span, "a write") : Box{};
+      const bool turned = box.transposed;
       if (batched || merged_rows(v) || v.dtype)
         fail(ErrorKind::kValue, call->span,
              "a tensor-level value written through the " +
@@ -333,7 +339,14 @@ class Lowerer : public IRMutator {
       std::vector<ExprPtr> at = root_at(v, offs);
       std::vector<ExprPtr> lead(at.begin(), at.end() - 2);
       transpose_store_ = turned;
-      VarPtr result = write_tensor(v.root, src, {at[at.size() - 2], at.back()}, call->span, lead);
+      VarPtr result;
+      if (!box.dims.empty()) {  // a strided box of two other dims: blocks step those dims from `at`
+        store_dims_ = box.dims;
+        result = write_tensor(v.root, src, {idx(0), idx(0)}, call->span, at);
+        store_dims_.clear();
+      } else {
+        result = write_tensor(v.root, src, {at[at.size() - 2], at.back()}, call->span, lead);
+      }
       transpose_store_ = false;
       new_root_version(v, result, var);
       return true;
@@ -345,17 +358,35 @@ class Lowerer : public IRMutator {
 
   // A batched (3-D) value is written one batch at a time: a loop over the batch
   // carrying the target, each iteration writing the batch's [M, N] result block by block.
+  // A rank-N value (N > 3) loops over its leading axes merged: batch b is the leading index
+  // (b / inner) % extent of each axis, inner the product of the extents after it.
   VarPtr write_batches(const ExprPtr& target, const ExprPtr& src, const std::vector<ExprPtr>& offs, const Span& span) {
-    ExprPtr batches = tensor_of(resolve(src)).shape[0];
+    const auto& shape = tensor_of(resolve(src)).shape;
+    const size_t nlead = shape.size() - 2;
     auto bi = Var::make("batch", ScalarType::make(DataType::INDEX));
+    ExprPtr batches = shape[0];
+    std::vector<ExprPtr> coords(nlead);
+    coords[nlead - 1] = bi;
+    if (nlead > 1) {
+      ExprPtr inner = idx(1);
+      for (size_t k = nlead; k-- > 0;) {
+        auto cinner = as_const_int(inner), cext = as_const_int(shape[k]);
+        ExprPtr q = cinner && *cinner == 1 ? ExprPtr(bi) : BinaryExpr::make(BinaryOp::FloorDiv, bi, inner);
+        coords[k] = k == 0 ? q : BinaryExpr::make(BinaryOp::Mod, q, shape[k]);
+        inner = cinner && cext ? idx(*cinner * *cext) : BinaryExpr::make(BinaryOp::Mul, inner, shape[k]);
+      }
+      batches = inner;
+    }
     auto tgt_name = target->as<Var>() ? target->as<Var>()->name : std::string("out");
     auto carried = Var::make(tgt_name, target->type);
     std::vector<StmtPtr> body;
     std::vector<StmtPtr>* saved = out_;
     out_ = &body;
-    batch_ = bi;
-    VarPtr next = write_tensor(carried, src, {offs[1], offs[2]}, span, {add(bi, offs[0])});
-    batch_ = nullptr;
+    batch_ = coords;
+    std::vector<ExprPtr> lead;
+    for (size_t k = 0; k < nlead; ++k) lead.push_back(add(coords[k], offs[k]));
+    VarPtr next = write_tensor(carried, src, {offs[nlead], offs[nlead + 1]}, span, lead);
+    batch_.clear();
     out_ = saved;
     body.push_back(YieldStmt::make({next}));
     auto result = Var::make(tgt_name, target->type);
@@ -737,11 +768,18 @@ class Lowerer : public IRMutator {
     return out;
   }
 
-  // A tile covers the view's last two axes; in the root it must be a box of the root's last
-  // two dims (rows along dim R-2, columns along R-1), or the transposed box (a transpose view).
-  // Returns true when the tile is transposed in the root.
-  bool tile_in_root(const View& v, const Span& span, const std::string& what, int64_t rows = 0,
-                    const ExprPtr& row0 = nullptr) const {
+  // A tile covers the view's last two axes. In the root that is a box of the root's last two
+  // dims (rows along dim R-2, columns along R-1), the transposed box (a transpose view: loaded
+  // as that box, then transposed), or a strided box of any two other dims r and c (a view such
+  // as key_cache[blk, :, kvh, :]): `dims` = {r, c}, the tile.load / tile.store attribute dims=
+  // (the rows step root dim r, the columns dim c, by the root's strides; c < r is a transposed
+  // box read in place).
+  struct Box {
+    bool transposed = false;
+    std::vector<int64_t> dims;  // empty: the root's last two dims
+  };
+  Box tile_in_root(const View& v, const Span& span, const std::string& what, int64_t rows = 0,
+                   const ExprPtr& row0 = nullptr) const {
     int64_t rank = static_cast<int64_t>(tensor_of(v.root).shape.size());
     int n = static_cast<int>(v.rank());
     int dr = n >= 2 ? v.dim(n - 2) : -1, dc = n >= 1 ? v.dim(n - 1) : -1;
@@ -756,17 +794,22 @@ class Lowerer : public IRMutator {
                  std::to_string(period) + " rows, and a tile of " + std::to_string(rows) + " rows" +
                  (s0 ? " at row " + std::to_string(*s0) : std::string()) + " crosses a band",
              "use tiles whose rows divide " + std::to_string(period) + " at row offsets that are multiples of them");
-      return false;
+      return {};
     }
-    if ((dr == last - 1 || dr == -1) && (dc == last || dc == -1)) return false;
-    if ((dr == last || dr == -1) && (dc == last - 1 || dc == -1) && rank >= 2) return true;
+    if ((dr == last - 1 || dr == -1) && (dc == last || dc == -1)) return {};
+    if ((dr == last || dr == -1) && (dc == last - 1 || dc == -1) && rank >= 2) return {true, {}};
+    if (dr >= -1 && dc >= -1 && rank >= 2) {  // plain axes (or an added unit axis) of two other dims
+      if (dc == -1) dc = dr == last ? last - 1 : last;
+      if (dr == -1) dr = dc == 0 ? 1 : 0;
+      return {false, {dr, dc}};
+    }
     fail(ErrorKind::kValue, span,
          what + " of the view '" + v.name + "': its last two axes walk dimensions " + std::to_string(dr) + " and " +
-             std::to_string(dc) + " of the rank-" + std::to_string(rank) + " tensor it views, but a tile covers a "
-             "tensor's last two dimensions",
-         "slice so that the view's last two axes are the tensor's last two (drop the axes before them with an "
-         "integer index, x[i]), or transpose the tensor in the orchestration");
-    return false;
+             std::to_string(dc) + " of the rank-" + std::to_string(rank) + " tensor it views (-2: an axis that merges "
+             "or splits dimensions), but a tile covers two plain dimensions of its tensor",
+         "slice so that the view's last two axes each walk one dimension of the tensor (drop the other axes with an "
+         "integer index, x[i]), or reshape in the orchestration");
+    return {};
   }
 
   // A tile of the view: [rows, cols] at view coordinates `at`, loaded from the root (a
@@ -807,7 +850,8 @@ class Lowerer : public IRMutator {
 
   ExprPtr load_view(const View& v, const std::vector<ExprPtr>& at, int64_t rows, int64_t cols,
                     std::vector<ExprPtr> valid, MemorySpace mem, const Span& span) {
-    bool tr = tile_in_root(v, span, "a load", rows, at.size() >= 2 ? at[at.size() - 2] : nullptr);
+    const Box box = tile_in_root(v, span, "a load", rows, at.size() >= 2 ? at[at.size() - 2] : nullptr);
+    const bool tr = box.transposed;
     if (!v.valid.empty()) cut_to_valid(v, at, rows, cols, valid, span);
     std::vector<ExprPtr> root = root_at(v, at);
     std::vector<int64_t> shape = {rows, cols};
@@ -818,6 +862,7 @@ class Lowerer : public IRMutator {
     std::vector<std::pair<std::string, ExprPtr>> kwargs;
     if (!valid.empty()) kwargs.push_back({"valid_shape", ListExpr::make(valid)});
     Attrs attrs = {{"shape", shape}, {"target_memory", mem}};
+    if (!box.dims.empty()) attrs["dims"] = box.dims;
     if (v.dtype) {  // a reinterpreted view: the root's bytes, then the tile seen as the view's dtype
       int rb = dtype_bits(tensor_of(v.root).dtype);
       root.back() = scale(root.back(), v.unit_bits, rb, span, v.name);
@@ -839,6 +884,9 @@ class Lowerer : public IRMutator {
   // Rebuilds a call of c's op with new expression arguments (aligned with its expression
   // params; null for an absent optional one), re-inferring its type.
   static ExprPtr rebuild(const Call& c, const std::vector<ExprPtr>& args, const Span& span) {
+    return rebuild(c, args, c.attrs, span);
+  }
+  static ExprPtr rebuild(const Call& c, const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) {
     std::vector<std::pair<std::string, ExprPtr>> kwargs;
     size_t k = 0;
     for (const auto& p : c.op->params)
@@ -846,7 +894,7 @@ class Lowerer : public IRMutator {
         if (k < args.size() && args[k]) kwargs.push_back({p.name, args[k]});
         ++k;
       }
-    return make_op_call(c.op->name, {}, kwargs, c.attrs, span);
+    return make_op_call(c.op->name, {}, kwargs, attrs, span);
   }
   static size_t arg_pos(const OpDef& op, const std::string& name) {
     size_t k = 0;
@@ -859,9 +907,48 @@ class Lowerer : public IRMutator {
     return 0;
   }
 
+  // `out[b, :, h, :] = v` (tensor.assemble with drop_dims): the write through the window
+  // view out[b, :, h, :] (a tensor.slice dropping those axes), at offsets 0; `var` is the
+  // target's new version (write_parent_), not the window's.
+  bool write_dropped_window(const Call& c, const VarPtr& var) {
+    const auto& drop = std::get<std::vector<int64_t>>(c.attrs.at("drop_dims"));
+    const auto& target = tensor_of(c.args[0]);
+    std::vector<ExprPtr> src_shape;
+    if (auto* t = c.args[1]->type->as<TileType>()) src_shape = t->shape;
+    else src_shape = tensor_of(c.args[1]).shape;
+    std::vector<ExprPtr> extents;
+    for (size_t d = 0, k = 0; d < target.shape.size(); ++d)
+      extents.push_back(std::count(drop.begin(), drop.end(), static_cast<int64_t>(d)) ? idx(1) : src_shape.at(k++));
+    ExprPtr slice = make_op_call("tensor.slice", {c.args[0], ListExpr::make(extents), c.args[2]}, {},
+                                 {{"drop_dims", drop}}, c.span);
+    auto* tv = c.args[0]->as<Var>();
+    auto window = Var::make((tv ? tv->name : std::string("out")) + "_window", slice->type, c.span);
+    keep_.push_back(window);
+    record_view(*slice->as<Call>(), window);
+    std::vector<ExprPtr> zeros(src_shape.size(), idx(0));
+    auto write = std::make_shared<Call>(c.op, std::vector<ExprPtr>{window, c.args[1], ListExpr::make(zeros)},
+                                        Attrs{{"atomic", c.attrs.at("atomic")}, {"drop_dims", std::vector<int64_t>{}}},
+                                        slice->type, c.span);
+    const View* parent = view_of(c.args[0]);
+    write_parent_ = parent ? std::optional<View>(*parent) : std::nullopt;
+    write_plain_ = !parent;
+    struct Reset {
+      Lowerer& self;
+      ~Reset() { self.write_parent_.reset(), self.write_plain_ = false; }
+    } reset{*this};
+    return lower_call(write, var);
+  }
+  std::optional<View> write_parent_;  // write_dropped_window: the target when it is a view
+  bool write_plain_ = false;          // ... when it is a tensor
+
   // `var` is the root's new version after a write through a view: later reads of the root
   // (its return, a loop's yield) see it when the root lives in this scope.
-  void new_root_version(const View& v, const VarPtr& root_next, const VarPtr& var) {
+  void new_root_version(const View& v0, const VarPtr& root_next, const VarPtr& var) {
+    if (write_plain_) {  // a dropped-axes window of a tensor: var is the tensor's new version
+      if (var) replaced_[var.get()] = root_next;
+      return;
+    }
+    const View& v = write_parent_ ? *write_parent_ : v0;
     if (var) {
       View next = v;
       next.root = root_next;
@@ -922,11 +1009,12 @@ class Lowerer : public IRMutator {
                                                        {{"valid_shape", ListExpr::make(valid)}}, {}, c.span));
       stored = args[si]->type->as<TileType>();
     }
-    if (!element && tile_in_root(v, c.span, "a store", stored_rows ? *stored_rows : 0,
-                                 offs->elems.size() >= 2 ? offs->elems[offs->elems.size() - 2] : nullptr)) {
-      // a transposed view: store the tile transposed
+    Box box;
+    if (!element)
+      box = tile_in_root(v, c.span, "a store", stored_rows ? *stored_rows : 0,
+                         offs->elems.size() >= 2 ? offs->elems[offs->elems.size() - 2] : nullptr);
+    if (box.transposed)  // a transposed view: store the tile transposed
       args[si] = assign("stored_t", call("tile.transpose", {args[si]}, {{"axis1", int64_t{0}}, {"axis2", int64_t{1}}}, c.span));
-    }
     std::vector<ExprPtr> root = root_at(v, offs->elems);
     if (v.dtype) {  // a reinterpreted view: the tile's bytes stored as the root's dtype
       if (element)
@@ -939,7 +1027,14 @@ class Lowerer : public IRMutator {
     }
     args[ti] = v.root;
     args[oi] = ListExpr::make(root, offs->span);
-    ExprPtr value = rebuild(c, args, c.span);
+    ExprPtr value;
+    if (!box.dims.empty()) {  // a strided box of two other root dims: a tile.store with dims=
+      Attrs attrs = {{"dims", box.dims}};
+      if (c.attrs.count("atomic")) attrs["atomic"] = c.attrs.at("atomic");
+      value = make_op_call("tile.store", {args[si], args[oi], v.root}, {}, attrs, c.span);
+    } else {
+      value = rebuild(c, args, c.span);
+    }
     if (c.op->name == "tensor.read") {
       if (var) out_->push_back(AssignStmt::make(var, value, c.span));
       else out_->push_back(EvalStmt::make(value, c.span));
@@ -1167,7 +1262,8 @@ class Lowerer : public IRMutator {
     if (b.vrows || b.vcols) valid = {b.vrows ? b.vrows : idx(b.rows), b.vcols ? b.vcols : idx(b.cols)};
     if (const View* v = view_of(tensor)) {  // a view: the block of its root
       std::vector<ExprPtr> at(v->rank() - std::min<size_t>(2, v->rank()), idx(0));
-      if (v->rank() == 3 && batch_) at[0] = batch_;  // an operand of batch_matmul: the current batch
+      if (v->rank() >= 3 && v->rank() - 2 == batch_.size())  // an operand of an N-D value: the current batch
+        for (size_t k = 0; k < batch_.size(); ++k) at[k] = batch_[k];
       if (v->rank() >= 2) at.push_back(b.r0);
       at.push_back(b.c0);
       return load_view(*v, at, b.rows, b.cols, valid, mem, span);
@@ -1177,9 +1273,9 @@ class Lowerer : public IRMutator {
     Attrs attrs = {{"shape", std::vector<int64_t>{b.rows, b.cols}}, {"target_memory", mem}};
     std::string name = tensor->as<Var>() ? tensor->as<Var>()->name + "_tile" : "tile";
     std::vector<ExprPtr> at = {b.r0, b.c0};
-    if (tensor_of(tensor).shape.size() == 3) {  // an operand of batch_matmul: the current batch
-      PYPTO_CHECK(batch_, "a 3-D tensor operand outside a batch loop");
-      at.insert(at.begin(), batch_);
+    if (tensor_of(tensor).shape.size() >= 3) {  // an operand of an N-D value: the current batch
+      PYPTO_CHECK(batch_.size() + 2 == tensor_of(tensor).shape.size(), "an N-D tensor operand outside a batch loop");
+      at.insert(at.begin(), batch_.begin(), batch_.end());
     }
     return assign(name, make_op_call("tile.load", {tensor, ListExpr::make(at)}, kwargs, attrs, span));
   }
@@ -1683,6 +1779,12 @@ class Lowerer : public IRMutator {
       }
       Attrs store_attrs;
       if (atomic_ != "none") store_attrs["atomic"] = atomic_;
+      if (!store_dims_.empty()) {  // `lead` holds every root coordinate: the block steps dims store_dims_
+        at = lead;
+        at[store_dims_[0]] = add(at[store_dims_[0]], r0);
+        at[store_dims_[1]] = add(at[store_dims_[1]], c0);
+        store_attrs["dims"] = store_dims_;
+      }
       into.push_back(AssignStmt::make(v, call("tile.store", {stored, ListExpr::make(at), tensor}, store_attrs, span), span));
       return v;
     };
@@ -1697,8 +1799,9 @@ class Lowerer : public IRMutator {
 
   const isa::ChipSpec& chip_;
   std::vector<StmtPtr>* out_ = nullptr;
-  ExprPtr batch_;  // the batch index while a batched value is written
+  std::vector<ExprPtr> batch_;  // the leading coordinates while a batched value is written
   bool transpose_store_ = false;  // the value is written through a transposed view
+  std::vector<int64_t> store_dims_;  // the value is written through a view of two other root dims (Box::dims)
   std::string atomic_ = "none";   // the atomic mode of the tensor.assemble being written
 };
 

@@ -125,7 +125,7 @@ class Analyser {
     } else {
       a.whole = true;
     }
-    (void)in;
+    if (in.attrs.count("dims")) a.whole = true;  // a box of two other dims (isa::box_dims): counted whole
     fp_.accesses.push_back(std::move(a));
   }
 

@@ -102,3 +102,34 @@ def test_split_k_carry_becomes_a_whole_tile():
                 return out_1
         """,
     )
+
+
+def test_view_of_two_inner_dims_is_a_strided_box():
+    # key_cache[blk, :, h, :] walks root dims 1 and 3: its loads carry dims=[1, 3] (rows step
+    # dim 1, columns dim 3); its transpose loads in place with dims=[3, 1]; out[1, :, h, :] = v
+    # (tensor.assemble with drop_dims) stores through that box of out.
+    check_pass(
+        "LowerTensorOps",
+        """
+        @pl.program
+        class p:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, kc: pl.Tensor[[6, 16, 2, 64], pl.FP32], blk: pl.Scalar[pl.INDEX], h: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[3, 16, 2, 64], pl.FP32]]) -> pl.Tensor[[3, 16, 2, 64], pl.FP32]:
+                kv: pl.Tensor[[16, 64], pl.FP32] = pl.tensor.slice(kc, [1, 16, 1, 64], [blk, 0, h, 0], drop_dims=[0, 2])
+                t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(kv, [0, 0], [16, 64])
+                kt: pl.Tensor[[64, 16], pl.FP32] = pl.tensor.transpose(kv, 0, 1)
+                u: pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(kt, [32, 0], [32, 16])
+                out_1: pl.Tensor[[3, 16, 2, 64], pl.FP32] = pl.tensor.assemble(out, pl.tile.exp(t), [1, 0, h, 0], drop_dims=[0, 2])
+                return out_1
+        """,
+        """
+        @pl.program
+        class p:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, kc: pl.Tensor[[6, 16, 2, 64], pl.FP32], blk: pl.Scalar[pl.INDEX], h: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[3, 16, 2, 64], pl.FP32]]) -> pl.Tensor[[3, 16, 2, 64], pl.FP32]:
+                kv_tile: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(kc, [blk, 0, h, 0], [16, 64], target_memory=pl.Mem.Vec, dims=[1, 3])
+                kt_tile: pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(kc, [blk, 0, h, 32], [32, 16], target_memory=pl.Mem.Vec, dims=[3, 1])
+                out_1: pl.Tensor[[3, 16, 2, 64], pl.FP32] = pl.tile.store(pl.tile.exp(kv_tile), [1, 0, h, 0], out, dims=[1, 3])
+                return out_1
+        """,
+    )

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pypto/ir/dtype.h"
@@ -97,6 +98,18 @@ struct Instr {
   int callee = -1;                // kCall: index into HostProgram::kernels
   Span span;                      // the user's source line this instruction came from
 };
+
+// The two tensor dimensions a TLOAD / TSTORE tile's rows and columns step: the attribute
+// "dims" = [row_dim, col_dim] (a strided 2-D box of any two dims: a kernel view such as
+// key_cache[blk, :, kvh, :]), else the tensor's last two (a 1-D tensor: row_dim -1). The
+// element steps are the tensor's strides of those dims; every other dim stays at its offset.
+inline std::pair<int, int> box_dims(const Instr& in, int rank) {
+  auto it = in.attrs.find("dims");
+  if (it != in.attrs.end())
+    if (auto* d = std::get_if<std::vector<int64_t>>(&it->second); d && d->size() == 2)
+      return {static_cast<int>((*d)[0]), static_cast<int>((*d)[1])};
+  return {rank >= 2 ? rank - 2 : -1, rank - 1};
+}
 
 // A pl.array of the orchestration: `size` scalars of `dtype`, zero (no task) at the start
 // of every run.

@@ -188,19 +188,24 @@ class StmtParser:
             if win is None:  # x[i, j] = v: one element
                 indices = [self.index_bound(v, target, d, what) for d, v in enumerate(scalars)]
                 return self.bind(target.value.id, self.op_call("write", [dst, indices, value], {}, node), node)
-            offsets, extents, _ = win
+            offsets, extents, drop = win
+        kwargs = {}
         if extents is not None and is_ir(value) and hasattr(value.type, "shape"):
             vshape = [v.value if isinstance(v, ir.ConstInt) else None for v in value.type.shape]
             window = extents[-len(vshape):] if len(vshape) <= len(extents) else extents
             lead = extents[:len(extents) - len(window)]
-            if any(n != 1 for n in lead):  # a lower-rank value fills trailing axes; leading ones are units
+            kept = [n for d, n in enumerate(extents) if d not in drop]
+            if drop and len(kept) == len(vshape) and drop != list(range(len(drop))):
+                # x[b, :, h, :] = v: the integer-indexed axes are dropped, the others take v's axes
+                window, kwargs = kept, {"drop_dims": list(drop)}
+            elif any(n != 1 for n in lead):  # a lower-rank value fills trailing axes; leading ones are units
                 window = extents
             for d, (n, v) in enumerate(zip(window, vshape)):
                 if isinstance(n, int) and v is not None and n != v:
                     raise self.error(node, f"'{self.text(target)}' spans {n} elements of dimension "
                                            f"{d + len(extents) - len(window)} but the value has {v}",
                                      "make the window as large as the value")
-        self.bind(target.value.id, self.op_call("assemble", [dst, value, offsets], {}, node), node)
+        self.bind(target.value.id, self.op_call("assemble", [dst, value, offsets], kwargs, node), node)
 
     # -- binding and the Out-parameter rule ----------------------------------------------
     def bind(self, name, value, node, annotation=None):

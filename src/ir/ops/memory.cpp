@@ -13,8 +13,10 @@ using isa::Operand;
 namespace {
 
 // Offsets must index every dimension of the tensor; a tile covers the last two dims.
+// With `dims` ([row_dim, col_dim], the attribute dims=) the tile's rows and columns step those
+// two dims (a strided box) instead of the last two.
 void check_window(const CallSite& s, const TensorType& tensor, const std::vector<ExprPtr>& offsets,
-                  const std::vector<int64_t>& extent, const char* verb) {
+                  const std::vector<int64_t>& extent, const char* verb, const std::vector<int64_t>& dims = {}) {
   size_t rank = tensor.shape.size();
   if (offsets.size() != rank)
     op_fail(s, ErrorKind::kType,
@@ -30,7 +32,8 @@ void check_window(const CallSite& s, const TensorType& tensor, const std::vector
     if (*off < 0)
       op_fail(s, ErrorKind::kValue, "offset " + std::to_string(*off) + " of dimension " + std::to_string(d) + " is negative");
     int64_t ext = 1;
-    if (d + 2 >= rank) ext = extent[extent.size() - (rank - d)];
+    if (dims.size() == 2) ext = static_cast<int64_t>(d) == dims[0] ? extent[0] : static_cast<int64_t>(d) == dims[1] ? extent[1] : 1;
+    else if (d + 2 >= rank) ext = extent[extent.size() - (rank - d)];
     if (*off + ext > *dim)
       op_fail(s, ErrorKind::kValue,
               std::string("the tile would ") + verb + " elements " + std::to_string(*off) + ".." +
@@ -140,12 +143,31 @@ std::vector<int64_t> store_window(const CallSite& s, const TensorType& tensor, c
   return f.nd;
 }
 
+// dims=[row_dim, col_dim]: the two tensor dims a 2-D tile's rows and columns step (a
+// strided box of any two dims; LowerTensorOps writes it for a kernel view such as
+// key_cache[blk, :, kvh, :]). Empty: the last two.
+std::vector<int64_t> box_dims_attr(const CallSite& s, const TensorType& tensor, size_t tile_rank) {
+  auto dims = std::get<std::vector<int64_t>>(s.attr("dims"));
+  if (dims.empty()) return dims;
+  const int64_t rank = static_cast<int64_t>(tensor.shape.size());
+  if (dims.size() != 2 || dims[0] < 0 || dims[1] < 0 || dims[0] >= rank || dims[1] >= rank || dims[0] == dims[1])
+    op_fail(s, ErrorKind::kValue,
+            "dims=" + shape_str(dims) + " must name two different dimensions of the rank-" + std::to_string(rank) +
+                " tensor (the dims the tile's rows and columns step)",
+            "give dims=[row_dim, col_dim] with 0 <= dim < " + std::to_string(rank) + ", or omit it for the last two");
+  if (tile_rank != 2)
+    op_fail(s, ErrorKind::kValue, "dims=" + shape_str(dims) + " places a 2-D tile; an N-D tile covers its own box",
+            "give a 2-D [rows, cols] shape with dims=, or drop dims=");
+  return dims;
+}
+
 TypePtr infer_load(const CallSite& s) {
   const TensorType& tensor = tensor_arg(s, "tensor");
   auto offsets = list_arg(s, "offsets");
   auto shape = shape_attr(s, "shape");
   MemorySpace mem = memory_attr(s, "target_memory");
   auto valid = list_arg(s, "valid_shape");
+  auto dims = box_dims_attr(s, tensor, shape.size());
   if (shape.size() >= 3) {  // an N-D tile: the 2-D tile of its merged leading axes
     if (shape.size() != tensor.shape.size())
       op_fail(s, ErrorKind::kType,
@@ -208,6 +230,9 @@ TypePtr infer_load(const CallSite& s) {
   if (bool_attr(s, "clamp")) {
     // clamp=True: the valid region stops at the tensor's edge (PyPTO's load(..., clamp=True)).
     size_t rank = tensor.shape.size();
+    if (!dims.empty())
+      op_fail(s, ErrorKind::kValue, "clamp=True with dims=: a strided box has no clamped form",
+              "pass valid_shape= for the part of the window inside the tensor");
     if (offsets.size() == rank && rank >= 1) {
       std::vector<ExprPtr> cut(2);
       for (size_t i = 0; i < 2; ++i) {
@@ -232,7 +257,7 @@ TypePtr infer_load(const CallSite& s) {
   }
   // A Vec row of any width: the allocation pads it to whole 32-byte units
   // (isa::vec_row_pitch_bytes), so [32, 1] FP32 loads a tensor column.
-  check_window(s, tensor, offsets, touched_extent(shape, valid), "read");
+  check_window(s, tensor, offsets, touched_extent(shape, valid), "read", dims);
   return TileType::make(const_shape(shape), tensor.dtype, mem, valid);
 }
 
@@ -245,6 +270,7 @@ void lower_load(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   in.outs = {Operand::tile(tile)};
   in.ins = {Operand::tensor(tensor), Operand::list_of(offsets)};
   if (std::get<std::vector<int64_t>>(c.attrs.at("shape")).size() >= 3) in.attrs = {{"fold_rows", true}};  // N-D tile
+  if (auto& dims = std::get<std::vector<int64_t>>(c.attrs.at("dims")); !dims.empty()) in.attrs["dims"] = dims;
   kb.emit(in);
 }
 
@@ -277,6 +303,13 @@ TypePtr infer_store(const CallSite& s) {
   // shapes=: the window of the tensor the tile covers (PyPTO's store(..., shapes)); its last
   // two extents are the tile's, any leading ones are 1 (the tile covers the last two dims).
   auto window = std::get<std::vector<int64_t>>(s.attr("shape"));
+  if (auto dims = box_dims_attr(s, tensor, 2); !dims.empty()) {  // a strided box of two dims
+    if (!window.empty())
+      op_fail(s, ErrorKind::kValue, "shapes= with dims=: the box is the tile's [rows, cols] along dims " + shape_str(dims),
+              "drop shapes=");
+    check_window(s, tensor, offsets, touched_extent(shape, tile.valid_shape), "write", dims);
+    return s.arg("output_tensor")->type;
+  }
   if (auto nd = store_window(s, tensor, offsets, shape, window); !nd.empty()) {  // an N-D tile's rows
     std::vector<ExprPtr> valid = tile.valid_shape;
     std::vector<int64_t> touched = nd;
@@ -317,6 +350,12 @@ void lower_store(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   in.outs = {Operand::tensor(tensor)};
   in.ins = {Operand::tile(tile), Operand::list_of(offsets)};
   if (std::get<std::string>(c.attrs.at("atomic")) == "add") in.attrs = {{"atomic", std::string("add")}};
+  if (auto& dims = std::get<std::vector<int64_t>>(c.attrs.at("dims")); !dims.empty()) {
+    in.attrs["dims"] = dims;  // a strided box (infer_store checked it)
+    kb.emit(in);
+    if (dst) kb.bind_tensor(dst.get(), tensor);
+    return;
+  }
   std::vector<int64_t> rc;
   for (auto& e : c.args[0]->type->as<TileType>()->shape) rc.push_back(as_const_int(e).value_or(0));
   if (!store_fold(*c.args[2]->type->as<TensorType>(), rc, std::get<std::vector<int64_t>>(c.attrs.at("shape"))).nd.empty())
@@ -412,27 +451,29 @@ void register_memory_ops(OpRegistry& r) {
   r.add({.name = "tile.load",
          .params = {expr_param("tensor"), list_param("offsets"), aka(attr_param("shape"), {"shapes"}),
                     list_param("valid_shape", true), attr_param("target_memory", MemorySpace::Vec),
-                    quiet(attr_param("clamp", false))},
+                    quiet(attr_param("clamp", false)), quiet(attr_param("dims", std::vector<int64_t>{}))},
          .infer_type = infer_load,
          .pto = "TLOAD",
          .lower = lower_load,
          .doc = "Load a [rows, cols] window of a tensor at offsets into a Vec or Mat tile (valid_shape: partial tile); "
-                "an N-D shape [.., rows, cols] gives the 2-D tile of its merged leading axes.",
+                "an N-D shape [.., rows, cols] gives the 2-D tile of its merged leading axes; dims=[r, c]: the rows and columns "
+                "step tensor dims r and c (a strided box of any two dims, e.g. a kernel view x[i, :, j, :]).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_window({tensor}, {offsets}, {R}, {C})"});
+         .torch = "_window({tensor}, {offsets}, {R}, {C}, {dims})"});
   r.add({.name = "tile.store",
          .params = {expr_param("tile"), list_param("offsets"), expr_param("output_tensor"),
                     quiet(aka(attr_param("shape", std::vector<int64_t>{}), {"shapes"})),
-                    quiet(attr_param("atomic", std::string("none")))},
+                    quiet(attr_param("atomic", std::string("none"))), quiet(attr_param("dims", std::vector<int64_t>{}))},
          .infer_type = infer_store,
          .pto = "TSTORE",
          .lower = lower_store,
-         .doc = "Write the tile's valid region into the tensor at offsets; returns the updated tensor.",
+         .doc = "Write the tile's valid region into the tensor at offsets (dims=[r, c]: rows and columns step tensor dims r "
+                "and c); returns the updated tensor.",
          .aliases = {},
          .scalar_variant = "",
          .writes = "output_tensor",
-         .torch = "_store({output_tensor}, {offsets}, {tile:v}, {atomic})"});
+         .torch = "_store({output_tensor}, {offsets}, {tile:v}, {atomic}, {dims})"});
   r.add({.name = "tile.move",
          .params = {expr_param("tile"), attr_param("target_memory"), hint(attr_param("blayout", std::string())),
                     hint(attr_param("slayout", std::string()))},

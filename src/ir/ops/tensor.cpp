@@ -174,6 +174,19 @@ TypePtr infer_assemble(const CallSite& s) {
   std::string atomic = string_attr(s, "atomic");
   if (atomic != "none" && atomic != "add")
     op_fail(s, ErrorKind::kValue, "atomic must be \"none\" or \"add\", got \"" + atomic + "\"");
+  const auto& drop = std::get<std::vector<int64_t>>(s.attr("drop_dims"));
+  if (!drop.empty()) {
+    const size_t src_rank = tile ? 2 : src->type->as<TensorType>()->shape.size();
+    bool ok = drop.size() + src_rank == target.shape.size();
+    for (size_t i = 0; ok && i < drop.size(); ++i)
+      ok = drop[i] >= 0 && drop[i] < static_cast<int64_t>(target.shape.size()) && (i == 0 || drop[i] > drop[i - 1]);
+    if (!ok)
+      op_fail(s, ErrorKind::kValue,
+              "drop_dims=" + shape_str(drop) + " must name, in increasing order, the " +
+                  std::to_string(target.shape.size() - std::min(target.shape.size(), src_rank)) +
+                  " target axes the rank-" + std::to_string(src_rank) + " source does not fill",
+              "index exactly those axes with an integer (out[b, :, h, :] = v)");
+  }
   return s.arg("target")->type;
 }
 
@@ -270,9 +283,12 @@ void lower_assemble(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
     const size_t rank = target->shape.size(), lead = rank - std::min(rank, src->shape.size());
     const int p0 = kb.pc();
     std::vector<isa::Scalar> extents;
-    std::vector<int64_t> drop;
-    for (size_t d = 0; d < lead; ++d) extents.push_back(isa::Scalar::imm(1)), drop.push_back(static_cast<int64_t>(d));
-    for (auto& e : src->shape) extents.push_back(kb.scalar(e));
+    std::vector<int64_t> drop = std::get<std::vector<int64_t>>(c.attrs.at("drop_dims"));  // x[b, :, h, :] = t
+    if (drop.empty())
+      for (size_t d = 0; d < lead; ++d) drop.push_back(static_cast<int64_t>(d));
+    for (size_t d = 0, k = 0; d < rank; ++d)
+      extents.push_back(std::count(drop.begin(), drop.end(), static_cast<int64_t>(d)) ? isa::Scalar::imm(1)
+                                                                                       : kb.scalar(src->shape.at(k++)));
     Instr view;
     view.kind = isa::InstrKind::kTensorView;
     view.ins = {Operand::tensor(target_slot), Operand::list_of(kb.scalars(c.args[2])), Operand::list_of(extents)};
@@ -299,6 +315,8 @@ void lower_assemble(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
     return;
   }
   PYPTO_CHECK(c.args[1]->type->as<TileType>(), "tensor.assemble of a tensor must be lowered to tiles before codegen");
+  PYPTO_CHECK(std::get<std::vector<int64_t>>(c.attrs.at("drop_dims")).empty(),
+              "tensor.assemble with drop_dims in a kernel must become a tile.store with dims= (LowerTensorOps)");
   int tensor = kb.tensor(c.args[0]);
   int tile = kb.tile(c.args[1]);
   Instr in;
@@ -368,11 +386,13 @@ void register_tensor_ops(OpRegistry& r) {
          .torch = "_read({tensor}, {indices})"});
   r.add({.name = "tensor.assemble",
          .params = {expr_param("target"), aka(expr_param("src"), {"source"}), aka(list_param("offsets"), {"offset"}),
-                    attr_param("atomic", std::string("none"))},
+                    attr_param("atomic", std::string("none")), quiet(attr_param("drop_dims", std::vector<int64_t>{}))},
          .infer_type = infer_assemble,
          .pto = "TSTORE",
          .lower = lower_assemble,
-         .doc = "Write src (a tile or tensor) into the target tensor at offsets; returns the updated target.",
+         .doc = "Write src (a tile or tensor) into the target tensor at offsets; returns the updated target. drop_dims: "
+                "the target axes of extent 1 the window drops (`out[b, :, h, :] = v`; default: src fills the trailing "
+                "axes).",
          .aliases = {},
          .scalar_variant = "",
          .writes = "target",

@@ -53,14 +53,14 @@ const TensorType& tensor2d(const CallSite& s, const std::string& name) {
 }
 
 // Runs the tile op's inference on stand-in tiles and turns the tile result back into a tensor.
-// `batched`: rank-3 operands [B, M, N] are accepted (every tensor operand rank 3 with one
-// leading extent B): the tile rule runs on one batch [M, N] and the result gets B in front
+// `batched`: rank >= 3 operands [B.., M, N] are accepted (every tensor operand of one rank
+// with the same leading extents): the tile rule runs on one batch [M, N] and the result gets B.. in front
 // (LowerTensorOps writes the value batch by batch; docs/language.md "N-D tiles").
 TypePtr infer_through_tile(const CallSite& s, const OpDef& tile_op, bool batched = false,
                            MemorySpace lhs_mem = MemorySpace::Vec, MemorySpace rhs_mem = MemorySpace::Vec) {
   DimProxy proxy;
   std::vector<ExprPtr> args;
-  ExprPtr batch;  // the leading extent of rank-3 operands
+  std::vector<ExprPtr> batch;  // the leading extents of rank >= 3 operands
   std::string first_2d, first_3d;
   size_t k = 0;
   for (auto& p : s.op.params) {
@@ -69,13 +69,16 @@ TypePtr infer_through_tile(const CallSite& s, const OpDef& tile_op, bool batched
     ++k;
     if (a && a->type && a->type->as<TensorType>()) {
       const TensorType* tp = a->type->as<TensorType>();
-      if (batched && tp->shape.size() == 3) {
-        if (batch && !same_dim(batch, tp->shape[0]))
+      if (batched && tp->shape.size() >= 3) {
+        std::vector<ExprPtr> lead(tp->shape.begin(), tp->shape.end() - 2);
+        bool same = batch.empty() || batch.size() == lead.size();
+        for (size_t d = 0; same && !batch.empty() && d < lead.size(); ++d) same = same_dim(batch[d], lead[d]);
+        if (!same)
           op_fail(s, ErrorKind::kType,
-                  "the leading extents of the 3-D operands differ: '" + first_3d + "' and '" + p.name + "' (" +
+                  "the leading extents of the N-D operands differ: '" + first_3d + "' and '" + p.name + "' (" +
                       type_str(a->type) + ")",
-                  "give every 3-D operand the same leading extent B");
-        if (!batch) batch = tp->shape[0], first_3d = p.name;
+                  "give every N-D operand the same rank and leading extents [B.., M, N]");
+        if (batch.empty()) batch = lead, first_3d = p.name;
         tp = nullptr;
       } else if (!first_2d.size()) {
         first_2d = p.name;
@@ -93,14 +96,19 @@ TypePtr infer_through_tile(const CallSite& s, const OpDef& tile_op, bool batched
     }
     args.push_back(a);
   }
-  if (batch && !first_2d.empty())
+  if (!batch.empty() && !first_2d.empty())
     op_fail(s, ErrorKind::kType,
-            "'" + first_2d + "' is 2-D but '" + first_3d + "' is 3-D; a tensor-level op on 3-D tensors takes 3-D operands",
-            "give '" + first_2d + "' the leading extent too ([B, ...]), or write the 3-D value batch by batch");
+            "'" + first_2d + "' is 2-D but '" + first_3d + "' is " + std::to_string(batch.size() + 2) +
+                "-D; a tensor-level op on N-D tensors takes operands of one rank",
+            "give '" + first_2d + "' the leading extents too ([B.., M, N]), or write the N-D value batch by batch");
   TypePtr r = tile_op.infer_type(CallSite{s.op, args, s.attrs, s.span});
   auto* tile = r->as<TileType>();
   PYPTO_CHECK(tile, "tile op " + tile_op.name + " did not give a tile");
-  if (batch) return TensorType::make({batch, proxy.dim(tile->shape[0]), proxy.dim(tile->shape[1])}, tile->dtype);
+  if (!batch.empty()) {
+    batch.push_back(proxy.dim(tile->shape[0]));
+    batch.push_back(proxy.dim(tile->shape[1]));
+    return TensorType::make(batch, tile->dtype);
+  }
   return TensorType::make({proxy.dim(tile->shape[0]), proxy.dim(tile->shape[1])}, tile->dtype);
 }
 
@@ -172,17 +180,21 @@ TypePtr infer_batch_matmul(const CallSite& s, const OpDef& tile_op) {
   }
   const TensorType& a = tensor_arg(s, "lhs");
   const TensorType& b = tensor_arg(s, "rhs");
-  if (a.shape.size() != 3)
+  // Rank N > 3: the leading axes [B1, .., M, K] are the batch (written batch by batch over them merged).
+  const size_t n = a.shape.size();
+  if (n < 3)
     op_fail(s, ErrorKind::kType, "'lhs' must be a 3-D tensor [B, M, K], got " + type_str(s.arg("lhs")->type),
             "use pl.matmul for 2-D operands");
-  if (b.shape.size() != 3 && b.shape.size() != 2)
-    op_fail(s, ErrorKind::kType, "'rhs' must be [B, K, N] or a shared [K, N], got " + type_str(s.arg("rhs")->type));
+  if (b.shape.size() != n && b.shape.size() != 2)
+    op_fail(s, ErrorKind::kType, "'rhs' must be [B.., K, N] (lhs's rank) or a shared [K, N], got " +
+                                     type_str(s.arg("rhs")->type));
   size_t kb = b.shape.size() - 2;
-  if (b.shape.size() == 3 && !same_dim(a.shape[0], b.shape[0]))
-    op_fail(s, ErrorKind::kType,
-            "batch sizes differ: 'lhs' is " + type_str(s.arg("lhs")->type) + ", 'rhs' is " + type_str(s.arg("rhs")->type),
-            "give both operands the same leading dimension B, or a 2-D rhs shared by every batch");
-  if (!same_dim(a.shape[2], b.shape[kb]))
+  for (size_t d = 0; b.shape.size() == n && d + 2 < n; ++d)
+    if (!same_dim(a.shape[d], b.shape[d]))
+      op_fail(s, ErrorKind::kType,
+              "batch sizes differ: 'lhs' is " + type_str(s.arg("lhs")->type) + ", 'rhs' is " + type_str(s.arg("rhs")->type),
+              "give both operands the same leading dimensions B.., or a 2-D rhs shared by every batch");
+  if (!same_dim(a.shape[n - 1], b.shape[kb]))
     op_fail(s, ErrorKind::kType,
             "inner dimensions differ: 'lhs' is " + type_str(s.arg("lhs")->type) + " and 'rhs' is " +
                 type_str(s.arg("rhs")->type),
@@ -191,7 +203,9 @@ TypePtr infer_batch_matmul(const CallSite& s, const OpDef& tile_op) {
   for (auto [t, mem] : {std::pair{&a, MemorySpace::Left}, {&b, MemorySpace::Right}})
     args.push_back(Var::make("x", TileType::make(const_shape({16, 16}), t->dtype, mem)));
   TypePtr r = tile_op.infer_type(CallSite{s.op, args, s.attrs, s.span});
-  return TensorType::make({a.shape[0], a.shape[1], b.shape[kb + 1]}, r->as<TileType>()->dtype);
+  std::vector<ExprPtr> shape(a.shape.begin(), a.shape.end() - 1);
+  shape.push_back(b.shape[kb + 1]);
+  return TensorType::make(shape, r->as<TileType>()->dtype);
 }
 
 void lower_unlowered(const Call& c, const VarPtr&, codegen::KernelBuilder&) {

@@ -420,10 +420,26 @@ inline void select_scalar(T* d, i64 ds, const unsigned char* m, i64 ms, const T*
 // reference's bounds checks (false: out of bounds, let the reference report it).
 // fold: the rows of an N-D tile run on over the leading axes merged row-major (the
 // reference's fold_rows); taken here only where those axes are dense (one row stride).
+// row_dim / col_dim >= 0: the tile steps those two dims (isa::box_dims), not the last two.
 inline bool window(const pto_tensor& t, const i64* off, int noff, i64 vrows, i64 vcols, unsigned char** base,
-                   i64* row_stride, i64* col_stride, bool fold = false) {
+                   i64* row_stride, i64* col_stride, bool fold = false, int row_dim = -1, int col_dim = -1) {
   const int rank = t.rank;
   if (rank < 1 || noff != rank) return false;
+  if (col_dim >= 0) {
+    if (col_dim >= rank || row_dim < 0 || row_dim >= rank || row_dim == col_dim || fold) return false;
+    if (off[row_dim] < 0 || off[row_dim] + vrows > t.shape[row_dim] || off[col_dim] < 0 ||
+        off[col_dim] + vcols > t.shape[col_dim])
+      return false;
+    i64 e = 0;
+    for (int d = 0; d < rank; ++d) {
+      if (d != row_dim && d != col_dim && (off[d] < 0 || off[d] >= t.shape[d])) return false;
+      e += off[d] * t.strides[d];
+    }
+    *base = t.data + e * t.elem_bytes;
+    *row_stride = t.strides[row_dim];
+    *col_stride = t.strides[col_dim];
+    return true;
+  }
   const int rd = rank >= 2 ? rank - 2 : -1, cd = rank - 1;
   i64 rows_here = rd >= 0 ? t.shape[rd] : 1, row_off = rd >= 0 ? off[rd] : 0;
   if (fold && rank >= 3 && row_off + vrows > rows_here) {
@@ -469,10 +485,10 @@ inline void copy_region(unsigned char* d, i64 drs, i64 dcs, const unsigned char*
 // TLOAD: tile (rows x cols at `tile`) valid region from tensor t at offsets; fp32 pads
 // fill the rest when `pad_mode` is 1 (value `pad`).
 inline bool tload(unsigned char* tile, i64 cols, i64 rows, i64 vr, i64 vc, const pto_tensor& t, const i64* off,
-                  int noff, bool has_pad, float pad, bool fold = false) {
+                  int noff, bool has_pad, float pad, bool fold = false, int row_dim = -1, int col_dim = -1) {
   unsigned char* base;
   i64 rs, cs;
-  if (!window(t, off, noff, vr, vc, &base, &rs, &cs, fold)) return false;
+  if (!window(t, off, noff, vr, vc, &base, &rs, &cs, fold, row_dim, col_dim)) return false;
   copy_region(tile, cols, 1, base, rs, cs, vr, vc, t.elem_bytes);
   if (has_pad) {
     float* f = reinterpret_cast<float*>(tile);
@@ -484,10 +500,10 @@ inline bool tload(unsigned char* tile, i64 cols, i64 rows, i64 vr, i64 vc, const
 
 // TSTORE: tensor t at offsets = tile's valid region (atomic: add, fp32).
 inline bool tstore(const pto_tensor& t, const i64* off, int noff, const unsigned char* tile, i64 cols, i64 vr, i64 vc,
-                   bool atomic_add, bool fold = false) {
+                   bool atomic_add, bool fold = false, int row_dim = -1, int col_dim = -1) {
   unsigned char* base;
   i64 rs, cs;
-  if (!window(t, off, noff, vr, vc, &base, &rs, &cs, fold)) return false;
+  if (!window(t, off, noff, vr, vc, &base, &rs, &cs, fold, row_dim, col_dim)) return false;
   if (!atomic_add) {
     copy_region(base, rs, cs, tile, cols, 1, vr, vc, t.elem_bytes);
     return true;

@@ -266,12 +266,17 @@ class KernelWriter {
       const std::string n = std::to_string(offs.list.size());
       auto fold_it = in.attrs.find("fold_rows");  // the rows of an N-D tile (reference_memory.cpp)
       const std::string fold = fold_it != in.attrs.end() && fold_it->second == ir::AttrValue(true) ? "true" : "false";
+      std::string dims;  // a strided box of two other dims (isa::box_dims)
+      if (in.attrs.count("dims")) {
+        auto [rd, cd] = isa::box_dims(in, static_cast<int>(offs.list.size()));
+        dims = ", " + std::to_string(rd) + ", " + std::to_string(cd);
+      }
       if (load) {
         if (t.pad != PadValue::null && t.dtype != DataType::FP32) return "";
         const float pad = t.pad == PadValue::max ? 3.4028234663852886e38f : t.pad == PadValue::min ? -3.4028234663852886e38f : 0.0f;
         return off + " ok = pto_opt::tload(" + ptr(t, "unsigned char") + ", " + std::to_string(t.cols) + ", " +
                std::to_string(t.rows) + ", " + R + ", " + C + ", " + tensor + ", off, " + n + ", " +
-               (t.pad != PadValue::null ? "true" : "false") + ", " + "(float)" + float_literal(pad) + ", " + fold + ");";
+               (t.pad != PadValue::null ? "true" : "false") + ", " + "(float)" + float_literal(pad) + ", " + fold + dims + ");";
       }
       std::string atomic = "none";
       auto it = in.attrs.find("atomic");
@@ -281,7 +286,7 @@ class KernelWriter {
       }
       if (atomic != "none" && !(atomic == "add" && t.dtype == DataType::FP32)) return "";
       return off + " ok = pto_opt::tstore(" + tensor + ", off, " + n + ", " + ptr(t, "unsigned char") + ", " +
-             std::to_string(t.cols) + ", " + R + ", " + C + ", " + (atomic == "add" ? "true" : "false") + ", " + fold + ");";
+             std::to_string(t.cols) + ", " + R + ", " + C + ", " + (atomic == "add" ? "true" : "false") + ", " + fold + dims + ");";
     }
     if (m == "TMOV") {
       if (tiles.size() != 2 || tiles[0]->dtype != tiles[1]->dtype) return "";

@@ -52,8 +52,10 @@ std::pair<uintptr_t, uintptr_t> tensor_window(const isa::Instr& instr, const Til
   const size_t rank = t.shape.size();
   if (rank == 0 || off.size() != rank || t.strides.size() != rank || tile->valid_rows < 1 || tile->valid_cols < 1) return whole;
   std::vector<int64_t> last = off;
-  last[rank - 1] += tile->valid_cols - 1;
-  if (rank >= 2) last[rank - 2] += tile->valid_rows - 1;
+  auto [rd, cd] = isa::box_dims(instr, static_cast<int>(rank));
+  if (cd < 0 || cd >= static_cast<int>(rank) || rd >= static_cast<int>(rank)) return whole;
+  last[cd] += tile->valid_cols - 1;
+  if (rd >= 0) last[rd] += tile->valid_rows - 1;
   int64_t first_elem = 0, last_elem = 0;
   for (size_t d = 0; d < rank; ++d) {
     if (off[d] < 0 || last[d] >= t.shape[d]) return whole;

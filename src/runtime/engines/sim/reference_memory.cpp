@@ -16,7 +16,7 @@ std::string join(const std::vector<int64_t>& v) {
 }
 
 // The 2-D window of `tensor` a tile covers: its last two dims at `offsets` (a 1-D tensor is
-// one row). With the attribute fold_rows (the rows of an N-D tile, docs/language.md "N-D
+// one row), or the two dims of the attribute "dims" (isa::box_dims: a strided box). With the attribute fold_rows (the rows of an N-D tile, docs/language.md "N-D
 // tiles"), row r is row f0 + r of the tensor's leading axes merged row-major, f0 the merged
 // index of the leading offsets. Checks that the tile's valid region lies inside the tensor.
 struct Window {
@@ -50,11 +50,16 @@ Window window_of(const TileCall& call, const TensorView& tensor, const std::vect
   };
   if (rank < 1 || static_cast<int>(offsets.size()) != rank)
     call.fail_runtime("the" + describe() + ": one offset per tensor dimension is needed");
-  Window w{tensor, offsets, rank >= 2 ? rank - 2 : -1, rank - 1};
+  auto [row_dim, col_dim] = isa::box_dims(call.instr, rank);
+  if (col_dim < 0 || col_dim >= rank || row_dim >= rank || row_dim == col_dim)
+    call.fail_runtime("the" + describe() + ": its box dims " + std::to_string(row_dim) + ", " + std::to_string(col_dim) +
+                      " are not two dims of the tensor");
+  Window w{tensor, offsets, row_dim, col_dim};
   auto it = call.instr.attrs.find("fold_rows");
   w.fold = rank >= 3 && it != call.instr.attrs.end() && it->second == ir::AttrValue(true);
   bool inside = offsets[w.col_dim] >= 0 && offsets[w.col_dim] + tile.valid_cols <= tensor.shape[w.col_dim];
-  for (int d = 0; d < w.row_dim && inside; ++d) inside = offsets[d] >= 0 && offsets[d] < tensor.shape[d];
+  for (int d = 0; d < rank && inside; ++d)  // the dims the box does not step (fold: those before its rows)
+    if (d != w.col_dim && (w.fold ? d < w.row_dim : d != w.row_dim)) inside = offsets[d] >= 0 && offsets[d] < tensor.shape[d];
   if (w.fold) {
     inside = inside && offsets[w.row_dim] >= 0 && offsets[w.row_dim] < tensor.shape[w.row_dim];
     int64_t rows_total = 1;
