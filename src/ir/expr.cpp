@@ -29,6 +29,15 @@ std::optional<int64_t> as_const_int(const ExprPtr& e) {
   return std::nullopt;
 }
 
+const char* expr_kind_name(ExprKind k) {
+  static const char* names[] = {
+#define PYPTO_X(Kind, Class, hook) #Kind,
+      PYPTO_EXPR_NODES(PYPTO_X)
+#undef PYPTO_X
+  };
+  return names[static_cast<int>(k)];
+}
+
 const char* binary_op_symbol(BinaryOp op) {
   static const char* names[] = {"+", "-", "*", "/", "//", "%", "min", "max", "==", "!=", "<", "<=", ">", ">=", "and", "or"};
   return names[static_cast<int>(op)];

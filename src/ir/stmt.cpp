@@ -3,18 +3,27 @@
 
 namespace pypto::ir {
 
+const char* stmt_kind_name(StmtKind k) {
+  static const char* names[] = {
+#define PYPTO_X(Kind, Class, hook) #Kind,
+      PYPTO_STMT_NODES(PYPTO_X)
+#undef PYPTO_X
+  };
+  return names[static_cast<int>(k)];
+}
+
 const char* for_kind_name(ForKind k) {
   static const char* names[] = {"range", "parallel", "unroll", "pipeline"};
   return names[static_cast<int>(k)];
 }
 
 StmtPtr ForStmt::make(VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv,
-                      StmtPtr bd, std::vector<VarPtr> rv, ForKind fk, int64_t stg, Span s) {
+                      StmtPtr bd, std::vector<VarPtr> rv, ForKind fk, int64_t stg, Span s, Attrs attrs) {
   PYPTO_CHECK(ia.size() == iv.size(), "for: iter_args and init_values differ in number");
   PYPTO_CHECK(ia.size() == rv.size(), "for: iter_args and return_vars differ in number");
   PYPTO_CHECK(lv && b && e && st && bd, "for: missing loop variable, bounds or body");
   return std::make_shared<ForStmt>(std::move(lv), std::move(b), std::move(e), std::move(st), std::move(ia), std::move(iv),
-                                   std::move(bd), std::move(rv), fk, stg, std::move(s));
+                                   std::move(bd), std::move(rv), fk, stg, std::move(s), std::move(attrs));
 }
 
 StmtPtr WhileStmt::make(std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv,
