@@ -212,7 +212,7 @@ ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& arg
 ExprPtr Call::make(const OpDef* o, std::vector<ExprPtr> a, Attrs at, Span s) {
   PYPTO_CHECK(o, "a call without an op");
   TypePtr t = o->infer_type(CallSite{*o, a, at, s});
-  return std::make_shared<Call>(o, std::move(a), std::move(at), std::move(t), std::move(s));
+  return std::make_shared<Call>(Key{}, o, std::move(a), std::move(at), std::move(t), std::move(s));
 }
 
 namespace {
@@ -250,7 +250,7 @@ ExprPtr Call::make(const OpDef* o, std::vector<ExprPtr> a, Attrs at, TypePtr t, 
   TypePtr inferred = o->infer_type(CallSite{*o, a, at, s});
   PYPTO_CHECK(refines(t, inferred), "pl." + o->name + ": the given result type " + print_type(t) +
                                         " does not agree with the inferred " + print_type(inferred));
-  return std::make_shared<Call>(o, std::move(a), std::move(at), std::move(t), std::move(s));
+  return std::make_shared<Call>(Key{}, o, std::move(a), std::move(at), std::move(t), std::move(s));
 }
 
 }  // namespace pypto::ir

@@ -32,14 +32,19 @@ struct Expr {
   virtual ~Expr() = default;
   template <typename T>
   const T* as() const { return kind == T::kKind ? static_cast<const T*>(this) : nullptr; }
+ protected:
+  // Only a node's make() builds it: every node constructor takes this key.
+  struct Key {
+    explicit Key() = default;
+  };
 };
 
 struct Var : Expr {
   static constexpr ExprKind kKind = ExprKind::Var;
   const std::string name;
-  Var(std::string n, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), name(std::move(n)) {}
+  Var(Key, std::string n, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), name(std::move(n)) {}
   static std::shared_ptr<const Var> make(std::string n, TypePtr t, Span s = {}) {
-    return std::make_shared<Var>(std::move(n), std::move(t), std::move(s));
+    return std::make_shared<Var>(Key{}, std::move(n), std::move(t), std::move(s));
   }
 };
 using VarPtr = std::shared_ptr<const Var>;
@@ -47,26 +52,26 @@ using VarPtr = std::shared_ptr<const Var>;
 struct ConstInt : Expr {
   static constexpr ExprKind kKind = ExprKind::ConstInt;
   const int64_t value;
-  ConstInt(int64_t v, DataType d, Span s) : Expr(kKind, ScalarType::make(d), std::move(s)), value(v) {}
+  ConstInt(Key, int64_t v, DataType d, Span s) : Expr(kKind, ScalarType::make(d), std::move(s)), value(v) {}
   static ExprPtr make(int64_t v, DataType d = DataType::INDEX, Span s = {}) {
-    return std::make_shared<ConstInt>(v, d, std::move(s));
+    return std::make_shared<ConstInt>(Key{}, v, d, std::move(s));
   }
 };
 
 struct ConstFloat : Expr {
   static constexpr ExprKind kKind = ExprKind::ConstFloat;
   const double value;
-  ConstFloat(double v, DataType d, Span s) : Expr(kKind, ScalarType::make(d), std::move(s)), value(v) {}
+  ConstFloat(Key, double v, DataType d, Span s) : Expr(kKind, ScalarType::make(d), std::move(s)), value(v) {}
   static ExprPtr make(double v, DataType d = DataType::FP32, Span s = {}) {
-    return std::make_shared<ConstFloat>(v, d, std::move(s));
+    return std::make_shared<ConstFloat>(Key{}, v, d, std::move(s));
   }
 };
 
 struct ConstBool : Expr {
   static constexpr ExprKind kKind = ExprKind::ConstBool;
   const bool value;
-  ConstBool(bool v, Span s) : Expr(kKind, ScalarType::make(DataType::BOOL), std::move(s)), value(v) {}
-  static ExprPtr make(bool v, Span s = {}) { return std::make_shared<ConstBool>(v, std::move(s)); }
+  ConstBool(Key, bool v, Span s) : Expr(kKind, ScalarType::make(DataType::BOOL), std::move(s)), value(v) {}
+  static ExprPtr make(bool v, Span s = {}) { return std::make_shared<ConstBool>(Key{}, v, std::move(s)); }
 };
 
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Mod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
@@ -78,7 +83,7 @@ struct BinaryExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::Binary;
   const BinaryOp op;
   const ExprPtr a, b;
-  BinaryExpr(BinaryOp o, ExprPtr x, ExprPtr y, TypePtr t, Span s)
+  BinaryExpr(Key, BinaryOp o, ExprPtr x, ExprPtr y, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)), b(std::move(y)) {}
   // Infers the result type (comparisons give BOOL, mixed int/float gives the float dtype) and
   // rejects non-scalar operands with a user error at `s`.
@@ -91,7 +96,7 @@ struct UnaryExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::Unary;
   const UnaryOp op;
   const ExprPtr a;
-  UnaryExpr(UnaryOp o, ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)) {}
+  UnaryExpr(Key, UnaryOp o, ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)) {}
   static ExprPtr make(UnaryOp o, ExprPtr x, Span s = {});
 };
 
@@ -100,7 +105,7 @@ struct UnaryExpr : Expr {
 struct CastExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::Cast;
   const ExprPtr a;
-  CastExpr(ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), a(std::move(x)) {}
+  CastExpr(Key, ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), a(std::move(x)) {}
   // Checks the operand (a scalar, not a task id), the target dtype (one the scalar unit
   // computes on) and the mode (only "round": another of tile pl.cast's modes is a type
   // error, an unknown name a value error); a constant operand folds to a constant.
@@ -123,7 +128,7 @@ struct Call : Expr {
   const OpDef* const op;
   const std::vector<ExprPtr> args;  // aligned with the op's kExpr/kExprList params (absent optional ones: null)
   const Attrs attrs;                // every kAttr param, defaults filled in
-  Call(const OpDef* o, std::vector<ExprPtr> a, Attrs at, TypePtr t, Span s)
+  Call(Key, const OpDef* o, std::vector<ExprPtr> a, Attrs at, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), op(o), args(std::move(a)), attrs(std::move(at)) {}
   // Checks the arguments' types and infers the result type with the op's type rule; user
   // errors at `s`. (src/ir/op_registry.cpp)
@@ -172,10 +177,10 @@ struct FuncCall : Expr {
   const std::string callee;
   const std::vector<ExprPtr> args;
   const TaskInfo task;  // set by OutlineIncore / the parser for kernel launches
-  FuncCall(std::string c, std::vector<ExprPtr> a, TypePtr t, Span s, TaskInfo ti = {})
+  FuncCall(Key, std::string c, std::vector<ExprPtr> a, TypePtr t, Span s, TaskInfo ti = {})
       : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), args(std::move(a)), task(std::move(ti)) {}
   static ExprPtr make(std::string c, std::vector<ExprPtr> a, TypePtr t, Span s = {}, TaskInfo ti = {}) {
-    return std::make_shared<FuncCall>(std::move(c), std::move(a), std::move(t), std::move(s), std::move(ti));
+    return std::make_shared<FuncCall>(Key{}, std::move(c), std::move(a), std::move(t), std::move(s), std::move(ti));
   }
 };
 
@@ -183,15 +188,15 @@ struct FuncCall : Expr {
 struct ListExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::List;
   const std::vector<ExprPtr> elems;
-  ListExpr(std::vector<ExprPtr> e, Span s) : Expr(kKind, NoneType::make(), std::move(s)), elems(std::move(e)) {}
-  static ExprPtr make(std::vector<ExprPtr> e, Span s = {}) { return std::make_shared<ListExpr>(std::move(e), std::move(s)); }
+  ListExpr(Key, std::vector<ExprPtr> e, Span s) : Expr(kKind, NoneType::make(), std::move(s)), elems(std::move(e)) {}
+  static ExprPtr make(std::vector<ExprPtr> e, Span s = {}) { return std::make_shared<ListExpr>(Key{}, std::move(e), std::move(s)); }
 };
 
 struct TupleGetItem : Expr {
   static constexpr ExprKind kKind = ExprKind::TupleGet;
   const ExprPtr tuple;
   const int index;
-  TupleGetItem(ExprPtr t, int i, TypePtr ty, Span s) : Expr(kKind, std::move(ty), std::move(s)), tuple(std::move(t)), index(i) {}
+  TupleGetItem(Key, ExprPtr t, int i, TypePtr ty, Span s) : Expr(kKind, std::move(ty), std::move(s)), tuple(std::move(t)), index(i) {}
   static ExprPtr make(ExprPtr t, int i, Span s = {});
 };
 

@@ -20,6 +20,11 @@ struct Stmt {
   virtual ~Stmt() = default;
   template <typename T>
   const T* as() const { return kind == T::kKind ? static_cast<const T*>(this) : nullptr; }
+ protected:
+  // Only a node's make() builds it: every node constructor takes this key.
+  struct Key {
+    explicit Key() = default;
+  };
 };
 using StmtPtr = std::shared_ptr<const Stmt>;
 
@@ -28,16 +33,16 @@ struct AssignStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Assign;
   const VarPtr var;
   const ExprPtr value;
-  AssignStmt(VarPtr v, ExprPtr e, Span s) : Stmt(kKind, std::move(s)), var(std::move(v)), value(std::move(e)) {}
-  static StmtPtr make(VarPtr v, ExprPtr e, Span s = {}) { return std::make_shared<AssignStmt>(std::move(v), std::move(e), std::move(s)); }
+  AssignStmt(Key, VarPtr v, ExprPtr e, Span s) : Stmt(kKind, std::move(s)), var(std::move(v)), value(std::move(e)) {}
+  static StmtPtr make(VarPtr v, ExprPtr e, Span s = {}) { return std::make_shared<AssignStmt>(Key{}, std::move(v), std::move(e), std::move(s)); }
 };
 
 // An expression evaluated for its effect (a store whose result is unused, a kernel call).
 struct EvalStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Eval;
   const ExprPtr expr;
-  EvalStmt(ExprPtr e, Span s) : Stmt(kKind, std::move(s)), expr(std::move(e)) {}
-  static StmtPtr make(ExprPtr e, Span s = {}) { return std::make_shared<EvalStmt>(std::move(e), std::move(s)); }
+  EvalStmt(Key, ExprPtr e, Span s) : Stmt(kKind, std::move(s)), expr(std::move(e)) {}
+  static StmtPtr make(ExprPtr e, Span s = {}) { return std::make_shared<EvalStmt>(Key{}, std::move(e), std::move(s)); }
 };
 
 enum class ForKind : uint8_t { Range, Parallel, Unroll, Pipeline };
@@ -57,7 +62,7 @@ struct ForStmt : Stmt {
   const ForKind for_kind = ForKind::Range;
   const int64_t stages = 0;  // pl.pipeline(n, stage=k)
   const Attrs attrs;         // pl.range(..., attrs={...}): hints kept from the parser (passes drop them)
-  ForStmt(VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv, StmtPtr bd,
+  ForStmt(Key, VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv, StmtPtr bd,
           std::vector<VarPtr> rv, ForKind fk, int64_t stg, Span s, Attrs at = {})
       : Stmt(kKind, std::move(s)), loop_var(std::move(lv)), start(std::move(b)), stop(std::move(e)), step(std::move(st)),
         iter_args(std::move(ia)), init_values(std::move(iv)), body(std::move(bd)), return_vars(std::move(rv)),
@@ -78,7 +83,7 @@ struct WhileStmt : Stmt {
   const ExprPtr cond;
   const StmtPtr body;
   const std::vector<VarPtr> return_vars;
-  WhileStmt(std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv, Span s)
+  WhileStmt(Key, std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv, Span s)
       : Stmt(kKind, std::move(s)), iter_args(std::move(ia)), init_values(std::move(iv)), cond(std::move(c)),
         body(std::move(bd)), return_vars(std::move(rv)) {}
   static StmtPtr make(std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv,
@@ -92,7 +97,7 @@ struct IfStmt : Stmt {
   const StmtPtr then_body;
   const StmtPtr else_body;  // may be null
   const std::vector<VarPtr> return_vars;
-  IfStmt(ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv, Span s)
+  IfStmt(Key, ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv, Span s)
       : Stmt(kKind, std::move(s)), cond(std::move(c)), then_body(std::move(t)), else_body(std::move(e)), return_vars(std::move(rv)) {}
   static StmtPtr make(ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv = {}, Span s = {});
 };
@@ -100,22 +105,22 @@ struct IfStmt : Stmt {
 struct YieldStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Yield;
   const std::vector<ExprPtr> values;
-  YieldStmt(std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
-  static StmtPtr make(std::vector<ExprPtr> v, Span s = {}) { return std::make_shared<YieldStmt>(std::move(v), std::move(s)); }
+  YieldStmt(Key, std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
+  static StmtPtr make(std::vector<ExprPtr> v, Span s = {}) { return std::make_shared<YieldStmt>(Key{}, std::move(v), std::move(s)); }
 };
 
 struct ReturnStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Return;
   const std::vector<ExprPtr> values;
-  ReturnStmt(std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
-  static StmtPtr make(std::vector<ExprPtr> v, Span s = {}) { return std::make_shared<ReturnStmt>(std::move(v), std::move(s)); }
+  ReturnStmt(Key, std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
+  static StmtPtr make(std::vector<ExprPtr> v, Span s = {}) { return std::make_shared<ReturnStmt>(Key{}, std::move(v), std::move(s)); }
 };
 
 struct SeqStmts : Stmt {
   static constexpr StmtKind kKind = StmtKind::Seq;
   const std::vector<StmtPtr> stmts;
-  SeqStmts(std::vector<StmtPtr> v, Span s) : Stmt(kKind, std::move(s)), stmts(std::move(v)) {}
-  static StmtPtr make(std::vector<StmtPtr> v, Span s = {}) { return std::make_shared<SeqStmts>(std::move(v), std::move(s)); }
+  SeqStmts(Key, std::vector<StmtPtr> v, Span s) : Stmt(kKind, std::move(s)), stmts(std::move(v)) {}
+  static StmtPtr make(std::vector<StmtPtr> v, Span s = {}) { return std::make_shared<SeqStmts>(Key{}, std::move(v), std::move(s)); }
 };
 
 // `with pl.at(level=...):` — a region that OutlineIncore turns into an InCore function.
@@ -125,10 +130,10 @@ struct ScopeStmt : Stmt {
   const StmtPtr body;
   const TaskInfo task;                   // `as tid`, deps=[...], pl.spmd(n)
   const std::vector<VarPtr> block_vars;  // the __block_idx / __block_num Vars the body reads (pl.spmd)
-  ScopeStmt(Level l, StmtPtr b, Span s, TaskInfo t = {}, std::vector<VarPtr> bv = {})
+  ScopeStmt(Key, Level l, StmtPtr b, Span s, TaskInfo t = {}, std::vector<VarPtr> bv = {})
       : Stmt(kKind, std::move(s)), level(l), body(std::move(b)), task(std::move(t)), block_vars(std::move(bv)) {}
   static StmtPtr make(Level l, StmtPtr b, Span s = {}, TaskInfo t = {}, std::vector<VarPtr> bv = {}) {
-    return std::make_shared<ScopeStmt>(l, std::move(b), std::move(s), std::move(t), std::move(bv));
+    return std::make_shared<ScopeStmt>(Key{}, l, std::move(b), std::move(s), std::move(t), std::move(bv));
   }
 };
 
