@@ -172,6 +172,19 @@ class Lowerer : public IRMutator {
     replaced_[s->var.get()] = retyped;
     return AssignStmt::make(retyped, call, s->span);
   }
+  // A tensor-level call inside another whose operand became a tile (a loop-carried value made
+  // a tile, as in pl.relu(pl.col_expand_add(acc, b))): the tile op on whole tiles, emitted
+  // before the statement, as lower_call does for a top-level one.
+  ExprPtr mutate_call(const std::shared_ptr<const Call>& c) override {
+    auto info = out_ ? tensor_op_info(*c->op) : std::nullopt;
+    if (!info) return IRMutator::mutate_call(c);
+    bool changed = false;
+    std::vector<ExprPtr> args = mutate_all(c->args, &changed);
+    if (!changed) return c;
+    if (std::any_of(args.begin(), args.end(), [](const ExprPtr& a) { return a && a->type && a->type->as<TileType>(); }))
+      return tile_form(*c, args, *info);
+    return Call::make(c->op, std::move(args), c->attrs, c->span);
+  }
   StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
     ++depth_;
     StmtPtr out = IRMutator::mutate_while(s);
