@@ -14,6 +14,7 @@
 #include "pypto/ir/printer.h"
 #include "pypto/ir/structural_equal.h"
 #include "pypto/ir/tensor_ops.h"
+#include "pypto/ir/visitor.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -182,166 +183,223 @@ void bind_types(nb::module_& m) {
   nb::class_<NoneType, Type>(m, "NoneType").def(nb::new_([]() { return std::make_shared<NoneType>(); }));
 }
 
+// ---- IR nodes. The classes and their field accessors come from the node list (nodes.def);
+// the constructors (each through the node's checking make()) are written per node below.
+
+// A field accessor by the field's kind in the node list.
+template <typename Cls, typename N, typename D>
+void bind_field_plain(Cls& cls, const char* name, D N::*p) { cls.def_ro(name, p); }
+#define PYPTO_PLAIN_FIELD(kind)                                    \
+  template <typename Cls, typename N, typename D>                  \
+  void bind_field_##kind(Cls& cls, const char* name, D N::*p) {    \
+    bind_field_plain(cls, name, p);                                \
+  }
+PYPTO_PLAIN_FIELD(attr)
+PYPTO_PLAIN_FIELD(float)
+PYPTO_PLAIN_FIELD(expr)
+PYPTO_PLAIN_FIELD(exprs)
+PYPTO_PLAIN_FIELD(def)
+PYPTO_PLAIN_FIELD(defs)
+PYPTO_PLAIN_FIELD(stmt)
+PYPTO_PLAIN_FIELD(stmts)
+PYPTO_PLAIN_FIELD(extra)
+#undef PYPTO_PLAIN_FIELD
+template <typename Cls, typename N, typename D>
+void bind_field_op(Cls& cls, const char*, D N::*p) {  // the op by name: Call.op_name
+  cls.def_prop_ro("op_name", [p](const N& n) { return (n.*p)->name; });
+}
+template <typename Cls, typename N, typename D>
+void bind_field_attrs(Cls& cls, const char* name, D N::*p) {  // attributes as a dict
+  cls.def_prop_ro(name, [p](const N& n) { return from_attrs(n.*p); });
+}
+template <typename Cls, typename N, typename D>
+void bind_field_task(Cls& cls, const char*, D N::*p) {  // a launch's task info, key by key
+  cls.def_prop_ro("hints", [p](const N& n) { return hints_of(n.*p); })
+      .def_prop_ro("task_id", [p](const N& n) { return (n.*p).task_id; })
+      .def_prop_ro("deps", [p](const N& n) { return (n.*p).deps; })
+      .def_prop_ro("block_num", [p](const N& n) { return (n.*p).block_num; })
+      .def_prop_ro("manual", [p](const N& n) { return (n.*p).manual; })
+      .def_prop_ro("dyn_deps", [p](const N& n) { return (n.*p).dyn_deps; });
+}
+
+TaskInfo task_info(int64_t task_id, std::vector<int64_t> deps, int64_t block_num, bool manual,
+                   std::vector<ExprPtr> dyn_deps, const nb::dict& hints) {
+  TaskInfo t{task_id, std::move(deps), block_num, manual, std::move(dyn_deps)};
+  apply_hints(t, hints);
+  return t;
+}
+
+// The Python constructors, one per node.
+template <typename Cls>
+void bind_ctor(Cls& c, const Var*) {
+  c.def(nb::new_([](std::string n, TypePtr t, Span s) { return unconst<Var>(Var::make(std::move(n), std::move(t), s)); }),
+        "name"_a, "type"_a, "span"_a = Span{})
+      .def("same_as", [](const Var& a, const Var& b) { return &a == &b; });
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const ConstInt*) {
+  c.def(nb::new_([](int64_t v, DataType d, Span s) { return unconst<ConstInt>(ConstInt::make(v, d, s)); }), "value"_a,
+        "dtype"_a = DataType::INDEX, "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const ConstFloat*) {
+  c.def(nb::new_([](double v, DataType d, Span s) { return unconst<ConstFloat>(ConstFloat::make(v, d, s)); }), "value"_a,
+        "dtype"_a = DataType::FP32, "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const ConstBool*) {
+  c.def(nb::new_([](bool v, Span s) { return unconst<ConstBool>(ConstBool::make(v, s)); }), "value"_a, "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const BinaryExpr*) {
+  c.def(nb::new_([](BinaryOp o, ExprPtr a, ExprPtr b, Span s) {
+          return unconst<BinaryExpr>(BinaryExpr::make(o, std::move(a), std::move(b), s));
+        }),
+        "op"_a, "a"_a, "b"_a, "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const UnaryExpr*) {
+  c.def(nb::new_([](UnaryOp o, ExprPtr a, Span s) { return unconst<UnaryExpr>(UnaryExpr::make(o, std::move(a), s)); }),
+        "op"_a, "a"_a, "span"_a = Span{});
+}
+// A Call of the op called `op` on arguments aligned with its kExpr/kExprList params and every
+// attribute: Call::make infers the type, or checks a given one (make_op_call binds
+// Python-style arguments first).
+template <typename Cls>
+void bind_ctor(Cls& c, const Call*) {
+  c.def(nb::new_([](const std::string& op, std::vector<ExprPtr> args, const nb::dict& attrs, TypePtr type, Span s) {
+          const OpDef* def = OpRegistry::instance().find(op);
+          if (!def) throw nb::key_error(("unknown op '" + op + "'").c_str());
+          ExprPtr call = type ? Call::make(def, std::move(args), to_attrs(attrs), std::move(type), s)
+                              : Call::make(def, std::move(args), to_attrs(attrs), s);
+          return unconst<Call>(call);
+        }),
+        "op"_a, "args"_a, "attrs"_a = nb::dict(), "type"_a.none() = nb::none(), "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const FuncCall*) {
+  c.def(nb::new_([](std::string c, std::vector<ExprPtr> a, TypePtr t, Span s, int64_t task_id, std::vector<int64_t> deps,
+                    int64_t block_num, bool manual, std::vector<ExprPtr> dyn_deps, nb::dict hints) {
+          return unconst<FuncCall>(FuncCall::make(std::move(c), std::move(a), std::move(t), s,
+                                                  task_info(task_id, std::move(deps), block_num, manual,
+                                                            std::move(dyn_deps), hints)));
+        }),
+        "callee"_a, "args"_a, "type"_a, "span"_a = Span{}, "task_id"_a = -1, "deps"_a = std::vector<int64_t>{},
+        "block_num"_a = 0, "manual"_a = false, "dyn_deps"_a = std::vector<ExprPtr>{}, "hints"_a = nb::dict());
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const ListExpr*) {
+  c.def(nb::new_([](std::vector<ExprPtr> e, Span s) { return unconst<ListExpr>(ListExpr::make(std::move(e), s)); }),
+        "elems"_a, "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const TupleGetItem*) {
+  c.def(nb::new_([](ExprPtr t, int i, Span s) { return unconst<TupleGetItem>(TupleGetItem::make(std::move(t), i, s)); }),
+        "tuple"_a, "index"_a, "span"_a = Span{});
+}
+// Scalar pl.cast: make_cast builds it (a constant operand folds to a constant).
+template <typename Cls>
+void bind_ctor(Cls&, const CastExpr*) {}
+
+template <typename Cls>
+void bind_ctor(Cls& c, const AssignStmt*) {
+  c.def(nb::new_([](VarPtr v, ExprPtr e, Span s) { return unconst<AssignStmt>(AssignStmt::make(std::move(v), std::move(e), s)); }),
+        "var"_a, "value"_a, "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const EvalStmt*) {
+  c.def(nb::new_([](ExprPtr e, Span s) { return unconst<EvalStmt>(EvalStmt::make(std::move(e), s)); }), "expr"_a,
+        "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const ForStmt*) {
+  c.def(nb::new_([](VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv,
+                    StmtPtr bd, std::vector<VarPtr> rv, ForKind fk, int64_t stg, Span s, const nb::dict& attrs) {
+          return unconst<ForStmt>(ForStmt::make(std::move(lv), std::move(b), std::move(e), std::move(st), std::move(ia),
+                                                std::move(iv), std::move(bd), std::move(rv), fk, stg, s, to_attrs(attrs)));
+        }),
+        "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "init_values"_a, "body"_a, "return_vars"_a,
+        "for_kind"_a = ForKind::Range, "stages"_a = 0, "span"_a = Span{}, "attrs"_a = nb::dict());
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const WhileStmt*) {
+  c.def(nb::new_([](std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv, Span s) {
+          return unconst<WhileStmt>(
+              WhileStmt::make(std::move(ia), std::move(iv), std::move(c), std::move(bd), std::move(rv), s));
+        }),
+        "iter_args"_a, "init_values"_a, "cond"_a, "body"_a, "return_vars"_a, "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const IfStmt*) {
+  c.def(nb::new_([](ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv, Span s) {
+          return unconst<IfStmt>(IfStmt::make(std::move(c), std::move(t), std::move(e), std::move(rv), s));
+        }),
+        "cond"_a, "then_body"_a, "else_body"_a.none() = nb::none(), "return_vars"_a = std::vector<VarPtr>{},
+        "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const YieldStmt*) {
+  c.def(nb::new_([](std::vector<ExprPtr> v, Span s) { return unconst<YieldStmt>(YieldStmt::make(std::move(v), s)); }),
+        "values"_a, "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const ReturnStmt*) {
+  c.def(nb::new_([](std::vector<ExprPtr> v, Span s) { return unconst<ReturnStmt>(ReturnStmt::make(std::move(v), s)); }),
+        "values"_a, "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const SeqStmts*) {
+  c.def(nb::new_([](std::vector<StmtPtr> v, Span s) { return unconst<SeqStmts>(SeqStmts::make(std::move(v), s)); }),
+        "stmts"_a, "span"_a = Span{});
+}
+template <typename Cls>
+void bind_ctor(Cls& c, const ScopeStmt*) {
+  c.def(nb::new_([](Level l, StmtPtr b, Span s, int64_t task_id, std::vector<int64_t> deps, int64_t block_num,
+                    std::vector<VarPtr> block_vars, bool manual, std::vector<ExprPtr> dyn_deps, nb::dict hints) {
+          return unconst<ScopeStmt>(ScopeStmt::make(
+              l, std::move(b), s, task_info(task_id, std::move(deps), block_num, manual, std::move(dyn_deps), hints),
+              std::move(block_vars)));
+        }),
+        "level"_a, "body"_a, "span"_a = Span{}, "task_id"_a = -1, "deps"_a = std::vector<int64_t>{}, "block_num"_a = 0,
+        "block_vars"_a = std::vector<VarPtr>{}, "manual"_a = false, "dyn_deps"_a = std::vector<ExprPtr>{},
+        "hints"_a = nb::dict());
+}
+
+#define PYPTO_BF(kind, name) bind_field_##kind(cls, #name, &N::name);
+#define PYPTO_X(Kind, Class, hook)                   \
+  {                                                  \
+    using N = Class;                                 \
+    nb::class_<N, Base> cls(m, #Class);              \
+    bind_ctor(cls, static_cast<const N*>(nullptr));  \
+    PYPTO_FIELDS_##Class(PYPTO_BF)                   \
+  }
+
 void bind_exprs(nb::module_& m) {
   nb::class_<Expr>(m, "Expr")
       .def_ro("type", &Expr::type)
       .def_ro("span", &Expr::span)
       .def_prop_ro("node_id", [](const Expr& e) { return reinterpret_cast<uintptr_t>(&e); })
       .def("__str__", [](nb::handle self) { return print_expr(nb::cast<ExprPtr>(self)); });
-  nb::class_<Var, Expr>(m, "Var")
-      .def(nb::new_([](std::string n, TypePtr t, Span s) { return std::make_shared<Var>(std::move(n), std::move(t), s); }),
-           "name"_a, "type"_a, "span"_a = Span{})
-      .def_ro("name", &Var::name)
-      .def("same_as", [](const Var& a, const Var& b) { return &a == &b; });
-  nb::class_<ConstInt, Expr>(m, "ConstInt")
-      .def(nb::new_([](int64_t v, DataType d, Span s) { return std::make_shared<ConstInt>(v, d, s); }), "value"_a,
-           "dtype"_a = DataType::INDEX, "span"_a = Span{})
-      .def_ro("value", &ConstInt::value);
-  nb::class_<ConstFloat, Expr>(m, "ConstFloat")
-      .def(nb::new_([](double v, DataType d, Span s) { return std::make_shared<ConstFloat>(v, d, s); }), "value"_a,
-           "dtype"_a = DataType::FP32, "span"_a = Span{})
-      .def_ro("value", &ConstFloat::value);
-  nb::class_<ConstBool, Expr>(m, "ConstBool")
-      .def(nb::new_([](bool v, Span s) { return std::make_shared<ConstBool>(v, s); }), "value"_a, "span"_a = Span{})
-      .def_ro("value", &ConstBool::value);
-  nb::class_<BinaryExpr, Expr>(m, "BinaryExpr")
-      .def(nb::new_([](BinaryOp o, ExprPtr a, ExprPtr b, Span s) {
-             return unconst<BinaryExpr>(BinaryExpr::make(o, std::move(a), std::move(b), s));
-           }),
-           "op"_a, "a"_a, "b"_a, "span"_a = Span{})
-      .def_ro("op", &BinaryExpr::op)
-      .def_ro("a", &BinaryExpr::a)
-      .def_ro("b", &BinaryExpr::b);
-  nb::class_<UnaryExpr, Expr>(m, "UnaryExpr")
-      .def(nb::new_([](UnaryOp o, ExprPtr a, Span s) { return unconst<UnaryExpr>(UnaryExpr::make(o, std::move(a), s)); }),
-           "op"_a, "a"_a, "span"_a = Span{})
-      .def_ro("op", &UnaryExpr::op)
-      .def_ro("a", &UnaryExpr::a);
-  // Scalar pl.cast: make_cast builds it (a constant operand folds to a constant).
-  nb::class_<CastExpr, Expr>(m, "CastExpr").def_ro("a", &CastExpr::a);
+  using Base = Expr;
+  PYPTO_EXPR_NODES(PYPTO_X)
   m.def("make_cast", [](ExprPtr a, DataType to, const std::string& mode, Span s) { return CastExpr::make(std::move(a), to, mode, s); },
         "a"_a, "dtype"_a, "mode"_a = "round", "span"_a = Span{});
-  nb::class_<Call, Expr>(m, "Call")
-      .def_prop_ro("op_name", [](const Call& c) { return c.op->name; })
-      .def_ro("args", &Call::args)
-      .def_prop_ro("attrs", [](const Call& c) { return from_attrs(c.attrs); });
-  nb::class_<FuncCall, Expr>(m, "FuncCall")
-      .def(nb::new_([](std::string c, std::vector<ExprPtr> a, TypePtr t, Span s, int64_t task_id,
-                       std::vector<int64_t> deps, int64_t block_num, bool manual, std::vector<ExprPtr> dyn_deps,
-                       nb::dict hints) {
-             auto f = std::make_shared<FuncCall>(std::move(c), std::move(a), std::move(t), s);
-             f->task = TaskInfo{task_id, std::move(deps), block_num, manual, std::move(dyn_deps)};
-             apply_hints(f->task, hints);
-             return f;
-           }),
-           "callee"_a, "args"_a, "type"_a, "span"_a = Span{}, "task_id"_a = -1, "deps"_a = std::vector<int64_t>{},
-           "block_num"_a = 0, "manual"_a = false, "dyn_deps"_a = std::vector<ExprPtr>{}, "hints"_a = nb::dict())
-      .def_prop_ro("hints", [](const FuncCall& f) { return hints_of(f.task); })
-      .def_ro("callee", &FuncCall::callee)
-      .def_ro("args", &FuncCall::args)
-      .def_prop_ro("task_id", [](const FuncCall& f) { return f.task.task_id; })
-      .def_prop_ro("deps", [](const FuncCall& f) { return f.task.deps; })
-      .def_prop_ro("block_num", [](const FuncCall& f) { return f.task.block_num; })
-      .def_prop_ro("manual", [](const FuncCall& f) { return f.task.manual; })
-      .def_prop_ro("dyn_deps", [](const FuncCall& f) { return f.task.dyn_deps; });
-  nb::class_<ListExpr, Expr>(m, "ListExpr")
-      .def(nb::new_([](std::vector<ExprPtr> e, Span s) { return std::make_shared<ListExpr>(std::move(e), s); }),
-           "elems"_a, "span"_a = Span{})
-      .def_ro("elems", &ListExpr::elems);
-  nb::class_<TupleGetItem, Expr>(m, "TupleGetItem")
-      .def(nb::new_([](ExprPtr t, int i, Span s) { return unconst<TupleGetItem>(TupleGetItem::make(std::move(t), i, s)); }),
-           "tuple"_a, "index"_a, "span"_a = Span{})
-      .def_ro("tuple", &TupleGetItem::tuple)
-      .def_ro("index", &TupleGetItem::index);
+  m.def(
+      "substitute",
+      [](const ExprPtr& e, const std::vector<std::pair<VarPtr, ExprPtr>>& values) {
+        std::unordered_map<const Var*, ExprPtr> map;
+        for (auto& [v, x] : values) map[v.get()] = x;
+        return substitute(e, map);
+      },
+      "expr"_a, "values"_a, "`expr` with the uses of each Var replaced by its value (calls re-infer their types).");
 }
 
 void bind_stmts(nb::module_& m) {
   nb::class_<Stmt>(m, "Stmt").def_ro("span", &Stmt::span);
-  nb::class_<AssignStmt, Stmt>(m, "AssignStmt")
-      .def(nb::new_([](VarPtr v, ExprPtr e, Span s) { return std::make_shared<AssignStmt>(std::move(v), std::move(e), s); }),
-           "var"_a, "value"_a, "span"_a = Span{})
-      .def_ro("var", &AssignStmt::var)
-      .def_ro("value", &AssignStmt::value);
-  nb::class_<EvalStmt, Stmt>(m, "EvalStmt")
-      .def(nb::new_([](ExprPtr e, Span s) { return std::make_shared<EvalStmt>(std::move(e), s); }), "expr"_a,
-           "span"_a = Span{})
-      .def_ro("expr", &EvalStmt::expr);
-  nb::class_<ForStmt, Stmt>(m, "ForStmt")
-      .def(nb::new_([](VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv,
-                       StmtPtr bd, std::vector<VarPtr> rv, ForKind fk, int64_t stg, Span s, const nb::dict& attrs) {
-             auto f = unconst<ForStmt>(ForStmt::make(std::move(lv), std::move(b), std::move(e), std::move(st),
-                                                     std::move(ia), std::move(iv), std::move(bd), std::move(rv), fk, stg, s));
-             f->attrs = to_attrs(attrs);
-             return f;
-           }),
-           "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "init_values"_a, "body"_a, "return_vars"_a,
-           "for_kind"_a = ForKind::Range, "stages"_a = 0, "span"_a = Span{}, "attrs"_a = nb::dict())
-      .def_ro("loop_var", &ForStmt::loop_var)
-      .def_ro("start", &ForStmt::start)
-      .def_ro("stop", &ForStmt::stop)
-      .def_ro("step", &ForStmt::step)
-      .def_ro("iter_args", &ForStmt::iter_args)
-      .def_ro("init_values", &ForStmt::init_values)
-      .def_ro("body", &ForStmt::body)
-      .def_ro("return_vars", &ForStmt::return_vars)
-      .def_prop_ro("attrs", [](const ForStmt& f) { return from_attrs(f.attrs); })
-      .def_ro("for_kind", &ForStmt::for_kind)
-      .def_ro("stages", &ForStmt::stages);
-  nb::class_<WhileStmt, Stmt>(m, "WhileStmt")
-      .def(nb::new_([](std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv,
-                       Span s) {
-             return unconst<WhileStmt>(
-                 WhileStmt::make(std::move(ia), std::move(iv), std::move(c), std::move(bd), std::move(rv), s));
-           }),
-           "iter_args"_a, "init_values"_a, "cond"_a, "body"_a, "return_vars"_a, "span"_a = Span{})
-      .def_ro("iter_args", &WhileStmt::iter_args)
-      .def_ro("init_values", &WhileStmt::init_values)
-      .def_ro("cond", &WhileStmt::cond)
-      .def_ro("body", &WhileStmt::body)
-      .def_ro("return_vars", &WhileStmt::return_vars);
-  nb::class_<IfStmt, Stmt>(m, "IfStmt")
-      .def(nb::new_([](ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv, Span s) {
-             return unconst<IfStmt>(IfStmt::make(std::move(c), std::move(t), std::move(e), std::move(rv), s));
-           }),
-           "cond"_a, "then_body"_a, "else_body"_a.none() = nb::none(), "return_vars"_a = std::vector<VarPtr>{},
-           "span"_a = Span{})
-      .def_ro("cond", &IfStmt::cond)
-      .def_ro("then_body", &IfStmt::then_body)
-      .def_ro("else_body", &IfStmt::else_body)
-      .def_ro("return_vars", &IfStmt::return_vars);
-  nb::class_<YieldStmt, Stmt>(m, "YieldStmt")
-      .def(nb::new_([](std::vector<ExprPtr> v, Span s) { return std::make_shared<YieldStmt>(std::move(v), s); }),
-           "values"_a, "span"_a = Span{})
-      .def_ro("values", &YieldStmt::values);
-  nb::class_<ReturnStmt, Stmt>(m, "ReturnStmt")
-      .def(nb::new_([](std::vector<ExprPtr> v, Span s) { return std::make_shared<ReturnStmt>(std::move(v), s); }),
-           "values"_a, "span"_a = Span{})
-      .def_ro("values", &ReturnStmt::values);
-  nb::class_<SeqStmts, Stmt>(m, "SeqStmts")
-      .def(nb::new_([](std::vector<StmtPtr> v, Span s) { return std::make_shared<SeqStmts>(std::move(v), s); }),
-           "stmts"_a, "span"_a = Span{})
-      .def_ro("stmts", &SeqStmts::stmts);
-  nb::class_<ScopeStmt, Stmt>(m, "ScopeStmt")
-      .def(nb::new_([](Level l, StmtPtr b, Span s, int64_t task_id, std::vector<int64_t> deps, int64_t block_num,
-                       std::vector<VarPtr> block_vars, bool manual, std::vector<ExprPtr> dyn_deps, nb::dict hints) {
-             auto sc = std::make_shared<ScopeStmt>(l, std::move(b), s);
-             sc->task = TaskInfo{task_id, std::move(deps), block_num, manual, std::move(dyn_deps)};
-             apply_hints(sc->task, hints);
-             sc->block_vars = std::move(block_vars);
-             return sc;
-           }),
-           "level"_a, "body"_a, "span"_a = Span{}, "task_id"_a = -1, "deps"_a = std::vector<int64_t>{},
-           "block_num"_a = 0, "block_vars"_a = std::vector<VarPtr>{}, "manual"_a = false,
-           "dyn_deps"_a = std::vector<ExprPtr>{}, "hints"_a = nb::dict())
-      .def_prop_ro("hints", [](const ScopeStmt& s) { return hints_of(s.task); })
-      .def_ro("level", &ScopeStmt::level)
-      .def_ro("body", &ScopeStmt::body)
-      .def_prop_ro("task_id", [](const ScopeStmt& s) { return s.task.task_id; })
-      .def_prop_ro("deps", [](const ScopeStmt& s) { return s.task.deps; })
-      .def_prop_ro("block_num", [](const ScopeStmt& s) { return s.task.block_num; })
-      .def_prop_ro("block_vars", [](const ScopeStmt& s) { return s.block_vars; })
-      .def_prop_ro("manual", [](const ScopeStmt& s) { return s.task.manual; })
-      .def_prop_ro("dyn_deps", [](const ScopeStmt& s) { return s.task.dyn_deps; });
+  using Base = Stmt;
+  PYPTO_STMT_NODES(PYPTO_X)
+#undef PYPTO_X
+#undef PYPTO_BF
 
   nb::class_<Function>(m, "Function")
       .def(nb::new_([](std::string n, std::vector<VarPtr> p, std::vector<ParamDirection> d, std::vector<TypePtr> r,

@@ -29,6 +29,15 @@ std::optional<int64_t> as_const_int(const ExprPtr& e) {
   return std::nullopt;
 }
 
+const char* expr_kind_name(ExprKind k) {
+  static const char* names[] = {
+#define PYPTO_X(Kind, Class, hook) #Kind,
+      PYPTO_EXPR_NODES(PYPTO_X)
+#undef PYPTO_X
+  };
+  return names[static_cast<int>(k)];
+}
+
 const char* binary_op_symbol(BinaryOp op) {
   static const char* names[] = {"+", "-", "*", "/", "//", "%", "min", "max", "==", "!=", "<", "<=", ">", ">=", "and", "or"};
   return names[static_cast<int>(op)];
@@ -55,7 +64,7 @@ ExprPtr BinaryExpr::make(BinaryOp o, ExprPtr x, ExprPtr y, Span s) {
   } else {
     result = (da == DataType::BOOL) ? db : da;
   }
-  return std::make_shared<BinaryExpr>(o, std::move(x), std::move(y), ScalarType::make(result), std::move(s));
+  return std::make_shared<BinaryExpr>(Key{}, o, std::move(x), std::move(y), ScalarType::make(result), std::move(s));
 }
 
 ExprPtr UnaryExpr::make(UnaryOp o, ExprPtr x, Span s) {
@@ -65,7 +74,7 @@ ExprPtr UnaryExpr::make(UnaryOp o, ExprPtr x, Span s) {
     fail(ErrorKind::kType, s, "unary operator on a task id: task ids are handles, not numbers",
          "store task ids in a pl.array of pl.TASK_ID and pass them in deps=[...]");
   TypePtr t = o == UnaryOp::Not ? ScalarType::make(DataType::BOOL) : x->type;
-  return std::make_shared<UnaryExpr>(o, std::move(x), std::move(t), std::move(s));
+  return std::make_shared<UnaryExpr>(Key{}, o, std::move(x), std::move(t), std::move(s));
 }
 
 ExprPtr TupleGetItem::make(ExprPtr t, int i, Span s) {
@@ -74,7 +83,7 @@ ExprPtr TupleGetItem::make(ExprPtr t, int i, Span s) {
   if (i < 0 || i >= static_cast<int>(tt->elems.size()))
     fail(ErrorKind::kValue, s, "tuple index " + std::to_string(i) + " out of range for " + std::to_string(tt->elems.size()) + " values");
   TypePtr et = tt->elems[i];
-  return std::make_shared<TupleGetItem>(std::move(t), i, std::move(et), std::move(s));
+  return std::make_shared<TupleGetItem>(Key{}, std::move(t), i, std::move(et), std::move(s));
 }
 
 }  // namespace pypto::ir
@@ -141,7 +150,7 @@ ExprPtr CastExpr::make(ExprPtr x, DataType to, const std::string& mode, Span s) 
     return to == DataType::BOOL ? ConstBool::make(v != 0, s) : ConstInt::make(v, to, s);
   }
   if (st->dtype == to) return x;  // nothing to convert
-  return std::make_shared<CastExpr>(std::move(x), ScalarType::make(to), std::move(s));
+  return std::make_shared<CastExpr>(Key{}, std::move(x), ScalarType::make(to), std::move(s));
 }
 
 }  // namespace pypto::ir

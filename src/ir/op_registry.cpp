@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "pypto/ir/printer.h"
+
 namespace pypto::ir {
 
 OpRegistry& OpRegistry::instance() {
@@ -204,9 +206,51 @@ ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& arg
     call_args.push_back(by_param[i]);
   }
   check_supported_types(*op, call_args, attrs, span);
-  CallSite site{*op, call_args, attrs, span};
-  TypePtr t = op->infer_type(site);
-  return std::make_shared<Call>(op, std::move(call_args), std::move(attrs), std::move(t), span);
+  return Call::make(op, std::move(call_args), std::move(attrs), span);
+}
+
+ExprPtr Call::make(const OpDef* o, std::vector<ExprPtr> a, Attrs at, Span s) {
+  PYPTO_CHECK(o, "a call without an op");
+  TypePtr t = o->infer_type(CallSite{*o, a, at, s});
+  return std::make_shared<Call>(Key{}, o, std::move(a), std::move(at), std::move(t), std::move(s));
+}
+
+namespace {
+// A refined type agrees with the inferred one: same kind, dtype and rank (a pass may place a
+// tile in another memory, give it an address or a smaller valid shape, never change what it is).
+bool refines(const TypePtr& given, const TypePtr& inferred) {
+  if (!given || !inferred) return given == inferred;
+  if (given->kind != inferred->kind) return false;
+  if (auto* g = given->as<ScalarType>()) return g->dtype == inferred->as<ScalarType>()->dtype;
+  if (auto* g = given->as<TensorType>()) {
+    auto* i = inferred->as<TensorType>();
+    return g->dtype == i->dtype && g->shape.size() == i->shape.size();
+  }
+  if (auto* g = given->as<TileType>()) {
+    auto* i = inferred->as<TileType>();
+    return g->dtype == i->dtype && g->shape.size() == i->shape.size();
+  }
+  if (auto* g = given->as<TupleType>()) {
+    auto* i = inferred->as<TupleType>();
+    if (g->elems.size() != i->elems.size()) return false;
+    for (size_t k = 0; k < g->elems.size(); ++k)
+      if (!refines(g->elems[k], i->elems[k])) return false;
+    return true;
+  }
+  if (auto* g = given->as<ArrayType>()) {
+    auto* i = inferred->as<ArrayType>();
+    return g->dtype == i->dtype && g->size == i->size;
+  }
+  return true;  // None
+}
+}  // namespace
+
+ExprPtr Call::make(const OpDef* o, std::vector<ExprPtr> a, Attrs at, TypePtr t, Span s) {
+  PYPTO_CHECK(o, "a call without an op");
+  TypePtr inferred = o->infer_type(CallSite{*o, a, at, s});
+  PYPTO_CHECK(refines(t, inferred), "pl." + o->name + ": the given result type " + print_type(t) +
+                                        " does not agree with the inferred " + print_type(inferred));
+  return std::make_shared<Call>(Key{}, o, std::move(a), std::move(at), std::move(t), std::move(s));
 }
 
 }  // namespace pypto::ir

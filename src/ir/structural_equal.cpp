@@ -106,42 +106,45 @@ class Equal {
     return false;
   }
 
+  // Field comparisons by field kind (nodes.def).
+  template <typename T>
+  bool eq_attr(const T& x, const T& y) { return x == y; }
+  bool eq_float(double x, double y) { return x == y || (x != x && y != y); }
+  bool eq_op(const OpDef* x, const OpDef* y) { return x == y; }
+  bool eq_attrs(const Attrs& x, const Attrs& y) { return x == y; }
+  bool eq_extra(const std::vector<VarPtr>&, const std::vector<VarPtr>&) { return true; }
+  bool eq_expr(const ExprPtr& x, const ExprPtr& y) { return expr(x, y); }
+  bool eq_exprs(const std::vector<ExprPtr>& x, const std::vector<ExprPtr>& y) { return exprs(x, y); }
+  bool eq_def(const VarPtr& x, const VarPtr& y) { return var(x.get(), y.get()); }
+  bool eq_defs(const std::vector<VarPtr>& x, const std::vector<VarPtr>& y) { return vars(x, y); }
+  bool eq_stmt(const StmtPtr& x, const StmtPtr& y) { return stmt(x, y); }
+  bool eq_stmts(const std::vector<StmtPtr>& x, const std::vector<StmtPtr>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!stmt(x[i], y[i])) return false;
+    return true;
+  }
+  bool eq_task(const TaskInfo& x, const TaskInfo& y) { return task(x, y); }
+
   bool expr(const ExprPtr& a, const ExprPtr& b) {
     if (!a || !b) return a == b;
     if (a->kind != b->kind) return false;
     if (a->kind == ExprKind::Var) return var(a->as<Var>(), b->as<Var>());
     if (!type(a->type, b->type)) return false;
+    if (auto* x = a->as<Call>(); x && x->op->name == "task.latest") {  // a task id names a launch (see task_id)
+      auto* y = b->as<Call>();
+      return x->op == y->op &&
+             task_id(std::get<int64_t>(x->attrs.at("task_id")), std::get<int64_t>(y->attrs.at("task_id")));
+    }
     switch (a->kind) {
-      case ExprKind::ConstInt: return a->as<ConstInt>()->value == b->as<ConstInt>()->value;
-      case ExprKind::ConstFloat: {
-        double x = a->as<ConstFloat>()->value, y = b->as<ConstFloat>()->value;
-        return x == y || (x != x && y != y);
-      }
-      case ExprKind::ConstBool: return a->as<ConstBool>()->value == b->as<ConstBool>()->value;
-      case ExprKind::Binary: {
-        auto *x = a->as<BinaryExpr>(), *y = b->as<BinaryExpr>();
-        return x->op == y->op && expr(x->a, y->a) && expr(x->b, y->b);
-      }
-      case ExprKind::Unary: {
-        auto *x = a->as<UnaryExpr>(), *y = b->as<UnaryExpr>();
-        return x->op == y->op && expr(x->a, y->a);
-      }
-      case ExprKind::Cast: return expr(a->as<CastExpr>()->a, b->as<CastExpr>()->a);  // the dtype is in the type
-      case ExprKind::Call: {
-        auto *x = a->as<Call>(), *y = b->as<Call>();
-        if (x->op == y->op && x->op->name == "task.latest")  // a task id names a launch (see task_id)
-          return task_id(std::get<int64_t>(x->attrs.at("task_id")), std::get<int64_t>(y->attrs.at("task_id")));
-        return x->op == y->op && x->attrs == y->attrs && exprs(x->args, y->args);
-      }
-      case ExprKind::FuncCall: {
-        auto *x = a->as<FuncCall>(), *y = b->as<FuncCall>();
-        return x->callee == y->callee && task(x->task, y->task) && exprs(x->args, y->args);
-      }
-      case ExprKind::List: return exprs(a->as<ListExpr>()->elems, b->as<ListExpr>()->elems);
-      case ExprKind::TupleGet: {
-        auto *x = a->as<TupleGetItem>(), *y = b->as<TupleGetItem>();
-        return x->index == y->index && expr(x->tuple, y->tuple);
-      }
+#define PYPTO_EQ(kind, name) &&eq_##kind(x->name, y->name)
+#define PYPTO_X(Kind, Class, hook)                 \
+  case ExprKind::Kind: {                           \
+    auto *x = a->as<Class>(), *y = b->as<Class>(); \
+    return true PYPTO_FIELDS_##Class(PYPTO_EQ);    \
+  }
+      PYPTO_EXPR_NODES_NO_VAR(PYPTO_X)
+#undef PYPTO_X
       default: return false;
     }
   }
@@ -149,46 +152,26 @@ class Equal {
   bool stmt(const StmtPtr& a, const StmtPtr& b) {
     if (!a || !b) return a == b;
     if (a->kind != b->kind) return false;
+    if (a->kind == StmtKind::Seq) {
+      // A SeqStmts inside a SeqStmts is its statements in place: the printer writes both the
+      // same way, so the grouping is not part of the structure.
+      std::vector<StmtPtr> x, y;
+      flatten_seq(a, &x);
+      flatten_seq(b, &y);
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (!stmt(x[i], y[i])) return false;
+      return true;
+    }
     switch (a->kind) {
-      case StmtKind::Assign: {
-        auto *x = a->as<AssignStmt>(), *y = b->as<AssignStmt>();
-        return expr(x->value, y->value) && var(x->var.get(), y->var.get());
-      }
-      case StmtKind::Eval: return expr(a->as<EvalStmt>()->expr, b->as<EvalStmt>()->expr);
-      case StmtKind::Yield: return exprs(a->as<YieldStmt>()->values, b->as<YieldStmt>()->values);
-      case StmtKind::Return: return exprs(a->as<ReturnStmt>()->values, b->as<ReturnStmt>()->values);
-      case StmtKind::Seq: {
-        // A SeqStmts inside a SeqStmts is its statements in place: the printer writes both the
-        // same way, so the grouping is not part of the structure.
-        std::vector<StmtPtr> x, y;
-        flatten_seq(a, &x);
-        flatten_seq(b, &y);
-        if (x.size() != y.size()) return false;
-        for (size_t i = 0; i < x.size(); ++i)
-          if (!stmt(x[i], y[i])) return false;
-        return true;
-      }
-      case StmtKind::Scope: {
-        auto *x = a->as<ScopeStmt>(), *y = b->as<ScopeStmt>();
-        return x->level == y->level && task(x->task, y->task) && stmt(x->body, y->body);
-      }
-      case StmtKind::For: {
-        auto *x = a->as<ForStmt>(), *y = b->as<ForStmt>();
-        return x->for_kind == y->for_kind && x->stages == y->stages && x->attrs == y->attrs && expr(x->start, y->start) &&
-               expr(x->stop, y->stop) && expr(x->step, y->step) && exprs(x->init_values, y->init_values) &&
-               var(x->loop_var.get(), y->loop_var.get()) && vars(x->iter_args, y->iter_args) && stmt(x->body, y->body) &&
-               vars(x->return_vars, y->return_vars);
-      }
-      case StmtKind::While: {
-        auto *x = a->as<WhileStmt>(), *y = b->as<WhileStmt>();
-        return exprs(x->init_values, y->init_values) && vars(x->iter_args, y->iter_args) && expr(x->cond, y->cond) &&
-               stmt(x->body, y->body) && vars(x->return_vars, y->return_vars);
-      }
-      case StmtKind::If: {
-        auto *x = a->as<IfStmt>(), *y = b->as<IfStmt>();
-        return expr(x->cond, y->cond) && vars(x->return_vars, y->return_vars) && stmt(x->then_body, y->then_body) &&
-               stmt(x->else_body, y->else_body);
-      }
+#define PYPTO_X(Kind, Class, hook)                 \
+  case StmtKind::Kind: {                           \
+    auto *x = a->as<Class>(), *y = b->as<Class>(); \
+    return true PYPTO_FIELDS_##Class(PYPTO_EQ);    \
+  }
+      PYPTO_STMT_NODES(PYPTO_X)
+#undef PYPTO_X
+#undef PYPTO_EQ
     }
     return false;
   }
@@ -261,43 +244,52 @@ class Hasher {
         v);
   }
 
+  // Field hashes by field kind (nodes.def).
+  template <typename T>
+  void h_attr(const T& x) { mix(static_cast<uint64_t>(x)); }
+  void h_attr(const std::string& x) { mix_str(x); }
+  void h_float(double x) { mix(std::hash<double>()(x)); }
+  void h_op(const OpDef* x) { mix_str(x->name); }
+  void h_attrs(const Attrs& x) {
+    for (auto& [k, v] : x) {
+      mix_str(k);
+      attr(v);
+    }
+  }
+  void h_extra(const std::vector<VarPtr>&) {}
+  void h_expr(const ExprPtr& x) { expr(x); }
+  void h_exprs(const std::vector<ExprPtr>& x) {
+    mix(x.size());
+    for (auto& e : x) expr(e);
+  }
+  void h_def(const VarPtr& x) { var(x.get()); }
+  void h_defs(const std::vector<VarPtr>& x) {
+    mix(x.size());
+    for (auto& v : x) var(v.get());
+  }
+  void h_stmt(const StmtPtr& x) { stmt(x); }
+  void h_stmts(const std::vector<StmtPtr>& x) {
+    for (auto& s : x) stmt(s);
+  }
+  void h_task(const TaskInfo& t) { task(t); }
+
   void expr(const ExprPtr& e) {
     if (!e) return mix(1);
     mix(static_cast<uint64_t>(e->kind) + 200);
     if (auto* v = e->as<Var>()) return var(v);
     type(e->type);
-    if (auto* c = e->as<ConstInt>()) mix(static_cast<uint64_t>(c->value));
-    if (auto* c = e->as<ConstFloat>()) mix(std::hash<double>()(c->value));
-    if (auto* c = e->as<ConstBool>()) mix(c->value);
-    if (auto* b = e->as<BinaryExpr>()) {
-      mix(static_cast<uint64_t>(b->op));
-      expr(b->a);
-      expr(b->b);
-    }
-    if (auto* u = e->as<UnaryExpr>()) {
-      mix(static_cast<uint64_t>(u->op));
-      expr(u->a);
-    }
-    if (auto* c = e->as<CastExpr>()) expr(c->a);
-    if (auto* c = e->as<Call>()) {
-      mix_str(c->op->name);
-      for (auto& a : c->args) expr(a);
-      for (auto& [k, v] : c->attrs) {
-        if (c->op->name == "task.latest") continue;  // a task id is a name (see task())
-        mix_str(k);
-        attr(v);
-      }
-    }
-    if (auto* c = e->as<FuncCall>()) {
-      mix_str(c->callee);
-      task(c->task);
-      for (auto& a : c->args) expr(a);
-    }
-    if (auto* l = e->as<ListExpr>())
-      for (auto& a : l->elems) expr(a);
-    if (auto* t = e->as<TupleGetItem>()) {
-      mix(t->index);
-      expr(t->tuple);
+    if (auto* c = e->as<Call>(); c && c->op->name == "task.latest") return h_op(c->op);  // a task id is a name
+    switch (e->kind) {
+#define PYPTO_H(kind, name) h_##kind(x->name);
+#define PYPTO_X(Kind, Class, hook) \
+  case ExprKind::Kind: {           \
+    auto* x = e->as<Class>();      \
+    PYPTO_FIELDS_##Class(PYPTO_H)  \
+    break;                         \
+  }
+      PYPTO_EXPR_NODES_NO_VAR(PYPTO_X)
+#undef PYPTO_X
+      default: break;
     }
   }
 
@@ -319,49 +311,22 @@ class Hasher {
   void stmt(const StmtPtr& s) {
     if (!s) return mix(2);
     mix(static_cast<uint64_t>(s->kind) + 300);
-    if (auto* a = s->as<AssignStmt>()) {
-      expr(a->value);
-      var(a->var.get());
-    }
-    if (auto* a = s->as<EvalStmt>()) expr(a->expr);
-    if (auto* y = s->as<YieldStmt>())
-      for (auto& v : y->values) expr(v);
-    if (auto* r = s->as<ReturnStmt>())
-      for (auto& v : r->values) expr(v);
     if (s->as<SeqStmts>()) {
       std::vector<StmtPtr> flat;
       flatten_seq(s, &flat);
       for (auto& x : flat) stmt(x);
+      return;
     }
-    if (auto* sc = s->as<ScopeStmt>()) {
-      mix(static_cast<uint64_t>(sc->level));
-      task(sc->task);
-      stmt(sc->body);
-    }
-    if (auto* f = s->as<ForStmt>()) {
-      mix(static_cast<uint64_t>(f->for_kind));
-      mix(static_cast<uint64_t>(f->stages));
-      expr(f->start);
-      expr(f->stop);
-      expr(f->step);
-      for (auto& v : f->init_values) expr(v);
-      var(f->loop_var.get());
-      for (auto& v : f->iter_args) var(v.get());
-      stmt(f->body);
-      for (auto& v : f->return_vars) var(v.get());
-    }
-    if (auto* w = s->as<WhileStmt>()) {
-      for (auto& v : w->init_values) expr(v);
-      for (auto& v : w->iter_args) var(v.get());
-      expr(w->cond);
-      stmt(w->body);
-      for (auto& v : w->return_vars) var(v.get());
-    }
-    if (auto* i = s->as<IfStmt>()) {
-      expr(i->cond);
-      for (auto& v : i->return_vars) var(v.get());
-      stmt(i->then_body);
-      stmt(i->else_body);
+    switch (s->kind) {
+#define PYPTO_X(Kind, Class, hook) \
+  case StmtKind::Kind: {           \
+    auto* x = s->as<Class>();      \
+    PYPTO_FIELDS_##Class(PYPTO_H)  \
+    break;                         \
+  }
+      PYPTO_STMT_NODES(PYPTO_X)
+#undef PYPTO_X
+#undef PYPTO_H
     }
   }
 

@@ -4,105 +4,100 @@
 namespace pypto::ir {
 
 // ---------------------------------------------------------------- IRVisitor
+// Dispatch and default visits come from the node list (nodes.def).
 
 void IRVisitor::visit(const ExprPtr& e) {
   if (!e) return;
   switch (e->kind) {
     case ExprKind::Var: visit_var(std::static_pointer_cast<const Var>(e)); break;
-    case ExprKind::ConstInt:
-    case ExprKind::ConstFloat:
-    case ExprKind::ConstBool: break;
-    case ExprKind::Binary: {
-      auto* b = e->as<BinaryExpr>();
-      visit(b->a);
-      visit(b->b);
-      break;
-    }
-    case ExprKind::Unary: visit(e->as<UnaryExpr>()->a); break;
-    case ExprKind::Cast: visit(e->as<CastExpr>()->a); break;
-    case ExprKind::Call: visit_call(*e->as<Call>()); break;
-    case ExprKind::FuncCall: visit_func_call(*e->as<FuncCall>()); break;
-    case ExprKind::List:
-      for (auto& x : e->as<ListExpr>()->elems) visit(x);
-      break;
-    case ExprKind::TupleGet: visit(e->as<TupleGetItem>()->tuple); break;
+#define PYPTO_X(Kind, Class, hook) \
+  case ExprKind::Kind: visit_##hook(*e->as<Class>()); break;
+    PYPTO_EXPR_NODES_NO_VAR(PYPTO_X)
+#undef PYPTO_X
   }
 }
 
 void IRVisitor::visit(const StmtPtr& s) {
   if (!s) return;
   switch (s->kind) {
-    case StmtKind::Assign: visit_assign(*s->as<AssignStmt>()); break;
-    case StmtKind::Eval: visit_eval(*s->as<EvalStmt>()); break;
-    case StmtKind::For: visit_for(*s->as<ForStmt>()); break;
-    case StmtKind::While: visit_while(*s->as<WhileStmt>()); break;
-    case StmtKind::If: visit_if(*s->as<IfStmt>()); break;
-    case StmtKind::Yield: visit_yield(*s->as<YieldStmt>()); break;
-    case StmtKind::Return: visit_return(*s->as<ReturnStmt>()); break;
-    case StmtKind::Seq: visit_seq(*s->as<SeqStmts>()); break;
-    case StmtKind::Scope: visit_scope(*s->as<ScopeStmt>()); break;
+#define PYPTO_X(Kind, Class, hook) \
+  case StmtKind::Kind: visit_##hook(*s->as<Class>()); break;
+    PYPTO_STMT_NODES(PYPTO_X)
+#undef PYPTO_X
   }
 }
+
+namespace {
+// The default visit of one field, by its kind in the node list.
+template <typename V>
+struct FieldVisitor {
+  V& v;
+  template <typename T>
+  void attr(const T&) {}
+  void float_(double) {}
+  void op(const OpDef*) {}
+  void attrs(const Attrs&) {}
+  void extra(const std::vector<VarPtr>&) {}
+  void expr(const ExprPtr& e) { v.visit(e); }
+  void exprs(const std::vector<ExprPtr>& es) {
+    for (auto& e : es) v.visit(e);
+  }
+  void def(const VarPtr& d) { v.def(d); }
+  void defs(const std::vector<VarPtr>& ds) {
+    for (auto& d : ds) v.def(d);
+  }
+  void stmt(const StmtPtr& s) { v.visit(s); }
+  void stmts(const std::vector<StmtPtr>& ss) {
+    for (auto& s : ss) v.visit(s);
+  }
+  void task(const TaskInfo& t) { v.task(t); }
+};
+}  // namespace
+
+// Access for FieldVisitor to the protected hooks.
+struct IRVisitorAccess {
+  IRVisitor& self;
+  void visit(const ExprPtr& e) { self.visit(e); }
+  void visit(const StmtPtr& s) { self.visit(s); }
+  void def(const VarPtr& d) { self.visit_def(d); }
+  void task(const TaskInfo& t) { self.visit_task(t); }
+};
+
+#define PYPTO_VF(kind, name) PYPTO_VF_(kind, name)
+#define PYPTO_VF_(kind, name) fv.PYPTO_FK_##kind(n.name);
+#define PYPTO_FK_attr attr
+#define PYPTO_FK_float float_
+#define PYPTO_FK_op op
+#define PYPTO_FK_attrs attrs
+#define PYPTO_FK_extra extra
+#define PYPTO_FK_expr expr
+#define PYPTO_FK_exprs exprs
+#define PYPTO_FK_def def
+#define PYPTO_FK_defs defs
+#define PYPTO_FK_stmt stmt
+#define PYPTO_FK_stmts stmts
+#define PYPTO_FK_task task
+#define PYPTO_X(Kind, Class, hook)                  \
+  void IRVisitor::visit_##hook(const Class& n) {    \
+    IRVisitorAccess access{*this};                  \
+    FieldVisitor<IRVisitorAccess> fv{access};       \
+    PYPTO_FIELDS_##Class(PYPTO_VF) (void)fv;        \
+  }
+PYPTO_EXPR_NODES_NO_VAR(PYPTO_X)
+PYPTO_STMT_NODES(PYPTO_X)
+#undef PYPTO_X
 
 void IRVisitor::visit_function(const Function& f) {
   for (auto& p : f.params) visit_def(p);
   visit(f.body);
 }
 
-void IRVisitor::visit_call(const Call& c) {
-  for (auto& a : c.args) visit(a);
-}
-void IRVisitor::visit_func_call(const FuncCall& c) {
-  for (auto& a : c.args) visit(a);
-  visit_task(c.task);
-}
 void IRVisitor::visit_task(const TaskInfo& t) {
   for (auto& d : t.dyn_deps) visit(d);
   if (t.core_num) visit(t.core_num);
   for (auto& d : t.no_dep_args) visit(d);
   for (auto& d : t.dumps) visit(d);
   if (t.predicate) visit(t.predicate);
-}
-void IRVisitor::visit_assign(const AssignStmt& s) {
-  visit(s.value);
-  visit_def(s.var);
-}
-void IRVisitor::visit_eval(const EvalStmt& s) { visit(s.expr); }
-void IRVisitor::visit_for(const ForStmt& s) {
-  visit(s.start);
-  visit(s.stop);
-  visit(s.step);
-  for (auto& v : s.init_values) visit(v);
-  visit_def(s.loop_var);
-  for (auto& v : s.iter_args) visit_def(v);
-  visit(s.body);
-  for (auto& v : s.return_vars) visit_def(v);
-}
-void IRVisitor::visit_while(const WhileStmt& s) {
-  for (auto& v : s.init_values) visit(v);
-  for (auto& v : s.iter_args) visit_def(v);
-  visit(s.cond);
-  visit(s.body);
-  for (auto& v : s.return_vars) visit_def(v);
-}
-void IRVisitor::visit_if(const IfStmt& s) {
-  visit(s.cond);
-  visit(s.then_body);
-  visit(s.else_body);
-  for (auto& v : s.return_vars) visit_def(v);
-}
-void IRVisitor::visit_yield(const YieldStmt& s) {
-  for (auto& v : s.values) visit(v);
-}
-void IRVisitor::visit_return(const ReturnStmt& s) {
-  for (auto& v : s.values) visit(v);
-}
-void IRVisitor::visit_seq(const SeqStmts& s) {
-  for (auto& x : s.stmts) visit(x);
-}
-void IRVisitor::visit_scope(const ScopeStmt& s) {
-  visit_task(s.task);  // evaluated where the scope starts, outside its body
-  visit(s.body);
 }
 
 // ---------------------------------------------------------------- IRMutator
@@ -142,173 +137,126 @@ std::vector<ExprPtr> IRMutator::mutate_all(const std::vector<ExprPtr>& es, bool*
   return out;
 }
 
+ExprPtr IRMutator::mutate_field_expr(const ExprPtr& x, bool* changed) {
+  ExprPtr m = x ? mutate(x) : x;
+  *changed |= m != x;
+  return m;
+}
+VarPtr IRMutator::mutate_field_def(const VarPtr& x, bool* changed) {
+  VarPtr m = define(x);
+  *changed |= m != x;
+  return m;
+}
+std::vector<VarPtr> IRMutator::mutate_field_defs(const std::vector<VarPtr>& xs, bool* changed) {
+  std::vector<VarPtr> out;
+  out.reserve(xs.size());
+  for (auto& x : xs) out.push_back(mutate_field_def(x, changed));
+  return out;
+}
+StmtPtr IRMutator::mutate_field_stmt(const StmtPtr& x, bool* changed) {
+  StmtPtr m = x ? mutate(x) : x;
+  *changed |= m != x;
+  return m;
+}
+std::vector<StmtPtr> IRMutator::mutate_field_stmts(const std::vector<StmtPtr>& xs, bool* changed) {
+  std::vector<StmtPtr> out;
+  out.reserve(xs.size());
+  for (auto& x : xs) out.push_back(mutate_field_stmt(x, changed));
+  return out;
+}
+
 ExprPtr IRMutator::mutate(const ExprPtr& e) {
   if (!e) return e;
   switch (e->kind) {
-    case ExprKind::Var: return mutate_var(std::static_pointer_cast<const Var>(e));
-    case ExprKind::ConstInt:
-    case ExprKind::ConstFloat:
-    case ExprKind::ConstBool: return e;
-    case ExprKind::Binary: {
-      auto* b = e->as<BinaryExpr>();
-      auto x = mutate(b->a), y = mutate(b->b);
-      if (x == b->a && y == b->b) return e;
-      return std::make_shared<BinaryExpr>(b->op, x, y, b->type, b->span);
-    }
-    case ExprKind::Unary: {
-      auto* u = e->as<UnaryExpr>();
-      auto x = mutate(u->a);
-      if (x == u->a) return e;
-      return std::make_shared<UnaryExpr>(u->op, x, u->type, u->span);
-    }
-    case ExprKind::Cast: {
-      auto* c = e->as<CastExpr>();
-      auto x = mutate(c->a);
-      if (x == c->a) return e;
-      return CastExpr::make(x, e->type->as<ScalarType>()->dtype, "round", c->span);
-    }
-    case ExprKind::Call: return mutate_call(std::static_pointer_cast<const Call>(e));
-    case ExprKind::FuncCall: return mutate_func_call(std::static_pointer_cast<const FuncCall>(e));
-    case ExprKind::List: {
-      auto* l = e->as<ListExpr>();
-      bool changed = false;
-      auto elems = mutate_all(l->elems, &changed);
-      return changed ? ListExpr::make(std::move(elems), l->span) : e;
-    }
-    case ExprKind::TupleGet: {
-      auto* t = e->as<TupleGetItem>();
-      auto x = mutate(t->tuple);
-      if (x == t->tuple) return e;
-      // The element's type follows the tuple's (e.g. the addresses memory planning gave it).
-      auto* tt = x->type ? x->type->as<TupleType>() : nullptr;
-      bool has = tt && t->index >= 0 && t->index < static_cast<int>(tt->elems.size());
-      return std::make_shared<TupleGetItem>(x, t->index, has ? tt->elems[t->index] : t->type, t->span);
-    }
+#define PYPTO_X(Kind, Class, hook) \
+  case ExprKind::Kind: return mutate_##hook(std::static_pointer_cast<const Class>(e));
+    PYPTO_EXPR_NODES(PYPTO_X)
+#undef PYPTO_X
   }
   return e;
-}
-
-ExprPtr IRMutator::mutate_call(const std::shared_ptr<const Call>& c) {
-  bool changed = false;
-  auto args = mutate_all(c->args, &changed);
-  if (!changed) return c;
-  return std::make_shared<Call>(c->op, std::move(args), c->attrs, c->type, c->span);
-}
-
-ExprPtr IRMutator::mutate_func_call(const std::shared_ptr<const FuncCall>& c) {
-  bool changed = false;
-  auto args = mutate_all(c->args, &changed);
-  TaskInfo task = mutate_task(c->task, &changed);
-  if (!changed) return c;
-  auto out = std::make_shared<FuncCall>(c->callee, std::move(args), c->type, c->span);
-  out->task = std::move(task);
-  return out;
 }
 
 StmtPtr IRMutator::mutate(const StmtPtr& s) {
   if (!s) return s;
   switch (s->kind) {
-    case StmtKind::Assign: return mutate_assign(std::static_pointer_cast<const AssignStmt>(s));
-    case StmtKind::Eval: return mutate_eval(std::static_pointer_cast<const EvalStmt>(s));
-    case StmtKind::For: return mutate_for(std::static_pointer_cast<const ForStmt>(s));
-    case StmtKind::While: return mutate_while(std::static_pointer_cast<const WhileStmt>(s));
-    case StmtKind::If: return mutate_if(std::static_pointer_cast<const IfStmt>(s));
-    case StmtKind::Yield: return mutate_yield(std::static_pointer_cast<const YieldStmt>(s));
-    case StmtKind::Return: return mutate_return(std::static_pointer_cast<const ReturnStmt>(s));
-    case StmtKind::Seq: return mutate_seq(std::static_pointer_cast<const SeqStmts>(s));
-    case StmtKind::Scope: return mutate_scope(std::static_pointer_cast<const ScopeStmt>(s));
+#define PYPTO_X(Kind, Class, hook) \
+  case StmtKind::Kind: return mutate_##hook(std::static_pointer_cast<const Class>(s));
+    PYPTO_STMT_NODES(PYPTO_X)
+#undef PYPTO_X
   }
   return s;
 }
 
-StmtPtr IRMutator::mutate_assign(const std::shared_ptr<const AssignStmt>& s) {
-  auto value = mutate(s->value);
-  auto var = define(s->var);
-  if (value == s->value && var == s->var) return s;
-  return AssignStmt::make(var, value, s->span);
+namespace {
+// How a node is rebuilt from its mutated fields (given in list order), through its make().
+ExprPtr rebuild(const ConstInt& n, int64_t v) { return ConstInt::make(v, n.type->as<ScalarType>()->dtype, n.span); }
+ExprPtr rebuild(const ConstFloat& n, double v) { return ConstFloat::make(v, n.type->as<ScalarType>()->dtype, n.span); }
+ExprPtr rebuild(const ConstBool& n, bool v) { return ConstBool::make(v, n.span); }
+ExprPtr rebuild(const BinaryExpr& n, BinaryOp op, ExprPtr a, ExprPtr b) {
+  return BinaryExpr::make(op, std::move(a), std::move(b), n.span);
+}
+ExprPtr rebuild(const UnaryExpr& n, UnaryOp op, ExprPtr a) {
+  return UnaryExpr::make(op, std::move(a), n.span);
+}
+ExprPtr rebuild(const Call& n, const OpDef* op, Attrs attrs, std::vector<ExprPtr> args) {
+  return Call::make(op, std::move(args), std::move(attrs), n.span);
+}
+ExprPtr rebuild(const FuncCall& n, std::string callee, std::vector<ExprPtr> args, TaskInfo task) {
+  return FuncCall::make(std::move(callee), std::move(args), n.type, n.span, std::move(task));
+}
+ExprPtr rebuild(const ListExpr& n, std::vector<ExprPtr> elems) { return ListExpr::make(std::move(elems), n.span); }
+// The element's type follows the tuple's (e.g. the addresses memory planning gave it).
+ExprPtr rebuild(const TupleGetItem& n, int index, ExprPtr tuple) { return TupleGetItem::make(std::move(tuple), index, n.span); }
+ExprPtr rebuild(const CastExpr& n, ExprPtr a) {
+  return CastExpr::make(std::move(a), n.type->as<ScalarType>()->dtype, "round", n.span);
 }
 
-StmtPtr IRMutator::mutate_eval(const std::shared_ptr<const EvalStmt>& s) {
-  auto e = mutate(s->expr);
-  return e == s->expr ? s : EvalStmt::make(e, s->span);
+StmtPtr rebuild(const AssignStmt& n, ExprPtr value, VarPtr var) { return AssignStmt::make(std::move(var), std::move(value), n.span); }
+StmtPtr rebuild(const EvalStmt& n, ExprPtr e) { return EvalStmt::make(std::move(e), n.span); }
+// Passes drop a loop's attrs (parser hints).
+StmtPtr rebuild(const ForStmt& n, ForKind for_kind, int64_t stages, const Attrs&, ExprPtr start, ExprPtr stop, ExprPtr step,
+                std::vector<ExprPtr> init_values, VarPtr loop_var, std::vector<VarPtr> iter_args, StmtPtr body,
+                std::vector<VarPtr> return_vars) {
+  return ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step), std::move(iter_args),
+                       std::move(init_values), std::move(body), std::move(return_vars), for_kind, stages, n.span);
 }
+StmtPtr rebuild(const WhileStmt& n, std::vector<ExprPtr> init_values, std::vector<VarPtr> iter_args, ExprPtr cond, StmtPtr body,
+                std::vector<VarPtr> return_vars) {
+  return WhileStmt::make(std::move(iter_args), std::move(init_values), std::move(cond), std::move(body),
+                         std::move(return_vars), n.span);
+}
+StmtPtr rebuild(const IfStmt& n, ExprPtr cond, StmtPtr then_body, StmtPtr else_body, std::vector<VarPtr> return_vars) {
+  return IfStmt::make(std::move(cond), std::move(then_body), std::move(else_body), std::move(return_vars), n.span);
+}
+StmtPtr rebuild(const YieldStmt& n, std::vector<ExprPtr> values) { return YieldStmt::make(std::move(values), n.span); }
+StmtPtr rebuild(const ReturnStmt& n, std::vector<ExprPtr> values) { return ReturnStmt::make(std::move(values), n.span); }
+StmtPtr rebuild(const SeqStmts& n, std::vector<StmtPtr> stmts) { return SeqStmts::make(std::move(stmts), n.span); }
+StmtPtr rebuild(const ScopeStmt& n, Level level, TaskInfo task, StmtPtr body, std::vector<VarPtr> block_vars) {
+  return ScopeStmt::make(level, std::move(body), n.span, std::move(task), std::move(block_vars));
+}
+}  // namespace
 
-StmtPtr IRMutator::mutate_for(const std::shared_ptr<const ForStmt>& s) {
-  bool changed = false;
-  auto start = mutate(s->start), stop = mutate(s->stop), step = mutate(s->step);
-  changed |= start != s->start || stop != s->stop || step != s->step;
-  auto init = mutate_all(s->init_values, &changed);
-  auto loop_var = define(s->loop_var);
-  changed |= loop_var != s->loop_var;
-  std::vector<VarPtr> iter_args, return_vars;
-  for (auto& v : s->iter_args) {
-    iter_args.push_back(define(v));
-    changed |= iter_args.back() != v;
+// The default mutators: each field mutated in list order; rebuilt when one changed.
+#define PYPTO_MF(kind, name) auto f_##name = mutate_field_##kind(n->name, &changed);
+#define PYPTO_MA(kind, name) , std::move(f_##name)
+#define PYPTO_X(Kind, Class, hook)                                    \
+  ExprPtr IRMutator::mutate_##hook(const std::shared_ptr<const Class>& n) { \
+    bool changed = false;                                             \
+    PYPTO_FIELDS_##Class(PYPTO_MF) if (!changed) return n;            \
+    return rebuild(*n PYPTO_FIELDS_##Class(PYPTO_MA));                \
   }
-  auto body = mutate(s->body);
-  changed |= body != s->body;
-  for (auto& v : s->return_vars) {
-    return_vars.push_back(define(v));
-    changed |= return_vars.back() != v;
+PYPTO_EXPR_NODES_NO_VAR(PYPTO_X)
+#undef PYPTO_X
+#define PYPTO_X(Kind, Class, hook)                                    \
+  StmtPtr IRMutator::mutate_##hook(const std::shared_ptr<const Class>& n) { \
+    bool changed = false;                                             \
+    PYPTO_FIELDS_##Class(PYPTO_MF) if (!changed) return n;            \
+    return rebuild(*n PYPTO_FIELDS_##Class(PYPTO_MA));                \
   }
-  if (!changed) return s;
-  return ForStmt::make(loop_var, start, stop, step, iter_args, init, body, return_vars, s->for_kind, s->stages, s->span);
-}
-
-StmtPtr IRMutator::mutate_while(const std::shared_ptr<const WhileStmt>& s) {
-  bool changed = false;
-  auto init = mutate_all(s->init_values, &changed);
-  std::vector<VarPtr> iter_args, return_vars;
-  for (auto& v : s->iter_args) {
-    iter_args.push_back(define(v));
-    changed |= iter_args.back() != v;
-  }
-  auto cond = mutate(s->cond);
-  auto body = mutate(s->body);
-  changed |= cond != s->cond || body != s->body;
-  for (auto& v : s->return_vars) {
-    return_vars.push_back(define(v));
-    changed |= return_vars.back() != v;
-  }
-  if (!changed) return s;
-  return WhileStmt::make(iter_args, init, cond, body, return_vars, s->span);
-}
-
-StmtPtr IRMutator::mutate_if(const std::shared_ptr<const IfStmt>& s) {
-  auto cond = mutate(s->cond);
-  auto then_body = mutate(s->then_body);
-  auto else_body = mutate(s->else_body);
-  bool changed = cond != s->cond || then_body != s->then_body || else_body != s->else_body;
-  std::vector<VarPtr> return_vars;
-  for (auto& v : s->return_vars) {
-    return_vars.push_back(define(v));
-    changed |= return_vars.back() != v;
-  }
-  if (!changed) return s;
-  return IfStmt::make(cond, then_body, else_body, return_vars, s->span);
-}
-
-StmtPtr IRMutator::mutate_yield(const std::shared_ptr<const YieldStmt>& s) {
-  bool changed = false;
-  auto values = mutate_all(s->values, &changed);
-  return changed ? YieldStmt::make(values, s->span) : s;
-}
-
-StmtPtr IRMutator::mutate_return(const std::shared_ptr<const ReturnStmt>& s) {
-  bool changed = false;
-  auto values = mutate_all(s->values, &changed);
-  return changed ? ReturnStmt::make(values, s->span) : s;
-}
-
-StmtPtr IRMutator::mutate_seq(const std::shared_ptr<const SeqStmts>& s) {
-  bool changed = false;
-  std::vector<StmtPtr> stmts;
-  for (auto& x : s->stmts) {
-    stmts.push_back(mutate(x));
-    changed |= stmts.back() != x;
-  }
-  return changed ? SeqStmts::make(stmts, s->span) : s;
-}
+PYPTO_STMT_NODES(PYPTO_X)
+#undef PYPTO_X
+#undef PYPTO_MF
+#undef PYPTO_MA
 
 StmtPtr IRMutator::mutate_seq_spliced(const std::shared_ptr<const SeqStmts>& s,
                                       const std::function<bool(const StmtPtr&)>& splice) {
@@ -326,17 +274,6 @@ StmtPtr IRMutator::mutate_seq_spliced(const std::shared_ptr<const SeqStmts>& s,
   return changed ? SeqStmts::make(stmts, s->span) : s;
 }
 
-StmtPtr IRMutator::mutate_scope(const std::shared_ptr<const ScopeStmt>& s) {
-  auto body = mutate(s->body);
-  bool changed = body != s->body;
-  TaskInfo task = mutate_task(s->task, &changed);
-  if (!changed) return s;
-  auto out = std::make_shared<ScopeStmt>(s->level, body, s->span);
-  out->task = std::move(task);
-  out->block_vars = s->block_vars;
-  return out;
-}
-
 FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
   bool changed = false;
   std::vector<VarPtr> params;
@@ -351,4 +288,26 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
                         f->attrs);
 }
 
+}  // namespace pypto::ir
+
+namespace pypto::ir {
+namespace {
+class Substitute : public IRMutator {
+ public:
+  explicit Substitute(const std::unordered_map<const Var*, ExprPtr>& v) : values_(v) {}
+
+ protected:
+  ExprPtr mutate_var(const VarPtr& v) override {
+    auto it = values_.find(v.get());
+    return it == values_.end() ? IRMutator::mutate_var(v) : it->second;
+  }
+
+ private:
+  const std::unordered_map<const Var*, ExprPtr>& values_;
+};
+}  // namespace
+
+ExprPtr substitute(const ExprPtr& e, const std::unordered_map<const Var*, ExprPtr>& values) {
+  return Substitute(values).mutate(e);
+}
 }  // namespace pypto::ir

@@ -26,7 +26,7 @@ class Flattener : public IRMutator {
     ExprPtr r = IRMutator::mutate(e);
     auto* g = r ? r->as<TupleGetItem>() : nullptr;
     if (!g || !g->tuple->as<Call>()) return r;
-    return std::make_shared<TupleGetItem>(hoist(g->tuple), g->index, g->type, g->span);
+    return TupleGetItem::make(hoist(g->tuple), g->index, g->span);
   }
 
  protected:
@@ -105,7 +105,7 @@ class Flattener : public IRMutator {
         changed |= args.back() != a;
       }
       if (!changed) return e;
-      return std::make_shared<Call>(c->op, args, c->attrs, c->type, c->span);
+      return Call::make(c->op, args, c->attrs, c->span);
     }
     if (auto* f = e->as<FuncCall>()) {
       std::vector<ExprPtr> args;
@@ -115,9 +115,7 @@ class Flattener : public IRMutator {
         changed |= args.back() != a;
       }
       if (!changed) return e;
-      auto out = std::make_shared<FuncCall>(f->callee, args, f->type, f->span);
-      out->task = f->task;
-      return out;
+      return FuncCall::make(f->callee, args, f->type, f->span, f->task);
     }
     return e;
   }

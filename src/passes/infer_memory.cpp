@@ -135,8 +135,7 @@ class MemoryInference : public IRMutator {
  private:
   // The call with new arguments or attributes, its type inferred again.
   static ExprPtr retype(const Call& c, std::vector<ExprPtr> args, const Attrs& attrs) {
-    TypePtr type = c.op->infer_type(CallSite{*c.op, args, attrs, c.span});
-    return std::make_shared<Call>(c.op, std::move(args), attrs, type, c.span);
+    return Call::make(c.op, std::move(args), attrs, c.span);
   }
   static bool same_type(const TypePtr& a, const TypePtr& b) {
     auto* x = a->as<TileType>();

@@ -166,11 +166,24 @@ class Lowerer : public IRMutator {
       narrowed |= t && !t->valid_shape.empty();
     }
     if (!narrowed) return out;
-    TypePtr type = c->op->infer_type(CallSite{*c->op, c->args, c->attrs, c->span});
-    if (structural_equal(type, a->var->type)) return out;
-    VarPtr retyped = Var::make(a->var->name, type, a->var->span);
+    ExprPtr call = Call::make(c->op, c->args, c->attrs, c->span);
+    if (structural_equal(call->type, a->var->type)) return out;
+    VarPtr retyped = Var::make(a->var->name, call->type, a->var->span);
     replaced_[s->var.get()] = retyped;
-    return AssignStmt::make(retyped, std::make_shared<Call>(c->op, c->args, c->attrs, type, c->span), s->span);
+    return AssignStmt::make(retyped, call, s->span);
+  }
+  // A tensor-level call inside another whose operand became a tile (a loop-carried value made
+  // a tile, as in pl.relu(pl.col_expand_add(acc, b))): the tile op on whole tiles, emitted
+  // before the statement, as lower_call does for a top-level one.
+  ExprPtr mutate_call(const std::shared_ptr<const Call>& c) override {
+    auto info = out_ ? tensor_op_info(*c->op) : std::nullopt;
+    if (!info) return IRMutator::mutate_call(c);
+    bool changed = false;
+    std::vector<ExprPtr> args = mutate_all(c->args, &changed);
+    if (!changed) return c;
+    if (std::any_of(args.begin(), args.end(), [](const ExprPtr& a) { return a && a->type && a->type->as<TileType>(); }))
+      return tile_form(*c, args, *info);
+    return Call::make(c->op, std::move(args), c->attrs, c->span);
   }
   // The same for a tile op nested in another call (pl.store(pl.muls(t, 2.0), ...)).
   ExprPtr mutate_call(const std::shared_ptr<const Call>& c0) override {
@@ -256,7 +269,7 @@ class Lowerer : public IRMutator {
       args.push_back(hoist_loads(a, false));
       changed |= args.back() != a;
     }
-    ExprPtr out = changed ? std::make_shared<Call>(c->op, args, c->attrs, c->type, c->span) : e;
+    ExprPtr out = changed ? Call::make(c->op, args, c->attrs, c->span) : e;
     if (top || (c->op->name != "tile.load" && c->op->name != "tensor.read")) return out;
     ExprPtr src = mutate(args[0]);
     auto* sv = src->as<Var>();
@@ -277,17 +290,17 @@ class Lowerer : public IRMutator {
       return write_dropped_window(*call, var);
     if (fold_view_access(*call, var)) return true;
     if (auto info = tensor_op_info(*call->op)) {
-      ExprPtr m = mutate(value);
-      auto* mc = m->as<Call>();
-      bool reads_tile = std::any_of(mc->args.begin(), mc->args.end(),
+      bool changed = false;
+      std::vector<ExprPtr> args = mutate_all(call->args, &changed);
+      bool reads_tile = std::any_of(args.begin(), args.end(),
                                     [](const ExprPtr& a) { return a && a->type && a->type->as<TileType>(); });
       if (reads_tile) {  // it reads a loop-carried value made a tile: the tile op, on whole tiles
-        ExprPtr t = tile_form(*mc, *info);
+        ExprPtr t = tile_form(*call, args, *info);
         if (var) replaced_[var.get()] = std::static_pointer_cast<const Var>(t);
         return true;
       }
       if (!var) return true;  // an unused pure value
-      defs_[var.get()] = m;
+      defs_[var.get()] = changed ? Call::make(call->op, std::move(args), call->attrs, call->span) : value;
       return true;
     }
     if (load_of_value(*call, var)) return true;
@@ -296,7 +309,7 @@ class Lowerer : public IRMutator {
     ExprPtr src = mutate(call->args[1]);
     if (src->type->as<TileType>()) {  // a value made a tile: stored as a tile is
       std::vector<ExprPtr> args = {call->args[0], src, call->args[2]};
-      auto tile_write = std::make_shared<Call>(call->op, args, call->attrs, call->type, call->span);
+      auto tile_write = std::static_pointer_cast<const Call>(Call::make(call->op, args, call->attrs, call->span));
       if (fold_view_access(*tile_write, var)) return true;
       args[0] = target;
       args[2] = mutate(call->args[2]);
@@ -478,11 +491,11 @@ class Lowerer : public IRMutator {
   static ExprPtr map_operands(const ExprPtr& e, const std::function<ExprPtr(const ExprPtr&)>& f) {
     if (auto* b = e ? e->as<BinaryExpr>() : nullptr) {
       ExprPtr x = f(b->a), y = f(b->b);
-      return x == b->a && y == b->b ? e : std::make_shared<BinaryExpr>(b->op, x, y, b->type, b->span);
+      return x == b->a && y == b->b ? e : BinaryExpr::make(b->op, x, y, b->span);
     }
     if (auto* u = e ? e->as<UnaryExpr>() : nullptr) {
       ExprPtr x = f(u->a);
-      return x == u->a ? e : std::make_shared<UnaryExpr>(u->op, x, u->type, u->span);
+      return x == u->a ? e : UnaryExpr::make(u->op, x, u->span);
     }
     if (auto* l = e ? e->as<ListExpr>() : nullptr) {
       std::vector<ExprPtr> elems;
@@ -505,7 +518,7 @@ class Lowerer : public IRMutator {
       args.push_back(name_views(a));
       changed |= args.back() != a;
     }
-    auto named = changed ? std::make_shared<Call>(c->op, args, c->attrs, c->type, c->span) : std::static_pointer_cast<const Call>(e);
+    auto named = std::static_pointer_cast<const Call>(changed ? Call::make(c->op, args, c->attrs, c->span) : e);
     if (!is_view_op(*named)) return named;
     std::string hint = !name.empty() ? name : c->args[0]->as<Var>() ? c->args[0]->as<Var>()->name + "_view" : "view";
     auto v = Var::make(hint, c->type, c->span);
@@ -1088,12 +1101,13 @@ class Lowerer : public IRMutator {
   }
 
   // `tensor op(...)` reading a tile: its tile op, each tensor operand a whole tile.
-  ExprPtr tile_form(const Call& c, const TensorOpInfo& info) {
+  // `c` on the (mutated) arguments `args`.
+  ExprPtr tile_form(const Call& c, const std::vector<ExprPtr>& args, const TensorOpInfo& info) {
     std::vector<std::pair<std::string, ExprPtr>> kwargs;
     size_t k = 0;
     for (const auto& p : c.op->params)
       if (p.kind != ParamKind::kAttr) {
-        ExprPtr a = k < c.args.size() ? c.args[k] : nullptr;
+        ExprPtr a = k < args.size() ? args[k] : nullptr;
         ++k;
         if (!a) continue;
         bool cube = info.shape == TensorOpShape::kMatmul || info.shape == TensorOpShape::kMatmulAcc;

@@ -193,9 +193,7 @@ class Outliner : public IRMutator {
     TypePtr call_type = ret_types.empty()      ? NoneType::make()
                         : ret_types.size() == 1 ? ret_types[0]
                                                 : TupleType::make(ret_types);
-    auto launch = std::make_shared<FuncCall>(name, args, call_type, s->span);
-    launch->task = s->task;
-    ExprPtr call = launch;
+    ExprPtr call = FuncCall::make(name, args, call_type, s->span, s->task);
     if (results.empty()) return EvalStmt::make(call, s->span);
     if (results.size() == 1) return AssignStmt::make(results[0], call, s->span);
     auto tuple = Var::make(name + "_results", call_type, s->span);

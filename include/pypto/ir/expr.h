@@ -13,51 +13,65 @@ namespace pypto::ir {
 
 struct OpDef;
 
-enum class ExprKind : uint8_t { Var, ConstInt, ConstFloat, ConstBool, Binary, Unary, Call, FuncCall, List, TupleGet, Cast };
+#include "pypto/ir/nodes.def"
 
+// The kinds of expression nodes, from the node list (nodes.def).
+enum class ExprKind : uint8_t {
+#define PYPTO_X(Kind, Class, hook) Kind,
+  PYPTO_EXPR_NODES(PYPTO_X)
+#undef PYPTO_X
+};
+const char* expr_kind_name(ExprKind k);  // "Var", "Call", ...
+
+// Nodes are immutable: every field is const, set once by the node's make() (which checks it).
 struct Expr {
-  ExprKind kind;
-  TypePtr type;
-  Span span;
+  const ExprKind kind;
+  const TypePtr type;
+  const Span span;
   Expr(ExprKind k, TypePtr t, Span s) : kind(k), type(std::move(t)), span(std::move(s)) {}
   virtual ~Expr() = default;
   template <typename T>
   const T* as() const { return kind == T::kKind ? static_cast<const T*>(this) : nullptr; }
+ protected:
+  // Only a node's make() builds it: every node constructor takes this key.
+  struct Key {
+    explicit Key() = default;
+  };
 };
 
 struct Var : Expr {
   static constexpr ExprKind kKind = ExprKind::Var;
-  std::string name;
-  Var(std::string n, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), name(std::move(n)) {}
+  const std::string name;
+  Var(Key, std::string n, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), name(std::move(n)) {}
   static std::shared_ptr<const Var> make(std::string n, TypePtr t, Span s = {}) {
-    return std::make_shared<Var>(std::move(n), std::move(t), std::move(s));
+    return std::make_shared<Var>(Key{}, std::move(n), std::move(t), std::move(s));
   }
 };
 using VarPtr = std::shared_ptr<const Var>;
 
 struct ConstInt : Expr {
   static constexpr ExprKind kKind = ExprKind::ConstInt;
-  int64_t value;
-  ConstInt(int64_t v, DataType d, Span s) : Expr(kKind, ScalarType::make(d), std::move(s)), value(v) {}
+  const int64_t value;
+  ConstInt(Key, int64_t v, DataType d, Span s) : Expr(kKind, ScalarType::make(d), std::move(s)), value(v) {}
   static ExprPtr make(int64_t v, DataType d = DataType::INDEX, Span s = {}) {
-    return std::make_shared<ConstInt>(v, d, std::move(s));
+    return std::make_shared<ConstInt>(Key{}, v, d, std::move(s));
   }
 };
 
 struct ConstFloat : Expr {
   static constexpr ExprKind kKind = ExprKind::ConstFloat;
-  double value;
-  ConstFloat(double v, DataType d, Span s) : Expr(kKind, ScalarType::make(d), std::move(s)), value(v) {}
+  const double value;
+  ConstFloat(Key, double v, DataType d, Span s) : Expr(kKind, ScalarType::make(d), std::move(s)), value(v) {}
   static ExprPtr make(double v, DataType d = DataType::FP32, Span s = {}) {
-    return std::make_shared<ConstFloat>(v, d, std::move(s));
+    return std::make_shared<ConstFloat>(Key{}, v, d, std::move(s));
   }
 };
 
 struct ConstBool : Expr {
   static constexpr ExprKind kKind = ExprKind::ConstBool;
-  bool value;
-  ConstBool(bool v, Span s) : Expr(kKind, ScalarType::make(DataType::BOOL), std::move(s)), value(v) {}
-  static ExprPtr make(bool v, Span s = {}) { return std::make_shared<ConstBool>(v, std::move(s)); }
+  const bool value;
+  ConstBool(Key, bool v, Span s) : Expr(kKind, ScalarType::make(DataType::BOOL), std::move(s)), value(v) {}
+  static ExprPtr make(bool v, Span s = {}) { return std::make_shared<ConstBool>(Key{}, v, std::move(s)); }
 };
 
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Mod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
@@ -67,9 +81,9 @@ const char* binary_op_symbol(BinaryOp op);
 // Scalar arithmetic and comparison on scalar operands.
 struct BinaryExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::Binary;
-  BinaryOp op;
-  ExprPtr a, b;
-  BinaryExpr(BinaryOp o, ExprPtr x, ExprPtr y, TypePtr t, Span s)
+  const BinaryOp op;
+  const ExprPtr a, b;
+  BinaryExpr(Key, BinaryOp o, ExprPtr x, ExprPtr y, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)), b(std::move(y)) {}
   // Infers the result type (comparisons give BOOL, mixed int/float gives the float dtype) and
   // rejects non-scalar operands with a user error at `s`.
@@ -80,9 +94,9 @@ enum class UnaryOp : uint8_t { Neg, Not };
 
 struct UnaryExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::Unary;
-  UnaryOp op;
-  ExprPtr a;
-  UnaryExpr(UnaryOp o, ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)) {}
+  const UnaryOp op;
+  const ExprPtr a;
+  UnaryExpr(Key, UnaryOp o, ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)) {}
   static ExprPtr make(UnaryOp o, ExprPtr x, Span s = {});
 };
 
@@ -90,8 +104,8 @@ struct UnaryExpr : Expr {
 // rule: pypto/isa/scalar_cast.h). The result type is Scalar[dtype].
 struct CastExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::Cast;
-  ExprPtr a;
-  CastExpr(ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), a(std::move(x)) {}
+  const ExprPtr a;
+  CastExpr(Key, ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), a(std::move(x)) {}
   // Checks the operand (a scalar, not a task id), the target dtype (one the scalar unit
   // computes on) and the mode (only "round": another of tile pl.cast's modes is a type
   // error, an unknown name a value error); a constant operand folds to a constant.
@@ -106,15 +120,23 @@ int scalar_cast_target(DataType d);
 using AttrValue = std::variant<int64_t, double, bool, std::string, DataType, MemorySpace, PadValue, std::vector<int64_t>>;
 using Attrs = std::map<std::string, AttrValue>;
 
-// A call of a registered op. Built through `make_op_call` (op_registry.h), which checks the
-// arguments and infers the type from the op's definition.
+// A call of a registered op. Built by `Call::make` (or `make_op_call`, op_registry.h, which
+// binds Python-style positional and keyword arguments first): the type comes from the op's
+// type rule, so a call rebuilt with other arguments gets the type they give.
 struct Call : Expr {
   static constexpr ExprKind kKind = ExprKind::Call;
-  const OpDef* op;
-  std::vector<ExprPtr> args;
-  Attrs attrs;
-  Call(const OpDef* o, std::vector<ExprPtr> a, Attrs at, TypePtr t, Span s)
+  const OpDef* const op;
+  const std::vector<ExprPtr> args;  // aligned with the op's kExpr/kExprList params (absent optional ones: null)
+  const Attrs attrs;                // every kAttr param, defaults filled in
+  Call(Key, const OpDef* o, std::vector<ExprPtr> a, Attrs at, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), op(o), args(std::move(a)), attrs(std::move(at)) {}
+  // Checks the arguments' types and infers the result type with the op's type rule; user
+  // errors at `s`. (src/ir/op_registry.cpp)
+  static ExprPtr make(const OpDef* o, std::vector<ExprPtr> a, Attrs at, Span s = {});
+  // The same, for a call whose type a pass has refined (a memory, an address, a valid
+  // shape): `t` must agree with the inferred type in kind, dtype and rank (for tuples, element
+  // by element); a type that does not is a compiler bug (an internal error).
+  static ExprPtr make(const OpDef* o, std::vector<ExprPtr> a, Attrs at, TypePtr t, Span s);
 };
 
 // A call of another function of the same program (a kernel call from the orchestration).
@@ -152,29 +174,29 @@ struct TaskInfo {
 
 struct FuncCall : Expr {
   static constexpr ExprKind kKind = ExprKind::FuncCall;
-  std::string callee;
-  std::vector<ExprPtr> args;
-  TaskInfo task;  // set by OutlineIncore / the parser for kernel launches
-  FuncCall(std::string c, std::vector<ExprPtr> a, TypePtr t, Span s)
-      : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), args(std::move(a)) {}
-  static ExprPtr make(std::string c, std::vector<ExprPtr> a, TypePtr t, Span s = {}) {
-    return std::make_shared<FuncCall>(std::move(c), std::move(a), std::move(t), std::move(s));
+  const std::string callee;
+  const std::vector<ExprPtr> args;
+  const TaskInfo task;  // set by OutlineIncore / the parser for kernel launches
+  FuncCall(Key, std::string c, std::vector<ExprPtr> a, TypePtr t, Span s, TaskInfo ti = {})
+      : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), args(std::move(a)), task(std::move(ti)) {}
+  static ExprPtr make(std::string c, std::vector<ExprPtr> a, TypePtr t, Span s = {}, TaskInfo ti = {}) {
+    return std::make_shared<FuncCall>(Key{}, std::move(c), std::move(a), std::move(t), std::move(s), std::move(ti));
   }
 };
 
 // A list literal of scalar expressions: offsets, shapes, valid shapes.
 struct ListExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::List;
-  std::vector<ExprPtr> elems;
-  ListExpr(std::vector<ExprPtr> e, Span s) : Expr(kKind, NoneType::make(), std::move(s)), elems(std::move(e)) {}
-  static ExprPtr make(std::vector<ExprPtr> e, Span s = {}) { return std::make_shared<ListExpr>(std::move(e), std::move(s)); }
+  const std::vector<ExprPtr> elems;
+  ListExpr(Key, std::vector<ExprPtr> e, Span s) : Expr(kKind, NoneType::make(), std::move(s)), elems(std::move(e)) {}
+  static ExprPtr make(std::vector<ExprPtr> e, Span s = {}) { return std::make_shared<ListExpr>(Key{}, std::move(e), std::move(s)); }
 };
 
 struct TupleGetItem : Expr {
   static constexpr ExprKind kKind = ExprKind::TupleGet;
-  ExprPtr tuple;
-  int index;
-  TupleGetItem(ExprPtr t, int i, TypePtr ty, Span s) : Expr(kKind, std::move(ty), std::move(s)), tuple(std::move(t)), index(i) {}
+  const ExprPtr tuple;
+  const int index;
+  TupleGetItem(Key, ExprPtr t, int i, TypePtr ty, Span s) : Expr(kKind, std::move(ty), std::move(s)), tuple(std::move(t)), index(i) {}
   static ExprPtr make(ExprPtr t, int i, Span s = {});
 };
 

@@ -4,33 +4,45 @@
 
 namespace pypto::ir {
 
-enum class StmtKind : uint8_t { Assign, Eval, For, While, If, Yield, Return, Seq, Scope };
+// The kinds of statement nodes, from the node list (nodes.def).
+enum class StmtKind : uint8_t {
+#define PYPTO_X(Kind, Class, hook) Kind,
+  PYPTO_STMT_NODES(PYPTO_X)
+#undef PYPTO_X
+};
+const char* stmt_kind_name(StmtKind k);  // "Assign", "For", ...
 
+// Statements are immutable like expressions: const fields, set by make().
 struct Stmt {
-  StmtKind kind;
-  Span span;
+  const StmtKind kind;
+  const Span span;
   Stmt(StmtKind k, Span s) : kind(k), span(std::move(s)) {}
   virtual ~Stmt() = default;
   template <typename T>
   const T* as() const { return kind == T::kKind ? static_cast<const T*>(this) : nullptr; }
+ protected:
+  // Only a node's make() builds it: every node constructor takes this key.
+  struct Key {
+    explicit Key() = default;
+  };
 };
 using StmtPtr = std::shared_ptr<const Stmt>;
 
 // `var = value`: defines a new SSA value.
 struct AssignStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Assign;
-  VarPtr var;
-  ExprPtr value;
-  AssignStmt(VarPtr v, ExprPtr e, Span s) : Stmt(kKind, std::move(s)), var(std::move(v)), value(std::move(e)) {}
-  static StmtPtr make(VarPtr v, ExprPtr e, Span s = {}) { return std::make_shared<AssignStmt>(std::move(v), std::move(e), std::move(s)); }
+  const VarPtr var;
+  const ExprPtr value;
+  AssignStmt(Key, VarPtr v, ExprPtr e, Span s) : Stmt(kKind, std::move(s)), var(std::move(v)), value(std::move(e)) {}
+  static StmtPtr make(VarPtr v, ExprPtr e, Span s = {}) { return std::make_shared<AssignStmt>(Key{}, std::move(v), std::move(e), std::move(s)); }
 };
 
 // An expression evaluated for its effect (a store whose result is unused, a kernel call).
 struct EvalStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Eval;
-  ExprPtr expr;
-  EvalStmt(ExprPtr e, Span s) : Stmt(kKind, std::move(s)), expr(std::move(e)) {}
-  static StmtPtr make(ExprPtr e, Span s = {}) { return std::make_shared<EvalStmt>(std::move(e), std::move(s)); }
+  const ExprPtr expr;
+  EvalStmt(Key, ExprPtr e, Span s) : Stmt(kKind, std::move(s)), expr(std::move(e)) {}
+  static StmtPtr make(ExprPtr e, Span s = {}) { return std::make_shared<EvalStmt>(Key{}, std::move(e), std::move(s)); }
 };
 
 enum class ForKind : uint8_t { Range, Parallel, Unroll, Pipeline };
@@ -41,22 +53,23 @@ const char* for_kind_name(ForKind k);  // "range", "parallel", ...
 // return_vars hold the final values.
 struct ForStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::For;
-  VarPtr loop_var;
-  ExprPtr start, stop, step;
-  std::vector<VarPtr> iter_args;
-  std::vector<ExprPtr> init_values;
-  StmtPtr body;
-  std::vector<VarPtr> return_vars;
-  ForKind for_kind = ForKind::Range;
-  int64_t stages = 0;  // pl.pipeline(n, stage=k)
-  Attrs attrs;         // pl.range(..., attrs={...}): hints kept from the parser (passes drop them)
-  ForStmt(VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv, StmtPtr bd,
-          std::vector<VarPtr> rv, ForKind fk, int64_t stg, Span s)
+  const VarPtr loop_var;
+  const ExprPtr start, stop, step;
+  const std::vector<VarPtr> iter_args;
+  const std::vector<ExprPtr> init_values;
+  const StmtPtr body;
+  const std::vector<VarPtr> return_vars;
+  const ForKind for_kind = ForKind::Range;
+  const int64_t stages = 0;  // pl.pipeline(n, stage=k)
+  const Attrs attrs;         // pl.range(..., attrs={...}): hints kept from the parser (passes drop them)
+  ForStmt(Key, VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv, StmtPtr bd,
+          std::vector<VarPtr> rv, ForKind fk, int64_t stg, Span s, Attrs at = {})
       : Stmt(kKind, std::move(s)), loop_var(std::move(lv)), start(std::move(b)), stop(std::move(e)), step(std::move(st)),
         iter_args(std::move(ia)), init_values(std::move(iv)), body(std::move(bd)), return_vars(std::move(rv)),
-        for_kind(fk), stages(stg) {}
+        for_kind(fk), stages(stg), attrs(std::move(at)) {}
   static StmtPtr make(VarPtr lv, ExprPtr b, ExprPtr e, ExprPtr st, std::vector<VarPtr> ia, std::vector<ExprPtr> iv,
-                      StmtPtr bd, std::vector<VarPtr> rv, ForKind fk = ForKind::Range, int64_t stg = 0, Span s = {});
+                      StmtPtr bd, std::vector<VarPtr> rv, ForKind fk = ForKind::Range, int64_t stg = 0, Span s = {},
+                      Attrs attrs = {});
 };
 
 // `for (iter_args...) in pl.while_(init_values=(init...)): pl.cond(cond)` (like scf.while):
@@ -65,12 +78,12 @@ struct ForStmt : Stmt {
 // return_vars hold the values for which `cond` was false.
 struct WhileStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::While;
-  std::vector<VarPtr> iter_args;
-  std::vector<ExprPtr> init_values;
-  ExprPtr cond;
-  StmtPtr body;
-  std::vector<VarPtr> return_vars;
-  WhileStmt(std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv, Span s)
+  const std::vector<VarPtr> iter_args;
+  const std::vector<ExprPtr> init_values;
+  const ExprPtr cond;
+  const StmtPtr body;
+  const std::vector<VarPtr> return_vars;
+  WhileStmt(Key, std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv, Span s)
       : Stmt(kKind, std::move(s)), iter_args(std::move(ia)), init_values(std::move(iv)), cond(std::move(c)),
         body(std::move(bd)), return_vars(std::move(rv)) {}
   static StmtPtr make(std::vector<VarPtr> ia, std::vector<ExprPtr> iv, ExprPtr c, StmtPtr bd, std::vector<VarPtr> rv,
@@ -80,45 +93,48 @@ struct WhileStmt : Stmt {
 // Structured branch; when return_vars is non-empty both arms end with a YieldStmt.
 struct IfStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::If;
-  ExprPtr cond;
-  StmtPtr then_body;
-  StmtPtr else_body;  // may be null
-  std::vector<VarPtr> return_vars;
-  IfStmt(ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv, Span s)
+  const ExprPtr cond;
+  const StmtPtr then_body;
+  const StmtPtr else_body;  // may be null
+  const std::vector<VarPtr> return_vars;
+  IfStmt(Key, ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv, Span s)
       : Stmt(kKind, std::move(s)), cond(std::move(c)), then_body(std::move(t)), else_body(std::move(e)), return_vars(std::move(rv)) {}
   static StmtPtr make(ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv = {}, Span s = {});
 };
 
 struct YieldStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Yield;
-  std::vector<ExprPtr> values;
-  YieldStmt(std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
-  static StmtPtr make(std::vector<ExprPtr> v, Span s = {}) { return std::make_shared<YieldStmt>(std::move(v), std::move(s)); }
+  const std::vector<ExprPtr> values;
+  YieldStmt(Key, std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
+  static StmtPtr make(std::vector<ExprPtr> v, Span s = {}) { return std::make_shared<YieldStmt>(Key{}, std::move(v), std::move(s)); }
 };
 
 struct ReturnStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Return;
-  std::vector<ExprPtr> values;
-  ReturnStmt(std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
-  static StmtPtr make(std::vector<ExprPtr> v, Span s = {}) { return std::make_shared<ReturnStmt>(std::move(v), std::move(s)); }
+  const std::vector<ExprPtr> values;
+  ReturnStmt(Key, std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
+  static StmtPtr make(std::vector<ExprPtr> v, Span s = {}) { return std::make_shared<ReturnStmt>(Key{}, std::move(v), std::move(s)); }
 };
 
 struct SeqStmts : Stmt {
   static constexpr StmtKind kKind = StmtKind::Seq;
-  std::vector<StmtPtr> stmts;
-  SeqStmts(std::vector<StmtPtr> v, Span s) : Stmt(kKind, std::move(s)), stmts(std::move(v)) {}
-  static StmtPtr make(std::vector<StmtPtr> v, Span s = {}) { return std::make_shared<SeqStmts>(std::move(v), std::move(s)); }
+  const std::vector<StmtPtr> stmts;
+  SeqStmts(Key, std::vector<StmtPtr> v, Span s) : Stmt(kKind, std::move(s)), stmts(std::move(v)) {}
+  static StmtPtr make(std::vector<StmtPtr> v, Span s = {}) { return std::make_shared<SeqStmts>(Key{}, std::move(v), std::move(s)); }
 };
 
 // `with pl.at(level=...):` — a region that OutlineIncore turns into an InCore function.
 struct ScopeStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Scope;
-  Level level;
-  StmtPtr body;
-  TaskInfo task;                 // `as tid`, deps=[...], pl.spmd(n)
-  std::vector<VarPtr> block_vars;  // the __block_idx / __block_num Vars the body reads (pl.spmd)
-  ScopeStmt(Level l, StmtPtr b, Span s) : Stmt(kKind, std::move(s)), level(l), body(std::move(b)) {}
-  static StmtPtr make(Level l, StmtPtr b, Span s = {}) { return std::make_shared<ScopeStmt>(l, std::move(b), std::move(s)); }
+  const Level level;
+  const StmtPtr body;
+  const TaskInfo task;                   // `as tid`, deps=[...], pl.spmd(n)
+  const std::vector<VarPtr> block_vars;  // the __block_idx / __block_num Vars the body reads (pl.spmd)
+  ScopeStmt(Key, Level l, StmtPtr b, Span s, TaskInfo t = {}, std::vector<VarPtr> bv = {})
+      : Stmt(kKind, std::move(s)), level(l), body(std::move(b)), task(std::move(t)), block_vars(std::move(bv)) {}
+  static StmtPtr make(Level l, StmtPtr b, Span s = {}, TaskInfo t = {}, std::vector<VarPtr> bv = {}) {
+    return std::make_shared<ScopeStmt>(Key{}, l, std::move(b), std::move(s), std::move(t), std::move(bv));
+  }
 };
 
 struct Function {
