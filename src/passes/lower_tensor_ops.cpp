@@ -185,21 +185,6 @@ class Lowerer : public IRMutator {
       return tile_form(*c, args, *info);
     return Call::make(c->op, std::move(args), c->attrs, c->span);
   }
-  // The same for a tile op nested in another call (pl.store(pl.muls(t, 2.0), ...)).
-  ExprPtr mutate_call(const std::shared_ptr<const Call>& c0) override {
-    ExprPtr out = IRMutator::mutate_call(c0);
-    auto* c = out->as<Call>();
-    if (!c || c->op->name.rfind("tile.", 0) != 0 || !c->type || !c->type->as<TileType>()) return out;
-    bool narrowed = false;
-    for (auto& arg : c->args) {
-      auto* t = arg && arg->type ? arg->type->as<TileType>() : nullptr;
-      narrowed |= t && !t->valid_shape.empty();
-    }
-    if (!narrowed) return out;
-    TypePtr type = c->op->infer_type(CallSite{*c->op, c->args, c->attrs, c->span});
-    if (structural_equal(type, c->type)) return out;
-    return std::make_shared<Call>(c->op, c->args, c->attrs, type, c->span);
-  }
   StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
     ++depth_;
     StmtPtr out = IRMutator::mutate_while(s);
@@ -939,9 +924,9 @@ class Lowerer : public IRMutator {
     keep_.push_back(window);
     record_view(*slice->as<Call>(), window);
     std::vector<ExprPtr> zeros(src_shape.size(), idx(0));
-    auto write = std::make_shared<Call>(c.op, std::vector<ExprPtr>{window, c.args[1], ListExpr::make(zeros)},
-                                        Attrs{{"atomic", c.attrs.at("atomic")}, {"drop_dims", std::vector<int64_t>{}}},
-                                        slice->type, c.span);
+    auto write = Call::make(c.op, std::vector<ExprPtr>{window, c.args[1], ListExpr::make(zeros)},
+                            Attrs{{"atomic", c.attrs.at("atomic")}, {"drop_dims", std::vector<int64_t>{}}}, slice->type,
+                            c.span);
     const View* parent = view_of(c.args[0]);
     write_parent_ = parent ? std::optional<View>(*parent) : std::nullopt;
     write_plain_ = !parent;

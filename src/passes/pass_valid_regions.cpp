@@ -100,9 +100,7 @@ class OrchValid : public IRMutator {
       ExprPtr e = a < v.size() && v[a] ? v[a] : extent(c->args[i], a);
       args.push_back(as_index(e));
     }
-    auto out = std::make_shared<FuncCall>(r->callee, args, r->type, r->span);
-    out->task = r->task;
-    return out;
+    return FuncCall::make(r->callee, args, r->type, r->span, r->task);
   }
 
  private:
@@ -219,7 +217,7 @@ class Narrow : public IRMutator {
       std::vector<ExprPtr> cut = cut_valid(*v, elems(r->args[store ? 1 : 2]), given, r->span);
       std::vector<ExprPtr> args = r->args;
       args[si] = make_op_call("tile.set_validshape", {args[si]}, {{"valid_shape", ListExpr::make(cut)}}, {}, r->span);
-      return std::make_shared<Call>(r->op, args, r->attrs, r->type, r->span);
+      return Call::make(r->op, args, r->attrs, r->span);
     }
     if (op.rfind("tile.", 0) == 0 && r->type && r->type->as<TileType>()) {  // a tile op reading a narrowed tile
       bool narrowed = false;
@@ -228,8 +226,8 @@ class Narrow : public IRMutator {
         narrowed |= t && !t->valid_shape.empty();
       }
       if (!narrowed) return r;
-      TypePtr type = r->op->infer_type(CallSite{*r->op, r->args, r->attrs, r->span});
-      return structural_equal(type, r->type) ? ExprPtr(r) : std::make_shared<Call>(r->op, r->args, r->attrs, type, r->span);
+      ExprPtr retyped = Call::make(r->op, r->args, r->attrs, r->span);  // make() re-infers the type
+      return structural_equal(retyped->type, r->type) ? ExprPtr(r) : retyped;
     }
     if (op == "tensor.read" || op == "tensor.write" || op == "tensor.dim") return r;
     std::vector<ExprPtr> args = r->args;
@@ -239,7 +237,7 @@ class Narrow : public IRMutator {
         a = it->second;
         changed = true;
       }
-    return changed ? std::make_shared<Call>(r->op, args, r->attrs, r->type, r->span) : ExprPtr(r);
+    return changed ? Call::make(r->op, args, r->attrs, r->span) : ExprPtr(r);
   }
 
   ExprPtr mutate_var(const VarPtr& v) override {
