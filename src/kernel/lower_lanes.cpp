@@ -14,6 +14,7 @@
 #include "pypto/codegen/insert_sync.h"
 #include "pypto/isa/chip.h"
 #include "pypto/isa/instructions.h"
+#include "pypto/isa/scalar_ops.h"
 #include "pypto/kernel/lower_lanes.h"
 #include "pypto/isa/validate.h"
 #include "pypto/runtime/native_engine.h"
@@ -69,10 +70,11 @@ double fold(const std::string& op, double a, double b, bool is_float, const Span
   if (op == ">=") return a >= b;
   if (op == "==") return a == b;
   if (op == "!=") return a != b;
-  if (op == "//" || op == "%") {
-    if (b == 0) fail(ErrorKind::kValue, span, "division by zero in '" + op + "'", "check the kernel's arguments");
-    const double q = std::floor(a / b);
-    return op == "//" ? q : a - q * b;
+  if (op == "//" || op == "%") {  // isa/scalar_ops.h: Python's rules; an integer divisor 0 is an error
+    if (b == 0 && !is_float)
+      fail(ErrorKind::kValue, span, "integer division by zero in '" + op + "' (the divisor is known at launch)",
+           "guard the divisor, or check the kernel's arguments");
+    return op == "//" ? scalar::float_floor_div(a, b) : scalar::float_mod(a, b);
   }
   fail(ErrorKind::kType, span, "operator '" + op + "' is not supported in a kernel", "use + - * / // % min max or a comparison");
 }
