@@ -218,6 +218,8 @@ void bind_kernel(nb::module_& root) {
   });
   m.def("raise_launch_error", &raise_launch_error);
   m.def("launches_in_flight", &launches_in_flight);
+  m.def("last_launch_blocks", &last_launch_blocks);
+  m.def("stream_workers", &stream_workers);
   m.def("run_warps", [](const LaneProgram& p, const nb::list& args, int64_t grid, int64_t block) {
     std::vector<LaunchArg> la = launch_args(args);
     nb::gil_scoped_release r;

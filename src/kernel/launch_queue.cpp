@@ -190,6 +190,15 @@ class Stream {
       ids.push_back(pool_->submit(std::move(spec)));
     }
     previous_ = std::move(ids);
+    last_blocks_ = n;
+  }
+  int last_blocks() {
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    return last_blocks_;
+  }
+  int workers() {
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    return pool_ ? pool_->num_workers() : 0;
   }
 
   void wait() {
@@ -238,6 +247,7 @@ class Stream {
   isa::ChipSpec chip_;
   std::vector<std::shared_ptr<LaneTask>> tasks_;  // the pool's kernels, kept until it is reset
   std::vector<size_t> previous_;                  // the tasks of the last launch
+  int last_blocks_ = 0;
   std::mutex err_mu_;                             // error_, in_flight_ (taken by finishing tasks)
   std::exception_ptr error_;
   int in_flight_ = 0;
@@ -348,6 +358,10 @@ void sync_launches() {
 }
 
 int launches_in_flight() { return Stream::get().in_flight(); }
+
+int last_launch_blocks() { return Stream::get().last_blocks(); }
+
+int stream_workers() { return Stream::get().workers(); }
 
 int run_lowered(const LoweredKernel& lowered, const std::string& platform, const std::string& engine, int cores) {
   const isa::ChipSpec chip = runtime::resolve_run_target({platform, engine, 1});

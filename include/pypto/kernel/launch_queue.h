@@ -27,5 +27,8 @@ void sync_launches();
 void raise_launch_error();
 // Launches queued or running.
 int launches_in_flight();
+// SPMD blocks (pool tasks) of the last launch; the stream pool's worker threads (0: none yet).
+int last_launch_blocks();
+int stream_workers();
 
 }  // namespace pypto::kernel
