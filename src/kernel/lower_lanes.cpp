@@ -3,10 +3,8 @@
 // widths for `if i < n`), and pipeline programs become cube instructions per block with
 // double-buffered locals (see docs/kernel-api.md, "How kernels are compiled").
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <map>
-#include <exception>
 #include <limits>
 #include <set>
 
@@ -16,9 +14,6 @@
 #include "pypto/isa/scalar_ops.h"
 #include "pypto/kernel/lower_lanes.h"
 #include "pypto/isa/validate.h"
-#include "pypto/runtime/native_engine.h"
-#include "pypto/runtime/runtime.h"
-#include "pypto/runtime/sim_engine.h"
 
 namespace pypto::kernel {
 
