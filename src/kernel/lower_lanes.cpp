@@ -68,7 +68,8 @@ double fold(const std::string& op, double a, double b, bool is_float, const Span
     if (b == 0 && !is_float)
       fail(ErrorKind::kValue, span, "integer division by zero in '" + op + "' (the divisor is known at launch)",
            "guard the divisor, or check the kernel's arguments");
-    return op == "//" ? scalar::float_floor_div(a, b) : scalar::float_mod(a, b);
+    const double r = op == "//" ? scalar::float_floor_div(a, b) : scalar::float_mod(a, b);
+    return is_float ? r : r + 0.0;  // integers have no -0.0 (0 // -3 == 0)
   }
   fail(ErrorKind::kType, span, "operator '" + op + "' is not supported in a kernel", "use + - * / // % min max or a comparison");
 }

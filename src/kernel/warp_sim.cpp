@@ -163,8 +163,8 @@ class WarpRunner {
         else if (o == "-") r = x.num - y.num;
         else if (o == "*") r = x.num * y.num;
         else if (o == "/") r = x.num / y.num;
-        else if (o == "//") r = scalar::float_floor_div(x.num, y.num);
-        else if (o == "%") r = scalar::float_mod(x.num, y.num);
+        else if (o == "//") r = scalar::float_floor_div(x.num, y.num) + (fl ? -0.0 : 0.0);  // ints have no -0.0
+        else if (o == "%") r = scalar::float_mod(x.num, y.num) + (fl ? -0.0 : 0.0);
         else if (o == "min") r = std::min(x.num, y.num);
         else if (o == "max") r = std::max(x.num, y.num);
         else if (o == "<") r = x.num < y.num;

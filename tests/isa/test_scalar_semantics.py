@@ -227,7 +227,7 @@ def warp_divmod(o, a, b):
         pto.store(o + i + 1, r)
 
 
-LANE_INTS = [(7, 2), (-7, 2), (7, -2), (-7, -2), (0, 3), (-6, 3), (-1, 7), (1000, -7)]
+LANE_INTS = [(7, 2), (-7, 2), (7, -2), (-7, -2), (0, 3), (0, -3), (-6, 3), (6, -3), (-1, 7), (1000, -7)]
 
 
 @pytest.mark.parametrize("kernel", [lane_divmod, warp_divmod], ids=["tiles", "warps"])
