@@ -139,9 +139,11 @@ struct LaunchState {
     if (module_error) std::rethrow_exception(module_error);
     return module;
   }
+  bool retained = false;  // the holds count this launch (Stream::submit)
   ~LaunchState() {
     if (on_done) on_done(error);
-    for (auto& b : holds) b->release_from_launch();
+    if (retained)
+      for (auto& b : holds) b->release_from_launch();
   }
 };
 
@@ -159,8 +161,10 @@ class Stream {
               std::vector<std::function<void(LaneCore&)>> bodies, FunctionType core,
               std::function<void(std::exception_ptr)> report = nullptr) {
     std::lock_guard<std::mutex> lock(submit_mu_);
-    pool_for(platform);
+    // From here the launch counts as queued; its state's destructor undoes this (also when a
+    // submission below fails).
     for (auto& b : state->holds) b->retain_for_launch();
+    state->retained = true;
     {
       std::lock_guard<std::mutex> e(err_mu_);
       ++in_flight_;
@@ -173,6 +177,7 @@ class Stream {
       }
       if (report) report(err);
     };
+    pool_for(platform);
     std::vector<size_t> ids;
     const int n = static_cast<int>(bodies.size());
     for (int i = 0; i < n; ++i) {
