@@ -46,6 +46,14 @@ void bind_compiler(nb::module_& m) {
       nb::arg("program"), nb::arg("name"), nb::arg("platform") = "a2a3sim", nb::arg("verify") = true,
       "Runs the one pipeline pass `name` on `program` (for pass tests and debugging).");
   m.def(
+      "simplify_expr",
+      [](const ir::ExprPtr& expr, const std::string& platform) {
+        compiler::check_platform(platform);
+        return passes::simplify_expr(expr, *isa::chip_for_platform(platform));
+      },
+      nb::arg("expr"), nb::arg("platform") = "a2a3sim",
+      "Simplify's constant folding of one scalar expression (a zero divisor is a compile error).");
+  m.def(
       "chip_spec",
       [](const std::string& platform) {
         auto chip = isa::chip_for_platform(platform);

@@ -202,17 +202,15 @@ void bind_kernel(nb::module_& root) {
                      const std::string& platform, const std::string& engine) {
         std::vector<LaunchArg> la = launch_args(args);
         auto p = std::make_shared<LaneProgram>(program);  // owned by C++ (the job ends off the GIL)
-        LaunchJob job;
-        job.kernel = p->name;
-        job.holds = held(la);
         runtime::resolve_run_target({platform, engine, 1});
         if (lowers_to_tiles(*p)) {
-          auto lowered = std::make_shared<LoweredKernel>(lower_lanes(*p, la, {grid, block}, platform));
-          job.work = [lowered, platform, engine] { run_lowered(*lowered, platform, engine); };
+          auto lowered = std::make_shared<const LoweredKernel>(lower_lanes(*p, la, {grid, block}, platform));
+          nb::gil_scoped_release r;  // a submission may wait (the stream's task list is full)
+          enqueue_lowered(lowered, held(la), platform, engine);
         } else {
-          job.work = [p, la, grid, block] { run_warps(*p, la, {grid, block}); };
+          nb::gil_scoped_release r;
+          enqueue_warps(p, std::move(la), {grid, block}, platform);
         }
-        enqueue_launch(std::move(job));
       }, "program"_a, "args"_a, "grid"_a, "block"_a, "platform"_a = "a2a3sim", "engine"_a = "sim");
 
   m.def("sync", [] {
@@ -220,6 +218,8 @@ void bind_kernel(nb::module_& root) {
   });
   m.def("raise_launch_error", &raise_launch_error);
   m.def("launches_in_flight", &launches_in_flight);
+  m.def("last_launch_blocks", &last_launch_blocks);
+  m.def("stream_workers", &stream_workers);
   m.def("run_warps", [](const LaneProgram& p, const nb::list& args, int64_t grid, int64_t block) {
     std::vector<LaunchArg> la = launch_args(args);
     nb::gil_scoped_release r;

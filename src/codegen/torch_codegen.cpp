@@ -263,6 +263,29 @@ def _scalar_cast(x, dtype):
     return x - (1 << bits) if signed and x >> (bits - 1) else x
 
 
+def _wrap64(x):
+    """An integer as the scalar unit holds it: 64-bit two's complement (pypto/isa/scalar_ops.h)."""
+    return ((x + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
+def _scalar_divmod(a, b, mod):
+    """Scalar a // b (mod False) or a % b (mod True) as every engine computes them
+    (pypto/isa/scalar_ops.h): Python's rules, integers wrap to 64 bits, an integer divisor 0
+    raises, a float divisor 0.0 gives IEEE results (x // 0.0 = floor(x / 0.0), x % 0.0 = NaN)."""
+    a = a.item() if isinstance(a, torch.Tensor) else a
+    b = b.item() if isinstance(b, torch.Tensor) else b
+    if not isinstance(a, float) and not isinstance(b, float):
+        if b == 0:
+            raise ZeroDivisionError("integer " + ("modulo" if mod else "division") + " by zero")
+        return _wrap64(int(a) % int(b) if mod else int(a) // int(b))
+    a, b = float(a), float(b)
+    if b == 0:
+        if mod or a != a or a == 0:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a % b if mod else a // b
+
+
 def _fit_each(values, shapes):
     """_fit of each tile of a tuple result: shapes holds (rows, cols, pad) per tile."""
     return tuple(_fit(v, r, c, p) for v, (r, c, p) in zip(values, shapes))
@@ -679,6 +702,8 @@ class TorchEmitter {
         auto* b = e->as<BinaryExpr>();
         if (b->op == BinaryOp::Min || b->op == BinaryOp::Max)
           return std::string(b->op == BinaryOp::Min ? "min(" : "max(") + expr(b->a) + ", " + expr(b->b) + ")";
+        if (b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod)  // the engines' rules (isa/scalar_ops.h)
+          return "_scalar_divmod(" + expr(b->a) + ", " + expr(b->b) + (b->op == BinaryOp::Mod ? ", True)" : ", False)");
         const char* sym = b->op == BinaryOp::And ? "and" : b->op == BinaryOp::Or ? "or" : binary_op_symbol(b->op);
         return operand(b->a) + " " + sym + " " + operand(b->b);
       }

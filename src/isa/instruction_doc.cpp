@@ -123,7 +123,24 @@ std::string instruction_table_markdown() {
      << "takes rows x ceil(row bytes / 32) x 32 bytes of UB (PyPTO's rule: `[N, 1]` tiles are implicitly\n"
      << "col_major, rows padded to 32 bytes). Memory planning, overlap checks and the footprint count\n"
      << "that size; the engines keep the elements row-major and dense from the tile's address, inside\n"
-     << "the padded allocation. Other memories hold tiles densely.\n\n";
+     << "the padded allocation. Other memories hold tiles densely.\n\n"
+     << "## Scalar semantics\n\n"
+     << "Scalar arithmetic (the scalar unit of kernels and of the host) has one definition,\n"
+     << "include/pypto/isa/scalar_ops.h, used by Simplify's constant folding, the scalar machine of\n"
+     << "both engines and of the host, the native engine's generated C++, the `@pto.kernel` lane API\n"
+     << "(its launch-time folding and the warp model); the torch script's prelude states the same\n"
+     << "rules (`_scalar_divmod`). tests/isa/test_scalar_semantics.py runs one table of pairs through\n"
+     << "all of them against Python's `//` and `%`. Scalar casts: include/pypto/isa/scalar_cast.h.\n\n"
+     << "| case | rule | example |\n"
+     << "|---|---|---|\n"
+     << "| integer `a // b`, `a % b` | Python's: quotient rounded toward -inf, remainder with the divisor's sign | `-7 // 2 == -4`, `-7 % 2 == 1`, `7 % -2 == -1` |\n"
+     << "| integer overflow | 64-bit two's complement, wraps modulo 2^64 (Python's ints would grow) | `INT64_MIN // -1 == INT64_MIN`, `INT64_MIN % -1 == 0` |\n"
+     << "| integer divisor 0, constant | compile error at the user's line (Python raises ZeroDivisionError) | `integer division by zero: the divisor of '//' is the constant 0` |\n"
+     << "| integer divisor 0, at run time | every engine raises `integer division by zero` at the line (sim, native: through the reference; host; warp model; torch script: ZeroDivisionError) | `64 // n` with `n == 0` |\n"
+     << "| float `x // y`, `x % y` | Python's (CPython's float divmod): `x % y` has y's sign (a zero remainder is 0.0 with y's sign), `x // y` is `(x - x % y) / y` rounded to an integer | `1.0 // 0.1 == 9.0`, `-0.0 % 1.0 == 0.0`, `-1.0 // inf == -1.0`, `-1.0 % inf == inf`, `inf // 1.0` is NaN |\n"
+     << "| float divisor 0.0, at run time | IEEE results, no error (a device keeps going, as TDIV does) | `x // 0.0 == floor(x / 0.0)` (+-inf; NaN for 0 or NaN), `x % 0.0` is NaN, `x / 0.0` is +-inf |\n"
+     << "| float divisor 0.0, constant | compile error (Python's rule), also for `/` | `float division by zero: ...` |\n"
+     << "| lane values (`@pto.kernel`) | numbers (doubles; lanes hold fp32): `//` and `%` follow the float rules above, which equal the integer rules for integer values; an integer divisor 0 is an error at the kernel's line (at launch when the divisor is known then, from the warp model otherwise) | `pto.store(o + i, a // b)` |\n\n";
   for (int f = 0; f <= static_cast<int>(InstrFamily::kCrossCore); ++f) {
     const InstrFamily family = static_cast<InstrFamily>(f);
     os << "\n## " << instr_family_name(family) << "\n\n"

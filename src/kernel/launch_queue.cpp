@@ -1,12 +1,22 @@
-// The background launch worker and device buffers: launches run in submission order on one
-// worker thread (kernels of one stream, as on a device); buffers count the launches using
-// them so that freeing waits for those launches and dropping a reference never frees early.
+// The launch stream and device buffers. Launches become SPMD block tasks of one
+// runtime::TaskPool; every task of a launch depends on every task of the launch before it
+// (stream order). The pool's workers run the tasks on a LaneCore each: the worker's virtual
+// core, which keeps a sim core and the native core of the kernel it ran last (its buffers and
+// compiled code) across tasks. Buffers count the launches using them so that freeing waits
+// for those launches and dropping a reference never frees early.
 #include "pypto/kernel/launch_queue.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
-#include <deque>
 #include <exception>
 #include <thread>
+
+#include "pypto/isa/validate.h"
+#include "pypto/runtime/native_engine.h"
+#include "pypto/runtime/runtime.h"
+#include "pypto/runtime/sim_engine.h"
+#include "pypto/runtime/task_pool.h"
 
 namespace pypto::kernel {
 
@@ -52,82 +62,332 @@ void DeviceBuffer::free() {
 
 namespace {
 
-class Worker {
+class LaneCore;
+
+// What the pool sees of a lane task: a kernel naming the launch (for the pool's reports)
+// whose body runs the task on the worker's LaneCore. Kernels on the stream's pool are all
+// LaneTasks (the pool is the stream's own).
+struct LaneTask : isa::Kernel {
+  std::function<void(LaneCore&)> body;
+};
+
+// A worker's virtual core for lane tasks.
+class LaneCore : public runtime::CoreRunner {
  public:
-  static Worker& get() {
-    static Worker* w = new Worker();  // never destroyed: the thread may outlive static teardown
-    return *w;
+  explicit LaneCore(const isa::ChipSpec& chip) : chip_(chip) {}
+  void run(const isa::Kernel& kernel, const std::vector<runtime::HostArg>&) override {
+    static_cast<const LaneTask&>(kernel).body(*this);
   }
-  void push(LaunchJob job) {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& b : job.holds) b->retain_for_launch();
-    jobs_.push_back(std::move(job));
-    ++in_flight_;
-    cv_.notify_all();
+  // Runs `kernel` on `module` (native) or on the sim core (module null).
+  void run_kernel(const isa::Kernel& kernel, const std::shared_ptr<runtime::NativeModule>& module,
+                  const std::vector<runtime::HostArg>& args) {
+    if (!module) {
+      if (!sim_) sim_ = std::make_unique<runtime::SimEngine>(chip_);
+      sim_->run(kernel, args);
+      return;
+    }
+    if (!native_ || native_kernel_ != &kernel || native_module_ != module) {
+      native_.reset();
+      native_ = std::make_unique<runtime::NativeCore>(chip_, module, std::vector<const isa::Kernel*>{&kernel});
+      native_kernel_ = &kernel;
+      native_module_ = module;
+    }
+    native_->run(kernel, args);
   }
+  // Drops the native core (its kernel's launch is over).
+  void forget(const isa::Kernel* kernel) {
+    if (native_kernel_ == kernel) native_.reset(), native_kernel_ = nullptr, native_module_.reset();
+  }
+
+ private:
+  isa::ChipSpec chip_;
+  std::unique_ptr<runtime::SimEngine> sim_;
+  std::unique_ptr<runtime::NativeCore> native_;
+  const isa::Kernel* native_kernel_ = nullptr;
+  std::shared_ptr<runtime::NativeModule> native_module_;
+};
+
+// One launch: shared by its tasks (their keep_alive); the last task to finish destroys it,
+// which reports the launch's error and then releases its buffers (so a wait for a buffer
+// sees the error of the launch that used it).
+struct LaunchState {
+  std::string name;
+  std::vector<std::shared_ptr<DeviceBuffer>> holds;
+  std::shared_ptr<const LoweredKernel> lowered;
+  std::string engine;
+  isa::ChipSpec chip;
+  std::once_flag module_once;
+  std::shared_ptr<runtime::NativeModule> module;  // engine native: compiled by the first block
+  std::exception_ptr module_error;
+  std::mutex mu;
+  int error_block = -1;
+  std::exception_ptr error;  // the failing block with the lowest index (what an in-order run raises first)
+  std::function<void(std::exception_ptr)> on_done;
+  void fail(int block, std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!error || block < error_block) error = e, error_block = block;
+  }
+  // The native module of the kernel, compiled once per launch by whichever block asks first.
+  const std::shared_ptr<runtime::NativeModule>& native_module() {
+    std::call_once(module_once, [&] {
+      try {
+        module = runtime::native_module_for({&lowered->kernel}, chip);
+      } catch (...) {
+        module_error = std::current_exception();
+      }
+    });
+    if (module_error) std::rethrow_exception(module_error);
+    return module;
+  }
+  bool retained = false;  // the holds count this launch (Stream::submit)
+  ~LaunchState() {
+    if (on_done) on_done(error);
+    if (retained)
+      for (auto& b : holds) b->release_from_launch();
+  }
+};
+
+class Stream {
+ public:
+  static Stream& get() {
+    static Stream* s = new Stream();  // never destroyed: the pool's threads may outlive static teardown
+    return *s;
+  }
+
+  // Submits the tasks of `state` (one per body; body i is SPMD block i of the launch) after
+  // every task of the previous launch.
+  // `report` (non-null): the launch's error goes to it instead of the stream's pending error.
+  void submit(const std::shared_ptr<LaunchState>& state, const std::string& platform,
+              std::vector<std::function<void(LaneCore&)>> bodies, FunctionType core,
+              std::function<void(std::exception_ptr)> report = nullptr) {
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    // From here the launch counts as queued; its state's destructor undoes this (also when a
+    // submission below fails).
+    for (auto& b : state->holds) b->retain_for_launch();
+    state->retained = true;
+    {
+      std::lock_guard<std::mutex> e(err_mu_);
+      ++in_flight_;
+    }
+    state->on_done = [this, report](std::exception_ptr err) {
+      {
+        std::lock_guard<std::mutex> e(err_mu_);
+        if (err && !error_ && !report) error_ = err;
+        --in_flight_;
+      }
+      if (report) report(err);
+    };
+    pool_for(platform);
+    std::vector<size_t> ids;
+    const int n = static_cast<int>(bodies.size());
+    for (int i = 0; i < n; ++i) {
+      auto task = std::make_shared<LaneTask>();
+      task->name = state->name;
+      task->core = core == FunctionType::AIC ? FunctionType::AIC : FunctionType::AIV;
+      task->body = std::move(bodies[static_cast<size_t>(i)]);
+      tasks_.push_back(task);
+      runtime::TaskSpec spec;
+      spec.kernel = task.get();
+      spec.deps = previous_;
+      spec.keep_alive.push_back(state);
+      spec.block_idx = i;
+      spec.block_num = n;
+      ids.push_back(pool_->submit(std::move(spec)));
+    }
+    previous_ = std::move(ids);
+    last_blocks_ = n;
+  }
+  int last_blocks() {
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    return last_blocks_;
+  }
+  int workers() {
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    return pool_ ? pool_->num_workers() : 0;
+  }
+
   void wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return in_flight_ == 0; });
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    drain();
   }
   std::exception_ptr take_error() {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::exception_ptr e = error_;
+    std::lock_guard<std::mutex> e(err_mu_);
+    std::exception_ptr err = error_;
     error_ = nullptr;
-    return e;
+    return err;
   }
   int in_flight() {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> e(err_mu_);
     return in_flight_;
   }
 
  private:
-  Worker() : thread_([this] { loop(); }) { thread_.detach(); }
-  void loop() {
-    for (;;) {
-      LaunchJob job;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return !jobs_.empty(); });
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      std::exception_ptr err;
-      try {
-        job.work();
-      } catch (...) {
-        err = std::current_exception();
-      }
-      job.work = nullptr;  // drop the lowered kernel before anyone can see the launch as done
-      std::vector<std::shared_ptr<DeviceBuffer>> holds = std::move(job.holds);
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (err && !error_) error_ = err;
-        if (--in_flight_ == 0) done_.notify_all();
-      }
-      for (auto& b : holds) b->release_from_launch();
-    }
+  // Waits for every task and starts a new run of the pool (its task list starts empty).
+  void drain() {
+    if (!pool_) return;
+    pool_->wait_all();  // task bodies catch their errors: the pool itself never fails
+    pool_->reset(factory(), 0, 0, false);  // the same factory: workers keep their LaneCores
+    tasks_.clear();
+    previous_.clear();
   }
-  std::mutex mu_;
-  std::condition_variable cv_, done_;
-  std::deque<LaunchJob> jobs_;
-  int in_flight_ = 0;
+  runtime::CoreFactory factory() const {
+    const isa::ChipSpec chip = chip_;
+    return [chip] { return std::make_unique<LaneCore>(chip); };
+  }
+  void pool_for(const std::string& platform) {
+    const std::optional<isa::ChipSpec> chip = isa::chip_for_platform(platform);
+    if (pool_ && chip_.platform == chip->platform) {
+      // A long stream of launches without a sync: bound the pool's task list.
+      if (tasks_.size() >= 4096) drain();
+      return;
+    }
+    drain();  // another platform: the launches before it finish first
+    chip_ = *chip;
+    pool_.reset();
+    pool_ = std::make_unique<runtime::TaskPool>(chip_, 0, factory());
+  }
+
+  std::mutex submit_mu_;  // submissions and drains
+  std::unique_ptr<runtime::TaskPool> pool_;
+  isa::ChipSpec chip_;
+  std::vector<std::shared_ptr<LaneTask>> tasks_;  // the pool's kernels, kept until it is reset
+  std::vector<size_t> previous_;                  // the tasks of the last launch
+  int last_blocks_ = 0;
+  std::mutex err_mu_;                             // error_, in_flight_ (taken by finishing tasks)
   std::exception_ptr error_;
-  std::thread thread_;
+  int in_flight_ = 0;
 };
+
+// How the chunks of `lowered` are split: the number of SPMD blocks (1: the whole kernel in one
+// task) and of chunk-range pieces the blocks take from a shared counter.
+std::pair<int, int64_t> split_of(const LoweredKernel& lowered, const isa::ChipSpec& chip, int cores) {
+  const int64_t width = std::max<int64_t>(1, lowered.chunk_lanes);
+  const int64_t chunks = (lowered.total_lanes + width - 1) / width;
+  if (!lowered.chunk_range || !lowered.independent_chunks) return {1, 1};
+  // hardware_concurrency reads /sys on every call (glibc): ask once
+  static const int host_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int host = cores > 0 ? cores : host_cpus;
+  // Two chunks per core at least: a core for one tile row costs more than it saves.
+  const int n = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({host, chip.aiv_cores, chunks / 2})));
+  if (n == 1) return {1, 1};
+  return {n, std::min<int64_t>(chunks / 2, int64_t{4} * n)};
+}
+
+// Submits `lowered` as SPMD blocks; `on_done` gets the launch's error (null: none).
+void submit_lowered(std::shared_ptr<const LoweredKernel> lowered, std::vector<std::shared_ptr<DeviceBuffer>> holds,
+                    const std::string& platform, const std::string& engine, int cores,
+                    std::function<void(std::exception_ptr)> report) {
+  const isa::ChipSpec chip = runtime::resolve_run_target({platform, engine, 1});
+  isa::validate_kernel(lowered->kernel, chip);
+  auto state = std::make_shared<LaunchState>();
+  state->name = lowered->kernel.name;
+  state->holds = std::move(holds);
+  state->lowered = lowered;
+  state->engine = engine;
+  state->chip = chip;
+  const auto [blocks, pieces] = split_of(*lowered, chip, cores);
+  const int64_t width = std::max<int64_t>(1, lowered->chunk_lanes);
+  const int64_t chunks = (lowered->total_lanes + width - 1) / width;
+  // The blocks take contiguous chunk ranges (pieces) in order from a shared counter, so a block
+  // on a slower core (a busy host) takes fewer; each keeps its core's buffers across pieces.
+  auto next = std::make_shared<std::atomic<int64_t>>(0);
+  auto failed = std::make_shared<std::atomic<bool>>(false);
+  std::vector<std::function<void(LaneCore&)>> bodies;
+  LaunchState* st = state.get();  // the tasks hold `state` (keep_alive)
+  for (int b = 0; b < blocks; ++b) {
+    bodies.push_back([st, b, blocks, pieces, chunks, width, next, failed](LaneCore& core) {
+      const LoweredKernel& l = *st->lowered;
+      try {
+        const std::shared_ptr<runtime::NativeModule> none;
+        const std::shared_ptr<runtime::NativeModule>& module = st->engine == "native" ? st->native_module() : none;
+        if (blocks == 1) {
+          core.run_kernel(l.kernel, module, l.args);
+        } else {
+          std::vector<runtime::HostArg> args = l.args;
+          for (int64_t p; !failed->load() && (p = (*next)++) < pieces;) {
+            args[args.size() - 2] = runtime::HostArg::of_int(p * chunks / pieces * width);
+            args[args.size() - 1] = runtime::HostArg::of_int((p + 1) * chunks / pieces * width);
+            try {
+              core.run_kernel(l.kernel, module, args);
+            } catch (...) {
+              st->fail(static_cast<int>(p), std::current_exception());  // by piece: the in-order run's first error
+              failed->store(true);
+            }
+          }
+        }
+      } catch (...) {
+        st->fail(b, std::current_exception());
+        failed->store(true);
+      }
+      core.forget(&l.kernel);
+    });
+  }
+  Stream::get().submit(state, platform, std::move(bodies), lowered->kernel.core, std::move(report));
+}
 
 }  // namespace
 
-void enqueue_launch(LaunchJob job) { Worker::get().push(std::move(job)); }
+void enqueue_lowered(std::shared_ptr<const LoweredKernel> lowered, std::vector<std::shared_ptr<DeviceBuffer>> holds,
+                     const std::string& platform, const std::string& engine) {
+  submit_lowered(std::move(lowered), std::move(holds), platform, engine, 0, nullptr);
+}
+
+void enqueue_warps(std::shared_ptr<const LaneProgram> program, std::vector<LaunchArg> args, LaunchShape shape,
+                   const std::string& platform) {
+  runtime::resolve_run_target({platform, "sim", 1});
+  auto state = std::make_shared<LaunchState>();
+  state->name = program->name;
+  for (const LaunchArg& a : args)
+    if (a.buffer) state->holds.push_back(a.buffer);
+  LaunchState* st = state.get();
+  // The warp model runs the blocks in order in one task (a conflict between blocks, which the
+  // race checker does not cover, then has one outcome).
+  std::vector<std::function<void(LaneCore&)>> bodies;
+  bodies.push_back([st, program, args, shape](LaneCore&) {
+    try {
+      run_warps(*program, args, shape);
+    } catch (...) {
+      st->fail(0, std::current_exception());
+    }
+  });
+  Stream::get().submit(state, platform, std::move(bodies), FunctionType::AIV);
+}
 
 void raise_launch_error() {
-  if (std::exception_ptr e = Worker::get().take_error()) std::rethrow_exception(e);
+  if (std::exception_ptr e = Stream::get().take_error()) std::rethrow_exception(e);
 }
 
 void sync_launches() {
-  Worker::get().wait();
+  Stream::get().wait();
   raise_launch_error();
 }
 
-int launches_in_flight() { return Worker::get().in_flight(); }
+int launches_in_flight() { return Stream::get().in_flight(); }
+
+int last_launch_blocks() { return Stream::get().last_blocks(); }
+
+int stream_workers() { return Stream::get().workers(); }
+
+int run_lowered(const LoweredKernel& lowered, const std::string& platform, const std::string& engine, int cores) {
+  const isa::ChipSpec chip = runtime::resolve_run_target({platform, engine, 1});
+  const int blocks = split_of(lowered, chip, cores).first;
+  // A synchronous run: a launch on the stream (after the launches queued before it) whose
+  // caller waits for it and gets its error. The kernel is the caller's (it outlives the wait).
+  std::shared_ptr<const LoweredKernel> borrowed(&lowered, [](const LoweredKernel*) {});
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::exception_ptr error;
+  submit_lowered(borrowed, {}, platform, engine, cores, [&](std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(mu);
+    error = e;
+    done = true;
+    cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return done; });
+  if (error) std::rethrow_exception(error);
+  return blocks;
+}
 
 }  // namespace pypto::kernel

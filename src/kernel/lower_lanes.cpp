@@ -3,22 +3,17 @@
 // widths for `if i < n`), and pipeline programs become cube instructions per block with
 // double-buffered locals (see docs/kernel-api.md, "How kernels are compiled").
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <map>
-#include <exception>
 #include <limits>
 #include <set>
-#include <thread>
 
 #include "pypto/codegen/insert_sync.h"
 #include "pypto/isa/chip.h"
 #include "pypto/isa/instructions.h"
+#include "pypto/isa/scalar_ops.h"
 #include "pypto/kernel/lower_lanes.h"
 #include "pypto/isa/validate.h"
-#include "pypto/runtime/native_engine.h"
-#include "pypto/runtime/runtime.h"
-#include "pypto/runtime/sim_engine.h"
 
 namespace pypto::kernel {
 
@@ -69,10 +64,12 @@ double fold(const std::string& op, double a, double b, bool is_float, const Span
   if (op == ">=") return a >= b;
   if (op == "==") return a == b;
   if (op == "!=") return a != b;
-  if (op == "//" || op == "%") {
-    if (b == 0) fail(ErrorKind::kValue, span, "division by zero in '" + op + "'", "check the kernel's arguments");
-    const double q = std::floor(a / b);
-    return op == "//" ? q : a - q * b;
+  if (op == "//" || op == "%") {  // isa/scalar_ops.h: Python's rules; an integer divisor 0 is an error
+    if (b == 0 && !is_float)
+      fail(ErrorKind::kValue, span, "integer division by zero in '" + op + "' (the divisor is known at launch)",
+           "guard the divisor, or check the kernel's arguments");
+    const double r = op == "//" ? scalar::float_floor_div(a, b) : scalar::float_mod(a, b);
+    return is_float ? r : r + 0.0;  // integers have no -0.0 (0 // -3 == 0)
   }
   fail(ErrorKind::kType, span, "operator '" + op + "' is not supported in a kernel", "use + - * / // % min max or a comparison");
 }
@@ -896,66 +893,6 @@ LoweredKernel lower_lanes(const LaneProgram& program, const std::vector<LaunchAr
   Lowerer l(program, args, shape, *isa::chip_for_platform(platform));
   if (program.uses(LaneOpKind::kPipelineRun) || program.uses(LaneOpKind::kMma)) return l.pipeline();
   return l.lanes(chunk_blocks, unroll);
-}
-
-int run_lowered(const LoweredKernel& lowered, const std::string& platform, const std::string& engine, int cores) {
-  const runtime::RunOptions options{platform, engine, 1};
-  const int64_t width = std::max<int64_t>(1, lowered.chunk_lanes);
-  const int64_t chunks = (lowered.total_lanes + width - 1) / width;
-  const isa::ChipSpec chip = runtime::resolve_run_target(options);
-  int n = 1;
-  if (lowered.chunk_range && lowered.independent_chunks) {
-    // hardware_concurrency reads /sys on every call (glibc): ask once
-    static const int host_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int host = cores > 0 ? cores : host_cpus;
-    // Two chunks per core at least: a core for one tile row costs more than it saves.
-    n = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({host, chip.aiv_cores, chunks / 2})));
-  }
-  if (n == 1) {
-    runtime::run_kernel(lowered.kernel, lowered.args, options);
-    return 1;
-  }
-  // The chunks are cut into pieces (contiguous chunk ranges, about four per core) that the
-  // cores take in order from a shared counter, so a core that runs slower (a busy host) takes
-  // fewer. Each core keeps its on-chip buffers (and the compiled kernel) across its pieces.
-  isa::validate_kernel(lowered.kernel, chip);
-  std::shared_ptr<runtime::NativeModule> module;
-  if (engine == "native") module = runtime::native_module_for({&lowered.kernel}, chip);
-  const int64_t pieces = std::min<int64_t>(chunks / 2, int64_t{4} * n);
-  std::atomic<int64_t> next{0};
-  std::atomic<bool> failed{false};
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(pieces));
-  auto work = [&] {
-    std::unique_ptr<runtime::NativeCore> native;
-    std::unique_ptr<runtime::SimEngine> sim;
-    try {
-      if (module) native = std::make_unique<runtime::NativeCore>(chip, module, std::vector<const isa::Kernel*>{&lowered.kernel});
-      else sim = std::make_unique<runtime::SimEngine>(chip);
-    } catch (...) {
-      errors[0] = std::current_exception();
-      failed = true;
-      return;
-    }
-    std::vector<runtime::HostArg> args = lowered.args;
-    for (int64_t p; !failed && (p = next++) < pieces;) {
-      args[args.size() - 2] = runtime::HostArg::of_int(p * chunks / pieces * width);
-      args[args.size() - 1] = runtime::HostArg::of_int((p + 1) * chunks / pieces * width);
-      try {
-        if (native) native->run(lowered.kernel, args);
-        else sim->run(lowered.kernel, args);
-      } catch (...) {
-        errors[p] = std::current_exception();
-        failed = true;
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int c = 1; c < n; ++c) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors)  // the first piece's error: what an in-order run raises first
-    if (e) std::rethrow_exception(e);
-  return n;
 }
 
 }  // namespace pypto::kernel

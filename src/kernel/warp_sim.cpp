@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "pypto/isa/scalar_ops.h"
 #include "pypto/kernel/lower_lanes.h"
 
 namespace pypto::kernel {
@@ -17,6 +18,7 @@ constexpr int64_t kWarp = 32;
 struct LaneVal {
   double num = 0;
   int arg = -1;  // a pointer into launch argument `arg` (num = element offset)
+  bool is_float = false;  // a float (a loaded element, a float argument or constant, a `/`)
 };
 
 struct Access {
@@ -139,10 +141,10 @@ class WarpRunner {
     const int64_t global = block_ * shape_.block + lane;
     auto num = [&](int i) { return v[op.args[i]].num; };
     switch (op.kind) {
-      case LaneOpKind::kConst: v[op.dst] = {op.value, -1}; break;
+      case LaneOpKind::kConst: v[op.dst] = {op.value, -1, op.is_float}; break;
       case LaneOpKind::kParam: {
         const LaunchArg& a = args_[op.args[0]];
-        v[op.dst] = a.buffer ? LaneVal{0, op.args[0]} : LaneVal{a.is_float ? a.f : static_cast<double>(a.i), -1};
+        v[op.dst] = a.buffer ? LaneVal{0, op.args[0]} : LaneVal{a.is_float ? a.f : static_cast<double>(a.i), -1, a.is_float};
         break;
       }
       case LaneOpKind::kGlobalId: v[op.dst] = {static_cast<double>(global), -1}; break;
@@ -152,13 +154,17 @@ class WarpRunner {
         const LaneVal& x = v[op.args[0]];
         const LaneVal& y = v[op.args[1]];
         const std::string& o = op.name;
+        const bool fl = x.is_float || y.is_float || o == "/";
+        if (on && (o == "//" || o == "%") && y.num == 0 && !fl)  // isa/scalar_ops.h; lanes outside an `if` do not raise
+          fail(ErrorKind::kValue, op.span, "integer division by zero in '" + o + "' (lane " + std::to_string(lane) +
+                   " of block " + std::to_string(block_) + ")", "guard the divisor, or check the kernel's arguments");
         double r;
         if (o == "+") r = x.num + y.num;
         else if (o == "-") r = x.num - y.num;
         else if (o == "*") r = x.num * y.num;
         else if (o == "/") r = x.num / y.num;
-        else if (o == "//") r = y.num != 0 ? std::floor(x.num / y.num) : 0;
-        else if (o == "%") r = y.num != 0 ? x.num - std::floor(x.num / y.num) * y.num : 0;
+        else if (o == "//") r = scalar::float_floor_div(x.num, y.num) + (fl ? -0.0 : 0.0);  // ints have no -0.0
+        else if (o == "%") r = scalar::float_mod(x.num, y.num) + (fl ? -0.0 : 0.0);
         else if (o == "min") r = std::min(x.num, y.num);
         else if (o == "max") r = std::max(x.num, y.num);
         else if (o == "<") r = x.num < y.num;
@@ -167,12 +173,13 @@ class WarpRunner {
         else if (o == ">=") r = x.num >= y.num;
         else if (o == "==") r = x.num == y.num;
         else r = x.num != y.num;
-        v[op.dst] = {r, (o == "+" || o == "-") ? std::max(x.arg, y.arg) : -1};
+        const bool cmp = o == "<" || o == "<=" || o == ">" || o == ">=" || o == "==" || o == "!=";
+        v[op.dst] = {r, (o == "+" || o == "-") ? std::max(x.arg, y.arg) : -1, fl && !cmp};
         break;
       }
       case LaneOpKind::kLoad:
         if (!on) break;
-        v[op.dst] = {*element(v[op.args[0]], op, lane, "reads"), -1};
+        v[op.dst] = {*element(v[op.args[0]], op, lane, "reads"), -1, true};
         record(v[op.args[0]], lane, w, false, op);
         break;
       case LaneOpKind::kStore:

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "pypto/ir/op_registry.h"
+#include "pypto/isa/scalar_ops.h"
 
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
@@ -18,18 +19,23 @@ std::optional<double> as_const_float(const ExprPtr& e) {
   return std::nullopt;
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+// A constant zero divisor in code that runs: Python raises ZeroDivisionError, so this is a
+// compile error at the user's line (isa/scalar_ops.h; at run time the engines raise).
+[[noreturn]] void zero_divisor(BinaryOp op, bool is_float, const Span& sp) {
+  const char* what = op == BinaryOp::Mod ? "modulo" : "division";
+  fail(ErrorKind::kValue, sp,
+       std::string(is_float ? "float " : "integer ") + what + " by zero: the divisor of '" + binary_op_symbol(op) +
+           "' is the constant " + (is_float ? "0.0" : "0"),
+       "guard the divisor, or change the constant that makes it zero");
 }
 
 ExprPtr fold_int(BinaryOp op, int64_t a, int64_t b, DataType dt, const Span& sp) {
   switch (op) {
-    case BinaryOp::Add: return ConstInt::make(a + b, dt, sp);
-    case BinaryOp::Sub: return ConstInt::make(a - b, dt, sp);
-    case BinaryOp::Mul: return ConstInt::make(a * b, dt, sp);
-    case BinaryOp::FloorDiv: return b ? ConstInt::make(floor_div(a, b), dt, sp) : nullptr;
-    case BinaryOp::Mod: return b ? ConstInt::make(a - floor_div(a, b) * b, dt, sp) : nullptr;
+    case BinaryOp::Add: return ConstInt::make(scalar::wrap_add(a, b), dt, sp);
+    case BinaryOp::Sub: return ConstInt::make(scalar::wrap_sub(a, b), dt, sp);
+    case BinaryOp::Mul: return ConstInt::make(scalar::wrap_mul(a, b), dt, sp);
+    case BinaryOp::FloorDiv: return ConstInt::make(scalar::int_floor_div(a, b), dt, sp);
+    case BinaryOp::Mod: return ConstInt::make(scalar::int_floor_mod(a, b), dt, sp);
     case BinaryOp::Min: return ConstInt::make(std::min(a, b), dt, sp);
     case BinaryOp::Max: return ConstInt::make(std::max(a, b), dt, sp);
     case BinaryOp::Eq: return ConstBool::make(a == b, sp);
@@ -47,7 +53,9 @@ ExprPtr fold_float(BinaryOp op, double a, double b, DataType dt, const Span& sp)
     case BinaryOp::Add: return ConstFloat::make(a + b, dt, sp);
     case BinaryOp::Sub: return ConstFloat::make(a - b, dt, sp);
     case BinaryOp::Mul: return ConstFloat::make(a * b, dt, sp);
-    case BinaryOp::Div: return b != 0 ? ConstFloat::make(a / b, dt, sp) : nullptr;
+    case BinaryOp::Div: return ConstFloat::make(a / b, dt, sp);
+    case BinaryOp::FloorDiv: return ConstFloat::make(scalar::float_floor_div(a, b), dt, sp);
+    case BinaryOp::Mod: return ConstFloat::make(scalar::float_mod(a, b), dt, sp);
     case BinaryOp::Min: return ConstFloat::make(std::min(a, b), dt, sp);
     case BinaryOp::Max: return ConstFloat::make(std::max(a, b), dt, sp);
     case BinaryOp::Lt: return ConstBool::make(a < b, sp);
@@ -73,7 +81,8 @@ class Folder : public IRMutator {
       if (u->op == UnaryOp::Not)
         if (auto* c = u->a->as<ConstBool>()) return ConstBool::make(!c->value, u->span);
       if (u->op == UnaryOp::Neg) {
-        if (auto* c = u->a->as<ConstInt>()) return ConstInt::make(-c->value, c->type->as<ScalarType>()->dtype, u->span);
+        if (auto* c = u->a->as<ConstInt>())
+          return ConstInt::make(scalar::wrap_neg(c->value), c->type->as<ScalarType>()->dtype, u->span);
         if (auto* c = u->a->as<ConstFloat>()) return ConstFloat::make(-c->value, c->type->as<ScalarType>()->dtype, u->span);
       }
     }
@@ -94,9 +103,39 @@ class Folder : public IRMutator {
   }
 
  private:
-  static ExprPtr fold(const BinaryExpr& b, const ExprPtr& self) {
+  // Branches whose condition folds to a constant false never run: a zero divisor there is
+  // no error (as in Python).
+  StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {
+    ExprPtr cond = mutate(s->cond);
+    auto* c = cond ? cond->as<ConstBool>() : nullptr;
+    const int saved = dead_;
+    if (c && !c->value) ++dead_;
+    StmtPtr then_body = mutate(s->then_body);
+    dead_ = saved;
+    if (c && c->value) ++dead_;
+    StmtPtr else_body = mutate(s->else_body);
+    dead_ = saved;
+    bool changed = cond != s->cond || then_body != s->then_body || else_body != s->else_body;
+    std::vector<VarPtr> return_vars;
+    for (auto& v : s->return_vars) {
+      return_vars.push_back(define(v));
+      changed |= return_vars.back() != v;
+    }
+    if (!changed) return s;
+    return IfStmt::make(cond, then_body, else_body, return_vars, s->span);
+  }
+  int dead_ = 0;
+
+  ExprPtr fold(const BinaryExpr& b, const ExprPtr& self) const {
     DataType dt = self->type->as<ScalarType>()->dtype;
     auto ia = as_const_int(b.a), ib = as_const_int(b.b);
+    if (b.op == BinaryOp::Div || b.op == BinaryOp::FloorDiv || b.op == BinaryOp::Mod) {
+      auto fz = as_const_float(b.b);
+      if ((ib && *ib == 0) || (fz && *fz == 0)) {
+        if (dead_) return self;
+        zero_divisor(b.op, fz || dtype_is_float(dt), b.span);
+      }
+    }
     if (ia && ib && !dtype_is_float(dt) && dt != DataType::BOOL)
       if (auto f = fold_int(b.op, *ia, *ib, dt, b.span)) return f;
     auto fa = as_const_float(b.a), fb = as_const_float(b.b);
@@ -181,6 +220,8 @@ class DeadAssignments : public IRMutator {
 };
 
 }  // namespace
+
+ExprPtr simplify_expr(const ExprPtr& expr, const isa::ChipSpec& chip) { return Folder(chip).mutate(expr); }
 
 ProgramPtr simplify(const ProgramPtr& program, const PassContext& ctx) {
   std::vector<FunctionPtr> functions;

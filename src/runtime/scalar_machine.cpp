@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "pypto/isa/scalar_cast.h"
+#include "pypto/isa/scalar_ops.h"
 
 namespace pypto::runtime {
 
@@ -15,16 +16,6 @@ void check_reg(int reg, size_t n, const Span& span) {
     fail(ErrorKind::kRuntime, span,
          "scalar register r" + std::to_string(reg) + " does not exist (the program has " + std::to_string(n) + ")",
          "this is a code generation bug; please report it");
-}
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-int64_t floor_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
 }  // namespace
@@ -41,23 +32,19 @@ ScalarValue eval_binary(ir::BinaryOp op, ScalarValue a, ScalarValue b, const Spa
            "guard the divisor");
   };
   switch (op) {
-    // Integer scalars wrap on overflow (computed modulo 2^64: defined behaviour).
-    case BinaryOp::Add: return fl ? ScalarValue::of_float(x + y) : ScalarValue::of_int(static_cast<int64_t>(uint64_t(i) + uint64_t(j)));
-    case BinaryOp::Sub: return fl ? ScalarValue::of_float(x - y) : ScalarValue::of_int(static_cast<int64_t>(uint64_t(i) - uint64_t(j)));
-    case BinaryOp::Mul: return fl ? ScalarValue::of_float(x * y) : ScalarValue::of_int(static_cast<int64_t>(uint64_t(i) * uint64_t(j)));
+    // The rules of isa/scalar_ops.h: integers wrap, floor division and modulo are Python's.
+    case BinaryOp::Add: return fl ? ScalarValue::of_float(x + y) : ScalarValue::of_int(scalar::wrap_add(i, j));
+    case BinaryOp::Sub: return fl ? ScalarValue::of_float(x - y) : ScalarValue::of_int(scalar::wrap_sub(i, j));
+    case BinaryOp::Mul: return fl ? ScalarValue::of_float(x * y) : ScalarValue::of_int(scalar::wrap_mul(i, j));
     case BinaryOp::Div:
       if (!fl && j == 0) int_zero_check();
       return ScalarValue::of_float(x / y);
     case BinaryOp::FloorDiv:
       int_zero_check();
-      return fl ? ScalarValue::of_float(std::floor(x / y)) : ScalarValue::of_int(floor_div(i, j));
-    case BinaryOp::Mod: {
+      return fl ? ScalarValue::of_float(scalar::float_floor_div(x, y)) : ScalarValue::of_int(scalar::int_floor_div(i, j));
+    case BinaryOp::Mod:
       int_zero_check();
-      if (!fl) return ScalarValue::of_int(floor_mod(i, j));
-      double r = std::fmod(x, y);
-      if (r != 0 && ((r < 0) != (y < 0))) r += y;
-      return ScalarValue::of_float(r);
-    }
+      return fl ? ScalarValue::of_float(scalar::float_mod(x, y)) : ScalarValue::of_int(scalar::int_floor_mod(i, j));
     case BinaryOp::Min: return fl ? ScalarValue::of_float(std::fmin(x, y)) : ScalarValue::of_int(std::min(i, j));
     case BinaryOp::Max: return fl ? ScalarValue::of_float(std::fmax(x, y)) : ScalarValue::of_int(std::max(i, j));
     case BinaryOp::Eq: return truth(fl ? x == y : i == j);

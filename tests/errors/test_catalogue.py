@@ -291,6 +291,16 @@ def integer_division_by_zero(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl
 
 
 @pl.jit
+def constant_zero_divisor(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for j in pl.unroll(0, 1, 1):
+            row = (j + 64) // (j * 0)  # E:constant_zero_divisor
+            t = pl.load(a, [row, 0], [32, 64])
+            c = pl.store(t, [0, 0], c)
+    return c
+
+
+@pl.jit
 def while_never_changes(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
     with pl.at(level=pl.Level.CORE_GROUP):
         i = 0
@@ -456,6 +466,7 @@ CASES = [
     ("bad_memory_name", lambda: bad_memory_name(A, A.copy()), PyptoError, r"MemorySpace\.UB", r""),
     ("private_attribute", lambda: private_attribute(A, A.copy()), PyptoError, r"'__dict__' is private", r"public names"),
     ("integer_division_by_zero", lambda: integer_division_by_zero(A, A.copy(), 0), PyptoError, r"integer division by zero", r"guard the divisor"),
+    ("constant_zero_divisor", lambda: constant_zero_divisor(A, A.copy()), PyptoError, r"integer division by zero: the divisor of '//' is the constant 0", r"guard the divisor"),
     ("while_never_changes", lambda: while_never_changes(A, A.copy(), 2), PyptoError, r"condition 'i < n' of this while loop never changes", r"rebind a name the condition reads"),
     ("break_in_parallel", lambda: break_in_parallel(A, A.copy(), 2), PyptoError, r"break in a pl\.parallel loop", r"pl\.range"),
     ("endless_while", lambda: endless_while(A, A.copy(), 3), PyptoError, r"while loop ran 16777216 iterations without its condition turning false", r"changes what the condition reads"),

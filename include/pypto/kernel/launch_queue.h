@@ -1,27 +1,34 @@
-// Asynchronous kernel launches (pto.launch): a background worker runs launches in order;
-// each queued launch holds references to its device buffers, so Python may drop a tensor
-// while a kernel still uses it. The first failure is kept and raised by the next sync.
+// Asynchronous kernel launches (pto.launch) on the runtime's task pool: a launch is one or
+// more SPMD block tasks of a TaskPool (runtime/task_pool.h) owned by the launch stream, and
+// each of its tasks depends on every task of the launch before it, so launches run in
+// submission order (one stream, as on a device) while the blocks of one launch run on the
+// pool's workers at once. Each queued launch holds references to its device buffers, so
+// Python may drop a tensor while a kernel still uses it. The first failure is kept and
+// raised by the next sync (or memcpy_d2h); later launches still run.
 #pragma once
-#include <functional>
+#include <memory>
 #include <string>
 
 #include "pypto/kernel/lane_program.h"
+#include "pypto/kernel/lower_lanes.h"
 
 namespace pypto::kernel {
 
-struct LaunchJob {
-  std::string kernel;
-  std::vector<std::shared_ptr<DeviceBuffer>> holds;  // released when the job ends
-  std::function<void()> work;
-};
-
-// Queues `job` on the background worker and returns at once.
-void enqueue_launch(LaunchJob job);
-// Waits for every queued launch; rethrows the first launch error since the last sync.
+// Queues a lowered kernel (its buffers are the `holds`) and returns at once. The kernel
+// runs on `engine` ("sim" or "native"); independent chunks become SPMD blocks (run_lowered).
+void enqueue_lowered(std::shared_ptr<const LoweredKernel> lowered, std::vector<std::shared_ptr<DeviceBuffer>> holds,
+                     const std::string& platform, const std::string& engine);
+// Queues a run of the warp model (kernels with barriers) and returns at once.
+void enqueue_warps(std::shared_ptr<const LaneProgram> program, std::vector<LaunchArg> args, LaunchShape shape,
+                   const std::string& platform);
+// Waits for every queued launch; rethrows the first launch error since the last report.
 void sync_launches();
 // Rethrows (and clears) a pending launch error without waiting.
 void raise_launch_error();
 // Launches queued or running.
 int launches_in_flight();
+// SPMD blocks (pool tasks) of the last launch; the stream pool's worker threads (0: none yet).
+int last_launch_blocks();
+int stream_workers();
 
 }  // namespace pypto::kernel

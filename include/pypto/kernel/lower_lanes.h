@@ -56,10 +56,12 @@ bool lowers_to_tiles(const LaneProgram& program);
 LoweredKernel lower_lanes(const LaneProgram& program, const std::vector<LaunchArg>& args, LaunchShape shape,
                           const std::string& platform, int64_t chunk_blocks = 0, bool unroll = false);
 
-// Runs a lowered kernel on `engine`. A kernel with independent chunks is cut into contiguous
-// chunk ranges that up to `cores` virtual cores (host threads; 0: one per host CPU, at most
-// the chip's vector cores) take from a shared counter; results equal the in-order run, and
-// an error is the first range's. Returns the number of cores used.
+// Runs a lowered kernel on `engine` and waits for it: a launch on the launch stream
+// (src/kernel/launch_queue.cpp), ordered after the launches queued before it. A kernel with
+// independent chunks becomes up to `cores` SPMD block tasks of the stream's task pool (0: one
+// per host CPU, at most the chip's vector cores) that take contiguous chunk ranges from a
+// shared counter; results equal the in-order run, and an error is the first range's. Returns
+// the number of blocks.
 int run_lowered(const LoweredKernel& lowered, const std::string& platform, const std::string& engine, int cores = 0);
 
 // Runs a lane program lane by lane with warps of 32 lanes scheduled independently (the

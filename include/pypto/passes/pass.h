@@ -63,6 +63,8 @@ ir::ProgramPtr unroll(const ir::ProgramPtr& program, const PassContext& ctx);
 // Folds scalar expressions on constants and removes assignments of unused pure values.
 // (simplify.cpp)
 ir::ProgramPtr simplify(const ir::ProgramPtr& program, const PassContext& ctx);
+// Simplify's folding of one scalar expression (the constant-folding rules of isa/scalar_ops.h).
+ir::ExprPtr simplify_expr(const ir::ExprPtr& expr, const isa::ChipSpec& chip);
 
 // Gives every op call nested inside another expression its own assignment to a fresh Var,
 // so every computed tile is a named value. (flatten_calls.cpp)

@@ -1,5 +1,6 @@
 """@pto.kernel and pto.launch: the decorator parses the body into a lane program (C++),
-launches lower it for their arguments and run on the background worker."""
+launches lower it for their arguments and run as SPMD block tasks of the launch stream's task
+pool (src/kernel/launch_queue.cpp; docs/kernel-api.md "How launches run")."""
 
 import atexit
 import math
@@ -76,7 +77,7 @@ def launch_shape(k, grid, block):
 
 
 def launch(k, grid=(1, 1, 1), block=(1, 1, 1), args=(), engine=None, platform="a2a3sim"):
-    """Queues `k` on the background worker over grid x block lanes and returns at once; use
+    """Queues `k` on the launch stream over grid x block lanes and returns at once; use
     pto.sync() or pto.memcpy_d2h to wait. The launch keeps its tensors alive until it ends.
     engine: "native" (default, or $PYPTO_ENGINE) or "sim"."""
     if engine is None:

@@ -1,7 +1,9 @@
 // The calling convention between the native engine and the C++ it generates for a kernel:
 // a plain C frame (tensors, scalar arguments, the core's buffers, a scratch area) and the
-// callback that runs one instruction through the reference library. Header-only, no includes.
+// callback that runs one instruction through the reference library. Header-only; includes
+// only the include-free isa/scalar_ops.h.
 #pragma once
+#include "pypto/isa/scalar_ops.h"
 
 extern "C" {
 
@@ -32,20 +34,11 @@ typedef void (*pto_kernel_fn)(const pto_frame* frame);
 
 namespace pto_opt {
 
-// Python scalar semantics of the scalar unit (see runtime/scalar_machine.cpp).
-inline long long floor_div(long long a, long long b) {
-  long long q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-inline long long floor_mod(long long a, long long b) {
-  long long r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-inline double float_mod(double x, double y) {
-  double r = __builtin_fmod(x, y);
-  if (r != 0 && ((r < 0) != (y < 0))) r += y;
-  return r;
-}
+// The scalar unit's arithmetic (one definition: isa/scalar_ops.h).
+using pypto::scalar::float_floor_div;
+using pypto::scalar::float_mod;
+using pypto::scalar::int_floor_div;
+using pypto::scalar::int_floor_mod;
 inline bool loop_continues(long long v, long long stop, long long step) { return step > 0 ? v < stop : v > stop; }
 // A float scalar as an integer one: truncated, saturated, NaN as 0 (runtime::float_to_int).
 inline long long to_int(double v) {

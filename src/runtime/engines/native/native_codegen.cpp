@@ -189,11 +189,11 @@ class KernelWriter {
       case BinaryOp::Div: zero_check(); r = {"(" + x + " / " + y + ")", true}; break;
       case BinaryOp::FloorDiv:
         zero_check();
-        r = fl ? Expr{"__builtin_floor(" + x + " / " + y + ")", true} : Expr{"pto_opt::floor_div(" + i + ", " + j + ")", false};
+        r = fl ? Expr{"pto_opt::float_floor_div(" + x + ", " + y + ")", true} : Expr{"pto_opt::int_floor_div(" + i + ", " + j + ")", false};
         break;
       case BinaryOp::Mod:
         zero_check();
-        r = fl ? Expr{"pto_opt::float_mod(" + x + ", " + y + ")", true} : Expr{"pto_opt::floor_mod(" + i + ", " + j + ")", false};
+        r = fl ? Expr{"pto_opt::float_mod(" + x + ", " + y + ")", true} : Expr{"pto_opt::int_floor_mod(" + i + ", " + j + ")", false};
         break;
       case BinaryOp::Min:
         r = fl ? Expr{"__builtin_fmin(" + x + ", " + y + ")", true} : Expr{"(" + i + " < " + j + " ? " + i + " : " + j + ")", false};

@@ -86,7 +86,7 @@ std::string compiler_identity() {
 uint64_t toolchain_hash() {
   static const uint64_t h = [] {
     std::string all = compiler_identity() + "\n" + kFlags + "\n";
-    for (const char* h : {"abi.h", "vec.h", "half.h", "tile_ops.h", "matmul.h", "../fp16.h", "../scalar_cast.h"})
+    for (const char* h : {"abi.h", "vec.h", "half.h", "tile_ops.h", "matmul.h", "../fp16.h", "../scalar_cast.h", "../scalar_ops.h"})
       all += read_file(native_include_dir() + "/pypto/isa/optimized/" + h);
     return fnv1a(all);
   }();
