@@ -8,8 +8,8 @@
 
 #include "bindings.h"
 #include "pypto/codegen/torch_codegen.h"
-#include "pypto/compiler/compile.h"
-#include "pypto/ir/op_registry.h"
+#include "pypto/codegen/compile.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/isa/chip.h"
 #include "pypto/passes/pass.h"
 

@@ -3,10 +3,10 @@
 // follows from the memories the kernel's tiles use.
 #include "pypto/codegen/lower_kernel.h"
 
-#include "pypto/codegen/kernel_builder.h"
-#include "pypto/codegen/insert_sync.h"
+#include "pypto/ops/kernel_builder.h"
+#include "pypto/passes/insert_sync.h"
 #include "pypto/codegen/pto_text.h"
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/ir/visitor.h"
 #include "stmt_lowering.h"
 

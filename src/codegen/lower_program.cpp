@@ -8,10 +8,10 @@
 #include <map>
 #include <set>
 
-#include "pypto/codegen/kernel_builder.h"
+#include "pypto/ops/kernel_builder.h"
 #include "pypto/codegen/lower_kernel.h"
 #include "pypto/codegen/pto_text.h"
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "pypto/isa/instructions.h"
 #include "stmt_lowering.h"

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/isa/chip.h"
 #include "pypto/ir/printer.h"
 

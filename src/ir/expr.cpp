@@ -1,7 +1,7 @@
 // Construction of expressions: type rules of scalar arithmetic.
 #include "pypto/ir/expr.h"
 
-#include "pypto/isa/scalar_cast.h"
+#include "pypto/base/scalar_cast.h"
 
 namespace pypto::ir {
 

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 
 namespace pypto::ir {
 

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 
 namespace pypto::ir {
 namespace {

@@ -11,14 +11,14 @@
 #include <set>
 #include <thread>
 
-#include "pypto/codegen/insert_sync.h"
+#include "pypto/passes/insert_sync.h"
 #include "pypto/isa/chip.h"
 #include "pypto/isa/instructions.h"
 #include "pypto/kernel/lower_lanes.h"
 #include "pypto/isa/validate.h"
-#include "pypto/runtime/native_engine.h"
+#include "pypto/engines/native_engine.h"
 #include "pypto/runtime/runtime.h"
-#include "pypto/runtime/sim_engine.h"
+#include "pypto/engines/sim_engine.h"
 
 namespace pypto::kernel {
 

@@ -6,7 +6,7 @@
 #include <variant>
 #include <vector>
 
-#include "pypto/ir/error.h"
+#include "pypto/base/error.h"
 #include "pypto/ir/type.h"
 
 namespace pypto::ir {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "pypto/ir/dtype.h"
-#include "pypto/ir/error.h"
+#include "pypto/base/dtype.h"
+#include "pypto/base/error.h"
 #include "pypto/ir/expr.h"
 
 namespace pypto::isa {

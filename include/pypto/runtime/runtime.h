@@ -9,7 +9,7 @@
 
 #include "pypto/isa/chip.h"
 #include "pypto/isa/program.h"
-#include "pypto/runtime/tensor.h"
+#include "pypto/engines/tensor.h"
 
 namespace pypto::runtime {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "pypto/ir/expr.h"
-#include "pypto/runtime/tensor.h"
+#include "pypto/engines/tensor.h"
 
 namespace pypto::runtime {
 

@@ -20,7 +20,7 @@
 #include "pypto/isa/chip.h"
 #include "pypto/isa/program.h"
 #include "pypto/runtime/footprint.h"
-#include "pypto/runtime/tensor.h"
+#include "pypto/engines/tensor.h"
 #include "pypto/runtime/trace.h"
 
 namespace pypto::runtime {

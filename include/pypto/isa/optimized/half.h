@@ -14,7 +14,7 @@
 // the narrow format and otherwise computes that element as the reference does (in double,
 // rounded once), so the results equal the reference's bit for bit.
 #pragma once
-#include "pypto/isa/fp16.h"
+#include "pypto/base/fp16.h"
 #include "pypto/isa/optimized/vec.h"
 
 namespace pto_opt {
