@@ -81,25 +81,6 @@ ExprPtr TupleGetItem::make(ExprPtr t, int i, Span s) {
 
 namespace pypto::ir {
 
-int scalar_cast_target(DataType d) {
-  switch (d) {
-    case DataType::BOOL: return isa::kCastBool;
-    case DataType::INT8: return isa::kCastI8;
-    case DataType::INT16: return isa::kCastI16;
-    case DataType::INT32: return isa::kCastI32;
-    case DataType::INT64:
-    case DataType::INDEX: return isa::kCastI64;
-    case DataType::UINT8: return isa::kCastU8;
-    case DataType::UINT16: return isa::kCastU16;
-    case DataType::UINT32: return isa::kCastU32;
-    case DataType::UINT64: return isa::kCastU64;
-    case DataType::FP16: return isa::kCastF16;
-    case DataType::BF16: return isa::kCastBF16;
-    case DataType::FP32: return isa::kCastF32;
-    default: return -1;
-  }
-}
-
 ExprPtr CastExpr::make(ExprPtr x, DataType to, const std::string& mode, Span s) {
   static const char* modes[] = {"none", "rint", "round", "floor", "ceil", "trunc", "odd"};
   if (mode != "round") {

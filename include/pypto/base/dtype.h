@@ -38,6 +38,12 @@ const char* memory_space_name(MemorySpace m);
 std::optional<MemorySpace> memory_space_from_name(const std::string& name);
 
 enum class PadValue : uint8_t { null, zero, max, min };
+
+namespace ir {
+// The scalar cast target code (pypto::isa::ScalarCastTarget) of a dtype; -1 if the scalar
+// unit has none (TASK_ID and the storage-only dtypes).
+int scalar_cast_target(DataType d);
+}  // namespace ir
 const char* pad_value_name(PadValue p);
 std::optional<PadValue> pad_value_from_name(const std::string& name);
 

@@ -10,7 +10,7 @@
 #include "pypto/isa/chip.h"
 #include "pypto/isa/optimized/abi.h"
 #include "pypto/isa/program.h"
-#include "pypto/runtime/task_pool.h"
+#include "pypto/engines/core_runner.h"
 #include "pypto/engines/tensor.h"
 
 namespace pypto::runtime {
@@ -42,11 +42,6 @@ void set_native_include_dir(const std::string& dir);
 std::string native_include_dir();
 // The on-disk cache directory ("" when PYPTO_CACHE=0).
 std::string native_cache_dir();
-
-// execute_instruction (single_instruction.h) through the native engine.
-struct LooseOperand;
-void execute_instruction_native(const std::string& mnemonic, const std::vector<LooseOperand>& outs,
-                                const std::vector<LooseOperand>& ins, const ir::Attrs& attrs, const std::string& platform);
 
 // One worker's virtual core for the native engine.
 class NativeCore : public CoreRunner {

@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "pypto/base/attrs.h"
 #include "pypto/base/error.h"
 #include "pypto/ir/type.h"
 
@@ -60,7 +61,6 @@ struct ConstBool : Expr {
   static ExprPtr make(bool v, Span s = {}) { return std::make_shared<ConstBool>(v, std::move(s)); }
 };
 
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Mod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
 // The Python spelling of a binary operator ("+", "//", "min", ...).
 const char* binary_op_symbol(BinaryOp op);
 
@@ -97,14 +97,6 @@ struct CastExpr : Expr {
   // error, an unknown name a value error); a constant operand folds to a constant.
   static ExprPtr make(ExprPtr x, DataType to, const std::string& mode = "round", Span s = {});
 };
-
-// The scalar cast target code (pypto::isa::ScalarCastTarget) of a dtype; -1 if the scalar
-// unit has none (TASK_ID and the storage-only dtypes).
-int scalar_cast_target(DataType d);
-
-// A keyword attribute of an op call: a compile-time value that is not an IR expression.
-using AttrValue = std::variant<int64_t, double, bool, std::string, DataType, MemorySpace, PadValue, std::vector<int64_t>>;
-using Attrs = std::map<std::string, AttrValue>;
 
 // A call of a registered op. Built through `make_op_call` (op_registry.h), which checks the
 // arguments and infers the type from the op's definition.

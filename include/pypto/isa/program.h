@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "pypto/base/attrs.h"
 #include "pypto/base/dtype.h"
 #include "pypto/base/error.h"
-#include "pypto/ir/expr.h"
 
 namespace pypto::isa {
 
