@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "pypto/codegen/lower_program.h"
+#include "pypto/codegen/pto_text.h"
 #include "pypto/ir/structural_equal.h"
 #include "pypto/passes/pass.h"
 
@@ -71,7 +72,14 @@ CompiledProgram compile_program(const ir::ProgramPtr& program, const CompileOpti
     fail(ErrorKind::kType, {}, "program '" + program->name + "' has no Orchestration function to run",
          "add a @pl.function(type=pl.FunctionType.Orchestration) method that calls the kernels");
   const auto t0 = std::chrono::steady_clock::now();
-  out.host = codegen::lower_program(*out.lowered, out.entry);
+  passes::KernelPassHook after_kernel_pass;
+  if (options.keep_pass_results)
+    after_kernel_pass = [&out](int index, const std::string& name, const isa::Kernel& k) {
+      char prefix[8];
+      std::snprintf(prefix, sizeof prefix, "%02d", static_cast<int>(passes::default_pipeline().size()) + index);
+      out.kernel_pass_results.emplace_back(std::string(prefix) + "_after_" + name, k.name, codegen::emit_pto(k));
+    };
+  out.host = codegen::lower_program(*out.lowered, out.entry, after_kernel_pass);
   out.pass_times.emplace_back("LowerProgram", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return out;
 }

@@ -1,6 +1,7 @@
 // The compiler driver: parsed program -> pass pipeline -> instruction streams.
 #pragma once
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct CompiledProgram {
   std::string entry;                                              // the orchestration function
   std::vector<std::string> param_names;
   std::vector<std::pair<std::string, ir::ProgramPtr>> pass_results;  // "NN_after_<Pass>" -> program, changed passes only
+  // ("NN_after_<KernelPass>", kernel name, its .pto text after the pass), changed kernels only;
+  // NN continues the program pipeline's numbering.
+  std::vector<std::tuple<std::string, std::string, std::string>> kernel_pass_results;
   // Seconds each pass of the pipeline took, in order, then "LowerProgram" (lowering to
   // instruction streams): RunConfig(compile_profiling=True) writes them to report/pipeline_profile.*
   std::vector<std::pair<std::string, double>> pass_times;
