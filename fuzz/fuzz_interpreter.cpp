@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "pypto/codegen/insert_sync.h"
+#include "pypto/passes/insert_sync.h"
 #include "pypto/isa/instructions.h"
 #include "pypto/runtime/runtime.h"
 

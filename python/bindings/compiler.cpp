@@ -8,8 +8,8 @@
 
 #include "bindings.h"
 #include "pypto/codegen/torch_codegen.h"
-#include "pypto/compiler/compile.h"
-#include "pypto/ir/op_registry.h"
+#include "pypto/codegen/compile.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/isa/chip.h"
 #include "pypto/passes/pass.h"
 
@@ -25,6 +25,8 @@ void bind_compiler(nb::module_& m) {
       .def_ro("entry", &compiler::CompiledProgram::entry)
       .def_ro("param_names", &compiler::CompiledProgram::param_names)
       .def_ro("pass_results", &compiler::CompiledProgram::pass_results)
+      .def_ro("kernel_pass_results", &compiler::CompiledProgram::kernel_pass_results,
+              "(NN_after_<KernelPass>, kernel name, .pto text) for each kernel a kernel pass changed")
       .def_ro("pass_times", &compiler::CompiledProgram::pass_times, "(pass name, seconds) per pass, then LowerProgram");
 
   m.def(
@@ -97,6 +99,17 @@ void bind_compiler(nb::module_& m) {
         return out;
       },
       "The default pass pipeline in order: (name, description) pairs.");
+  m.def(
+      "kernel_pipeline_passes",
+      [] {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (auto& p : passes::kernel_pipeline()) out.emplace_back(p.name, p.doc);
+        return out;
+      },
+      "The kernel pass pipeline (run on each lowered kernel) in order: (name, description) pairs.");
+  m.def(
+      "run_kernel_pass", [](const isa::Kernel& kernel, const std::string& name) { return passes::run_kernel_pass(name, kernel); },
+      nb::arg("kernel"), nb::arg("name"), "A copy of `kernel` after the one kernel pass `name` (for pass tests).");
 }
 
 }  // namespace pypto::bindings

@@ -10,10 +10,10 @@
 
 #include "bindings.h"
 #include "pypto/ir/affine.h"
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/structural_equal.h"
-#include "pypto/ir/tensor_ops.h"
+#include "pypto/ops/tensor_ops.h"
 #include "pypto/ir/visitor.h"
 
 namespace nb = nanobind;

@@ -2,7 +2,7 @@
 #include <nanobind/stl/string.h>
 
 #include "bindings.h"
-#include "pypto/ir/error.h"
+#include "pypto/base/error.h"
 
 NB_MODULE(_core, m) {
   m.doc() = "pypto C++ core: IR, passes, codegen, runtime";

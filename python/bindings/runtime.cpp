@@ -17,10 +17,10 @@
 #include <mutex>
 #include <chrono>
 #include "bindings.h"
-#include "pypto/codegen/insert_sync.h"
+#include "pypto/passes/insert_sync.h"
 #include "pypto/codegen/pto_text.h"
 #include "pypto/isa/instructions.h"
-#include "pypto/runtime/native_engine.h"
+#include "pypto/engines/native_engine.h"
 #include "pypto/runtime/run_config.h"
 #include "pypto/runtime/runtime.h"
 #include "pypto/runtime/single_instruction.h"

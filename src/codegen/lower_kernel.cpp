@@ -3,10 +3,10 @@
 // follows from the memories the kernel's tiles use.
 #include "pypto/codegen/lower_kernel.h"
 
-#include "pypto/codegen/kernel_builder.h"
-#include "pypto/codegen/insert_sync.h"
+#include "pypto/ops/kernel_builder.h"
+#include "pypto/passes/insert_sync.h"
 #include "pypto/codegen/pto_text.h"
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/ir/visitor.h"
 #include "stmt_lowering.h"
 
@@ -46,7 +46,7 @@ struct ReadsSubblock : ir::IRVisitor {
 };
 }  // namespace
 
-LoweredKernel lower_kernel(const ir::Function& fn) {
+LoweredKernel lower_kernel(const ir::Function& fn, const passes::KernelPassHook& after_kernel_pass) {
   LoweredKernel out;
   isa::Kernel& k = out.kernel;
   k.name = fn.name;
@@ -82,7 +82,7 @@ LoweredKernel lower_kernel(const ir::Function& fn) {
   k.core = FunctionType::AIV;
   for (auto& t : k.tiles)
     if (is_cube_memory(t.memory)) k.core = FunctionType::AIC;
-  insert_sync(k);  // flags depend on pipes, known only now (see insert_sync.h)
+  passes::run_kernel_pipeline(k, after_kernel_pass);  // InsertSync: flags depend on pipes, known only now
   k.pto_text = emit_pto(k);
   return out;
 }

@@ -8,10 +8,10 @@
 #include <map>
 #include <set>
 
-#include "pypto/codegen/kernel_builder.h"
+#include "pypto/ops/kernel_builder.h"
 #include "pypto/codegen/lower_kernel.h"
 #include "pypto/codegen/pto_text.h"
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "pypto/isa/instructions.h"
 #include "stmt_lowering.h"
@@ -53,6 +53,7 @@ struct ProgramLowering {
   std::map<std::string, int> kernel_index;
   std::vector<std::vector<int>> returned_params;  // per kernel
   std::map<int64_t, int64_t> task_ordinal;        // task id -> ordinal of its (latest) kCall
+  const passes::KernelPassHook* after_kernel_pass = nullptr;
 
   // The kernel of a call from the orchestration: an InCore/AIC/AIV kernel (a task on one
   // core) or a Group function (a mixed task on one cluster).
@@ -79,7 +80,7 @@ struct ProgramLowering {
   int lowered(const ir::Function& fn) {
     auto it = kernel_index.find(fn.name);
     if (it != kernel_index.end()) return it->second;
-    LoweredKernel lk = lower_kernel(fn);
+    LoweredKernel lk = lower_kernel(fn, *after_kernel_pass);
     host.kernels.push_back(std::move(lk.kernel));
     returned_params.push_back(std::move(lk.returned_params));
     int index = static_cast<int>(host.kernels.size()) - 1;
@@ -457,7 +458,8 @@ struct ProgramLowering {
 
 }  // namespace
 
-isa::HostProgram lower_program(const ir::Program& program, const std::string& entry) {
+isa::HostProgram lower_program(const ir::Program& program, const std::string& entry,
+                               const passes::KernelPassHook& after_kernel_pass) {
   ir::FunctionPtr fn = program.find(entry);
   if (!fn) fail(ErrorKind::kValue, {}, "the program has no function '" + entry + "'", "name its orchestration function");
   isa::HostProgram host;
@@ -486,7 +488,7 @@ isa::HostProgram lower_program(const ir::Program& program, const std::string& en
   for (auto& p : fn->params)
     if (p->type->as<ir::ScalarType>()) kb.define_scalar(p);
 
-  ProgramLowering pl{program, host, kb, {}, {}, {}};
+  ProgramLowering pl{program, host, kb, {}, {}, {}, &after_kernel_pass};
   kb.on_func_call = [&pl](const ir::FuncCall& c, const ir::VarPtr& dst) { pl.call(c, dst); };
   StmtLowering body(kb);
   body.lower(fn->body);

@@ -4,7 +4,7 @@
 #pragma once
 #include <vector>
 
-#include "pypto/codegen/kernel_builder.h"
+#include "pypto/ops/kernel_builder.h"
 
 namespace pypto::codegen {
 

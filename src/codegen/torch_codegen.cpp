@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/isa/chip.h"
 #include "pypto/ir/printer.h"
 
@@ -241,7 +241,7 @@ _FLOAT_TYPES = {"FP32": torch.float32, "FP16": torch.float16, "BF16": torch.bflo
 
 
 def _scalar_cast(x, dtype):
-    """Scalar pl.cast (pypto/isa/scalar_cast.h): integers wrap to the target width, floats to
+    """Scalar pl.cast (pypto/base/scalar_cast.h): integers wrap to the target width, floats to
     integers truncate toward zero and saturate (NaN -> 0), floats round to the target's precision."""
     x = x.item() if isinstance(x, torch.Tensor) else x
     if dtype == "BOOL":
@@ -264,13 +264,13 @@ def _scalar_cast(x, dtype):
 
 
 def _wrap64(x):
-    """An integer as the scalar unit holds it: 64-bit two's complement (pypto/isa/scalar_ops.h)."""
+    """An integer as the scalar unit holds it: 64-bit two's complement (pypto/base/scalar_ops.h)."""
     return ((x + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
 
 
 def _scalar_divmod(a, b, mod):
     """Scalar a // b (mod False) or a % b (mod True) as every engine computes them
-    (pypto/isa/scalar_ops.h): Python's rules, integers wrap to 64 bits, an integer divisor 0
+    (pypto/base/scalar_ops.h): Python's rules, integers wrap to 64 bits, an integer divisor 0
     raises, a float divisor 0.0 gives IEEE results (x // 0.0 = floor(x / 0.0), x % 0.0 = NaN)."""
     a = a.item() if isinstance(a, torch.Tensor) else a
     b = b.item() if isinstance(b, torch.Tensor) else b
@@ -702,7 +702,7 @@ class TorchEmitter {
         auto* b = e->as<BinaryExpr>();
         if (b->op == BinaryOp::Min || b->op == BinaryOp::Max)
           return std::string(b->op == BinaryOp::Min ? "min(" : "max(") + expr(b->a) + ", " + expr(b->b) + ")";
-        if (b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod)  // the engines' rules (isa/scalar_ops.h)
+        if (b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod)  // the engines' rules (base/scalar_ops.h)
           return "_scalar_divmod(" + expr(b->a) + ", " + expr(b->b) + (b->op == BinaryOp::Mod ? ", True)" : ", False)");
         const char* sym = b->op == BinaryOp::And ? "and" : b->op == BinaryOp::Or ? "or" : binary_op_symbol(b->op);
         return operand(b->a) + " " + sym + " " + operand(b->b);

@@ -1,7 +1,9 @@
 // Construction of expressions: type rules of scalar arithmetic.
 #include "pypto/ir/expr.h"
 
-#include "pypto/isa/scalar_cast.h"
+#include "pypto/base/scalar_cast.h"
+#include "pypto/ir/op_def.h"
+#include "pypto/ir/printer.h"
 
 namespace pypto::ir {
 
@@ -90,25 +92,6 @@ ExprPtr TupleGetItem::make(ExprPtr t, int i, Span s) {
 
 namespace pypto::ir {
 
-int scalar_cast_target(DataType d) {
-  switch (d) {
-    case DataType::BOOL: return isa::kCastBool;
-    case DataType::INT8: return isa::kCastI8;
-    case DataType::INT16: return isa::kCastI16;
-    case DataType::INT32: return isa::kCastI32;
-    case DataType::INT64:
-    case DataType::INDEX: return isa::kCastI64;
-    case DataType::UINT8: return isa::kCastU8;
-    case DataType::UINT16: return isa::kCastU16;
-    case DataType::UINT32: return isa::kCastU32;
-    case DataType::UINT64: return isa::kCastU64;
-    case DataType::FP16: return isa::kCastF16;
-    case DataType::BF16: return isa::kCastBF16;
-    case DataType::FP32: return isa::kCastF32;
-    default: return -1;
-  }
-}
-
 ExprPtr CastExpr::make(ExprPtr x, DataType to, const std::string& mode, Span s) {
   static const char* modes[] = {"none", "rint", "round", "floor", "ceil", "trunc", "odd"};
   if (mode != "round") {
@@ -151,6 +134,52 @@ ExprPtr CastExpr::make(ExprPtr x, DataType to, const std::string& mode, Span s) 
   }
   if (st->dtype == to) return x;  // nothing to convert
   return std::make_shared<CastExpr>(Key{}, std::move(x), ScalarType::make(to), std::move(s));
+}
+
+// Call::make lives with the node, not the registry: it needs only the op's definition
+// (ir/op_def.h), whose type rule the ops layer fills in.
+ExprPtr Call::make(const OpDef* o, std::vector<ExprPtr> a, Attrs at, Span s) {
+  PYPTO_CHECK(o, "a call without an op");
+  TypePtr t = o->infer_type(CallSite{*o, a, at, s});
+  return std::make_shared<Call>(Key{}, o, std::move(a), std::move(at), std::move(t), std::move(s));
+}
+
+namespace {
+// A refined type agrees with the inferred one: same kind, dtype and rank (a pass may place a
+// tile in another memory, give it an address or a smaller valid shape, never change what it is).
+bool refines(const TypePtr& given, const TypePtr& inferred) {
+  if (!given || !inferred) return given == inferred;
+  if (given->kind != inferred->kind) return false;
+  if (auto* g = given->as<ScalarType>()) return g->dtype == inferred->as<ScalarType>()->dtype;
+  if (auto* g = given->as<TensorType>()) {
+    auto* i = inferred->as<TensorType>();
+    return g->dtype == i->dtype && g->shape.size() == i->shape.size();
+  }
+  if (auto* g = given->as<TileType>()) {
+    auto* i = inferred->as<TileType>();
+    return g->dtype == i->dtype && g->shape.size() == i->shape.size();
+  }
+  if (auto* g = given->as<TupleType>()) {
+    auto* i = inferred->as<TupleType>();
+    if (g->elems.size() != i->elems.size()) return false;
+    for (size_t k = 0; k < g->elems.size(); ++k)
+      if (!refines(g->elems[k], i->elems[k])) return false;
+    return true;
+  }
+  if (auto* g = given->as<ArrayType>()) {
+    auto* i = inferred->as<ArrayType>();
+    return g->dtype == i->dtype && g->size == i->size;
+  }
+  return true;  // None
+}
+}  // namespace
+
+ExprPtr Call::make(const OpDef* o, std::vector<ExprPtr> a, Attrs at, TypePtr t, Span s) {
+  PYPTO_CHECK(o, "a call without an op");
+  TypePtr inferred = o->infer_type(CallSite{*o, a, at, s});
+  PYPTO_CHECK(refines(t, inferred), "pl." + o->name + ": the given result type " + print_type(t) +
+                                        " does not agree with the inferred " + print_type(inferred));
+  return std::make_shared<Call>(Key{}, o, std::move(a), std::move(at), std::move(t), std::move(s));
 }
 
 }  // namespace pypto::ir

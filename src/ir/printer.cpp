@@ -11,7 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "pypto/ir/op_registry.h"
+#include "pypto/ir/op_def.h"
 
 namespace pypto::ir {
 

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pypto/ir/op_registry.h"
+#include "pypto/ir/op_def.h"
 
 namespace pypto::ir {
 namespace {

@@ -62,7 +62,7 @@ const char* cross_core_fifo_markdown() {
          "  waits on a FIFO, the run fails and names each part, its instruction, its line and the FIFO state.\n";
 }
 
-// The accumulation order of TROW* / TCOL* (src/runtime/engines/sim/reference_reduction.cpp;
+// The accumulation order of TROW* / TCOL* (src/engines/sim/reference_reduction.cpp;
 // include/pypto/isa/optimized/tile_ops.h keeps the same order).
 std::string reduction_order_markdown() {
   return "### Reduction order\n\n"
@@ -104,7 +104,7 @@ std::string instruction_table_markdown() {
      << "of repeats); transfers at 1.85 GHz. Memories: where the destination tile may live. Dtypes: of the\n"
      << "destination; of the first source for TSTORE, MSCATTER, TPREFETCH, the arg-reductions, TCMP and TCMPS\n"
      << "(whose destination is a packed mask).\n\n"
-     << "Precision (the reference library in src/runtime/engines/sim/ is the spec): float operands are\n"
+     << "Precision (the reference library in src/engines/sim/ is the spec): float operands are\n"
      << "read as FP32 and every arithmetic step is one FP32 operation rounded to nearest even; the\n"
      << "result is rounded once to the destination dtype. One +, -, *, /, max, min, abs or neg of\n"
      << "FP16/BF16 operands is thereby correctly rounded (FP32 has more than twice their bits plus\n"
@@ -126,11 +126,11 @@ std::string instruction_table_markdown() {
      << "the padded allocation. Other memories hold tiles densely.\n\n"
      << "## Scalar semantics\n\n"
      << "Scalar arithmetic (the scalar unit of kernels and of the host) has one definition,\n"
-     << "include/pypto/isa/scalar_ops.h, used by Simplify's constant folding, the scalar machine of\n"
+     << "include/pypto/base/scalar_ops.h, used by Simplify's constant folding, the scalar machine of\n"
      << "both engines and of the host, the native engine's generated C++, the `@pto.kernel` lane API\n"
      << "(its launch-time folding and the warp model); the torch script's prelude states the same\n"
      << "rules (`_scalar_divmod`). tests/isa/test_scalar_semantics.py runs one table of pairs through\n"
-     << "all of them against Python's `//` and `%`. Scalar casts: include/pypto/isa/scalar_cast.h.\n\n"
+     << "all of them against Python's `//` and `%`. Scalar casts: include/pypto/base/scalar_cast.h.\n\n"
      << "| case | rule | example |\n"
      << "|---|---|---|\n"
      << "| integer `a // b`, `a % b` | Python's: quotient rounded toward -inf, remainder with the divisor's sign | `-7 // 2 == -4`, `-7 % 2 == 1`, `7 % -2 == -1` |\n"

@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "pypto/isa/validate.h"
-#include "pypto/runtime/native_engine.h"
+#include "pypto/engines/native_engine.h"
 #include "pypto/runtime/runtime.h"
-#include "pypto/runtime/sim_engine.h"
+#include "pypto/engines/sim_engine.h"
 #include "pypto/runtime/task_pool.h"
 
 namespace pypto::kernel {

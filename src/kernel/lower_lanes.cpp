@@ -8,10 +8,10 @@
 #include <limits>
 #include <set>
 
-#include "pypto/codegen/insert_sync.h"
+#include "pypto/passes/insert_sync.h"
 #include "pypto/isa/chip.h"
 #include "pypto/isa/instructions.h"
-#include "pypto/isa/scalar_ops.h"
+#include "pypto/base/scalar_ops.h"
 #include "pypto/kernel/lower_lanes.h"
 #include "pypto/isa/validate.h"
 
@@ -64,7 +64,7 @@ double fold(const std::string& op, double a, double b, bool is_float, const Span
   if (op == ">=") return a >= b;
   if (op == "==") return a == b;
   if (op == "!=") return a != b;
-  if (op == "//" || op == "%") {  // isa/scalar_ops.h: Python's rules; an integer divisor 0 is an error
+  if (op == "//" || op == "%") {  // base/scalar_ops.h: Python's rules; an integer divisor 0 is an error
     if (b == 0 && !is_float)
       fail(ErrorKind::kValue, span, "integer division by zero in '" + op + "' (the divisor is known at launch)",
            "guard the divisor, or check the kernel's arguments");

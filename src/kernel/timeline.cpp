@@ -7,7 +7,7 @@
 #include <map>
 
 #include "pypto/isa/instructions.h"
-#include "pypto/runtime/scalar_machine.h"
+#include "pypto/engines/scalar_machine.h"
 
 namespace pypto::kernel {
 

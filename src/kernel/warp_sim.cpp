@@ -6,7 +6,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "pypto/isa/scalar_ops.h"
+#include "pypto/base/scalar_ops.h"
 #include "pypto/kernel/lower_lanes.h"
 
 namespace pypto::kernel {
@@ -155,7 +155,7 @@ class WarpRunner {
         const LaneVal& y = v[op.args[1]];
         const std::string& o = op.name;
         const bool fl = x.is_float || y.is_float || o == "/";
-        if (on && (o == "//" || o == "%") && y.num == 0 && !fl)  // isa/scalar_ops.h; lanes outside an `if` do not raise
+        if (on && (o == "//" || o == "%") && y.num == 0 && !fl)  // base/scalar_ops.h; lanes outside an `if` do not raise
           fail(ErrorKind::kValue, op.span, "integer division by zero in '" + o + "' (lane " + std::to_string(lane) +
                    " of block " + std::to_string(block_) + ")", "guard the divisor, or check the kernel's arguments");
         double r;

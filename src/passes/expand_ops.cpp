@@ -2,7 +2,7 @@
 // pl.expand_clone of a single element, ...) inside an InCore function becomes the sequence of
 // single-instruction op calls its definition gives, each assigned to a fresh value, so that
 // memory planning places the intermediate tiles like any other tile.
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
 

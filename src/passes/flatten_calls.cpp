@@ -1,7 +1,7 @@
 // FlattenCalls: an op call nested inside another expression becomes its own assignment to
 // a fresh Var just before the statement, so that every tile the program computes is a Var
 // that memory planning can place and codegen can name.
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
 

@@ -6,9 +6,9 @@
 #include <map>
 #include <numeric>
 
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/ir/structural_equal.h"
-#include "pypto/ir/tensor_ops.h"
+#include "pypto/ops/tensor_ops.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
 

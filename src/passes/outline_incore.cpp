@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/ir/var_uses.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"

@@ -14,7 +14,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/ir/structural_equal.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"

@@ -1,5 +1,6 @@
 // The compiler's pipeline: one list, read top to bottom. Each entry is its own file.
 #include <chrono>
+#include "pypto/passes/insert_sync.h"
 #include "pypto/passes/pass.h"
 
 namespace pypto::passes {
@@ -113,6 +114,44 @@ const std::vector<Pass>& default_pipeline() {
        "below 2 leaves a plain loop."},
   };
   return pipeline;
+}
+
+const std::vector<KernelPass>& kernel_pipeline() {
+  static const std::vector<KernelPass> pipeline = {
+      {"InsertSync", [](isa::Kernel& k) { return codegen::insert_sync(k) > 0; },
+       "Makes each kernel's instruction stream race-free; codegen runs it on every kernel it lowers (pipes are "
+       "known only per instruction). A static walk keeps, per pipe, a vector clock of what that pipe is known to be "
+       "ordered after, and the pending accesses to on-chip buffer byte ranges. Before an instruction on pipe Q that "
+       "conflicts with an unordered access of pipe P (read-after-write, write-after-read, write-after-write on "
+       "overlapping bytes) it inserts `wait_flag(P, Q, ev)`; the matching `set_flag(P, Q, ev)` goes right after the "
+       "producer when both are in one straight-line block, else right before the wait. Branch arms are merged (a "
+       "pipe is ordered after what both paths order it after); loop bodies, counted and while, are walked until the "
+       "flags stop changing, so dependencies from one iteration to the next are ordered too. Event ids rotate over "
+       "0..7 per pipe pair, so the pairs of double-buffered tiles stay distinct; jump targets are remapped. "
+       "`RunConfig(dump_passes=True)` writes `kernel_passes_dump/NN_after_InsertSync.<kernel>.pto` for each kernel "
+       "it changed; `pypto._core.run_kernel_pass(kernel, \"InsertSync\")` runs it alone."},
+  };
+  return pipeline;
+}
+
+void run_kernel_pipeline(isa::Kernel& kernel, const KernelPassHook& after_pass) {
+  int index = 0;
+  for (const KernelPass& pass : kernel_pipeline()) {
+    ++index;
+    if (pass.run(kernel) && after_pass) after_pass(index, pass.name, kernel);
+  }
+}
+
+isa::Kernel run_kernel_pass(const std::string& name, const isa::Kernel& kernel) {
+  for (const KernelPass& pass : kernel_pipeline())
+    if (pass.name == name) {
+      isa::Kernel out = kernel;
+      pass.run(out);
+      return out;
+    }
+  std::string names;
+  for (const KernelPass& p : kernel_pipeline()) names += (names.empty() ? "" : ", ") + p.name;
+  fail(ErrorKind::kValue, {}, "no kernel pass named '" + name + "'", "use one of: " + names);
 }
 
 bool is_kernel_function(FunctionType t) {

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
 #include "tile_groups.h"

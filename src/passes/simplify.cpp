@@ -4,8 +4,8 @@
 #include <cmath>
 #include <unordered_set>
 
-#include "pypto/ir/op_registry.h"
-#include "pypto/isa/scalar_ops.h"
+#include "pypto/ops/op_registry.h"
+#include "pypto/base/scalar_ops.h"
 
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
@@ -20,7 +20,7 @@ std::optional<double> as_const_float(const ExprPtr& e) {
 }
 
 // A constant zero divisor in code that runs: Python raises ZeroDivisionError, so this is a
-// compile error at the user's line (isa/scalar_ops.h; at run time the engines raise).
+// compile error at the user's line (base/scalar_ops.h; at run time the engines raise).
 [[noreturn]] void zero_divisor(BinaryOp op, bool is_float, const Span& sp) {
   const char* what = op == BinaryOp::Mod ? "modulo" : "division";
   fail(ErrorKind::kValue, sp,

@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pypto/ir/op_registry.h"
+#include "pypto/ops/op_registry.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/isa/instructions.h"
 

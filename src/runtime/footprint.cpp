@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "pypto/runtime/scalar_machine.h"
+#include "pypto/engines/scalar_machine.h"
 
 namespace pypto::runtime {
 

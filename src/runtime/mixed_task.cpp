@@ -8,8 +8,8 @@
 #include <variant>
 #include <thread>
 
-#include "pypto/runtime/cluster.h"
-#include "pypto/runtime/sim_engine.h"
+#include "pypto/engines/cluster.h"
+#include "pypto/engines/sim_engine.h"
 
 namespace pypto::runtime {
 

@@ -15,9 +15,9 @@
 #include <variant>
 
 #include "pypto/runtime/dfx.h"
-#include "pypto/runtime/native_engine.h"
-#include "pypto/runtime/scalar_machine.h"
-#include "pypto/runtime/sim_engine.h"
+#include "pypto/engines/native_engine.h"
+#include "pypto/engines/scalar_machine.h"
+#include "pypto/engines/sim_engine.h"
 #include "pypto/runtime/swimlane.h"
 #include "pypto/runtime/task_pool.h"
 #include "pypto/runtime/trace.h"

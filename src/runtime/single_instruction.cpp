@@ -7,8 +7,8 @@
 #include <map>
 
 #include "pypto/isa/instructions.h"
-#include "pypto/runtime/reference.h"
-#include "pypto/runtime/sim_engine.h"
+#include "pypto/engines/reference.h"
+#include "pypto/engines/sim_engine.h"
 
 namespace pypto::runtime {
 

@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "pypto/runtime/mixed_task.h"
-#include "pypto/runtime/sim_engine.h"
+#include "pypto/engines/sim_engine.h"
 
 namespace pypto::runtime {
 

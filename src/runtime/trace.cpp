@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "pypto/ir/error.h"
+#include "pypto/base/error.h"
 
 namespace pypto::runtime {
 

@@ -29,7 +29,7 @@ def roundtrip(program):
     return text
 
 
-# -- the conversion rule (one rule: isa/scalar_cast.h; this is its Python statement) ------------
+# -- the conversion rule (one rule: base/scalar_cast.h; this is its Python statement) ------------
 
 def want_cast(x, dtype):
     """What scalar pl.cast gives: ints wrap to the width, floats truncate toward zero and

@@ -1,5 +1,5 @@
 """The vector fp16 / bf16 conversions of the optimised library (include/pypto/isa/optimized/
-half.h) against the scalar codec of pypto/isa/fp16.h (the reference library's), bit for bit:
+half.h) against the scalar codec of pypto/base/fp16.h (the reference library's), bit for bit:
 every fp16 / bf16 pattern widened, and fp32 patterns across the whole range narrowed, for
 each code path: portable (4 lanes, no F16C), AVX2 + F16C (8 lanes) and AVX-512 (16 lanes),
 where this CPU runs them."""

@@ -1,4 +1,4 @@
-"""One scalar semantics (include/pypto/isa/scalar_ops.h, docs/isa.md "Scalar semantics"): the
+"""One scalar semantics (include/pypto/base/scalar_ops.h, docs/isa.md "Scalar semantics"): the
 same table of (a, b) pairs goes through every implementation of `//` and `%` -- the kernel
 scalar machine (sim engine), the generated native kernel, the host's scalar machine (an
 orchestration), Simplify's constant folding, the @pto.kernel lane API (tile lowering and

@@ -5,6 +5,7 @@
 
 #include "pypto/ir/stmt.h"
 #include "pypto/isa/program.h"
+#include "pypto/passes/pass.h"
 
 namespace pypto::codegen {
 
@@ -15,7 +16,8 @@ struct LoweredKernel {
   std::vector<int> returned_params;
 };
 
-LoweredKernel lower_kernel(const ir::Function& fn);
+// Runs the kernel pipeline (InsertSync) on the kernel; after_kernel_pass sees each change.
+LoweredKernel lower_kernel(const ir::Function& fn, const passes::KernelPassHook& after_kernel_pass = {});
 // The kernel of an InCore function, with Kernel::pto_text filled in.
 isa::Kernel lower_incore_function(const ir::Function& fn);
 

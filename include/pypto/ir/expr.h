@@ -6,7 +6,8 @@
 #include <variant>
 #include <vector>
 
-#include "pypto/ir/error.h"
+#include "pypto/base/attrs.h"
+#include "pypto/base/error.h"
 #include "pypto/ir/type.h"
 
 namespace pypto::ir {
@@ -74,7 +75,6 @@ struct ConstBool : Expr {
   static ExprPtr make(bool v, Span s = {}) { return std::make_shared<ConstBool>(Key{}, v, std::move(s)); }
 };
 
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Mod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
 // The Python spelling of a binary operator ("+", "//", "min", ...).
 const char* binary_op_symbol(BinaryOp op);
 
@@ -101,7 +101,7 @@ struct UnaryExpr : Expr {
 };
 
 // Scalar pl.cast(x, dtype): the value of a scalar converted to another scalar dtype (the
-// rule: pypto/isa/scalar_cast.h). The result type is Scalar[dtype].
+// rule: pypto/base/scalar_cast.h). The result type is Scalar[dtype].
 struct CastExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::Cast;
   const ExprPtr a;
@@ -112,15 +112,7 @@ struct CastExpr : Expr {
   static ExprPtr make(ExprPtr x, DataType to, const std::string& mode = "round", Span s = {});
 };
 
-// The scalar cast target code (pypto::isa::ScalarCastTarget) of a dtype; -1 if the scalar
-// unit has none (TASK_ID and the storage-only dtypes).
-int scalar_cast_target(DataType d);
-
-// A keyword attribute of an op call: a compile-time value that is not an IR expression.
-using AttrValue = std::variant<int64_t, double, bool, std::string, DataType, MemorySpace, PadValue, std::vector<int64_t>>;
-using Attrs = std::map<std::string, AttrValue>;
-
-// A call of a registered op. Built by `Call::make` (or `make_op_call`, op_registry.h, which
+// A call of a registered op. Built by `Call::make` (or `make_op_call`, ops/op_registry.h, which
 // binds Python-style positional and keyword arguments first): the type comes from the op's
 // type rule, so a call rebuilt with other arguments gets the type they give.
 struct Call : Expr {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "pypto/ir/dtype.h"
+#include "pypto/base/dtype.h"
 
 namespace pypto::ir {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pypto/ir/dtype.h"
+#include "pypto/base/dtype.h"
 
 namespace pypto::isa {
 

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "pypto/ir/dtype.h"
-#include "pypto/ir/error.h"
-#include "pypto/ir/expr.h"
+#include "pypto/base/attrs.h"
+#include "pypto/base/dtype.h"
+#include "pypto/base/error.h"
 
 namespace pypto::isa {
 
@@ -68,7 +68,7 @@ enum class InstrKind : uint8_t {
   kArrayGet,    // HostProgram only: dst_reg = arrays[attr "array"][a]
   kArraySet,    // HostProgram only: arrays[attr "array"][a] = b
   kScalarWrite, // tensor[ins[0]][offsets ins[1]] = scalar ins[2]  (pl.tensor.write)
-  kScalarCast,  // dst_reg = a converted to attrs["dtype"] (scalar pl.cast; rule: pypto/isa/scalar_cast.h)  (pipe S)
+  kScalarCast,  // dst_reg = a converted to attrs["dtype"] (scalar pl.cast; rule: pypto/base/scalar_cast.h)  (pipe S)
   kTensorView,  // HostProgram only: tensor slot outs[0] = a view of slot ins[0] (no copy); attrs "view" names
                 // the kind: "slice" (ins[1] offsets, ins[2] extents, attr "drop_dims"), "reshape" (ins[1] the
                 // new extents), "transpose" (attr "axes" = {a1, a2}) or "reinterpret" (attr "dtype", ins[1]

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "pypto/ir/error.h"
+#include "pypto/base/error.h"
 
 namespace pypto::kernel {
 

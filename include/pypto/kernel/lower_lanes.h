@@ -11,7 +11,7 @@
 
 #include "pypto/isa/program.h"
 #include "pypto/kernel/lane_program.h"
-#include "pypto/runtime/tensor.h"
+#include "pypto/engines/tensor.h"
 
 namespace pypto::kernel {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "pypto/kernel/lower_lanes.h"
-#include "pypto/runtime/sim_engine.h"
+#include "pypto/engines/sim_engine.h"
 
 namespace pypto::kernel {
 

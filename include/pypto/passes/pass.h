@@ -8,6 +8,7 @@
 
 #include "pypto/ir/stmt.h"
 #include "pypto/isa/chip.h"
+#include "pypto/isa/program.h"
 
 namespace pypto::passes {
 
@@ -63,7 +64,7 @@ ir::ProgramPtr unroll(const ir::ProgramPtr& program, const PassContext& ctx);
 // Folds scalar expressions on constants and removes assignments of unused pure values.
 // (simplify.cpp)
 ir::ProgramPtr simplify(const ir::ProgramPtr& program, const PassContext& ctx);
-// Simplify's folding of one scalar expression (the constant-folding rules of isa/scalar_ops.h).
+// Simplify's folding of one scalar expression (the constant-folding rules of base/scalar_ops.h).
 ir::ExprPtr simplify_expr(const ir::ExprPtr& expr, const isa::ChipSpec& chip);
 
 // Gives every op call nested inside another expression its own assignment to a fresh Var,
@@ -99,5 +100,23 @@ ir::ProgramPtr run_pipeline(const ir::ProgramPtr& program, const PassContext& ct
 const Pass* find_pass(const std::string& name);
 // Runs the one pass named `name` (verifying its input and output); fails on an unknown name.
 ir::ProgramPtr run_pass(const std::string& name, const ir::ProgramPtr& program, const PassContext& ctx);
+
+// A pass over one kernel's instruction stream, run by codegen on each kernel it lowers (what
+// such a pass needs is known only per instruction: pipes, buffer ranges). `run` returns
+// whether it changed the kernel.
+struct KernelPass {
+  std::string name;  // file src/passes/<snake_name>.cpp, dump NN_after_<name>.<kernel>.pto
+  std::function<bool(isa::Kernel&)> run;
+  std::string doc;   // one paragraph for docs/passes.md
+};
+// Called after each kernel pass that changed `kernel`, with the pass's 1-based position in the
+// kernel pipeline and its name.
+using KernelPassHook = std::function<void(int, const std::string&, const isa::Kernel&)>;
+// The kernel pipeline, in order; it runs after the program pipeline. (pipeline.cpp)
+const std::vector<KernelPass>& kernel_pipeline();
+// Runs the kernel pipeline on `kernel`, calling after_pass for each pass that changed it.
+void run_kernel_pipeline(isa::Kernel& kernel, const KernelPassHook& after_pass = {});
+// Runs the one kernel pass named `name` on a copy of `kernel`; fails on an unknown name.
+isa::Kernel run_kernel_pass(const std::string& name, const isa::Kernel& kernel);
 
 }  // namespace pypto::passes

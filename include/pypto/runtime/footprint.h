@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "pypto/isa/program.h"
-#include "pypto/runtime/tensor.h"
+#include "pypto/engines/tensor.h"
 
 namespace pypto::runtime {
 

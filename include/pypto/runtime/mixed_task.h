@@ -6,7 +6,7 @@
 
 #include "pypto/isa/chip.h"
 #include "pypto/isa/program.h"
-#include "pypto/runtime/cycle_model.h"
+#include "pypto/engines/cycle_model.h"
 #include "pypto/runtime/task_pool.h"
 
 namespace pypto::runtime {

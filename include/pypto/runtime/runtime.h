@@ -9,8 +9,8 @@
 
 #include "pypto/isa/chip.h"
 #include "pypto/isa/program.h"
+#include "pypto/engines/tensor.h"
 #include "pypto/runtime/run_config.h"
-#include "pypto/runtime/tensor.h"
 
 namespace pypto::runtime {
 

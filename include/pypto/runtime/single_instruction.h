@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "pypto/ir/expr.h"
-#include "pypto/runtime/tensor.h"
+#include "pypto/engines/tensor.h"
 
 namespace pypto::runtime {
 
@@ -25,5 +25,8 @@ struct LooseOperand {
 void execute_instruction(const std::string& mnemonic, const std::vector<LooseOperand>& outs,
                          const std::vector<LooseOperand>& ins, const ir::Attrs& attrs,
                          const std::string& platform = "a2a3sim");
+// execute_instruction through the native engine (src/runtime/native_single.cpp).
+void execute_instruction_native(const std::string& mnemonic, const std::vector<LooseOperand>& outs,
+                                const std::vector<LooseOperand>& ins, const ir::Attrs& attrs, const std::string& platform);
 
 }  // namespace pypto::runtime

@@ -17,21 +17,14 @@
 #include <thread>
 #include <vector>
 
+#include "pypto/engines/core_runner.h"
 #include "pypto/isa/chip.h"
 #include "pypto/isa/program.h"
 #include "pypto/runtime/footprint.h"
-#include "pypto/runtime/tensor.h"
+#include "pypto/engines/tensor.h"
 #include "pypto/runtime/trace.h"
 
 namespace pypto::runtime {
-
-// The executor of tasks on one worker: a virtual core of some engine.
-class CoreRunner {
- public:
-  virtual ~CoreRunner() = default;
-  virtual void run(const isa::Kernel& kernel, const std::vector<HostArg>& args) = 0;
-};
-using CoreFactory = std::function<std::unique_ptr<CoreRunner>()>;
 
 enum class CoreKind : uint8_t { AIC, AIV, Mixed };
 const char* core_kind_name(CoreKind k);

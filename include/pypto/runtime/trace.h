@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pypto/runtime/cycle_model.h"
+#include "pypto/engines/cycle_model.h"
 
 namespace pypto::runtime {
 

@@ -33,6 +33,17 @@ def write_pass_dumps(output_dir: str, pass_results) -> None:
             f.write(_core.ir.print_program(program))
 
 
+def write_kernel_pass_dumps(output_dir: str, kernel_pass_results) -> None:
+    """kernel_passes_dump/NN_after_<KernelPass>.<kernel>.pto for each kernel a kernel pass changed."""
+    if not kernel_pass_results:
+        return
+    dump_dir = os.path.join(output_dir, "kernel_passes_dump")
+    os.makedirs(dump_dir, exist_ok=True)
+    for name, kernel, text in kernel_pass_results:
+        with open(os.path.join(dump_dir, f"{name}.{kernel}.pto"), "w") as f:
+            f.write(text)
+
+
 def write_kernels(kernel_dir: str, pto: dict, native_sources=()) -> None:
     """`<kernel>.pto` for each kernel and `<kernel>.cpp` for each with native code."""
     os.makedirs(kernel_dir, exist_ok=True)

@@ -296,6 +296,15 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
             results = list(again.pass_results)
         return results
 
+    def kernel_pass_results(self) -> list:
+        """(NN_after_<KernelPass>, kernel name, .pto text) for each kernel a kernel pass
+        (InsertSync) changed; recorded again like pass_results() when compiled without them."""
+        results = list(self._compiled.kernel_pass_results)
+        if not results and self._source is not None:
+            again = _core.compile(self._source, self.platform, True, self.config.verify != "off")
+            results = list(again.kernel_pass_results)
+        return results
+
     def memory_map(self) -> list:
         """Per kernel, where each tile lives and during which instructions it is used."""
         kernels = []
@@ -329,6 +338,7 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
             artifacts.write_memory_map(self._output_dir, self.memory_map())
         if cfg.dump_passes:
             artifacts.write_pass_dumps(self._output_dir, self._compiled.pass_results)
+            artifacts.write_kernel_pass_dumps(self._output_dir, self._compiled.kernel_pass_results)
         if cfg.save_kernels:
             artifacts.write_kernels(cfg.save_kernels_dir or os.path.join(self._output_dir, "kernels"), self.pto())
 
@@ -339,6 +349,7 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
         artifacts.write_memory_map(d, self.memory_map())
         if passes:
             artifacts.write_pass_dumps(d, self.pass_results())
+            artifacts.write_kernel_pass_dumps(d, self.kernel_pass_results())
         artifacts.write_kernels(os.path.join(d, "kernels"), self.pto(),
                                 _core.native_kernel_sources(self._compiled.host, self.platform))
         artifacts.write_report(d)

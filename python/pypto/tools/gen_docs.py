@@ -25,7 +25,19 @@ def passes_markdown() -> str:
         "that changed the program, and `pypto._core.run_pass(program, name)` runs one pass alone.",
         "",
     ]
-    for i, (name, doc) in enumerate(_core.pipeline_passes(), 1):
+    passes = _core.pipeline_passes()
+    for i, (name, doc) in enumerate(passes, 1):
+        lines += [f"## {i}. {name}", "", doc, ""]
+    lines += [
+        "# The kernel pipeline",
+        "",
+        "Codegen runs these passes on each kernel's instruction stream after lowering it",
+        "(`kernel_pipeline()` in `src/passes/pipeline.cpp`); they are numbered after the passes",
+        "above, `RunConfig(dump_passes=True)` writes `kernel_passes_dump/NN_after_<Pass>.<kernel>.pto`",
+        "for each kernel a pass changed, and `pypto._core.run_kernel_pass(kernel, name)` runs one alone.",
+        "",
+    ]
+    for i, (name, doc) in enumerate(_core.kernel_pipeline_passes(), len(passes) + 1):
         lines += [f"## {i}. {name}", "", doc, ""]
     return "\n".join(lines)
 

@@ -1,9 +1,9 @@
 // The calling convention between the native engine and the C++ it generates for a kernel:
 // a plain C frame (tensors, scalar arguments, the core's buffers, a scratch area) and the
 // callback that runs one instruction through the reference library. Header-only; includes
-// only the include-free isa/scalar_ops.h.
+// only the include-free base/scalar_ops.h.
 #pragma once
-#include "pypto/isa/scalar_ops.h"
+#include "pypto/base/scalar_ops.h"
 
 extern "C" {
 
@@ -34,7 +34,7 @@ typedef void (*pto_kernel_fn)(const pto_frame* frame);
 
 namespace pto_opt {
 
-// The scalar unit's arithmetic (one definition: isa/scalar_ops.h).
+// The scalar unit's arithmetic (one definition: base/scalar_ops.h).
 using pypto::scalar::float_floor_div;
 using pypto::scalar::float_mod;
 using pypto::scalar::int_floor_div;

@@ -1,6 +1,6 @@
 // fp16 and bf16 tiles for the optimised library: W elements are loaded as 16-bit patterns,
 // widened to an fp32 vector (exactly), computed on in fp32 and narrowed back with round to
-// nearest, ties to even, bit for bit as pypto/isa/fp16.h does (the reference library's
+// nearest, ties to even, bit for bit as pypto/base/fp16.h does (the reference library's
 // codec): NaN stays NaN (fp16: the canonical sign | 0x7e00; bf16: quieted, payload kept),
 // values past the largest finite number become infinity, subnormals round correctly.
 // F16C does the fp16 conversions where the target has it; otherwise (and for single
@@ -14,7 +14,7 @@
 // the narrow format and otherwise computes that element as the reference does (in double,
 // rounded once), so the results equal the reference's bit for bit.
 #pragma once
-#include "pypto/isa/fp16.h"
+#include "pypto/base/fp16.h"
 #include "pypto/isa/optimized/vec.h"
 
 namespace pto_opt {

@@ -1,0 +1,112 @@
+// Global memory as the runtime sees it: strided views of caller-owned tensors, scalar
+// values, and the arguments a kernel or an orchestration is called with.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pypto/base/dtype.h"
+#include "pypto/base/error.h"
+
+namespace pypto::runtime {
+
+// Where an orchestration view (pl.slice, x[a:b, c:d], pl.transpose) lies in the tensor it
+// was cut from, its root: dependency tracking compares views of one root in the root's
+// index space, so windows of one buffer that do not overlap get no edge.
+struct ViewOrigin {
+  const void* base = nullptr;     // the root's data
+  std::vector<int64_t> strides;   // the root's strides (its index space)
+  std::vector<int64_t> offset;    // the view's first element, in root indices
+  std::vector<int> dims;          // view dimension d is root dimension dims[d]
+};
+
+// A strided view of a tensor in global memory (not owned). Strides are in elements.
+struct TensorView {
+  void* data = nullptr;
+  DataType dtype = DataType::FP32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  std::string name;
+  std::shared_ptr<const ViewOrigin> origin;  // null: the tensor is its own root
+
+  int64_t numel() const;
+  // Address of the element at `index` (one entry per dimension); no bounds check.
+  uint8_t* element(const std::vector<int64_t>& index) const;
+  // First and one-past-last byte this view can touch (equal when it is empty).
+  std::pair<const uint8_t*, const uint8_t*> byte_range() const;
+  // "name[4, 8] FP32" for error messages.
+  std::string describe() const;
+};
+
+// Why two elements of a view with this shape and these strides (in elements) would share
+// memory, e.g. "dimension 0 has stride 0" or "elements [0, 1] and [1, 0] are at the same
+// address"; empty when every element has its own memory. Outputs must not overlap
+// themselves: tasks write them in place, element by element.
+std::string self_overlap(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
+
+// Contiguous row-major strides of `shape`.
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape);
+
+// A float scalar as an integer scalar: truncated toward zero, saturated at the int64 range,
+// NaN as 0 (a plain C++ cast is undefined there). The native engine's generated code uses
+// the same rule (pto_opt::to_int in isa/optimized/abi.h).
+inline int64_t float_to_int(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775808.0) return INT64_MAX;
+  if (v < -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
+// Orchestration views of `parent` (run-time kTensorView; src/runtime/views.cpp). Each checks
+// its window or shape against the parent and fails at `span` (the user's line) otherwise.
+// A window at `offsets` of `extents` (one per parent dimension); `drop_dims` unit axes removed.
+// clamp (pl.slice(..., clamp=True)): the window may run past the parent's end (offsets >= 0);
+// `valid` (pl.slice(..., valid_shape=), per dimension): only that part must lie inside the
+// parent. The kernels that get the view touch only its valid part (PassValidRegions).
+TensorView slice_view(const TensorView& parent, const std::vector<int64_t>& offsets, const std::vector<int64_t>& extents,
+                      const std::vector<int64_t>& drop_dims, const std::string& name, const Span& span,
+                      bool clamp = false, const std::vector<int64_t>& valid = {});
+// Axes a1 and a2 swapped (shape and strides).
+TensorView transpose_view(const TensorView& parent, int64_t a1, int64_t a2, const std::string& name, const Span& span);
+// Another shape of the same element count; the parent must be contiguous (row-major).
+TensorView reshape_view(const TensorView& parent, const std::vector<int64_t>& extents, const std::string& name,
+                        const Span& span);
+// The parent's bytes as `dtype` with `extents`: the last axis scaled (its stride must be 1),
+// or any shape of the same byte count of a contiguous parent.
+TensorView reinterpret_view(const TensorView& parent, DataType dtype, const std::vector<int64_t>& extents,
+                            const std::string& name, const Span& span);
+// dst = src element by element (same shape and dtype; orchestration `y[a:b, :] = t`).
+void copy_tensor(const TensorView& dst, const TensorView& src, const Span& span);
+
+// An integer or floating-point scalar (a register value or an immediate).
+struct ScalarValue {
+  bool is_float = false;
+  int64_t i = 0;
+  double f = 0.0;
+  static ScalarValue of_int(int64_t v) { return {false, v, static_cast<double>(v)}; }
+  static ScalarValue of_float(double v) { return {true, float_to_int(v), v}; }
+  double as_double() const { return is_float ? f : static_cast<double>(i); }
+  int64_t as_int() const { return is_float ? float_to_int(f) : i; }
+};
+
+// One argument of a kernel or orchestration call: a tensor or a scalar.
+struct HostArg {
+  enum Kind : uint8_t { kTensor, kInt, kFloat } kind = kInt;
+  TensorView tensor;
+  int64_t i = 0;
+  double f = 0.0;
+  static HostArg of_tensor(TensorView t) { HostArg a; a.kind = kTensor; a.tensor = std::move(t); return a; }
+  static HostArg of_int(int64_t v) { HostArg a; a.kind = kInt; a.i = v; a.f = static_cast<double>(v); return a; }
+  static HostArg of_float(double v) { HostArg a; a.kind = kFloat; a.f = v; a.i = float_to_int(v); return a; }
+  ScalarValue scalar() const { return kind == kFloat ? ScalarValue::of_float(f) : ScalarValue::of_int(i); }
+};
+
+// The element of `tensor` at `index` as a scalar (integers widen to int64, floats to double);
+// an index outside the shape is a runtime error at `span`.
+ScalarValue read_tensor_element(const TensorView& tensor, const std::vector<int64_t>& index, const Span& span);
+// tensor[index] = value, converted to the tensor's dtype (integers wrap, floats round to nearest).
+void write_tensor_element(const TensorView& tensor, const std::vector<int64_t>& index, const ScalarValue& value,
+                          const Span& span);
+
+}  // namespace pypto::runtime

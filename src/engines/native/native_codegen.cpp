@@ -1,0 +1,611 @@
+// Kernel -> C++ for the native engine. Scalar code becomes C++ statements on register
+// arrays (Python semantics), control flow becomes structured loops, while loops and ifs, and each tile
+// instruction calls the optimised library when its dtypes and shapes have a fast path;
+// otherwise (or when a runtime check fails) it calls back into the reference library.
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "pypto/isa/instructions.h"
+#include "pypto/base/scalar_cast.h"
+#include "pypto/engines/native_engine.h"
+
+namespace pypto::runtime {
+
+namespace {
+
+using isa::Instr;
+using isa::Kernel;
+using isa::Operand;
+using isa::Scalar;
+
+struct Expr {
+  std::string code;
+  bool is_float = false;
+};
+
+std::string float_literal(double v) {
+  if (std::isnan(v)) return "__builtin_nan(\"\")";
+  if (std::isinf(v)) return v > 0 ? "__builtin_inf()" : "(-__builtin_inf())";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return "(" + s + ")";
+}
+
+class KernelWriter {
+ public:
+  KernelWriter(const Kernel& k, const isa::ChipSpec& chip) : k_(k), chip_(chip) {}
+
+  // Appends the kernel's function; false when the kernel has a construct we do not emit.
+  bool write(int index, std::ostringstream& out) {
+    body_.str("");
+    const int n = std::max(k_.num_regs, 1);
+    body_ << "extern \"C\" void pto_kernel_" << index << "(const pto_frame* f) {\n";
+    body_ << "  long long ri[" << n << "] = {}; double rf[" << n << "] = {};\n";
+    body_ << "  (void)ri; (void)rf;\n";
+    body_ << "#define FB(pc) f->fallback(f->host, pc, ri, rf)\n";
+    int scalar_index = 0;
+    for (const auto& p : k_.params) {
+      if (p.is_tensor) continue;
+      const int r = scalar_index++;
+      if (r >= k_.num_regs) return false;
+      body_ << "  " << reg(r) << " = f->" << (is_float_reg(r) ? "float_args" : "int_args") << "[" << r << "];\n";
+    }
+    std::vector<int> open;  // kLoopBegin pcs / -1 for ifs / -2 for while loops
+    for (int pc = 0; pc < static_cast<int>(k_.code.size()); ++pc) {
+      const Instr& in = k_.code[pc];
+      using K = isa::InstrKind;
+      switch (in.kind) {
+        case K::kTile: tile(in, pc); break;
+        case K::kScalarBin: scalar_bin(in, pc); break;
+        case K::kScalarMov: assign(in.dst_reg, get(in.a)); break;
+        case K::kScalarCast: {
+          // The rule of pypto/base/scalar_cast.h, which the generated code includes.
+          auto it = in.attrs.find("dtype");
+          const DataType* d = it == in.attrs.end() ? nullptr : std::get_if<DataType>(&it->second);
+          const int target = d ? ir::scalar_cast_target(*d) : -1;
+          if (target < 0) return false;
+          const Expr a = get(in.a);
+          const std::string t = std::to_string(target);
+          if (isa::scalar_cast_to_float(target))
+            assign(in.dst_reg, {"pypto::isa::scalar_cast_float(" + as_double(a) + ", " + t + ")", true});
+          else if (a.is_float)
+            assign(in.dst_reg, {"(long long)pypto::isa::scalar_cast_float_to_int(" + a.code + ", " + t + ")", false});
+          else
+            assign(in.dst_reg, {"(long long)pypto::isa::scalar_cast_int(" + a.code + ", " + t + ")", false});
+          break;
+        }
+        case K::kScalarRead:
+        case K::kScalarWrite: body_ << "  FB(" << pc << ");\n"; break;
+        case K::kLoopBegin: {
+          if (is_float_reg(in.dst_reg) || in.dst_reg < 0 || in.dst_reg >= k_.num_regs) return false;
+          const std::string r = reg(in.dst_reg);
+          body_ << "  { long long s_" << pc << " = " << as_int(get(in.step)) << "; if (!s_" << pc << ") FB(" << pc << ");\n";
+          body_ << "  " << r << " = " << as_int(get(in.a)) << ";\n";
+          body_ << "  if (pto_opt::loop_continues(" << r << ", " << as_int(get(in.b)) << ", s_" << pc << ")) do {\n";
+          open.push_back(pc);
+          break;
+        }
+        case K::kLoopEnd: {
+          if (open.empty() || open.back() < 0) return false;
+          const Instr& b = k_.code[open.back()];
+          const std::string s = "s_" + std::to_string(open.back());
+          open.pop_back();
+          body_ << "  " << s << " = " << as_int(get(b.step)) << "; " << reg(b.dst_reg) << " += " << s << ";\n";
+          body_ << "  } while (pto_opt::loop_continues(" << reg(b.dst_reg) << ", " << as_int(get(b.b)) << ", " << s
+                << ")); }\n";
+          break;
+        }
+        case K::kIf:
+          body_ << "  if (" << truth(get(in.a)) << ") {\n";
+          open.push_back(-1);
+          break;
+        case K::kElse:
+          if (open.empty() || open.back() != -1) return false;
+          body_ << "  } else {\n";
+          break;
+        case K::kEndIf:
+          if (open.empty() || open.back() != -1) return false;
+          open.pop_back();
+          body_ << "  }\n";
+          break;
+        // A while loop: its condition's code runs at the top of every iteration of `for (;;)`.
+        case K::kWhileBegin:
+          // The iteration count of this run of the loop; past the limit the reference path
+          // (FB at the kWhileEnd) reports the endless loop.
+          if (in.jump < 1 || in.jump > static_cast<int>(k_.code.size())) return false;
+          body_ << "  { long long w_" << pc << " = 0; for (;;) {\n";
+          open.push_back(-2);
+          whiles_.push_back(pc);
+          break;
+        case K::kWhileCond:
+          if (open.empty() || open.back() != -2) return false;
+          body_ << "  if (!" << truth(get(in.a)) << ") break;\n";
+          break;
+        case K::kWhileEnd:
+          if (open.empty() || open.back() != -2 || whiles_.empty()) return false;
+          open.pop_back();
+          body_ << "  if (++w_" << whiles_.back() << " >= " << isa::kMaxWhileIterations << "LL) FB(" << pc << ");\n";
+          body_ << "  } }\n";
+          whiles_.pop_back();
+          break;
+        default: return false;
+      }
+    }
+    if (!open.empty()) return false;
+    body_ << "#undef FB\n}\n\n";
+    out << body_.str();
+    return true;
+  }
+
+  bool uses_matmul() const { return uses_matmul_; }
+
+ private:
+  std::vector<int> whiles_;  // kWhileBegin pcs of the open while loops
+  bool is_float_reg(int r) const { return r >= 0 && static_cast<size_t>(r) < k_.reg_is_float.size() && k_.reg_is_float[r]; }
+  std::string reg(int r) const { return (is_float_reg(r) ? "rf[" : "ri[") + std::to_string(r) + "]"; }
+
+  Expr get(const Scalar& s) const {
+    if (s.kind == Scalar::kReg) {
+      if (s.reg < 0 || s.reg >= k_.num_regs) return {"ri[0]", false};  // unreachable for valid code
+      return {reg(s.reg), is_float_reg(s.reg)};
+    }
+    if (s.is_float) return {float_literal(s.f), true};
+    return {"(" + std::to_string(s.i) + "LL)", false};
+  }
+  static std::string as_int(const Expr& e) { return e.is_float ? "pto_opt::to_int(" + e.code + ")" : e.code; }
+  static std::string as_double(const Expr& e) { return e.is_float ? e.code : "((double)" + e.code + ")"; }
+  static std::string truth(const Expr& e) { return "(" + e.code + " != 0)"; }
+
+  void assign(int dst, const Expr& v) {
+    if (dst < 0 || dst >= k_.num_regs) return;
+    body_ << "  " << reg(dst) << " = " << (is_float_reg(dst) ? as_double(v) : as_int(v)) << ";\n";
+  }
+
+  void scalar_bin(const Instr& in, int pc) {
+    using ir::BinaryOp;
+    const Expr a = get(in.a), b = get(in.b);
+    const bool fl = a.is_float || b.is_float;
+    const std::string x = as_double(a), y = as_double(b), i = as_int(a), j = as_int(b);
+    auto zero_check = [&] {
+      if (!fl) body_ << "  if (" << j << " == 0) FB(" << pc << ");\n";
+    };
+    auto arith = [&](const char* op) -> Expr {
+      if (fl) return {"(" + x + " " + op + " " + y + ")", true};
+      return {"((long long)((unsigned long long)" + i + " " + op + " (unsigned long long)" + j + "))", false};
+    };
+    auto cmp = [&](const char* op) -> Expr {
+      return {"((" + (fl ? x : i) + " " + op + " " + (fl ? y : j) + ") ? 1LL : 0LL)", false};
+    };
+    Expr r;
+    switch (in.sop) {
+      case BinaryOp::Add: r = arith("+"); break;
+      case BinaryOp::Sub: r = arith("-"); break;
+      case BinaryOp::Mul: r = arith("*"); break;
+      case BinaryOp::Div: zero_check(); r = {"(" + x + " / " + y + ")", true}; break;
+      case BinaryOp::FloorDiv:
+        zero_check();
+        r = fl ? Expr{"pto_opt::float_floor_div(" + x + ", " + y + ")", true} : Expr{"pto_opt::int_floor_div(" + i + ", " + j + ")", false};
+        break;
+      case BinaryOp::Mod:
+        zero_check();
+        r = fl ? Expr{"pto_opt::float_mod(" + x + ", " + y + ")", true} : Expr{"pto_opt::int_floor_mod(" + i + ", " + j + ")", false};
+        break;
+      case BinaryOp::Min:
+        r = fl ? Expr{"__builtin_fmin(" + x + ", " + y + ")", true} : Expr{"(" + i + " < " + j + " ? " + i + " : " + j + ")", false};
+        break;
+      case BinaryOp::Max:
+        r = fl ? Expr{"__builtin_fmax(" + x + ", " + y + ")", true} : Expr{"(" + i + " > " + j + " ? " + i + " : " + j + ")", false};
+        break;
+      case BinaryOp::Eq: r = cmp("=="); break;
+      case BinaryOp::Ne: r = cmp("!="); break;
+      case BinaryOp::Lt: r = cmp("<"); break;
+      case BinaryOp::Le: r = cmp("<="); break;
+      case BinaryOp::Gt: r = cmp(">"); break;
+      case BinaryOp::Ge: r = cmp(">="); break;
+      case BinaryOp::And: r = {"((" + truth(a) + " && " + truth(b) + ") ? 1LL : 0LL)", false}; break;
+      case BinaryOp::Or: r = {"((" + truth(a) + " || " + truth(b) + ") ? 1LL : 0LL)", false}; break;
+    }
+    assign(in.dst_reg, r);
+  }
+
+  // ---- tiles ----------------------------------------------------------------------------
+  const isa::TileDesc* tile_of(const Operand& o) const {
+    if (o.kind != Operand::kTile || o.index < 0 || static_cast<size_t>(o.index) >= k_.tiles.size()) return nullptr;
+    const isa::TileDesc& d = k_.tiles[o.index];
+    if (d.memory == MemorySpace::DDR || d.addr < 0 || d.rows < 0 || d.cols < 0) return nullptr;
+    if (d.addr + d.rows * d.cols * dtype_bytes(d.dtype) > chip_.capacity(d.memory)) return nullptr;
+    return &d;
+  }
+  static std::string ptr(const isa::TileDesc& d, const char* type = "float") {
+    return "((" + std::string(type) + "*)(f->buffers[" + std::to_string(static_cast<int>(d.memory)) + "] + " +
+           std::to_string(d.addr) + "))";
+  }
+  std::string vr(int t) const { return "vr" + std::to_string(t); }
+  std::string vc(int t) const { return "vc" + std::to_string(t); }
+
+  // The fast-path C++ of `in` (using vr<i>/vc<i> of its tile operands and `ok`), or "".
+  std::string fast_path(const Instr& in, const std::vector<const isa::TileDesc*>& tiles) {
+    const std::string& m = in.mnemonic;
+    const isa::InstrDef* def = isa::find_instr(m);
+    if (!def) return "";
+    auto covers = [&](int t, const std::string& rows, const std::string& cols) {
+      return "(" + rows + " <= " + std::to_string(tiles[t]->rows) + " && " + cols + " <= " + std::to_string(tiles[t]->cols) +
+             ")";
+    };
+    auto ld = [&](int t) { return std::to_string(tiles[t]->cols); };
+    // The arithmetic paths' element type: every tile fp32, every tile fp16 or every tile bf16.
+    std::string T = tiles.empty() ? "" : float_type(tiles[0]->dtype);
+    for (const auto* t : tiles)
+      if (t->dtype != tiles[0]->dtype) T = "";
+    auto P = [&](int t) { return ptr(*tiles[t], T.c_str()); };
+    const std::string R = vr(0), C = vc(0);
+    // A scalar operand rounded to the element type, as the reference's Splat does.
+    auto scalar_f = [&](const Operand& o) {
+      const std::string d = as_double(get(o.scalar));
+      return T == "float" ? "(float)" + d : "pto_opt::scalar_of<" + T + ">(" + d + ")";
+    };
+
+    if (m == "TLOAD" || m == "TSTORE") {
+      const bool load = m == "TLOAD";
+      const Operand& tens = load ? in.ins.at(0) : in.outs.at(0);
+      const Operand& offs = in.ins.at(1);
+      if (tens.kind != Operand::kTensor || offs.kind != Operand::kScalarList || tiles.size() != 1) return "";
+      if (tens.index < 0 || static_cast<size_t>(tens.index) >= k_.params.size()) return "";
+      const isa::TileDesc& t = *tiles[0];
+      if (k_.params[tens.index].dtype != t.dtype) return "";
+      std::string off = "const long long off[] = {";
+      for (size_t i = 0; i < offs.list.size(); ++i) off += (i ? ", " : "") + as_int(get(offs.list[i]));
+      if (offs.list.empty()) off += "0";
+      off += "};";
+      const std::string tensor = "f->tensors[" + std::to_string(tens.index) + "]";
+      const std::string n = std::to_string(offs.list.size());
+      auto fold_it = in.attrs.find("fold_rows");  // the rows of an N-D tile (reference_memory.cpp)
+      const std::string fold = fold_it != in.attrs.end() && fold_it->second == ir::AttrValue(true) ? "true" : "false";
+      std::string dims;  // a strided box of two other dims (isa::box_dims)
+      if (in.attrs.count("dims")) {
+        auto [rd, cd] = isa::box_dims(in, static_cast<int>(offs.list.size()));
+        dims = ", " + std::to_string(rd) + ", " + std::to_string(cd);
+      }
+      if (load) {
+        if (t.pad != PadValue::null && t.dtype != DataType::FP32) return "";
+        const float pad = t.pad == PadValue::max ? 3.4028234663852886e38f : t.pad == PadValue::min ? -3.4028234663852886e38f : 0.0f;
+        return off + " ok = pto_opt::tload(" + ptr(t, "unsigned char") + ", " + std::to_string(t.cols) + ", " +
+               std::to_string(t.rows) + ", " + R + ", " + C + ", " + tensor + ", off, " + n + ", " +
+               (t.pad != PadValue::null ? "true" : "false") + ", " + "(float)" + float_literal(pad) + ", " + fold + dims + ");";
+      }
+      std::string atomic = "none";
+      auto it = in.attrs.find("atomic");
+      if (it != in.attrs.end()) {
+        if (auto* s = std::get_if<std::string>(&it->second)) atomic = *s;
+        else return "";
+      }
+      if (atomic != "none" && !(atomic == "add" && t.dtype == DataType::FP32)) return "";
+      return off + " ok = pto_opt::tstore(" + tensor + ", off, " + n + ", " + ptr(t, "unsigned char") + ", " +
+             std::to_string(t.cols) + ", " + R + ", " + C + ", " + (atomic == "add" ? "true" : "false") + ", " + fold + dims + ");";
+    }
+    if (m == "TMOV") {
+      if (tiles.size() != 2 || tiles[0]->dtype != tiles[1]->dtype) return "";
+      return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::copy_region(" + ptr(*tiles[0], "unsigned char") + ", " + ld(0) +
+             ", 1, " + ptr(*tiles[1], "unsigned char") + ", " + ld(1) + ", 1, " + R + ", " + C + ", " +
+             std::to_string(dtype_bytes(tiles[0]->dtype)) + ");";
+    }
+    if (m == "TINSERT") return insert_path(in, tiles);
+    if (def->mask != isa::MaskUse::kNone) return mask_path(in, *def, tiles);
+    if (m == "TCVT") return convert_path(in, tiles);
+    if (T.empty() && !(def && def->family == isa::InstrFamily::kMatmul)) return "";  // FP16 / BF16 matmul operands: below
+    static const std::map<std::string, std::string> binary = {{"TADD", "Add"}, {"TSUB", "Sub"}, {"TMUL", "Mul"},
+                                                               {"TDIV", "Div"}, {"TMAX", "Max"}, {"TMIN", "Min"}};
+    static const std::map<std::string, std::string> with_scalar = {
+        {"TADDS", "Add"}, {"TSUBS", "Sub"}, {"TMULS", "Mul"}, {"TDIVS", "Div"},
+        {"TMAXS", "Max"}, {"TMINS", "Min"}, {"TLRELU", "Leaky"}};
+    static const std::map<std::string, std::string> unary = {{"TABS", "Abs"},   {"TNEG", "Neg"},     {"TRELU", "Relu"},
+                                                              {"TEXP", "Exp"},   {"TLOG", "Log"},     {"TSQRT", "Sqrt"},
+                                                              {"TRSQRT", "Rsqrt"}, {"TRECIP", "Recip"}};
+    static const std::map<std::string, std::string> expand = {{"ADD", "Add"}, {"SUB", "Sub"}, {"MUL", "Mul"},
+                                                               {"DIV", "Div"}, {"MAX", "Max"}, {"MIN", "Min"},
+                                                               {"EXPDIF", "ExpDif"}};
+    if (auto it = binary.find(m); it != binary.end() && tiles.size() == 3)
+      return "ok = " + covers(1, R, C) + " && " + covers(2, R, C) + "; if (ok) pto_opt::binary(" + P(0) + ", " + ld(0) +
+             ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + ld(2) + ", " + R + ", " + C + ", pto_opt::" + it->second +
+             "{});";
+    if (auto it = with_scalar.find(m); it != with_scalar.end() && tiles.size() == 2 && in.ins.size() == 2)
+      return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::with_scalar(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
+             ld(1) + ", " + scalar_f(in.ins[1]) + ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
+    if (m == "TAXPY" && tiles.size() == 2)
+      return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::axpy(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " + ld(1) +
+             ", " + scalar_f(in.ins[1]) + ", " + R + ", " + C + ");";
+    if (auto it = unary.find(m); it != unary.end() && tiles.size() == 2)
+      return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::unary(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " + ld(1) +
+             ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
+    if (m == "TEXPANDS" && tiles.size() == 1)
+      return "pto_opt::fill(" + P(0) + ", " + ld(0) + ", " + scalar_f(in.ins[0]) + ", " + R + ", " + C + ");";
+    if ((m == "TROWSUM" || m == "TROWMAX" || m == "TROWMIN" || m == "TCOLSUM" || m == "TCOLMAX" || m == "TCOLMIN") &&
+        tiles.size() >= 2) {
+      const bool rows = m[1] == 'R';
+      const std::string op = m.substr(4) == "SUM" ? "Add" : m.substr(4) == "MAX" ? "Max" : "Min";
+      const std::string SR = vr(1), SC = vc(1);
+      // A scratch tile (PyPTO's tmp_tile) selects the binary-tree order (docs/isa.md).
+      const std::string tree = tiles.size() >= 3 ? "true" : "false";
+      if (rows)
+        return "ok = " + SR + " <= " + std::to_string(tiles[0]->rows) + " && " + SC + " > 0 && " + SC +
+               " * 4 <= f->scratch_bytes; if (ok) pto_opt::row_reduce(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
+               ld(1) + ", " + SR + ", " + SC + ", pto_opt::" + op + "{}, " + tree + ", (float*)f->scratch);";
+      return "ok = " + SC + " <= " + std::to_string(tiles[0]->cols) + " && " + SR + " > 0 && " + SR + " * " + SC +
+             " * 4 <= f->scratch_bytes; if (ok) pto_opt::col_reduce(" + P(0) + ", " + P(1) + ", " + ld(1) + ", " + SR +
+             ", " + SC + ", pto_opt::" + op + "{}, " + tree + ", (float*)f->scratch);";
+    }
+    if (m == "TROWEXPAND" && tiles.size() == 2)
+      return "ok = " + covers(1, R, "1") + "; if (ok) pto_opt::row_broadcast(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
+             ld(1) + ", " + R + ", " + C + ");";
+    if (m == "TCOLEXPAND" && tiles.size() == 2)
+      return "ok = " + covers(1, "1", C) + "; if (ok) pto_opt::col_broadcast(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
+             R + ", " + C + ");";
+    if ((m.rfind("TROWEXPAND", 0) == 0 || m.rfind("TCOLEXPAND", 0) == 0) && tiles.size() == 3) {
+      auto it = expand.find(m.substr(10));
+      if (it == expand.end()) return "";
+      const bool rows = m[1] == 'R';
+      if (rows)
+        return "ok = " + covers(1, R, C) + " && " + covers(2, R, "1") + "; if (ok) pto_opt::row_expand(" + P(0) + ", " +
+               ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + ld(2) + ", " + R + ", " + C + ", pto_opt::" +
+               it->second + "{});";
+      return "ok = " + covers(1, R, C) + " && " + covers(2, "1", C) + "; if (ok) pto_opt::col_expand(" + P(0) + ", " +
+             ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
+    }
+    // FP16 / BF16 operands into an FP32 Acc: widened in scratch, then the FP32 kernel.
+    std::string H;
+    if (def->family == isa::InstrFamily::kMatmul && T.empty() && tiles.size() >= 3 &&
+        tiles[0]->dtype == DataType::FP32) {
+      const bool acc_in0 = m == "TMATMUL_ACC" || m == "TGEMV_ACC";
+      const size_t first0 = acc_in0 ? 2 : 1;
+      if (tiles.size() >= first0 + 2 && tiles[first0]->dtype == tiles[first0 + 1]->dtype &&
+          (tiles[first0]->dtype == DataType::FP16 || tiles[first0]->dtype == DataType::BF16) &&
+          (!acc_in0 || tiles[1]->dtype == DataType::FP32))
+        H = float_type(tiles[first0]->dtype);
+    }
+    if (def->family == isa::InstrFamily::kMatmul && (T == "float" || !H.empty())) {
+      // The fast path reads ND (row-major) operands; other layouts go through the reference.
+      for (const char* key : {"left_layout", "right_layout"}) {
+        auto it = in.attrs.find(key);
+        if (it != in.attrs.end() && !(std::holds_alternative<std::string>(it->second) &&
+                                      std::get<std::string>(it->second) == "ND"))
+          return "";
+      }
+      const bool acc_in = m == "TMATMUL_ACC" || m == "TGEMV_ACC";
+      const bool bias = m == "TMATMUL_BIAS" || m == "TGEMV_BIAS";
+      const int first = acc_in ? 2 : 1;  // tiles: acc, [acc_in], left, right, [bias]
+      if (static_cast<int>(tiles.size()) < first + 2) return "";
+      const int L = first, Rt = first + 1;
+      const std::string K = vc(L);
+      const std::string extra = H.empty() ? "" : " + " + R + " * " + K + " + " + K + " * " + C;
+      std::string cond = covers(L, R, K) + " && " + covers(Rt, K, C) + " && (pto_opt::matmul_scratch_floats(" + R + ", " +
+                         C + ", " + K + ")" + extra + ") * 4 <= f->scratch_bytes";
+      auto PF = [&](int t) { return ptr(*tiles[t], "float"); };
+      auto PO = [&](int t) { return H.empty() ? PF(t) : ptr(*tiles[t], H.c_str()); };
+      std::string mode = "0", init = "nullptr", ldi = "0";
+      if (acc_in) {
+        mode = "1", init = PF(1), ldi = ld(1);
+        cond += " && " + covers(1, R, C);
+      } else if (bias) {
+        if (tiles.size() != 4) return "";
+        mode = "2", init = PF(3), ldi = "0";
+        cond += " && " + covers(3, "1", C);
+      }
+      uses_matmul_ = true;
+      return "ok = " + cond + "; if (ok) pto_opt::" + (H.empty() ? "matmul(" : "matmul_half(") + PF(0) + ", " + ld(0) +
+             ", " + PO(L) + ", " + ld(L) + ", " + PO(Rt) + ", " + ld(Rt) + ", " + R + ", " + C + ", " + K + ", " + mode +
+             ", " + init + ", " + ldi + ", (float*)f->scratch);";
+    }
+    return "";
+  }
+
+  // The C++ element type of a float dtype on the arithmetic fast paths ("" when none).
+  static std::string float_type(DataType t) {
+    switch (t) {
+      case DataType::FP32: return "float";
+      case DataType::FP16: return "pto_opt::f16";
+      case DataType::BF16: return "pto_opt::bf16";
+      default: return "";
+    }
+  }
+
+  // TCVT between fp32, fp16 and bf16 (tiles: dst, src). Widening is exact under every round
+  // mode; narrowing has fast paths for nearest with ties to even (none, rint) and ties away
+  // from zero (round, pl.cast's default); a copy to
+  // the same half type moves the bits. Unknown modes go to the reference, which reports them.
+  std::string convert_path(const Instr& in, const std::vector<const isa::TileDesc*>& tiles) {
+    if (tiles.size() != 2) return "";
+    const std::string D = float_type(tiles[0]->dtype), S = float_type(tiles[1]->dtype);
+    if (D.empty() || S.empty() || (D == "float" && S == "float")) return "";
+    std::string mode = "none";
+    if (auto it = in.attrs.find("mode"); it != in.attrs.end()) {
+      if (auto* s = std::get_if<std::string>(&it->second)) mode = *s;
+      else return "";
+    }
+    static const std::set<std::string> modes = {"none", "rint", "round", "floor", "ceil", "trunc", "odd"};
+    if (!modes.count(mode)) return "";
+    const bool away = mode == "round";  // ties away from zero (pl.cast's default)
+    if (D != "float" && D != S && mode != "none" && mode != "rint" && !away) return "";
+    const std::string R = vr(0), C = vc(0);
+    const std::string cond = "ok = (" + R + " <= " + std::to_string(tiles[1]->rows) + " && " + C +
+                             " <= " + std::to_string(tiles[1]->cols) + ");";
+    const std::string l0 = std::to_string(tiles[0]->cols), l1 = std::to_string(tiles[1]->cols);
+    if (D == S)
+      return cond + " if (ok) pto_opt::copy_region(" + ptr(*tiles[0], "unsigned char") + ", " + l0 + ", 1, " +
+             ptr(*tiles[1], "unsigned char") + ", " + l1 + ", 1, " + R + ", " + C + ", 2);";
+    const char* fn = away && D != "float" ? "convert_away" : "convert";
+    return cond + " if (ok) pto_opt::" + fn + "(" + ptr(*tiles[0], D.c_str()) + ", " + l0 + ", " +
+           ptr(*tiles[1], S.c_str()) + ", " + l1 + ", " + R + ", " + C + ");";
+  }
+
+  // TINSERT: src's valid region into dst at (row, col), copied, or narrowed from fp32 to
+  // fp16 / bf16 (an Acc tile entering a Mat tile) with round-to-nearest-even as the reference.
+  std::string insert_path(const Instr& in, const std::vector<const isa::TileDesc*>& tiles) {
+    if (tiles.size() != 2 || in.ins.size() != 2 || in.ins[1].kind != Operand::kScalarList || in.ins[1].list.size() != 2)
+      return "";
+    const isa::TileDesc &d = *tiles[0], &s = *tiles[1];
+    const std::string D = float_type(d.dtype), S = float_type(s.dtype);
+    if (d.dtype != s.dtype && (S != "float" || D.empty())) return "";
+    const std::string r0 = "(" + as_int(get(in.ins[1].list[0])) + ")", c0 = "(" + as_int(get(in.ins[1].list[1])) + ")";
+    const std::string SR = vr(1), SC = vc(1), ld0 = std::to_string(d.cols), ld1 = std::to_string(s.cols);
+    const std::string at = r0 + " * " + ld0 + " + " + c0;
+    std::string code = "ok = " + r0 + " >= 0 && " + c0 + " >= 0 && " + r0 + " + " + SR + " <= " + std::to_string(d.rows) +
+                       " && " + c0 + " + " + SC + " <= " + std::to_string(d.cols) + "; if (ok) ";
+    if (d.dtype == s.dtype) {
+      const std::string bytes = std::to_string(dtype_bytes(d.dtype));
+      return code + "pto_opt::copy_region(" + ptr(d, "unsigned char") + " + (" + at + ") * " + bytes + ", " + ld0 +
+             ", 1, " + ptr(s, "unsigned char") + ", " + ld1 + ", 1, " + SR + ", " + SC + ", " + bytes + ");";
+    }
+    return code + "pto_opt::convert(" + ptr(d, D.c_str()) + " + (" + at + "), " + ld0 + ", " + ptr(s, "float") + ", " + ld1 +
+           ", " + SR + ", " + SC + ");";
+  }
+
+  // The C++ element type of `t` on the compare / select fast paths ("" when none); `bits`
+  // asks for a type of the element's size (selects copy bits, so FP16 / BF16 qualify).
+  static std::string element_type(DataType t, bool bits) {
+    switch (t) {
+      case DataType::FP32: return "float";
+      case DataType::INT32: return "int";
+      case DataType::INT16: return "short";
+      case DataType::INT8: return "signed char";
+      case DataType::UINT8: return "unsigned char";
+      case DataType::UINT16: return "unsigned short";
+      case DataType::UINT32: return "unsigned int";
+      case DataType::INT64: return "long long";
+      case DataType::UINT64: return bits ? "unsigned long long" : "";  // selected, never compared
+      case DataType::FP16:
+      case DataType::BF16: return bits ? "unsigned short" : "";
+      default: return "";
+    }
+  }
+
+  // TCMP / TCMPS / TSEL / TSELS with packed masks (layout: pypto/isa/instructions.h).
+  // Tiles: TCMP mask, a, b; TCMPS mask, a; TSEL dst, mask, a, b; TSELS dst, mask, a.
+  std::string mask_path(const Instr& in, const isa::InstrDef& def, const std::vector<const isa::TileDesc*>& tiles) {
+    const bool cmp = def.mask == isa::MaskUse::kWritesOut0;
+    const int mask = cmp ? 0 : 1, first = cmp ? 1 : 0;  // the mask tile; the tile giving the region
+    const bool with_scalar = in.ins.back().kind == Operand::kScalar;
+    const size_t want_tiles = (cmp ? 2 : 3) + (with_scalar ? 0 : 1);
+    if (tiles.size() != want_tiles || tiles[mask]->dtype != isa::kMaskDtype) return "";
+    const DataType dt = tiles[first]->dtype;
+    for (size_t t = 0; t < tiles.size(); ++t)
+      if (static_cast<int>(t) != mask && tiles[t]->dtype != dt) return "";
+    const std::string T = element_type(dt, !cmp);
+    if (T.empty()) return "";
+    auto typed = [&](int t) { return ptr(*tiles[t], T.c_str()); };
+    const std::string R = vr(first), C = vc(first);
+    std::string cond = "(" + R + " <= " + std::to_string(tiles[mask]->rows) + " && (" + C + " + 7) / 8 <= " +
+                       std::to_string(tiles[mask]->cols) + ")";
+    for (size_t t = 0; t < tiles.size(); ++t)
+      if (static_cast<int>(t) != mask && static_cast<int>(t) != first)
+        cond += " && (" + R + " <= " + std::to_string(tiles[t]->rows) + " && " + C + " <= " +
+                std::to_string(tiles[t]->cols) + ")";
+    const std::string M = ptr(*tiles[mask], "unsigned char"), MS = std::to_string(tiles[mask]->cols);
+    auto ld = [&](int t) { return std::to_string(tiles[t]->cols); };
+    std::string scalar;
+    if (with_scalar) {
+      const Expr e = get(in.ins.back().scalar);
+      if (dtype_is_float(dt)) {
+        if (dt != DataType::FP32) return "";  // fp16 / bf16 scalars round: the reference's job
+        scalar = "(float)" + as_double(e);
+      } else {
+        if (e.is_float) return "";
+        scalar = cmp ? "(long long)" + e.code : "(" + T + ")" + e.code;
+      }
+    }
+    if (cmp) {
+      static const std::map<std::string, std::string> modes = {{"EQ", "CmpEq"}, {"NE", "CmpNe"}, {"LT", "CmpLt"},
+                                                                {"LE", "CmpLe"}, {"GT", "CmpGt"}, {"GE", "CmpGe"}};
+      auto it = in.attrs.find("cmp");
+      if (it == in.attrs.end() || !std::holds_alternative<std::string>(it->second)) return "";
+      auto mode = modes.find(std::get<std::string>(it->second));
+      if (mode == modes.end()) return "";
+      const std::string op = "pto_opt::" + mode->second + "{}";
+      if (with_scalar)
+        return "ok = " + cond + "; if (ok) pto_opt::compare_scalar(" + M + ", " + MS + ", " + typed(1) + ", " + ld(1) +
+               ", " + scalar + ", " + R + ", " + C + ", " + op + ");";
+      return "ok = " + cond + "; if (ok) pto_opt::compare(" + M + ", " + MS + ", " + typed(1) + ", " + ld(1) + ", " +
+             typed(2) + ", " + ld(2) + ", " + R + ", " + C + ", " + op + ");";
+    }
+    if (with_scalar)
+      return "ok = " + cond + "; if (ok) pto_opt::select_scalar(" + typed(0) + ", " + ld(0) + ", " + M + ", " + MS +
+             ", " + typed(2) + ", " + ld(2) + ", " + scalar + ", " + R + ", " + C + ");";
+    return "ok = " + cond + "; if (ok) pto_opt::select(" + typed(0) + ", " + ld(0) + ", " + M + ", " + MS + ", " +
+           typed(2) + ", " + ld(2) + ", " + typed(3) + ", " + ld(3) + ", " + R + ", " + C + ");";
+  }
+
+  void tile(const Instr& in, int pc) {
+    // Flags order pipes; the compiled code runs in program order, so they need no code
+    // (the reference library treats them as no-ops too).
+    // A cross-core event (pl.system.sync_set / sync_wait) meets the other part of a mixed task
+    // through the reference library, which blocks the wait until the peer has set it.
+    if (in.mnemonic == "SYNC_SET" || in.mnemonic == "SYNC_WAIT") {
+      body_ << "  /* " << in.mnemonic << " */ FB(" << pc << ");\n";
+      return;
+    }
+    if (const isa::InstrDef* def = isa::find_instr(in.mnemonic); def && def->family == isa::InstrFamily::kSync) {
+      body_ << "  /* " << in.mnemonic << " */\n";
+      return;
+    }
+    // Tile operands in order outs then ins; every one must be a valid placed tile.
+    std::vector<const isa::TileDesc*> tiles;
+    bool placed = true;
+    for (const auto* list : {&in.outs, &in.ins})
+      for (const Operand& o : *list)
+        if (o.kind == Operand::kTile) {
+          const isa::TileDesc* d = tile_of(o);
+          if (!d) placed = false;
+          tiles.push_back(d);
+        }
+    std::string fast = placed ? fast_path(in, tiles) : "";
+    body_ << "  /* " << in.mnemonic << " */ ";
+    if (fast.empty()) {
+      body_ << "FB(" << pc << ");\n";
+      return;
+    }
+    body_ << "{ bool ok = true;";
+    std::string check;
+    for (size_t t = 0; t < tiles.size(); ++t) {
+      const isa::TileDesc& d = *tiles[t];
+      body_ << " const long long " << vr(t) << " = " << as_int(get(d.valid_rows)) << ", " << vc(t) << " = "
+            << as_int(get(d.valid_cols)) << ";";
+      check += (check.empty() ? "" : " && ") + std::string("pto_opt_valid(") + vr(t) + ", " + vc(t) + ", " +
+               std::to_string(d.rows) + ", " + std::to_string(d.cols) + ")";
+    }
+    body_ << "\n    if (" << check << ") { " << fast << " } else ok = false;\n    if (!ok) FB(" << pc << "); }\n";
+  }
+
+  const Kernel& k_;
+  const isa::ChipSpec& chip_;
+  std::ostringstream body_;
+  bool uses_matmul_ = false;
+};
+
+}  // namespace
+
+std::string generate_native_source(const std::vector<const isa::Kernel*>& kernels, const isa::ChipSpec& chip,
+                                   std::vector<bool>& natives) {
+  std::ostringstream funcs;
+  bool matmul = false;
+  natives.assign(kernels.size(), false);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    KernelWriter w(*kernels[i], chip);
+    natives[i] = w.write(static_cast<int>(i), funcs);
+    matmul = matmul || (natives[i] && w.uses_matmul());
+  }
+  std::ostringstream out;
+  out << "// Generated by pypto's native engine for platform " << chip.platform << ".\n";
+  out << "#include \"pypto/isa/optimized/tile_ops.h\"\n";
+  out << "#include \"pypto/base/scalar_cast.h\"\n";
+  if (matmul) out << "#include \"pypto/isa/optimized/matmul.h\"\n";
+  out << "static inline bool pto_opt_valid(long long r, long long c, long long R, long long C) {\n"
+         "  return r >= 0 && r <= R && c >= 0 && c <= C;\n}\n\n";
+  out << funcs.str();
+  return out.str();
+}
+
+}  // namespace pypto::runtime

@@ -1,0 +1,271 @@
+// Compiling generated kernels: the host C++ compiler with -O3 -march=native, a disk cache
+// keyed by a hash of the code, the library headers, the compiler and the flags
+// (~/.cache/pypto, PYPTO_CACHE_DIR; PYPTO_CACHE=0 disables it), atomic publication
+// (temp file + rename) so concurrent processes can compile the same kernel, and dlopen.
+// One translation unit per kernel, compiled in parallel with progress on a terminal.
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <exception>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "compile_progress.h"
+#include "pypto/engines/native_engine.h"
+
+#ifndef PYPTO_SOURCE_INCLUDE_DIR
+#define PYPTO_SOURCE_INCLUDE_DIR ""
+#endif
+
+namespace pypto::runtime {
+
+namespace {
+
+std::mutex g_mu;
+std::string g_include_dir;
+
+uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ULL) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+void make_dirs(const std::string& dir) {
+  for (size_t i = 1; i <= dir.size(); ++i)
+    if (i == dir.size() || dir[i] == '/') ::mkdir(dir.substr(0, i).c_str(), 0755);
+}
+
+std::string compiler() {
+  const char* cxx = std::getenv("CXX");
+  return cxx && *cxx ? cxx : "c++";
+}
+
+const char* kFlags = "-O3 -march=native -std=c++17 -shared -fPIC -fno-plt -w";
+
+// The identity of the compiler binary (path, size, mtime), found on PATH; cheap to get.
+std::string compiler_identity() {
+  std::string c = compiler();
+  std::string path = c;
+  if (c.find('/') == std::string::npos) {
+    const char* env = std::getenv("PATH");
+    std::stringstream ss(env ? env : "");
+    std::string d;
+    while (std::getline(ss, d, ':'))
+      if (exists(d + "/" + c)) {
+        path = d + "/" + c;
+        break;
+      }
+  }
+  char real[4096];
+  if (::realpath(path.c_str(), real)) path = real;
+  struct stat st {};
+  ::stat(path.c_str(), &st);
+  return path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtime);
+}
+
+// Hash of everything that determines the compiled code besides the source.
+uint64_t toolchain_hash() {
+  static const uint64_t h = [] {
+    std::string all = compiler_identity() + "\n" + kFlags + "\n";
+    for (const char* h : {"abi.h", "vec.h", "half.h", "tile_ops.h", "matmul.h", "../../base/fp16.h", "../../base/scalar_cast.h", "../../base/scalar_ops.h"})
+      all += read_file(native_include_dir() + "/pypto/isa/optimized/" + h);
+    return fnv1a(all);
+  }();
+  return h;
+}
+
+std::string hex(uint64_t v) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs `cmd`, returning its exit status and combined output.
+int run_command(const std::string& cmd, std::string& output) {
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) output.append(buf, n);
+  return ::pclose(p);
+}
+
+std::string unique_suffix() {
+  static std::atomic<int> counter{0};
+  return "." + std::to_string(::getpid()) + "." + std::to_string(counter++) + ".tmp";
+}
+
+}  // namespace
+
+void set_native_include_dir(const std::string& dir) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  g_include_dir = dir;
+}
+
+std::string native_include_dir() {
+  if (const char* e = std::getenv("PYPTO_INCLUDE_DIR"); e && *e) return e;
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!g_include_dir.empty()) return g_include_dir;
+  }
+  return PYPTO_SOURCE_INCLUDE_DIR;
+}
+
+std::string native_cache_dir() {
+  if (const char* c = std::getenv("PYPTO_CACHE"); c && std::string(c) == "0") return "";
+  if (const char* d = std::getenv("PYPTO_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/pypto";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.cache/pypto";
+}
+
+std::shared_ptr<NativeModule> load_native_module(const std::string& source, const std::vector<bool>& natives) {
+  const std::string key = hex(fnv1a(source, toolchain_hash()));
+  std::string dir = native_cache_dir();
+  const bool cached = !dir.empty();
+  if (!cached) {
+    char tmpl[] = "/tmp/pypto-native-XXXXXX";
+    if (!::mkdtemp(tmpl)) fail(ErrorKind::kRuntime, {}, "cannot create a temporary directory for native kernels", "check /tmp");
+    dir = tmpl;
+  }
+  make_dirs(dir);
+  const std::string so = dir + "/" + key + ".so", cpp = dir + "/" + key + ".cpp";
+  if (!cached || !exists(so)) {
+    const std::string suffix = unique_suffix();
+    const std::string tmp_cpp = cpp + suffix, tmp_so = so + suffix;
+    {
+      std::ofstream f(tmp_cpp, std::ios::binary);
+      f << source;
+      if (!f)
+        fail(ErrorKind::kRuntime, {}, "cannot write generated kernel source " + tmp_cpp,
+             "make the cache directory writable or set PYPTO_CACHE_DIR");
+    }
+    std::rename(tmp_cpp.c_str(), cpp.c_str());
+    std::string output;
+    const std::string cmd = compiler() + " " + kFlags + " -I" + shell_quote(native_include_dir()) + " " + shell_quote(cpp) +
+                            " -o " + shell_quote(tmp_so);
+    if (run_command(cmd, output) != 0 || !exists(tmp_so)) {
+      std::remove(tmp_so.c_str());
+      if (output.size() > 4000) output = output.substr(0, 4000) + "\n...";
+      fail(ErrorKind::kRuntime, {},
+           "the native engine could not compile the generated kernel " + cpp + "\ncommand: " + cmd +
+               "\ncompiler output:\n" + output,
+           "check that a C++17 compiler is installed (set CXX), or run with RunConfig(engine=\"sim\")");
+    }
+    std::rename(tmp_so.c_str(), so.c_str());  // atomic: concurrent compilers publish whole files
+  }
+  auto mod = std::make_shared<NativeModule>();
+  mod->library_path = so;
+  mod->handle = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!mod->handle)
+    fail(ErrorKind::kRuntime, {}, "cannot load native kernel library " + so + ": " + ::dlerror(),
+         "delete the cache directory (" + dir + ") and retry");
+  mod->entries.assign(natives.size(), nullptr);
+  for (size_t i = 0; i < natives.size(); ++i) {
+    if (!natives[i]) continue;
+    mod->entries[i] = reinterpret_cast<pto_kernel_fn>(::dlsym(mod->handle, ("pto_kernel_" + std::to_string(i)).c_str()));
+    if (!mod->entries[i])
+      fail(ErrorKind::kRuntime, {}, "native kernel library " + so + " lacks pto_kernel_" + std::to_string(i),
+           "delete the cache directory (" + dir + ") and retry");
+  }
+  if (!cached) {
+    std::remove(so.c_str());
+    std::remove(cpp.c_str());
+    ::rmdir(dir.c_str());
+  }
+  return mod;
+}
+
+// Each kernel is its own translation unit (entry point pto_kernel_0), so kernels compile in
+// parallel, are cached one by one and report progress by name (compile_progress.h).
+std::shared_ptr<NativeModule> native_module_for(const std::vector<const isa::Kernel*>& kernels, const isa::ChipSpec& chip) {
+  struct Part {
+    std::string source, key;
+    std::vector<bool> natives;
+  };
+  std::vector<Part> parts(kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    parts[i].source = generate_native_source({kernels[i]}, chip, parts[i].natives);
+    parts[i].key = parts[i].source + (parts[i].natives[0] ? '1' : '0');
+  }
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<NativeModule>> loaded;  // modules stay loaded
+  const std::string dir = native_cache_dir();
+  const bool use_cache = !dir.empty();
+  std::lock_guard<std::mutex> lk(mu);
+
+  auto mod = std::make_shared<NativeModule>();
+  mod->entries.assign(kernels.size(), nullptr);
+  mod->parts.assign(kernels.size(), nullptr);
+  std::vector<size_t> todo;
+  int to_compile = 0;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (!parts[i].natives[0]) continue;  // runs on the reference library: nothing to compile
+    if (use_cache)
+      if (auto it = loaded.find(parts[i].key); it != loaded.end()) {
+        mod->parts[i] = it->second;
+        continue;
+      }
+    todo.push_back(i);
+    if (!use_cache || !exists(dir + "/" + hex(fnv1a(parts[i].source, toolchain_hash())) + ".so")) ++to_compile;
+  }
+
+  CompileProgress progress(to_compile);
+  std::vector<std::exception_ptr> errors(kernels.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t n; (n = next++) < todo.size();) {
+      const size_t i = todo[n];
+      const std::string& name = kernels[i]->name;
+      progress.started(name);
+      try {
+        mod->parts[i] = load_native_module(parts[i].source, parts[i].natives);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      progress.finished(name);
+    }
+  };
+  const size_t workers = std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (!mod->parts[i]) continue;
+    if (use_cache) loaded[parts[i].key] = mod->parts[i];
+    mod->entries[i] = mod->parts[i]->entries[0];
+    if (mod->library_path.empty()) mod->library_path = mod->parts[i]->library_path;
+  }
+  return mod;
+}
+
+}  // namespace pypto::runtime

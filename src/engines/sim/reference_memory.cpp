@@ -1,0 +1,256 @@
+// Reference semantics of data movement: TLOAD / TSTORE between global tensors and tiles,
+// the on-chip copies TMOV, TTRANS, TFILLPAD, TEXTRACT, TINSERT, TCONCAT and the fill TEXPANDS.
+#include <cstring>
+#include <type_traits>
+
+#include "pypto/engines/reference.h"
+
+namespace pypto::runtime {
+
+namespace {
+
+std::string join(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s;
+}
+
+// The 2-D window of `tensor` a tile covers: its last two dims at `offsets` (a 1-D tensor is
+// one row), or the two dims of the attribute "dims" (isa::box_dims: a strided box). With the attribute fold_rows (the rows of an N-D tile, docs/language.md "N-D
+// tiles"), row r is row f0 + r of the tensor's leading axes merged row-major, f0 the merged
+// index of the leading offsets. Checks that the tile's valid region lies inside the tensor.
+struct Window {
+  const TensorView& tensor;
+  std::vector<int64_t> index;  // offsets; the last two entries move with (r, c)
+  int row_dim, col_dim;        // row_dim = -1 for a 1-D tensor
+  bool fold = false;
+  int64_t first_row = 0;       // fold: the merged index of the leading offsets
+
+  uint8_t* at(int64_t r, int64_t c) {
+    std::vector<int64_t> i = index;
+    if (fold) {
+      for (int64_t d = row_dim, f = first_row + r; d >= 0; --d) {
+        i[d] = f % tensor.shape[d];
+        f /= tensor.shape[d];
+      }
+    } else if (row_dim >= 0) {
+      i[row_dim] += r;
+    }
+    i[col_dim] += c;
+    return tensor.element(i);
+  }
+};
+
+Window window_of(const TileCall& call, const TensorView& tensor, const std::vector<int64_t>& offsets,
+                 const TileRef& tile, const char* verb) {
+  const int rank = static_cast<int>(tensor.shape.size());
+  auto describe = [&] {
+    return " tile '" + tile.name + "' (valid " + std::to_string(tile.valid_rows) + "x" +
+           std::to_string(tile.valid_cols) + ") " + verb + " " + tensor.describe() + " at offsets [" + join(offsets) + "]";
+  };
+  if (rank < 1 || static_cast<int>(offsets.size()) != rank)
+    call.fail_runtime("the" + describe() + ": one offset per tensor dimension is needed");
+  auto [row_dim, col_dim] = isa::box_dims(call.instr, rank);
+  if (col_dim < 0 || col_dim >= rank || row_dim >= rank || row_dim == col_dim)
+    call.fail_runtime("the" + describe() + ": its box dims " + std::to_string(row_dim) + ", " + std::to_string(col_dim) +
+                      " are not two dims of the tensor");
+  Window w{tensor, offsets, row_dim, col_dim};
+  auto it = call.instr.attrs.find("fold_rows");
+  w.fold = rank >= 3 && it != call.instr.attrs.end() && it->second == ir::AttrValue(true);
+  bool inside = offsets[w.col_dim] >= 0 && offsets[w.col_dim] + tile.valid_cols <= tensor.shape[w.col_dim];
+  for (int d = 0; d < rank && inside; ++d)  // the dims the box does not step (fold: those before its rows)
+    if (d != w.col_dim && (w.fold ? d < w.row_dim : d != w.row_dim)) inside = offsets[d] >= 0 && offsets[d] < tensor.shape[d];
+  if (w.fold) {
+    inside = inside && offsets[w.row_dim] >= 0 && offsets[w.row_dim] < tensor.shape[w.row_dim];
+    int64_t rows_total = 1;
+    for (int d = 0; d <= w.row_dim; ++d) {
+      w.first_row = w.first_row * tensor.shape[d] + offsets[d];
+      rows_total *= tensor.shape[d];
+    }
+    inside = inside && w.first_row + tile.valid_rows <= rows_total;
+  } else {
+    const int64_t rows_here = w.row_dim >= 0 ? tensor.shape[w.row_dim] : 1;
+    const int64_t row_off = w.row_dim >= 0 ? offsets[w.row_dim] : 0;
+    inside = inside && row_off >= 0 && row_off + tile.valid_rows <= rows_here;
+  }
+  if (!inside)
+    call.fail_runtime("the" + describe() + " goes past the tensor's shape",
+                      "keep offset + valid size inside the shape (use a smaller valid shape for the last tile)");
+  return w;
+}
+
+void tload(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TensorView& src = *call.ins.at(0).tensor;
+  Window w = window_of(call, src, call.ins.at(1).list, dst, "loaded from");
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, w.at(r, c), src.dtype);
+  if (dst.pad == PadValue::null) return;
+  const float pad = pad_value(dst.pad, dst.dtype);
+  for (int64_t r = 0; r < dst.rows; ++r)
+    for (int64_t c = 0; c < dst.cols; ++c)
+      if (r >= dst.valid_rows || c >= dst.valid_cols) dst.set_f(r, c, pad);
+}
+
+// Applies `update` (which rewrites the element's bytes in place) to the element at p as one
+// atomic step: a compare-and-swap loop over its bytes. Tasks that add into one tensor at the
+// same time (pl.store(..., atomic=pl.AtomicType.Add) in a pl.manual_scope) never lose an add.
+template <typename F>
+void atomic_update(uint8_t* p, int64_t size, F update) {
+  auto loop = [&](auto* word) {
+    using W = std::remove_pointer_t<decltype(word)>;
+    W old = __atomic_load_n(word, __ATOMIC_RELAXED);
+    for (;;) {
+      W next = old;
+      update(reinterpret_cast<uint8_t*>(&next));
+      if (__atomic_compare_exchange_n(word, &old, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) return;
+    }
+  };
+  switch (size) {
+    case 1: loop(reinterpret_cast<uint8_t*>(p)); break;
+    case 2: loop(reinterpret_cast<uint16_t*>(p)); break;
+    case 4: loop(reinterpret_cast<uint32_t*>(p)); break;
+    default: loop(reinterpret_cast<uint64_t*>(p)); break;
+  }
+}
+
+void tstore(const TileCall& call) {
+  const TileRef& src = call.in_tile(0);
+  const TensorView& dst = *call.outs.at(0).tensor;
+  Window w = window_of(call, dst, call.ins.at(1).list, src, "stored to");
+  const std::string atomic = call.attr_string("atomic", "none");
+  if (atomic != "none" && atomic != "add") call.fail_runtime("unknown atomic mode '" + atomic + "'", "use \"add\"");
+  for (int64_t r = 0; r < src.valid_rows; ++r) {
+    for (int64_t c = 0; c < src.valid_cols; ++c) {
+      uint8_t* p = w.at(r, c);
+      if (atomic == "none") convert_element(p, dst.dtype, src.at(r, c), src.dtype);
+      else if (dtype_is_float(dst.dtype))
+        atomic_update(p, dtype_bytes(dst.dtype), [&](uint8_t* e) { write_float(e, dst.dtype, read_float(e, dst.dtype) + src.get_f(r, c)); });
+      else
+        atomic_update(p, dtype_bytes(dst.dtype), [&](uint8_t* e) { write_int(e, dst.dtype, read_int(e, dst.dtype) + src.get_i(r, c)); });
+    }
+  }
+}
+
+void tmov(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  call.require_covers(src, dst.valid_rows, dst.valid_cols);
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, src.at(r, c), src.dtype);
+}
+
+void ttrans(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  call.require_covers(src, dst.valid_cols, dst.valid_rows);
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, src.at(c, r), src.dtype);
+}
+
+void tfillpad(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  const float pad = pad_value(dst.pad, dst.dtype);
+  for (int64_t r = 0; r < dst.rows; ++r)
+    for (int64_t c = 0; c < dst.cols; ++c)
+      if (r < src.valid_rows && c < src.valid_cols && r < src.rows && c < src.cols)
+        convert_element(dst.at(r, c), dst.dtype, src.at(r, c), src.dtype);
+      else
+        dst.set_f(r, c, pad);
+}
+
+// The (row, col) offsets into a tile of TEXTRACT / TINSERT / TSUBVIEW (the kernel
+// validator rejects other lengths; single instructions from Python arrive here unchecked).
+const std::vector<int64_t>& tile_offsets(const TileCall& call) {
+  const auto& off = call.ins.at(1).list;
+  if (off.size() != 2)
+    call.fail_runtime("the offsets into a tile are [row, col], got " + std::to_string(off.size()) + " entries",
+                      "pass two offsets");
+  return off;
+}
+
+void textract(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  const auto& off = tile_offsets(call);
+  call.require_covers(src, off.at(0) + dst.valid_rows, off.at(1) + dst.valid_cols);
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c)
+      convert_element(dst.at(r, c), dst.dtype, src.at(r + off[0], c + off[1]), src.dtype);
+}
+
+void tinsert(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  const auto& off = tile_offsets(call);
+  call.require_covers(dst, off.at(0) + src.valid_rows, off.at(1) + src.valid_cols);
+  for (int64_t r = 0; r < src.valid_rows; ++r)
+    for (int64_t c = 0; c < src.valid_cols; ++c)
+      convert_element(dst.at(r + off[0], c + off[1]), dst.dtype, src.at(r, c), src.dtype);
+}
+
+void tconcat(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& a = call.in_tile(0);
+  const TileRef& b = call.in_tile(1);
+  call.require_covers(dst, a.valid_rows, a.cols + b.valid_cols);
+  for (int64_t r = 0; r < a.valid_rows; ++r) {
+    for (int64_t c = 0; c < a.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, a.at(r, c), a.dtype);
+    for (int64_t c = 0; c < b.valid_cols; ++c) convert_element(dst.at(r, a.cols + c), dst.dtype, b.at(r, c), b.dtype);
+  }
+}
+
+void texpands(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const ScalarValue s = call.ins.at(0).scalar;
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c)
+      if (dst.is_float()) dst.set_d(r, c, s.as_double());  // rounded once to dst's dtype
+      else dst.set_i(r, c, s.as_int());
+}
+
+// TRESHAPE: dst takes src's bytes in row-major order (the byte sizes must agree).
+void treshape(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const TileRef& src = call.in_tile(0);
+  if (dst.bytes() != src.bytes())
+    call.fail_runtime("tile '" + src.name + "' has " + std::to_string(src.bytes()) + " B, '" + dst.name + "' " +
+                          std::to_string(dst.bytes()) + " B",
+                      "reshape between tiles of the same byte size");
+  if (dst.data != src.data) std::memmove(dst.data, src.data, static_cast<size_t>(dst.bytes()));
+}
+
+void tfillpad_inplace(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const float pad = pad_value(dst.pad, dst.dtype);
+  for (int64_t r = 0; r < dst.rows; ++r)
+    for (int64_t c = 0; c < dst.cols; ++c)
+      if (r >= dst.valid_rows || c >= dst.valid_cols) dst.set_f(r, c, pad);
+}
+
+void no_data(const TileCall&) {}  // TASSIGN / TPREFETCH / sync: nothing moves in the model
+
+}  // namespace
+
+void add_memory_instrs(ReferenceTable& t) {
+  t["TLOAD"] = tload;
+  t["TSTORE"] = tstore;
+  t["TMOV"] = tmov;
+  t["TTRANS"] = ttrans;
+  t["TFILLPAD"] = tfillpad;
+  t["TEXPANDS"] = texpands;
+  t["TEXTRACT"] = textract;
+  t["TINSERT"] = tinsert;
+  t["TCONCAT"] = tconcat;
+  t["TRESHAPE"] = treshape;
+  t["TSUBVIEW"] = textract;  // a view in PTO; the model's tiles are separate buffers, so it copies
+  t["TASSIGN"] = no_data;
+  t["TPREFETCH"] = no_data;
+  t["TFILLPAD_INPLACE"] = tfillpad_inplace;
+  t["TFILLPAD_EXPAND"] = tfillpad;
+  for (const char* n : {"SET_FLAG", "WAIT_FLAG", "PIPE_BARRIER", "SET_FFTS", "FENCE", "CACHEINVALID", "SYNCALL",
+                        "PIPE_INIT"}) t[n] = no_data;  // timing only (cycle model); SYNC_SET / SYNC_WAIT: cross-core
+}
+
+}  // namespace pypto::runtime
