@@ -293,30 +293,24 @@ class KernelWriter {
     if (def->mask != isa::MaskUse::kNone) return mask_path(in, *def, tiles);
     if (m == "TCVT") return convert_path(in, tiles);
     if (T.empty() && !(def && def->family == isa::InstrFamily::kMatmul)) return "";  // FP16 / BF16 matmul operands: below
-    static const std::map<std::string, std::string> binary = {{"TADD", "Add"}, {"TSUB", "Sub"}, {"TMUL", "Mul"},
-                                                               {"TDIV", "Div"}, {"TMAX", "Max"}, {"TMIN", "Min"}};
-    static const std::map<std::string, std::string> with_scalar = {
-        {"TADDS", "Add"}, {"TSUBS", "Sub"}, {"TMULS", "Mul"}, {"TDIVS", "Div"},
-        {"TMAXS", "Max"}, {"TMINS", "Min"}, {"TLRELU", "Leaky"}};
-    static const std::map<std::string, std::string> unary = {{"TABS", "Abs"},   {"TNEG", "Neg"},     {"TRELU", "Relu"},
-                                                              {"TEXP", "Exp"},   {"TLOG", "Log"},     {"TSQRT", "Sqrt"},
-                                                              {"TRSQRT", "Rsqrt"}, {"TRECIP", "Recip"}};
     static const std::map<std::string, std::string> expand = {{"ADD", "Add"}, {"SUB", "Sub"}, {"MUL", "Mul"},
                                                                {"DIV", "Div"}, {"MAX", "Max"}, {"MIN", "Min"},
                                                                {"EXPDIF", "ExpDif"}};
-    if (auto it = binary.find(m); it != binary.end() && tiles.size() == 3)
+    // The instruction record's fast path (src/isa/families/<family>.cpp).
+    const isa::FastPath& fast = def->fast;
+    if (fast.kind == isa::FastPath::kBinary && tiles.size() == 3)
       return "ok = " + covers(1, R, C) + " && " + covers(2, R, C) + "; if (ok) pto_opt::binary(" + P(0) + ", " + ld(0) +
-             ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + ld(2) + ", " + R + ", " + C + ", pto_opt::" + it->second +
+             ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + ld(2) + ", " + R + ", " + C + ", pto_opt::" + fast.functor +
              "{});";
-    if (auto it = with_scalar.find(m); it != with_scalar.end() && tiles.size() == 2 && in.ins.size() == 2)
+    if (fast.kind == isa::FastPath::kWithScalar && tiles.size() == 2 && in.ins.size() == 2)
       return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::with_scalar(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
-             ld(1) + ", " + scalar_f(in.ins[1]) + ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
+             ld(1) + ", " + scalar_f(in.ins[1]) + ", " + R + ", " + C + ", pto_opt::" + fast.functor + "{});";
     if (m == "TAXPY" && tiles.size() == 2)
       return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::axpy(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " + ld(1) +
              ", " + scalar_f(in.ins[1]) + ", " + R + ", " + C + ");";
-    if (auto it = unary.find(m); it != unary.end() && tiles.size() == 2)
+    if (fast.kind == isa::FastPath::kUnary && tiles.size() == 2)
       return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::unary(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " + ld(1) +
-             ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
+             ", " + R + ", " + C + ", pto_opt::" + fast.functor + "{});";
     if (m == "TEXPANDS" && tiles.size() == 1)
       return "pto_opt::fill(" + P(0) + ", " + ld(0) + ", " + scalar_f(in.ins[0]) + ", " + R + ", " + C + ");";
     if ((m == "TROWSUM" || m == "TROWMAX" || m == "TROWMIN" || m == "TCOLSUM" || m == "TCOLMAX" || m == "TCOLMIN") &&

@@ -2,12 +2,13 @@
 // use b[0, c] down each column; EXPDIF is exp(a - b) (the softmax step).
 #include <cmath>
 
-#include "element_ops.h"
+#include "pypto/engines/reference.h"
+#include "pypto/isa/element_ops.h"
 
 namespace pypto::runtime {
 
 namespace {
-using namespace element_ops;
+using namespace isa::element_ops;
 
 // dst[r, c] = src[r, 0] (rows) or src[0, c] (columns).
 ReferenceFn expand(bool rows) {

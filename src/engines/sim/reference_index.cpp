@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "element_ops.h"
+#include "pypto/engines/reference.h"
+#include "pypto/isa/element_ops.h"
 
 namespace pypto::runtime {
 

@@ -8,12 +8,13 @@
 // wrapped on store (wrapping sums and products do not depend on the order). Max / min do
 // not depend on the order except for the sign of a zero result, which is that of the
 // last zero in index order in both orders.
-#include "element_ops.h"
+#include "pypto/engines/reference.h"
+#include "pypto/isa/element_ops.h"
 
 namespace pypto::runtime {
 
 namespace {
-using namespace element_ops;
+using namespace isa::element_ops;
 
 // v rounded to the element type t (identity for FP32).
 float round_to(DataType t, float v) {
