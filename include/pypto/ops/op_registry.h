@@ -37,6 +37,13 @@ struct ParamSpec {
   // they were (the parser fills the default back in).
   bool quiet = false;
   bool index = false;                  // kExpr: an integer scalar (a Python int stays INDEX, not the tile's dtype)
+  // kExpr tile operands: the memory the operand must be in when the op runs. The type rules
+  // accept a tile that moves reach it from (move_path) and the InferMemory pass inserts those
+  // moves. OpRegistry::add fills Vec for the operands of an op whose instruction (`pto`) runs
+  // on the vector unit, unless the family states another memory (the cube's Left / Right /
+  // Bias) or `any_memory` (the operand is used where it is: tile.assemble).
+  std::optional<MemorySpace> memory = std::nullopt;
+  bool any_memory = false;
   bool accepts(const std::string& keyword) const {
     if (keyword == name) return true;
     for (auto& a : aliases)
