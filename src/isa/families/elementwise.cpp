@@ -190,6 +190,7 @@ void add_elementwise_family(std::vector<InstrDef>& t) {
   add("TLRELU", F::kTileScalar, "TS", kSigned, kScalarDefault, "dst = a > 0 ? a : a * s", tile_scalar(Leaky{}), with_scalar("Leaky"));
   add("TAXPY", F::kTileScalar, "TS", kNumeric, kBinaryDefault, "dst = dst + s * a", taxpy);  // native: pto_opt::axpy
   add("TREMS", F::kTileScalar, "TS", kNumeric, vec(4.03, 31), "dst = a mod s, sign of s", tile_scalar_checked<Rem>());  // like TDIV
+  add("TFMODS", F::kTileScalar, "TS", kNumeric, vec(4.03, 31), "dst = fmod(a, s), sign of a", tile_scalar_checked<FMod>());  // like TDIV
   add("TANDS", F::kTileScalar, "TS", kInt, vec(2.03, 20), "dst = a & s", tile_scalar(And{}));
   add("TORS", F::kTileScalar, "TS", kInt, vec(2.03, 20), "dst = a | s", tile_scalar(Or{}));
   add("TXORS", F::kTileScalar, "TS", kInt, vec(2.03, 20), "dst = a ^ s", tile_scalar(Xor{}));
