@@ -159,24 +159,9 @@ std::vector<InstrDef> build_table() {
   add("TSEL", F::kCompare, Pipe::V, "T", "TTT", kAny, kBinaryDefault,
       "dst[r, c] = bit (r, c) of the packed mask ? a[r, c] : b[r, c], over dst's valid region", kVecOnly, MaskUse::kReadsIn0);
 
-  // Reductions: rows -> rows x 1, columns -> 1 x cols, over the source's valid region.
-  for (const char* n : {"TROWSUM", "TROWMAX", "TROWMIN", "TROWPROD"})
-    add(n, F::kReduction, Pipe::V, "T", "Tt", kNumeric, kPassDefault, "dst[r, 0] = reduce over c of src[r, c]");
-  for (const char* n : {"TCOLSUM", "TCOLMAX", "TCOLMIN", "TCOLPROD"})
-    add(n, F::kReduction, Pipe::V, "T", "Tt", kNumeric, kPassDefault, "dst[0, c] = reduce over r of src[r, c]");
-
-  // Broadcasts: b is rows x 1 (TROWEXPAND*) or 1 x cols (TCOLEXPAND*).
-  add("TROWEXPAND", F::kExpand, Pipe::V, "T", "T", kAny, kPassDefault, "dst[r, c] = src[r, 0]");
-  add("TCOLEXPAND", F::kExpand, Pipe::V, "T", "T", kAny, kPassDefault, "dst[r, c] = src[0, c]");
-  for (const char* axis : {"ROW", "COL"}) {
-    for (const char* op : {"ADD", "SUB", "MUL", "DIV", "MAX", "MIN"}) {
-      std::string name = std::string("T") + axis + "EXPAND" + op;
-      t.push_back(InstrDef{name, F::kExpand, Pipe::V, "T", "TT", kNumeric, kBinaryDefault,
-                           std::string("dst = a ") + op + " broadcast(b)", kVecOnly});
-    }
-    t.push_back(InstrDef{std::string("T") + axis + "EXPANDEXPDIF", F::kExpand, Pipe::V, "T", "TT", kFloat,
-                         vec(2.11 + 2.0, 24 + 31), "dst = exp(a - broadcast(b))", kVecOnly});  // TSUB then TEXP
-  }
+  // Reductions and broadcasts: src/isa/families/reduction.cpp, broadcast.cpp.
+  families::add_reduction_family(t);
+  families::add_broadcast_family(t);
 
   // Cube: dtypes are those of left/right; the accumulator is FP32 (INT32 for INT8).
   add("TMATMUL", F::kMatmul, Pipe::M, "T", "TT", kCube, cube(), "acc = left @ right", {M::Acc});

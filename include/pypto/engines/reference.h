@@ -44,8 +44,6 @@ void execute_reference(const TileCall& call);
 // Family registrations (one file each under src/engines/sim/) of the families whose reference
 // functions are not yet in their instruction records (src/isa/families/).
 void add_memory_instrs(ReferenceTable& table);       // TLOAD TSTORE TMOV TTRANS TFILLPAD TEXPANDS
-void add_reduction_instrs(ReferenceTable& table);    // TROW*/TCOL* reductions
-void add_expand_instrs(ReferenceTable& table);       // TROWEXPAND*/TCOLEXPAND*
 void add_matmul_instrs(ReferenceTable& table);       // TMATMUL family
 void add_convert_instrs(ReferenceTable& table);      // TCVT TCMP TCMPS TSEL TSELS
 void add_index_instrs(ReferenceTable& table);        // arg-reductions, gather/scatter, sort

@@ -88,10 +88,15 @@ enum class MaskUse : uint8_t { kNone, kWritesOut0, kReadsIn0 };
 //   kBinary      dst = f(a, b)         pto_opt::binary
 //   kWithScalar  dst = f(a, s)         pto_opt::with_scalar
 //   kUnary       dst = f(a)            pto_opt::unary
+//   kRowReduce   dst[r, 0] = fold f    pto_opt::row_reduce (kColReduce: col_reduce)
+//   kRowBroadcast dst[r, c] = b[r, 0]  pto_opt::row_broadcast (kColBroadcast: col_broadcast; no functor)
+//   kRowExpand   dst = f(a, b[r, 0])   pto_opt::row_expand (kColExpand: col_expand)
 // Instructions without one (kNone) run the reference function on the native engine too,
-// unless the native code generator has a hand-written path for them (memory, reductions, ...).
+// unless the native code generator has a hand-written path for them (memory, moves, ...).
 struct FastPath {
-  enum Kind : uint8_t { kNone, kBinary, kWithScalar, kUnary } kind = kNone;
+  enum Kind : uint8_t {
+    kNone, kBinary, kWithScalar, kUnary, kRowReduce, kColReduce, kRowBroadcast, kColBroadcast, kRowExpand, kColExpand
+  } kind = kNone;
   std::string functor;  // "Add": pto_opt::Add{}
 };
 

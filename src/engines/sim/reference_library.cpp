@@ -16,8 +16,6 @@ const ReferenceTable& reference_library() {
     for (const isa::InstrDef* d : isa::all_instrs())
       if (d->reference) t[d->name] = d->reference;
     add_memory_instrs(t);
-    add_reduction_instrs(t);
-    add_expand_instrs(t);
     add_matmul_instrs(t);
     add_convert_instrs(t);
     add_index_instrs(t);

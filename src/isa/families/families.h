@@ -41,5 +41,7 @@ inline InstrDef vector_instr(std::string name, InstrFamily family, std::string o
 
 // One registration function per family file; each appends its records in table order.
 void add_elementwise_family(std::vector<InstrDef>& t);  // tile-tile, tile-scalar, unary
+void add_reduction_family(std::vector<InstrDef>& t);    // TROW* / TCOL* reductions
+void add_broadcast_family(std::vector<InstrDef>& t);    // TROWEXPAND* / TCOLEXPAND*
 
 }  // namespace pypto::isa::families
