@@ -43,8 +43,6 @@ namespace {
 
 using namespace families;
 const std::vector<DataType> kCube = {FP16, BF16, FP32, INT8};
-const std::vector<DataType> kMoveFp8 = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, UINT16, UINT32, INT64, UINT64,
-                                        BOOL, FP8E4M3FN, FP8E5M2};  // TCVT
 // TRANDOM writes Philox's 32-bit words (pl.tile.random's default dtype is UINT32); moved
 // to and from global memory as such.
 const std::vector<DataType> kRandom = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, UINT16, UINT32};
@@ -73,8 +71,6 @@ void add_more_instrs(std::vector<InstrDef>& t) {
                  const std::vector<MemorySpace>& memories = kVecOnly, MaskUse mask = MaskUse::kNone) {
     t.push_back(InstrDef{name, fam, pipe, outs, ins, dt, cost, summary, memories, mask});
   };
-  add("TSELS", F::kCompare, Pipe::V, "T", "TTS", kAny, kBinaryDefault,
-      "dst[r, c] = bit (r, c) of the packed mask ? a[r, c] : s, over dst's valid region", kVecOnly, MaskUse::kReadsIn0);
   for (const char* n : {"TROWARGMAX", "TROWARGMIN"})
     add(n, F::kIndex, Pipe::V, "T", "Tt", kNumeric, kPassDefault, "dst[r, 0] = first column index of the max/min of row r (INT32)");
   for (const char* n : {"TCOLARGMAX", "TCOLARGMIN"})
@@ -150,14 +146,8 @@ std::vector<InstrDef> build_table() {
   families::add_elementwise_family(t);
 
   // Conversion, comparison, selection.
-  add("TCVT", F::kConvert, Pipe::V, "T", "T", kMoveFp8, kPassDefault, "dst = convert(src) with round mode none|rint|round|floor|ceil|trunc|odd");
-  // Dtypes of TCMP / TCMPS are those of the compared source; the mask is a packed UINT8 tile.
-  add("TCMP", F::kCompare, Pipe::V, "T", "TT", kNumeric, kBinaryDefault,
-      "packed mask (UINT8, 1 bit per element) = a <cmp> b over a's valid region", kVecOnly, MaskUse::kWritesOut0);
-  add("TCMPS", F::kCompare, Pipe::V, "T", "TS", kNumeric, kScalarDefault,
-      "packed mask (UINT8, 1 bit per element) = a <cmp> s over a's valid region", kVecOnly, MaskUse::kWritesOut0);
-  add("TSEL", F::kCompare, Pipe::V, "T", "TTT", kAny, kBinaryDefault,
-      "dst[r, c] = bit (r, c) of the packed mask ? a[r, c] : b[r, c], over dst's valid region", kVecOnly, MaskUse::kReadsIn0);
+  families::add_convert_family(t);  // src/isa/families/compare.cpp
+  families::add_compare_family(t);
 
   // Reductions and broadcasts: src/isa/families/reduction.cpp, broadcast.cpp.
   families::add_reduction_family(t);

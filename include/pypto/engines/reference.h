@@ -45,7 +45,6 @@ void execute_reference(const TileCall& call);
 // functions are not yet in their instruction records (src/isa/families/).
 void add_memory_instrs(ReferenceTable& table);       // TLOAD TSTORE TMOV TTRANS TFILLPAD TEXPANDS
 void add_matmul_instrs(ReferenceTable& table);       // TMATMUL family
-void add_convert_instrs(ReferenceTable& table);      // TCVT TCMP TCMPS TSEL TSELS
 void add_index_instrs(ReferenceTable& table);        // arg-reductions, gather/scatter, sort
 void add_generate_instrs(ReferenceTable& table);     // TCI TTRI TRANDOM
 void add_cross_core_instrs(ReferenceTable& table);   // TPUSH TPOP TFREE (mixed tasks)

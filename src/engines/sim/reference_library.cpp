@@ -17,7 +17,6 @@ const ReferenceTable& reference_library() {
       if (d->reference) t[d->name] = d->reference;
     add_memory_instrs(t);
     add_matmul_instrs(t);
-    add_convert_instrs(t);
     add_index_instrs(t);
     add_generate_instrs(t);
     add_cross_core_instrs(t);

@@ -43,5 +43,7 @@ inline InstrDef vector_instr(std::string name, InstrFamily family, std::string o
 void add_elementwise_family(std::vector<InstrDef>& t);  // tile-tile, tile-scalar, unary
 void add_reduction_family(std::vector<InstrDef>& t);    // TROW* / TCOL* reductions
 void add_broadcast_family(std::vector<InstrDef>& t);    // TROWEXPAND* / TCOLEXPAND*
+void add_convert_family(std::vector<InstrDef>& t);      // TCVT (compare.cpp)
+void add_compare_family(std::vector<InstrDef>& t);      // TCMP TCMPS TSEL TSELS (packed masks)
 
 }  // namespace pypto::isa::families
