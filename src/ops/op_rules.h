@@ -10,7 +10,8 @@
 
 namespace pypto::ir::ops {
 
-// One registration function per op family (src/ir/ops/<family>.cpp).
+// One registration function per op family (src/ops/families/<family>.cpp; the families not
+// moved yet: src/ops/<family>.cpp).
 void register_memory_ops(OpRegistry& r);
 void register_elementwise_ops(OpRegistry& r);
 void register_reduction_ops(OpRegistry& r);

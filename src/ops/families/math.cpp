@@ -4,7 +4,7 @@
 // instruction computes: they expand (ExpandOps) into range reduction and a polynomial.
 #include <cmath>
 
-#include "op_rules.h"
+#include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
 namespace pypto::ir::ops {
