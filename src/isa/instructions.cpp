@@ -42,15 +42,10 @@ std::string pto_mnemonic(const InstrDef& def) {
 namespace {
 
 using namespace families;
-const std::vector<DataType> kCube = {FP16, BF16, FP32, INT8};
-// TRANDOM writes Philox's 32-bit words (pl.tile.random's default dtype is UINT32); moved
-// to and from global memory as such.
-const std::vector<DataType> kRandom = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, UINT16, UINT32};
 const std::vector<DataType> kMemoryDtypes = {FP32, FP16,   BF16,   INT32,  INT16, INT8,      UINT8,  UINT16,
                                              UINT32, INT64, UINT64, BOOL, FP8E4M3FN, FP8E5M2};
 
 CostFigures xfer(double gib_s) { return {0, 0, gib_s, 30, true}; }  // startup: middle of the 15-60 range
-CostFigures cube() { return {0, 0, 0, 0, true}; }
 
 
 using F = InstrFamily;
@@ -75,11 +70,7 @@ void add_more_instrs(std::vector<InstrDef>& t) {
     add(n, F::kIndex, Pipe::V, "T", "Tt", kNumeric, kPassDefault, "dst[r, 0] = first column index of the max/min of row r (INT32)");
   for (const char* n : {"TCOLARGMAX", "TCOLARGMIN"})
     add(n, F::kIndex, Pipe::V, "T", "Tt", kNumeric, kPassDefault, "dst[0, c] = first row index of the max/min of column c (INT32)");
-  add("TCI", F::kGenerate, Pipe::V, "T", "S", kNumeric, kScalarDefault, "dst[r, c] = s + r * valid_cols + c (iota)");
-  add("TTRI", F::kGenerate, Pipe::V, "T", "S", kAny, kScalarDefault, "dst[r, c] = 1 if c - r <= s (lower) / c - r >= s (upper) else 0");
-  add("TRANDOM", F::kGenerate, Pipe::V, "T", "SSSSSS", kRandom, kPassDefault,
-      "dst = Philox4x32 (key0, key1, counter0..3; attrs{rounds}, default 10): element i is word i % 4 of block "
-      "counter + i / 4; integers the 32-bit word, floats its top significand bits / 2^p in [0, 1)");
+  families::add_generate_family(t);  // TCI TTRI TRANDOM: src/isa/families/generate.cpp
   add("TGATHER", F::kIndex, Pipe::V, "T", "TT", kAny, kBinaryDefault, "dst[r, c] = src[r, idx[r, c]]");
   add("TSCATTER", F::kIndex, Pipe::V, "T", "TT", kAny, kBinaryDefault, "dst[r, idx[r, c]] = src[r, c]; the rest of dst is kept");
   add("MGATHER", F::kMemory, Pipe::MTE2, "T", "GT", kAny, xfer(100.9), "dst[r, c] = tensor.flat[idx[r, c]]");
@@ -153,13 +144,8 @@ std::vector<InstrDef> build_table() {
   families::add_reduction_family(t);
   families::add_broadcast_family(t);
 
-  // Cube: dtypes are those of left/right; the accumulator is FP32 (INT32 for INT8).
-  add("TMATMUL", F::kMatmul, Pipe::M, "T", "TT", kCube, cube(), "acc = left @ right", {M::Acc});
-  add("TMATMUL_ACC", F::kMatmul, Pipe::M, "T", "TTT", kCube, cube(), "acc = acc_in + left @ right", {M::Acc});
-  add("TMATMUL_BIAS", F::kMatmul, Pipe::M, "T", "TTT", kCube, cube(), "acc = left @ right + bias (1 x N)", {M::Acc});
-  add("TGEMV", F::kMatmul, Pipe::M, "T", "TT", kCube, cube(), "acc[1, N] = left[1, K] @ right", {M::Acc});
-  add("TGEMV_ACC", F::kMatmul, Pipe::M, "T", "TTT", kCube, cube(), "acc[1, N] = acc_in + left[1, K] @ right", {M::Acc});
-  add("TGEMV_BIAS", F::kMatmul, Pipe::M, "T", "TTT", kCube, cube(), "acc[1, N] = left[1, K] @ right + bias", {M::Acc});
+  // Cube: src/isa/families/matmul.cpp.
+  families::add_matmul_family(t);
   add_more_instrs(t);
   return t;
 }

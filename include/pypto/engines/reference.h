@@ -44,9 +44,7 @@ void execute_reference(const TileCall& call);
 // Family registrations (one file each under src/engines/sim/) of the families whose reference
 // functions are not yet in their instruction records (src/isa/families/).
 void add_memory_instrs(ReferenceTable& table);       // TLOAD TSTORE TMOV TTRANS TFILLPAD TEXPANDS
-void add_matmul_instrs(ReferenceTable& table);       // TMATMUL family
 void add_index_instrs(ReferenceTable& table);        // arg-reductions, gather/scatter, sort
-void add_generate_instrs(ReferenceTable& table);     // TCI TTRI TRANDOM
 void add_cross_core_instrs(ReferenceTable& table);   // TPUSH TPOP TFREE (mixed tasks)
 
 }  // namespace pypto::runtime

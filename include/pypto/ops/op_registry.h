@@ -103,11 +103,8 @@ struct OpDef {
   //   {R} {C} the valid rows / columns of the result; {dtype}: the result's torch dtype
   // Tile results are torch tensors of their valid region; codegen places them in the
   // allocated shape (padding with the result's pad value); a tuple of tiles (sort32) each.
-  // Helpers come with the script (the prelude in src/codegen/torch_codegen.cpp): _window,
-  // _store, _insert, _fit, _mm, _bmm, _cast, _cmp, _pack_mask, _unpack_mask, _div, _rem, _fmod,
-  // _shl, _shr, _part, _tri, _arange, _read, _arg_reduce, _gather, _scatter, _mgather, _mscatter,
-  // _sort32, _mrgsort, and the cross-core FIFOs _tpush / _tpop / _tfree (Group functions run
-  // their parts as threads, _run_group).
+  // Helpers (`_window`, `_cast`, ...) come with the script: the prelude in
+  // src/codegen/torch_codegen.cpp defines them (Group functions run their parts as threads).
   std::string torch;
   ExpandFn expand;                  // composite op: rewritten by ExpandOps (then `lower` is never reached)
   bool effects = false;             // has an effect beyond its result (cross-core FIFOs): never removed
@@ -143,10 +140,10 @@ const OpDef* resolve_op(const std::string& dsl_name, const std::vector<TypePtr>&
 // The memories a tile passes through, in order, to get from `from` to `to` with pl.tile.move
 // over the chip's legal on-chip moves (empty when from == to); nullopt when no chain exists.
 // Type inference accepts an operand that such a chain reaches; the InferMemory pass inserts
-// the moves. (src/ir/ops/memory.cpp)
+// the moves. (src/ops/memory.cpp)
 std::optional<std::vector<MemorySpace>> move_path(MemorySpace from, MemorySpace to);
 
-// Defined in src/ir/ops/: registers every op family; called once by OpRegistry::instance().
+// Defined in src/ops/all_ops.cpp: registers every op family; called once by OpRegistry::instance().
 void register_all_ops(OpRegistry& registry);
 
 // The markdown reference of every registered op: signature, PTO mnemonic, aliases, doc.

@@ -16,9 +16,7 @@ const ReferenceTable& reference_library() {
     for (const isa::InstrDef* d : isa::all_instrs())
       if (d->reference) t[d->name] = d->reference;
     add_memory_instrs(t);
-    add_matmul_instrs(t);
     add_index_instrs(t);
-    add_generate_instrs(t);
     add_cross_core_instrs(t);
     return t;
   }();

@@ -45,5 +45,7 @@ void add_reduction_family(std::vector<InstrDef>& t);    // TROW* / TCOL* reducti
 void add_broadcast_family(std::vector<InstrDef>& t);    // TROWEXPAND* / TCOLEXPAND*
 void add_convert_family(std::vector<InstrDef>& t);      // TCVT (compare.cpp)
 void add_compare_family(std::vector<InstrDef>& t);      // TCMP TCMPS TSEL TSELS (packed masks)
+void add_matmul_family(std::vector<InstrDef>& t);       // the cube: TMATMUL*, TGEMV*
+void add_generate_family(std::vector<InstrDef>& t);     // TCI TTRI TRANDOM
 
 }  // namespace pypto::isa::families
