@@ -1,6 +1,7 @@
 // The reference tile library: the arithmetic of every PTO instruction as plain loops over
 // tiles in a core's byte buffers. It is the sim engine's arithmetic and the living spec of
-// the ISA; the per-family files in src/runtime/engines/sim/ hold the implementations.
+// the ISA; the instruction records of src/isa/families/ hold most implementations, the files in
+// src/engines/sim/ the families not moved there yet (memory, moves, index, cross-core).
 #pragma once
 #include <cstdint>
 #include <functional>
