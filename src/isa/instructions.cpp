@@ -66,20 +66,11 @@ void add_more_instrs(std::vector<InstrDef>& t) {
                  const std::vector<MemorySpace>& memories = kVecOnly, MaskUse mask = MaskUse::kNone) {
     t.push_back(InstrDef{name, fam, pipe, outs, ins, dt, cost, summary, memories, mask});
   };
-  for (const char* n : {"TROWARGMAX", "TROWARGMIN"})
-    add(n, F::kIndex, Pipe::V, "T", "Tt", kNumeric, kPassDefault, "dst[r, 0] = first column index of the max/min of row r (INT32)");
-  for (const char* n : {"TCOLARGMAX", "TCOLARGMIN"})
-    add(n, F::kIndex, Pipe::V, "T", "Tt", kNumeric, kPassDefault, "dst[0, c] = first row index of the max/min of column c (INT32)");
+  families::add_index_family(t);     // arg-reductions, gather/scatter, sort: src/isa/families/index.cpp
   families::add_generate_family(t);  // TCI TTRI TRANDOM: src/isa/families/generate.cpp
-  add("TGATHER", F::kIndex, Pipe::V, "T", "TT", kAny, kBinaryDefault, "dst[r, c] = src[r, idx[r, c]]");
-  add("TSCATTER", F::kIndex, Pipe::V, "T", "TT", kAny, kBinaryDefault, "dst[r, idx[r, c]] = src[r, c]; the rest of dst is kept");
   add("MGATHER", F::kMemory, Pipe::MTE2, "T", "GT", kAny, xfer(100.9), "dst[r, c] = tensor.flat[idx[r, c]]");
   add("MSCATTER", F::kMemory, Pipe::MTE3, "G", "TT", kAny, xfer(188.5), "tensor.flat[idx[r, c]] = src[r, c]");
   add("TPREFETCH", F::kMemory, Pipe::MTE2, "", "GL", kAny, xfer(100.9), "warm the cache for tensor[offsets] (no data moved in the model)", kNoTile);
-  add("TSORT32", F::kIndex, Pipe::V, "TT", "Tt", kNumeric, vec(4.03, 31),
-      "sort each 32-element block of each row descending: values and their columns (INT32), or their entries of the "
-      "optional index tile (UINT32 / INT32)");
-  add("TMRGSORT", F::kIndex, Pipe::V, "TT", "TTTT", kNumeric, vec(4.03, 31), "merge two descending rows (values, indices) into one");
   add("TRESHAPE", F::kMove, Pipe::S, "T", "T", kAny, vec(0, 1), "dst = src's bytes seen with dst's shape", kViewMemories);
   add("TSUBVIEW", F::kMove, Pipe::S, "T", "TL", kAny, vec(0, 1), "dst = src[offsets : offsets + dst's valid shape] (a view)", kViewMemories);
   add("TASSIGN", F::kMove, Pipe::S, "T", "S", kAny, vec(0, 1), "place tile dst at byte address s (addresses are planned: no data moves)", kViewMemories);

@@ -25,4 +25,14 @@ void TileCall::require_covers(const TileRef& src, int64_t rows, int64_t cols) co
                  "give the tiles matching shapes");
 }
 
+int64_t TileCall::checked_index(const TileRef& idx, int64_t r, int64_t c, int64_t limit,
+                                const std::string& into) const {
+  const int64_t i = idx.get_i(r, c);
+  if (i < 0 || i >= limit)
+    fail_runtime("index " + std::to_string(i) + " at (" + std::to_string(r) + ", " + std::to_string(c) + ") of '" +
+                     idx.name + "' is outside " + into + " (size " + std::to_string(limit) + ")",
+                 "keep indices in [0, size)");
+  return i;
+}
+
 }  // namespace pypto::isa

@@ -73,6 +73,9 @@ struct TileCall {
   std::string attr_string(const std::string& key, const std::string& fallback) const;
   // Fails unless source tile `src` has at least rows x cols elements (the region read).
   void require_covers(const TileRef& src, int64_t rows, int64_t cols) const;
+  // Entry (r, c) of index tile `idx`, which must lie in [0, limit) (`into` names the indexed
+  // thing in the error: "the source row", "tensor 'x'").
+  int64_t checked_index(const TileRef& idx, int64_t r, int64_t c, int64_t limit, const std::string& into) const;
   // A runtime error at the instruction's source line.
   [[noreturn]] void fail_runtime(const std::string& message, const std::string& fix = "") const;
 };

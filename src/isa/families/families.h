@@ -47,5 +47,6 @@ void add_convert_family(std::vector<InstrDef>& t);      // TCVT (compare.cpp)
 void add_compare_family(std::vector<InstrDef>& t);      // TCMP TCMPS TSEL TSELS (packed masks)
 void add_matmul_family(std::vector<InstrDef>& t);       // the cube: TMATMUL*, TGEMV*
 void add_generate_family(std::vector<InstrDef>& t);     // TCI TTRI TRANDOM
+void add_index_family(std::vector<InstrDef>& t);        // arg-reductions, TGATHER/TSCATTER, sorting
 
 }  // namespace pypto::isa::families
