@@ -62,7 +62,7 @@ const char* cross_core_fifo_markdown() {
          "  waits on a FIFO, the run fails and names each part, its instruction, its line and the FIFO state.\n";
 }
 
-// The accumulation order of TROW* / TCOL* (src/engines/sim/reference_reduction.cpp;
+// The accumulation order of TROW* / TCOL* (src/isa/families/reduction.cpp;
 // include/pypto/isa/optimized/tile_ops.h keeps the same order).
 std::string reduction_order_markdown() {
   return "### Reduction order\n\n"
@@ -104,7 +104,7 @@ std::string instruction_table_markdown() {
      << "of repeats); transfers at 1.85 GHz. Memories: where the destination tile may live. Dtypes: of the\n"
      << "destination; of the first source for TSTORE, MSCATTER, TPREFETCH, the arg-reductions, TCMP and TCMPS\n"
      << "(whose destination is a packed mask).\n\n"
-     << "Precision (the reference library in src/engines/sim/ is the spec): float operands are\n"
+     << "Precision (the reference library, src/isa/families/ and src/engines/sim/, is the spec): float operands are\n"
      << "read as FP32 and every arithmetic step is one FP32 operation rounded to nearest even; the\n"
      << "result is rounded once to the destination dtype. One +, -, *, /, max, min, abs or neg of\n"
      << "FP16/BF16 operands is thereby correctly rounded (FP32 has more than twice their bits plus\n"

@@ -36,14 +36,8 @@ MatmulShape check_operands(const CallSite& s, bool a_trans, bool b_trans) {
   const TileType& b = tile_arg(s, "rhs");
   // Operands in a memory from which moves reach Left/Right (Mat, Vec, Acc) are accepted:
   // the InferMemory pass inserts those moves.
-  if (a.memory != MemorySpace::Left && !move_path(a.memory, MemorySpace::Left))
-    op_fail(s, ErrorKind::kType,
-            std::string("argument 'lhs' is a ") + memory_space_name(a.memory) + " tile; the cube reads it from Left",
-            "pl.move(t, target_memory=pl.MemorySpace.Left)");
-  if (b.memory != MemorySpace::Right && !move_path(b.memory, MemorySpace::Right))
-    op_fail(s, ErrorKind::kType,
-            std::string("argument 'rhs' is a ") + memory_space_name(b.memory) + " tile; the cube reads it from Right",
-            "pl.move(t, target_memory=pl.MemorySpace.Right)");
+  require_param_memory(s, "lhs", a);  // Left, Right: the parameter records below
+  require_param_memory(s, "rhs", b);
   if (a.dtype != b.dtype)
     op_fail(s, ErrorKind::kType,
             std::string("'lhs' is ") + dtype_name(a.dtype) + " but 'rhs' is " + dtype_name(b.dtype) +
@@ -100,10 +94,7 @@ TypePtr check_acc(const CallSite& s, const MatmulShape& mm, const std::string& o
 // 'bias' of matmul_bias / gemv_bias: a [1, N] row in the result dtype, reachable in Bias.
 TypePtr check_bias(const CallSite& s, const MatmulShape& mm) {
   const TileType& bias = tile_arg(s, "bias");
-  if (bias.memory != MemorySpace::Bias && !move_path(bias.memory, MemorySpace::Bias))
-    op_fail(s, ErrorKind::kType,
-            std::string("argument 'bias' is a ") + memory_space_name(bias.memory) + " tile; the cube reads it from Bias",
-            "pl.move(t, target_memory=pl.MemorySpace.Bias)");
+  require_param_memory(s, "bias", bias);  // Bias
   if (tile_shape(s, "bias", bias) != std::vector<int64_t>{1, mm.n} || bias.dtype != mm.out)
     op_fail(s, ErrorKind::kType,
             "argument 'bias' is " + type_str(s.arg("bias")->type) + "; expected [1, " + std::to_string(mm.n) + "] " +
@@ -233,7 +224,7 @@ void register_matmul_ops(OpRegistry& r) {
   const std::string torch_acc = "{acc:r} + " + torch_mm;
   const std::string torch_bias = torch_mm + " + {bias}[:1, :{C}]";
   r.add({.name = "tile.matmul",
-         .params = {expr_param("lhs"), expr_param("rhs"), attr_param("out_dtype", DataType::FP32),
+         .params = {in_memory(expr_param("lhs"), MemorySpace::Left), in_memory(expr_param("rhs"), MemorySpace::Right), attr_param("out_dtype", DataType::FP32),
                     attr_param("a_trans", false), attr_param("b_trans", false), hint(attr_param("c_matrix_nz", false))},
          .infer_type = infer_matmul,
          .pto = "TMATMUL",
@@ -245,7 +236,7 @@ void register_matmul_ops(OpRegistry& r) {
   r.add({.name = "tile.matmul_acc",
          // init_cond 4th: pl.tile.matmul_acc(acc, lhs, rhs, init_cond); the transpose flags (PyPTO's 4th and
          // 5th of the bare spelling) are rejected on tiles anyway, so by keyword they stay meaningful.
-         .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs"), expr_param("init_cond", true),
+         .params = {expr_param("acc"), in_memory(expr_param("lhs"), MemorySpace::Left), in_memory(expr_param("rhs"), MemorySpace::Right), expr_param("init_cond", true),
                     quiet(attr_param("a_trans", false)), quiet(attr_param("b_trans", false))},
          .infer_type = infer_matmul_acc,
          .pto = "TMATMUL_ACC",
@@ -259,7 +250,7 @@ void register_matmul_ops(OpRegistry& r) {
          .torch = "(" + torch_mm + " if {init_cond=False} else " + torch_acc + ")",
          .expand = expand_matmul_acc});
   r.add({.name = "tile.matmul_bias",
-         .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias")},
+         .params = {in_memory(expr_param("lhs"), MemorySpace::Left), in_memory(expr_param("rhs"), MemorySpace::Right), in_memory(expr_param("bias"), MemorySpace::Bias)},
          .infer_type = infer_matmul_bias,
          .pto = "TMATMUL_BIAS",
          .lower = {},
@@ -268,7 +259,7 @@ void register_matmul_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = torch_bias});
   r.add({.name = "tile.gemv",
-         .params = {expr_param("lhs"), expr_param("rhs"), attr_param("out_dtype", DataType::FP32),
+         .params = {in_memory(expr_param("lhs"), MemorySpace::Left), in_memory(expr_param("rhs"), MemorySpace::Right), attr_param("out_dtype", DataType::FP32),
                     hint(attr_param("acc_phase", std::string("unspecified")))},
          .infer_type = infer_gemv,
          .pto = "TGEMV",
@@ -278,7 +269,7 @@ void register_matmul_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = torch_mm});
   r.add({.name = "tile.gemv_acc",
-         .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs"), hint(attr_param("acc_phase", std::string("unspecified")))},
+         .params = {expr_param("acc"), in_memory(expr_param("lhs"), MemorySpace::Left), in_memory(expr_param("rhs"), MemorySpace::Right), hint(attr_param("acc_phase", std::string("unspecified")))},
          .infer_type = infer_gemv_acc,
          .pto = "TGEMV_ACC",
          .lower = {},
@@ -287,7 +278,7 @@ void register_matmul_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = torch_acc});
   r.add({.name = "tile.gemv_bias",
-         .params = {expr_param("lhs"), expr_param("rhs"), expr_param("bias"), hint(attr_param("acc_phase", std::string("unspecified")))},
+         .params = {in_memory(expr_param("lhs"), MemorySpace::Left), in_memory(expr_param("rhs"), MemorySpace::Right), in_memory(expr_param("bias"), MemorySpace::Bias), hint(attr_param("acc_phase", std::string("unspecified")))},
          .infer_type = infer_gemv_bias,
          .pto = "TGEMV_BIAS",
          .lower = {},

@@ -1,6 +1,8 @@
 // The registry table and the generic, checked construction of op calls.
 #include "pypto/ops/op_registry.h"
 
+#include "pypto/isa/instructions.h"
+
 #include <algorithm>
 
 #include "pypto/ir/printer.h"
@@ -18,6 +20,12 @@ OpRegistry& OpRegistry::instance() {
 
 const OpDef& OpRegistry::add(OpDef def) {
   PYPTO_CHECK(find(def.name) == nullptr, "op '" + def.name + "' registered twice");
+  // The vector unit reads Vec: every tile operand of an op lowered to a vector-pipe
+  // instruction must be in Vec, unless its family says otherwise (ParamSpec::memory).
+  const isa::InstrDef* instr = def.pto.empty() ? nullptr : isa::find_instr(def.pto);
+  if (!def.view && instr && instr->pipe == isa::Pipe::V)
+    for (ParamSpec& p : def.params)
+      if (p.kind == ParamKind::kExpr && !p.memory && !p.any_memory) p.memory = MemorySpace::Vec;
   ops_.push_back(std::make_unique<OpDef>(std::move(def)));
   return *ops_.back();
 }

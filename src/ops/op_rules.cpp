@@ -42,6 +42,16 @@ ParamSpec quiet(ParamSpec p) {
   return p;
 }
 
+ParamSpec in_memory(ParamSpec p, MemorySpace m) {
+  p.memory = m;
+  return p;
+}
+
+ParamSpec any_memory(ParamSpec p) {
+  p.any_memory = true;
+  return p;
+}
+
 void op_fail(const CallSite& s, ErrorKind kind, const std::string& message, const std::string& fix) {
   fail(kind, s.span, "pl." + s.op.name + ": " + message, fix);
 }
@@ -240,14 +250,43 @@ int define_updated_tile(codegen::KernelBuilder& kb, const VarPtr& dst, int targe
   return out;
 }
 
+namespace {
+const ParamSpec* find_param(const OpDef& op, const std::string& name) {
+  for (const ParamSpec& p : op.params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+void require_memory(const CallSite& s, const std::string& name, const TileType& t, MemorySpace need) {
+  if (t.memory == need || move_path(t.memory, need)) return;
+  const std::string have = memory_space_name(t.memory);
+  switch (need) {
+    case MemorySpace::Vec:
+      // An Acc tile is accepted: the InferMemory pass moves it to Vec first.
+      op_fail(s, ErrorKind::kType,
+              "argument '" + name + "' is a " + have + " tile; vector ops work on Vec tiles and no move brings a " +
+                  have + " tile there (only the cube reads it)",
+              "use the tile it was moved from (Vec/Mat loads land in Vec with pl.load), or the matmul result (Acc), "
+              "which the compiler moves to Vec");
+    case MemorySpace::Mat:
+      op_fail(s, ErrorKind::kType, "needs a Mat tile, got " + have, "load the operand with target_memory=pl.MemorySpace.Mat");
+    default: {
+      const std::string m = memory_space_name(need);
+      op_fail(s, ErrorKind::kType, "argument '" + name + "' is a " + have + " tile; the cube reads it from " + m,
+              "pl.move(t, target_memory=pl.MemorySpace." + m + ")");
+    }
+  }
+}
+}  // namespace
+
 void require_vec(const CallSite& s, const std::string& name, const TileType& t) {
-  // An Acc tile is accepted: the InferMemory pass moves it to Vec first.
-  if (t.memory == MemorySpace::Vec || move_path(t.memory, MemorySpace::Vec)) return;
-  op_fail(s, ErrorKind::kType,
-          "argument '" + name + "' is a " + memory_space_name(t.memory) + " tile; vector ops work on Vec tiles and no "
-              "move brings a " + memory_space_name(t.memory) + " tile there (only the cube reads it)",
-          "use the tile it was moved from (Vec/Mat loads land in Vec with pl.load), or the matmul result (Acc), "
-          "which the compiler moves to Vec");
+  const ParamSpec* p = find_param(s.op, name);
+  require_memory(s, name, t, p && p->memory ? *p->memory : MemorySpace::Vec);
+}
+
+void require_param_memory(const CallSite& s, const std::string& name, const TileType& t) {
+  const ParamSpec* p = find_param(s.op, name);
+  if (p && p->memory) require_memory(s, name, t, *p->memory);
 }
 
 void require_packed_mask(const CallSite& s, const TileType& mask, const std::string& of, const TileType& t) {

@@ -10,7 +10,8 @@
 
 namespace pypto::ir::ops {
 
-// One registration function per op family (src/ir/ops/<family>.cpp).
+// One registration function per op family (src/ops/families/<family>.cpp; the families not
+// moved yet: src/ops/<family>.cpp).
 void register_memory_ops(OpRegistry& r);
 void register_elementwise_ops(OpRegistry& r);
 void register_reduction_ops(OpRegistry& r);
@@ -40,6 +41,10 @@ ParamSpec aka(ParamSpec p, std::vector<std::string> aliases);
 ParamSpec hint(ParamSpec p);
 // `p` not printed at its default (ParamSpec::quiet).
 ParamSpec quiet(ParamSpec p);
+// Tile operand `p` read from memory `m` (ParamSpec::memory): in_memory(expr_param("lhs"), Left).
+ParamSpec in_memory(ParamSpec p, MemorySpace m);
+// Tile operand `p` used in whatever memory it is in (ParamSpec::any_memory).
+ParamSpec any_memory(ParamSpec p);
 
 // A user error about this call: "pl.<op>: <message>".
 [[noreturn]] void op_fail(const CallSite& s, ErrorKind kind, const std::string& message, const std::string& fix = "");
@@ -77,6 +82,9 @@ ExprPtr clamp_extent(const ExprPtr& a, const ExprPtr& b);
 int define_updated_tile(codegen::KernelBuilder& kb, const VarPtr& dst, int target);
 
 void require_vec(const CallSite& s, const std::string& name, const TileType& t);
+// Tile argument `name` must be in its parameter's memory (ParamSpec::memory) or reach it by
+// moves (InferMemory inserts them); nothing is required when the parameter states none.
+void require_param_memory(const CallSite& s, const std::string& name, const TileType& t);
 // `mask` is the packed bit mask (pl.cmp / pl.cmps) of a tile shaped like argument `of` (`t`):
 // UINT8, the same rows, one bit per element (pl.tile.sel, pl.tile.sels).
 void require_packed_mask(const CallSite& s, const TileType& mask, const std::string& of, const TileType& t);

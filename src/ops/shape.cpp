@@ -92,9 +92,7 @@ TypePtr infer_transpose(const CallSite& s) {
 TypePtr infer_transpose_view(const CallSite& s) {
   const TileType& t = tile_arg(s, "tile");
   auto shape = tile_shape(s, "tile", t);
-  if (t.memory != MemorySpace::Mat && !move_path(t.memory, MemorySpace::Mat))
-    op_fail(s, ErrorKind::kType, std::string("needs a Mat tile, got ") + memory_space_name(t.memory),
-            "load the operand with target_memory=pl.MemorySpace.Mat");
+  require_param_memory(s, "tile", t);  // Mat (the parameter record)
   std::vector<ExprPtr> valid;
   if (!t.valid_shape.empty()) valid = {t.valid_shape[1], t.valid_shape[0]};
   return TileType::make(const_shape({shape[1], shape[0]}), t.dtype, MemorySpace::Mat, valid);
@@ -329,7 +327,7 @@ void register_shape_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "{tile:v}.transpose(0, 1)"});
   r.add({.name = "tile.transpose_view",
-         .params = {expr_param("tile")},
+         .params = {in_memory(expr_param("tile"), MemorySpace::Mat)},
          .infer_type = infer_transpose_view,
          .pto = "TTRANS",
          .lower = {},
@@ -358,7 +356,8 @@ void register_shape_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "torch.cat([{lhs}, {rhs}], dim=1)"});
   r.add({.name = "tile.assemble",
-         .params = {expr_param("target"), aka(expr_param("src"), {"source"}), aka(list_param("offsets"), {"offset"})},
+         .params = {any_memory(expr_param("target")), any_memory(aka(expr_param("src"), {"source"})),
+                    aka(list_param("offsets"), {"offset"})},
          .infer_type = infer_assemble,
          .pto = "TINSERT",
          .lower = lower_assemble,

@@ -1,4 +1,4 @@
-// ExpandOps: every call of a composite op (an OpDef with `expand`: pl.sin, pl.cos, pl.fmods,
+// ExpandOps: every call of a composite op (an OpDef with `expand`: pl.sin, pl.cos, pl.addsc,
 // pl.expand_clone of a single element, ...) inside an InCore function becomes the sequence of
 // single-instruction op calls its definition gives, each assigned to a fresh value, so that
 // memory planning places the intermediate tiles like any other tile.

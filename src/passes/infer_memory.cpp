@@ -2,9 +2,9 @@
 // between them, so a kernel may be written without pl.move: `pl.matmul(a, b)` on tiles
 // loaded with the default target, or a vector op on a matmul result.
 //
-// What each operand needs: the cube (pipe M) reads 'lhs' from Left, 'rhs' from Right and
-// 'bias' from Bias; pl.transpose_view reads Mat; every op whose instruction runs on the
-// vector pipe reads Vec. A default (Vec) load whose every use needs Left, Right, Bias or
+// What each operand needs is its parameter's record (ParamSpec::memory): the cube reads
+// 'lhs' from Left, 'rhs' from Right and 'bias' from Bias; pl.transpose_view reads Mat; every
+// op whose instruction runs on the vector pipe reads Vec. A default (Vec) load whose every use needs Left, Right, Bias or
 // Mat is loaded into Mat instead. Any other operand in the wrong memory gets the chain of
 // pl.tile.move calls that reaches the needed one over the chip's legal moves (move_path);
 // type inference already rejected operands that no chain reaches.
@@ -13,40 +13,20 @@
 
 #include "pypto/ops/op_registry.h"
 #include "pypto/ir/visitor.h"
-#include "pypto/isa/instructions.h"
 #include "pypto/passes/pass.h"
 
 namespace pypto::passes {
 namespace {
 using namespace ir;
 
-// The memory argument `k` (in Call::args order) of call `c` must be in, if any.
+// The memory argument `k` (in Call::args order) of call `c` must be in, if any: its
+// parameter's record (ParamSpec::memory, stated by the op's family file).
 std::optional<MemorySpace> needed_memory(const Call& c, size_t k) {
-  const OpDef& op = *c.op;
-  if (op.view && op.name != "tile.transpose_view") return std::nullopt;
-  std::string name;
   size_t i = 0;
-  for (auto& p : op.params) {
+  for (auto& p : c.op->params) {
     if (p.kind == ParamKind::kAttr) continue;
-    if (i++ == k) {
-      name = p.name;
-      break;
-    }
+    if (i++ == k) return p.memory;
   }
-  if (op.name == "tile.transpose_view") return name == "tile" ? std::optional(MemorySpace::Mat) : std::nullopt;
-  // TINSERT runs where its operands are (Vec into Vec, or an Acc tile into Mat through the
-  // fixpipe); its type inference checks the pair, so nothing is moved for it.
-  if (op.name == "tile.assemble") return std::nullopt;
-  if (op.pto.empty()) return std::nullopt;
-  const isa::InstrDef* def = isa::find_instr(op.pto);
-  if (!def) return std::nullopt;
-  if (def->pipe == isa::Pipe::M) {
-    if (name == "lhs") return MemorySpace::Left;
-    if (name == "rhs") return MemorySpace::Right;
-    if (name == "bias") return MemorySpace::Bias;
-    return std::nullopt;
-  }
-  if (def->pipe == isa::Pipe::V) return MemorySpace::Vec;
   return std::nullopt;
 }
 

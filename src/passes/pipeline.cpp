@@ -78,7 +78,7 @@ const std::vector<Pass>& default_pipeline() {
        "name that memory planning can place and codegen can refer to."},
       {"ExpandOps", expand_ops,
        "Rewrites every call of a composite op, one that no single PTO instruction computes (`pl.sin` and "
-       "`pl.cos`: range reduction and a polynomial; `pl.fmods`: a fill then TFMOD; `pl.expand_clone` of a "
+       "`pl.cos`: range reduction and a polynomial; `pl.addsc`: TADDS then TADD; `pl.expand_clone` of a "
        "[1, 1] tile: a row then a column broadcast), into the single-instruction op calls its registry entry "
        "gives, each assigned to a fresh value, so that memory planning places the intermediate tiles like any "
        "other tile."},

@@ -128,6 +128,12 @@ def test_integer_division_by_zero_is_an_error(name):
         run(name, [np.zeros_like(a)], [a, np.zeros_like(a)])
 
 
+def test_tfmods_by_integer_zero_is_an_error():
+    a = np.ones((4, 8), np.int32)
+    with pytest.raises(_core.PyptoError, match="integer remainder by zero"):
+        run("TFMODS", [np.zeros_like(a)], [a, 0])
+
+
 SCALAR = {  # name: (float64 function, int64 function) of (a, s)
     "TADDS": (np.add, np.add),
     "TSUBS": (np.subtract, np.subtract),
@@ -137,6 +143,7 @@ SCALAR = {  # name: (float64 function, int64 function) of (a, s)
     "TMINS": (np.minimum, np.minimum),
     "TLRELU": (lambda a, s: np.where(a > 0, a, a * s),) * 2,
     "TREMS": (np.remainder, np.remainder),
+    "TFMODS": (np.fmod, np.fmod),
 }
 INT_SCALAR = {"TANDS": np.bitwise_and, "TORS": np.bitwise_or, "TXORS": np.bitwise_xor,
               "TSHLS": np.left_shift, "TSHRS": np.right_shift}

@@ -1,4 +1,4 @@
-"""Remainders (TREM TFMOD TREMS, and fmods: TEXPANDS then TFMOD), sin/cos (no PTO instruction:
+"""Remainders (TREM TFMOD TREMS TFMODS), sin/cos (no PTO instruction:
 ExpandOps emits range reduction and a polynomial from vector instructions) and the partial
 combines TPARTADD/MUL/MAX/MIN, end to end against numpy on several dtypes and valid shapes,
 plus the errors for misuse."""
@@ -44,6 +44,41 @@ def test_rem_and_fmod_follow_numpy_signs(dtype):
     np.testing.assert_allclose(f, np.fmod(a, b), **tol)
     np.testing.assert_allclose(rs, np.remainder(a, dtype(3)), **tol)
     np.testing.assert_allclose(fs, np.fmod(a, dtype(-3)), **tol)
+
+
+@pl.jit
+def k_fmods(a: pl.Tensor, f: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 64], valid_shape=[16, 40])
+        pl.store(pl.tile.fmods(t, 2.5), [0, 0], f)
+    return f
+
+
+@pl.jit
+def k_fmods_int(a: pl.Tensor, f: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 64], valid_shape=[16, 40])
+        pl.store(pl.tile.fmods(t, -3), [0, 0], f)
+    return f
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32], ids=lambda d: np.dtype(d).name)
+def test_fmods_is_one_tfmods_over_the_valid_region(dtype):
+    """pl.tile.fmods lowers to the one instruction TFMODS (no fill tile) and computes
+    numpy.fmod(a, s) (sign of a) over the valid columns (integers: an integer divisor, -3)."""
+    if np.issubdtype(dtype, np.floating):
+        a = rng.uniform(-20, 20, size=(16, 64)).astype(dtype)
+        kernel, s = k_fmods, dtype(2.5)
+    else:
+        a = rng.integers(-1000, 1000, size=(16, 64)).astype(dtype)
+        kernel, s = k_fmods_int, dtype(-3)
+    f = np.full_like(a, 7)
+    text = "\n".join(kernel.compile(a, f).pto().values())
+    assert "pto.tfmods " in text and "pto.texpands " not in text and "pto.tfmod " not in text
+    kernel(a, f, config=RunConfig())
+    want = np.fmod(a[:, :40], s)
+    np.testing.assert_allclose(f[:, :40], want, rtol=0, atol=2e-3 if dtype == np.float16 else 1e-6)
+    assert (f[:, 40:] == 7).all()  # outside the valid region nothing is stored
 
 
 def test_integer_remainder_by_zero_fails_at_run_time():

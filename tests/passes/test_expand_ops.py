@@ -14,7 +14,8 @@ ONE = "pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec]"
 ROW = "pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec]"
 
 
-def test_fmods_becomes_a_fill_and_tfmod():
+def test_fmods_is_one_instruction_and_stays():
+    """pl.tile.fmods is TFMODS: ExpandOps leaves it as it is (it was a fill then TFMOD)."""
     check_pass("ExpandOps", f"""
         @pl.program
         class p:
@@ -30,8 +31,7 @@ def test_fmods_becomes_a_fill_and_tfmod():
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, a: {T}, v: pl.Out[{T}]) -> {T}:
                 t: {V} = pl.tile.load(a, [0, 0], [4, 64], target_memory=pl.Mem.Vec)
-                fmod_divisor: {V} = pl.tile.expands(t, 2.0)
-                f: {V} = pl.tile.fmod(t, fmod_divisor)
+                f: {V} = pl.tile.fmods(t, 2.0)
                 v_1: {T} = pl.tile.store(f, [0, 0], v)
                 return v_1
         """)

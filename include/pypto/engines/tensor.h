@@ -8,8 +8,13 @@
 
 #include "pypto/base/dtype.h"
 #include "pypto/base/error.h"
+#include "pypto/base/scalar.h"
 
 namespace pypto::runtime {
+
+// Scalars and their float -> int rule live in base (pypto/base/scalar.h).
+using pypto::float_to_int;
+using pypto::ScalarValue;
 
 // Where an orchestration view (pl.slice, x[a:b, c:d], pl.transpose) lies in the tensor it
 // was cut from, its root: dependency tracking compares views of one root in the root's
@@ -48,16 +53,6 @@ std::string self_overlap(const std::vector<int64_t>& shape, const std::vector<in
 // Contiguous row-major strides of `shape`.
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape);
 
-// A float scalar as an integer scalar: truncated toward zero, saturated at the int64 range,
-// NaN as 0 (a plain C++ cast is undefined there). The native engine's generated code uses
-// the same rule (pto_opt::to_int in isa/optimized/abi.h).
-inline int64_t float_to_int(double v) {
-  if (v != v) return 0;
-  if (v >= 9223372036854775808.0) return INT64_MAX;
-  if (v < -9223372036854775808.0) return INT64_MIN;
-  return static_cast<int64_t>(v);
-}
-
 // Orchestration views of `parent` (run-time kTensorView; src/runtime/views.cpp). Each checks
 // its window or shape against the parent and fails at `span` (the user's line) otherwise.
 // A window at `offsets` of `extents` (one per parent dimension); `drop_dims` unit axes removed.
@@ -78,17 +73,6 @@ TensorView reinterpret_view(const TensorView& parent, DataType dtype, const std:
                             const std::string& name, const Span& span);
 // dst = src element by element (same shape and dtype; orchestration `y[a:b, :] = t`).
 void copy_tensor(const TensorView& dst, const TensorView& src, const Span& span);
-
-// An integer or floating-point scalar (a register value or an immediate).
-struct ScalarValue {
-  bool is_float = false;
-  int64_t i = 0;
-  double f = 0.0;
-  static ScalarValue of_int(int64_t v) { return {false, v, static_cast<double>(v)}; }
-  static ScalarValue of_float(double v) { return {true, float_to_int(v), v}; }
-  double as_double() const { return is_float ? f : static_cast<double>(i); }
-  int64_t as_int() const { return is_float ? float_to_int(f) : i; }
-};
 
 // One argument of a kernel or orchestration call: a tensor or a scalar.
 struct HostArg {

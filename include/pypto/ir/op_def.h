@@ -38,6 +38,13 @@ struct ParamSpec {
   // they were (the parser fills the default back in).
   bool quiet = false;
   bool index = false;                  // kExpr: an integer scalar (a Python int stays INDEX, not the tile's dtype)
+  // kExpr tile operands: the memory the operand must be in when the op runs. The type rules
+  // accept a tile that moves reach it from (move_path) and the InferMemory pass inserts those
+  // moves. OpRegistry::add fills Vec for the operands of an op whose instruction (`pto`) runs
+  // on the vector unit, unless the family states another memory (the cube's Left / Right /
+  // Bias) or `any_memory` (the operand is used where it is: tile.assemble).
+  std::optional<MemorySpace> memory = std::nullopt;
+  bool any_memory = false;
   bool accepts(const std::string& keyword) const {
     if (keyword == name) return true;
     for (auto& a : aliases)
@@ -97,11 +104,8 @@ struct OpDef {
   //   {R} {C} the valid rows / columns of the result; {dtype}: the result's torch dtype
   // Tile results are torch tensors of their valid region; codegen places them in the
   // allocated shape (padding with the result's pad value); a tuple of tiles (sort32) each.
-  // Helpers come with the script (the prelude in src/codegen/torch_codegen.cpp): _window,
-  // _store, _insert, _fit, _mm, _bmm, _cast, _cmp, _pack_mask, _unpack_mask, _div, _rem, _fmod,
-  // _shl, _shr, _part, _tri, _arange, _read, _arg_reduce, _gather, _scatter, _mgather, _mscatter,
-  // _sort32, _mrgsort, and the cross-core FIFOs _tpush / _tpop / _tfree (Group functions run
-  // their parts as threads, _run_group).
+  // Helpers (`_window`, `_cast`, ...) come with the script: the prelude in
+  // src/codegen/torch_codegen.cpp defines them (Group functions run their parts as threads).
   std::string torch;
   ExpandFn expand;                  // composite op: rewritten by ExpandOps (then `lower` is never reached)
   bool effects = false;             // has an effect beyond its result (cross-core FIFOs): never removed

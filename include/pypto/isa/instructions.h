@@ -8,6 +8,7 @@
 
 #include "pypto/base/dtype.h"
 #include "pypto/isa/program.h"
+#include "pypto/isa/reference.h"
 
 namespace pypto::isa {
 
@@ -82,6 +83,23 @@ inline int64_t allocated_tile_bytes(int64_t rows, int64_t cols, DataType t, Memo
 // How an instruction uses a packed mask: none, writes it (output 0), reads it (input 0).
 enum class MaskUse : uint8_t { kNone, kWritesOut0, kReadsIn0 };
 
+// The native engine's optimised kernel for an instruction (include/pypto/isa/optimized/),
+// when it has one: the kernel's shape and the element functor it applies (pto_opt::<functor>).
+//   kBinary      dst = f(a, b)         pto_opt::binary
+//   kWithScalar  dst = f(a, s)         pto_opt::with_scalar
+//   kUnary       dst = f(a)            pto_opt::unary
+//   kRowReduce   dst[r, 0] = fold f    pto_opt::row_reduce (kColReduce: col_reduce)
+//   kRowBroadcast dst[r, c] = b[r, 0]  pto_opt::row_broadcast (kColBroadcast: col_broadcast; no functor)
+//   kRowExpand   dst = f(a, b[r, 0])   pto_opt::row_expand (kColExpand: col_expand)
+// Instructions without one (kNone) run the reference function on the native engine too,
+// unless the native code generator has a hand-written path for them (memory, moves, ...).
+struct FastPath {
+  enum Kind : uint8_t {
+    kNone, kBinary, kWithScalar, kUnary, kRowReduce, kColReduce, kRowBroadcast, kColBroadcast, kRowExpand, kColExpand
+  } kind = kNone;
+  std::string functor;  // "Add": pto_opt::Add{}
+};
+
 struct InstrDef {
   std::string name;
   InstrFamily family;
@@ -98,6 +116,10 @@ struct InstrDef {
   std::vector<MemorySpace> memories;
   // The packed-mask operand, if any; it must be a kMaskDtype tile covering the region.
   MaskUse mask = MaskUse::kNone;
+  // The instruction's arithmetic (the sim engine runs it; src/isa/families/<family>.cpp).
+  // Empty for the families whose reference functions still live in src/engines/sim/.
+  ReferenceFn reference;
+  FastPath fast;  // the native engine's optimised kernel, if any
 
   int num_outs() const { return static_cast<int>(outs_sig.size()); }
   int min_ins() const;

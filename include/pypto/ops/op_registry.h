@@ -44,7 +44,7 @@ const OpDef* resolve_op(const std::string& dsl_name, const std::vector<TypePtr>&
 // the moves. (src/ops/memory.cpp)
 std::optional<std::vector<MemorySpace>> move_path(MemorySpace from, MemorySpace to);
 
-// Defined in src/ops/: registers every op family; called once by OpRegistry::instance().
+// Defined in src/ops/all_ops.cpp: registers every op family; called once by OpRegistry::instance().
 void register_all_ops(OpRegistry& registry);
 
 // The markdown reference of every registered op: signature, PTO mnemonic, aliases, doc.

@@ -298,36 +298,26 @@ class KernelWriter {
     if (def->mask != isa::MaskUse::kNone) return mask_path(in, *def, tiles);
     if (m == "TCVT") return convert_path(in, tiles);
     if (T.empty() && !(def && def->family == isa::InstrFamily::kMatmul)) return "";  // FP16 / BF16 matmul operands: below
-    static const std::map<std::string, std::string> binary = {{"TADD", "Add"}, {"TSUB", "Sub"}, {"TMUL", "Mul"},
-                                                               {"TDIV", "Div"}, {"TMAX", "Max"}, {"TMIN", "Min"}};
-    static const std::map<std::string, std::string> with_scalar = {
-        {"TADDS", "Add"}, {"TSUBS", "Sub"}, {"TMULS", "Mul"}, {"TDIVS", "Div"},
-        {"TMAXS", "Max"}, {"TMINS", "Min"}, {"TLRELU", "Leaky"}};
-    static const std::map<std::string, std::string> unary = {{"TABS", "Abs"},   {"TNEG", "Neg"},     {"TRELU", "Relu"},
-                                                              {"TEXP", "Exp"},   {"TLOG", "Log"},     {"TSQRT", "Sqrt"},
-                                                              {"TRSQRT", "Rsqrt"}, {"TRECIP", "Recip"}};
-    static const std::map<std::string, std::string> expand = {{"ADD", "Add"}, {"SUB", "Sub"}, {"MUL", "Mul"},
-                                                               {"DIV", "Div"}, {"MAX", "Max"}, {"MIN", "Min"},
-                                                               {"EXPDIF", "ExpDif"}};
-    if (auto it = binary.find(m); it != binary.end() && tiles.size() == 3)
+    // The instruction record's fast path (src/isa/families/<family>.cpp).
+    const isa::FastPath& fast = def->fast;
+    if (fast.kind == isa::FastPath::kBinary && tiles.size() == 3)
       return "ok = " + covers(1, R, C) + " && " + covers(2, R, C) + "; if (ok) pto_opt::binary(" + P(0) + ", " + ld(0) +
-             ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + ld(2) + ", " + R + ", " + C + ", pto_opt::" + it->second +
+             ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + ld(2) + ", " + R + ", " + C + ", pto_opt::" + fast.functor +
              "{});";
-    if (auto it = with_scalar.find(m); it != with_scalar.end() && tiles.size() == 2 && in.ins.size() == 2)
+    if (fast.kind == isa::FastPath::kWithScalar && tiles.size() == 2 && in.ins.size() == 2)
       return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::with_scalar(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
-             ld(1) + ", " + scalar_f(in.ins[1]) + ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
+             ld(1) + ", " + scalar_f(in.ins[1]) + ", " + R + ", " + C + ", pto_opt::" + fast.functor + "{});";
     if (m == "TAXPY" && tiles.size() == 2)
       return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::axpy(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " + ld(1) +
              ", " + scalar_f(in.ins[1]) + ", " + R + ", " + C + ");";
-    if (auto it = unary.find(m); it != unary.end() && tiles.size() == 2)
+    if (fast.kind == isa::FastPath::kUnary && tiles.size() == 2)
       return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::unary(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " + ld(1) +
-             ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
+             ", " + R + ", " + C + ", pto_opt::" + fast.functor + "{});";
     if (m == "TEXPANDS" && tiles.size() == 1)
       return "pto_opt::fill(" + P(0) + ", " + ld(0) + ", " + scalar_f(in.ins[0]) + ", " + R + ", " + C + ");";
-    if ((m == "TROWSUM" || m == "TROWMAX" || m == "TROWMIN" || m == "TCOLSUM" || m == "TCOLMAX" || m == "TCOLMIN") &&
-        tiles.size() >= 2) {
-      const bool rows = m[1] == 'R';
-      const std::string op = m.substr(4) == "SUM" ? "Add" : m.substr(4) == "MAX" ? "Max" : "Min";
+    if ((fast.kind == isa::FastPath::kRowReduce || fast.kind == isa::FastPath::kColReduce) && tiles.size() >= 2) {
+      const bool rows = fast.kind == isa::FastPath::kRowReduce;
+      const std::string& op = fast.functor;
       const std::string SR = vr(1), SC = vc(1);
       // A scratch tile (PyPTO's tmp_tile) selects the binary-tree order (docs/isa.md).
       const std::string tree = tiles.size() >= 3 ? "true" : "false";
@@ -339,23 +329,19 @@ class KernelWriter {
              " * 4 <= f->scratch_bytes; if (ok) pto_opt::col_reduce(" + P(0) + ", " + P(1) + ", " + ld(1) + ", " + SR +
              ", " + SC + ", pto_opt::" + op + "{}, " + tree + ", (float*)f->scratch);";
     }
-    if (m == "TROWEXPAND" && tiles.size() == 2)
+    if (fast.kind == isa::FastPath::kRowBroadcast && tiles.size() == 2)
       return "ok = " + covers(1, R, "1") + "; if (ok) pto_opt::row_broadcast(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
              ld(1) + ", " + R + ", " + C + ");";
-    if (m == "TCOLEXPAND" && tiles.size() == 2)
+    if (fast.kind == isa::FastPath::kColBroadcast && tiles.size() == 2)
       return "ok = " + covers(1, "1", C) + "; if (ok) pto_opt::col_broadcast(" + P(0) + ", " + ld(0) + ", " + P(1) + ", " +
              R + ", " + C + ");";
-    if ((m.rfind("TROWEXPAND", 0) == 0 || m.rfind("TCOLEXPAND", 0) == 0) && tiles.size() == 3) {
-      auto it = expand.find(m.substr(10));
-      if (it == expand.end()) return "";
-      const bool rows = m[1] == 'R';
-      if (rows)
-        return "ok = " + covers(1, R, C) + " && " + covers(2, R, "1") + "; if (ok) pto_opt::row_expand(" + P(0) + ", " +
-               ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + ld(2) + ", " + R + ", " + C + ", pto_opt::" +
-               it->second + "{});";
+    if (fast.kind == isa::FastPath::kRowExpand && tiles.size() == 3)
+      return "ok = " + covers(1, R, C) + " && " + covers(2, R, "1") + "; if (ok) pto_opt::row_expand(" + P(0) + ", " +
+             ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + ld(2) + ", " + R + ", " + C + ", pto_opt::" +
+             fast.functor + "{});";
+    if (fast.kind == isa::FastPath::kColExpand && tiles.size() == 3)
       return "ok = " + covers(1, R, C) + " && " + covers(2, "1", C) + "; if (ok) pto_opt::col_expand(" + P(0) + ", " +
-             ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + R + ", " + C + ", pto_opt::" + it->second + "{});";
-    }
+             ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + R + ", " + C + ", pto_opt::" + fast.functor + "{});";
     // FP16 / BF16 operands into an FP32 Acc: widened in scratch, then the FP32 kernel.
     std::string H;
     if (def->family == isa::InstrFamily::kMatmul && T.empty() && tiles.size() >= 3 &&

@@ -1,4 +1,5 @@
-// Assembles the reference library from its instruction families and checks every call
+// Assembles the reference library from the instruction records (src/isa/families/) and the
+// families not yet moved there (src/engines/sim/reference_*.cpp), and checks every call
 // against the instruction table (operand kinds, counts, dtypes) before computing.
 #include <algorithm>
 #include <variant>
@@ -8,35 +9,14 @@
 
 namespace pypto::runtime {
 
-std::string TileCall::attr_string(const std::string& key, const std::string& fallback) const {
-  auto it = instr.attrs.find(key);
-  if (it == instr.attrs.end()) return fallback;
-  if (auto* s = std::get_if<std::string>(&it->second)) return *s;
-  fail_runtime("attribute '" + key + "' of " + instr.mnemonic + " must be a string");
-}
-
-void TileCall::fail_runtime(const std::string& message, const std::string& fix) const {
-  fail(ErrorKind::kRuntime, instr.span, instr.mnemonic + ": " + message, fix);
-}
-
-void TileCall::require_covers(const TileRef& src, int64_t rows, int64_t cols) const {
-  if (rows > src.rows || cols > src.cols)
-    fail_runtime("source tile '" + src.name + "' (" + std::to_string(src.rows) + "x" + std::to_string(src.cols) +
-                     ") is smaller than the " + std::to_string(rows) + "x" + std::to_string(cols) + " region it is read over",
-                 "give the tiles matching shapes");
-}
-
 const ReferenceTable& reference_library() {
   static const ReferenceTable table = [] {
     ReferenceTable t;
+    // The families of src/isa/families/ carry their reference functions in their records.
+    for (const isa::InstrDef* d : isa::all_instrs())
+      if (d->reference) t[d->name] = d->reference;
     add_memory_instrs(t);
-    add_elementwise_instrs(t);
-    add_reduction_instrs(t);
-    add_expand_instrs(t);
-    add_matmul_instrs(t);
-    add_convert_instrs(t);
     add_index_instrs(t);
-    add_generate_instrs(t);
     add_cross_core_instrs(t);
     return t;
   }();

@@ -1,7 +1,7 @@
 // Compare and select: cmp / cmps produce a packed mask tile (UINT8, one bit per element:
 // element (r, c) is bit c % 8 of byte (r, c / 8); layout in pypto/isa/instructions.h), and
 // sel picks elementwise from two tiles by such a mask.
-#include "op_rules.h"
+#include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
 namespace pypto::ir::ops {

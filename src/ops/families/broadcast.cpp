@@ -1,6 +1,6 @@
 // Broadcast ops: expand a [M, 1] column of row values (row_expand*) or a [1, N] row of
 // column values (col_expand*) across a tile, alone or fused with an arithmetic op.
-#include "op_rules.h"
+#include "../op_rules.h"
 
 namespace pypto::ir::ops {
 

@@ -1,7 +1,7 @@
 // Elementwise vector ops on Vec tiles: tile-tile (add ... minimum), tile-scalar (adds ...
 // mins), unary (neg ... relu) and dtype conversion (cast). Results take the shape, dtype and
 // valid shape of the first input.
-#include "op_rules.h"
+#include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
 namespace pypto::ir::ops {

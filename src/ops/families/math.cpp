@@ -4,7 +4,7 @@
 // instruction computes: they expand (ExpandOps) into range reduction and a polynomial.
 #include <cmath>
 
-#include "op_rules.h"
+#include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
 namespace pypto::ir::ops {
@@ -161,12 +161,6 @@ ExprPtr expand_trig(const Call& c, OpExpander& x, bool cos) {
   return make_op_call("tile.cast", {out}, {}, {{"target_type", dt}, {"mode", std::string("rint")}}, sp);
 }
 
-// fmods(tile, s): no TFMODS instruction exists; s is broadcast with TEXPANDS, then TFMOD.
-ExprPtr expand_fmods(const Call& c, OpExpander& x) {
-  ExprPtr fill = x.call("fmod_divisor", "tile.expands", {c.args[0], c.args[1]}, {}, c.span);
-  return make_op_call("tile.fmod", {c.args[0], fill}, {}, {}, c.span);
-}
-
 struct Entry {
   const char* name;
   const char* pto;
@@ -226,17 +220,13 @@ void register_math_ops(OpRegistry& r) {
   }
   r.add({.name = "tile.fmods",
          .params = {aka(expr_param("tile"), {"lhs", "tensor"}), aka(expr_param("scalar"), {"rhs"})},
-         .infer_type = with_scalar("TFMOD", false),
-         .pto = "TFMOD",
-         .lower = not_lowered,
-         .doc = "Remainder of tile by a scalar with the sign of the tile's element (numpy.fmod); PTO has no TFMODS: "
-                "the scalar is broadcast with TEXPANDS into a tile, then TFMOD.",
+         .infer_type = with_scalar("TFMODS", false),
+         .pto = "TFMODS",
+         .lower = {},
+         .doc = "Remainder of tile by a scalar with the sign of the tile's element (numpy.fmod).",
          .aliases = {},
          .scalar_variant = "",
-         .writes = "",
-         .view = false,
-         .torch = "_fmod({tile:r}, {scalar})",
-         .expand = expand_fmods});
+         .torch = "_fmod({tile:r}, {scalar})"});
   r.add({.name = "tile.not_",
          .params = {aka(expr_param("tile"), {"input", "tensor"})},
          .infer_type = unary("TNOT"),

@@ -1,9 +1,11 @@
 // Reference semantics of the cube: acc[M, N] (+)= left[M, K] @ right[K, N] with M, N the
 // accumulator's valid shape and K the left tile's valid columns. Float inputs accumulate
 // in float (k in order) into an FP32 accumulator; INT8 inputs accumulate into INT32.
-#include "pypto/engines/reference.h"
+#include <string>
 
-namespace pypto::runtime {
+#include "families.h"
+
+namespace pypto::isa::families {
 
 namespace {
 
@@ -90,13 +92,24 @@ ReferenceFn matmul(Init init) {
 
 }  // namespace
 
-void add_matmul_instrs(ReferenceTable& t) {
-  t["TMATMUL"] = matmul(Init::kZero);
-  t["TMATMUL_ACC"] = matmul(Init::kAccIn);
-  t["TMATMUL_BIAS"] = matmul(Init::kBias);
-  t["TGEMV"] = matmul(Init::kZero);  // the M = 1 case: the accumulator's valid rows pick M
-  t["TGEMV_ACC"] = matmul(Init::kAccIn);
-  t["TGEMV_BIAS"] = matmul(Init::kBias);
+// Dtypes are those of left/right; the accumulator is FP32 (INT32 for INT8). Costs: the cube
+// formula of instr_cost_cycles (src/isa/instructions.cpp). The native engine's matmul paths
+// are hand-written (src/engines/native/native_codegen.cpp).
+void add_matmul_family(std::vector<InstrDef>& t) {
+  const std::vector<DataType> cube_dtypes = {FP16, BF16, FP32, INT8};
+  const CostFigures cube{0, 0, 0, 0, true};
+  auto add = [&](const char* name, const char* ins, const char* summary, ReferenceFn ref) {
+    InstrDef d{name, InstrFamily::kMatmul, Pipe::M, "T", ins, cube_dtypes, cube, summary, {MemorySpace::Acc}};
+    d.reference = std::move(ref);
+    t.push_back(std::move(d));
+  };
+  add("TMATMUL", "TT", "acc = left @ right", matmul(Init::kZero));
+  add("TMATMUL_ACC", "TTT", "acc = acc_in + left @ right", matmul(Init::kAccIn));
+  add("TMATMUL_BIAS", "TTT", "acc = left @ right + bias (1 x N)", matmul(Init::kBias));
+  // The M = 1 case: the accumulator's valid rows pick M.
+  add("TGEMV", "TT", "acc[1, N] = left[1, K] @ right", matmul(Init::kZero));
+  add("TGEMV_ACC", "TTT", "acc[1, N] = acc_in + left[1, K] @ right", matmul(Init::kAccIn));
+  add("TGEMV_BIAS", "TTT", "acc[1, N] = left[1, K] @ right + bias", matmul(Init::kBias));
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::isa::families

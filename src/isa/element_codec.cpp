@@ -8,9 +8,9 @@
 
 #include "pypto/base/fp16.h"
 #include "pypto/base/fp8.h"
-#include "pypto/engines/reference.h"
+#include "pypto/isa/reference.h"
 
-namespace pypto::runtime {
+namespace pypto::isa {
 
 // The narrow dtypes no op executes (FP8E8M0, HF8, the 4-bit ones): type checks refuse them
 // before an engine sees them, so reaching here is a compiler bug.
@@ -172,4 +172,4 @@ float pad_value(PadValue pad, DataType t) {
   }
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::isa

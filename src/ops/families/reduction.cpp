@@ -1,6 +1,6 @@
 // Row and column reductions of a Vec tile: rows reduce to [M, 1], columns to [1, N]. An
 // optional scratch tile (`tmp`) is accepted as PyPTO programs pass one; it is ins[1].
-#include "op_rules.h"
+#include "../op_rules.h"
 
 namespace pypto::ir::ops {
 

@@ -1,5 +1,5 @@
-// Reference semantics of reductions: TROW* reduce each row of the source's valid region to
-// dst[r, 0]; TCOL* reduce each column to dst[0, c]. The order is the chip's (docs/isa.md,
+// The reduction family: TROW* reduce each row of the source's valid region to dst[r, 0];
+// TCOL* reduce each column to dst[0, c]. Reference semantics: the order is the chip's (docs/isa.md,
 // "Reduction order"): without a scratch tile the elements combine sequentially in index
 // order, acc = acc op x[k]; with one (ins[1], PyPTO's tmp_tile) in a binary tree that
 // folds the upper half onto the lower half until one element is left. Floats accumulate
@@ -8,12 +8,15 @@
 // wrapped on store (wrapping sums and products do not depend on the order). Max / min do
 // not depend on the order except for the sign of a zero result, which is that of the
 // last zero in index order in both orders.
-#include "element_ops.h"
+#include <vector>
 
-namespace pypto::runtime {
+#include "families.h"
+#include "pypto/isa/element_ops.h"
+
+namespace pypto::isa::families {
 
 namespace {
-using namespace element_ops;
+using namespace isa::element_ops;
 
 // v rounded to the element type t (identity for FP32).
 float round_to(DataType t, float v) {
@@ -77,15 +80,23 @@ ReferenceFn reduce(Op op, bool along_rows, bool order_free) {
 
 }  // namespace
 
-void add_reduction_instrs(ReferenceTable& t) {
-  t["TROWSUM"] = reduce(Add{}, true, false);
-  t["TROWMAX"] = reduce(Max{}, true, true);
-  t["TROWMIN"] = reduce(Min{}, true, true);
-  t["TROWPROD"] = reduce(Mul{}, true, false);
-  t["TCOLSUM"] = reduce(Add{}, false, false);
-  t["TCOLMAX"] = reduce(Max{}, false, true);
-  t["TCOLMIN"] = reduce(Min{}, false, true);
-  t["TCOLPROD"] = reduce(Mul{}, false, false);
+void add_reduction_family(std::vector<InstrDef>& t) {
+  // Rows -> rows x 1, columns -> 1 x cols, over the source's valid region; an optional scratch
+  // tile (PyPTO's tmp_tile) selects the binary-tree order.
+  const auto add = [&](const char* name, bool rows, ReferenceFn ref, const char* functor) {
+    FastPath fast = functor ? FastPath{rows ? FastPath::kRowReduce : FastPath::kColReduce, functor} : FastPath{};
+    t.push_back(vector_instr(name, InstrFamily::kReduction, "T", "Tt", kNumeric, kPassDefault,
+                             rows ? "dst[r, 0] = reduce over c of src[r, c]" : "dst[0, c] = reduce over r of src[r, c]",
+                             std::move(ref), std::move(fast)));
+  };
+  add("TROWSUM", true, reduce(Add{}, true, false), "Add");
+  add("TROWMAX", true, reduce(Max{}, true, true), "Max");
+  add("TROWMIN", true, reduce(Min{}, true, true), "Min");
+  add("TROWPROD", true, reduce(Mul{}, true, false), nullptr);
+  add("TCOLSUM", false, reduce(Add{}, false, false), "Add");
+  add("TCOLMAX", false, reduce(Max{}, false, true), "Max");
+  add("TCOLMIN", false, reduce(Min{}, false, true), "Min");
+  add("TCOLPROD", false, reduce(Mul{}, false, false), nullptr);
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::isa::families

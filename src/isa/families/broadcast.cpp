@@ -1,13 +1,15 @@
-// Reference semantics of broadcasts: TROWEXPAND* use b[r, 0] across each row, TCOLEXPAND*
-// use b[0, c] down each column; EXPDIF is exp(a - b) (the softmax step).
+// The broadcast family: TROWEXPAND* use b[r, 0] across each row, TCOLEXPAND* use b[0, c]
+// down each column; EXPDIF is exp(a - b) (the softmax step). Records with their reference
+// functions and the native engine's fast paths.
 #include <cmath>
 
-#include "element_ops.h"
+#include "families.h"
+#include "pypto/isa/element_ops.h"
 
-namespace pypto::runtime {
+namespace pypto::isa::families {
 
 namespace {
-using namespace element_ops;
+using namespace isa::element_ops;
 
 // dst[r, c] = src[r, 0] (rows) or src[0, c] (columns).
 ReferenceFn expand(bool rows) {
@@ -59,18 +61,29 @@ ReferenceFn expdif(bool rows) {
 
 }  // namespace
 
-void add_expand_instrs(ReferenceTable& t) {
+void add_broadcast_family(std::vector<InstrDef>& t) {
+  using F = InstrFamily;
+  // b is rows x 1 (TROWEXPAND*) or 1 x cols (TCOLEXPAND*).
+  t.push_back(vector_instr("TROWEXPAND", F::kExpand, "T", "T", kAny, kPassDefault, "dst[r, c] = src[r, 0]", expand(true),
+                           {FastPath::kRowBroadcast, ""}));
+  t.push_back(vector_instr("TCOLEXPAND", F::kExpand, "T", "T", kAny, kPassDefault, "dst[r, c] = src[0, c]", expand(false),
+                           {FastPath::kColBroadcast, ""}));
   for (bool rows : {true, false}) {
     const std::string p = rows ? "TROWEXPAND" : "TCOLEXPAND";
-    t[p] = expand(rows);
-    t[p + "ADD"] = expand_binary(Add{}, rows);
-    t[p + "SUB"] = expand_binary(Sub{}, rows);
-    t[p + "MUL"] = expand_binary(Mul{}, rows);
-    t[p + "DIV"] = expand_binary_checked<Div>(rows);
-    t[p + "MAX"] = expand_binary(Max{}, rows);
-    t[p + "MIN"] = expand_binary(Min{}, rows);
-    t[p + "EXPDIF"] = expdif(rows);
+    const FastPath::Kind kind = rows ? FastPath::kRowExpand : FastPath::kColExpand;
+    auto add = [&](const char* op, const char* functor, ReferenceFn ref) {
+      t.push_back(vector_instr(p + op, F::kExpand, "T", "TT", kNumeric, kBinaryDefault,
+                               std::string("dst = a ") + op + " broadcast(b)", std::move(ref), {kind, functor}));
+    };
+    add("ADD", "Add", expand_binary(Add{}, rows));
+    add("SUB", "Sub", expand_binary(Sub{}, rows));
+    add("MUL", "Mul", expand_binary(Mul{}, rows));
+    add("DIV", "Div", expand_binary_checked<Div>(rows));
+    add("MAX", "Max", expand_binary(Max{}, rows));
+    add("MIN", "Min", expand_binary(Min{}, rows));
+    t.push_back(vector_instr(p + "EXPDIF", F::kExpand, "T", "TT", kFloat, vec(2.11 + 2.0, 24 + 31),
+                             "dst = exp(a - broadcast(b))", expdif(rows), {kind, "ExpDif"}));  // TSUB then TEXP
   }
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::isa::families

@@ -9,9 +9,9 @@
 #include <string>
 #include <type_traits>
 
-#include "pypto/engines/reference.h"
+#include "pypto/isa/reference.h"
 
-namespace pypto::runtime::element_ops {
+namespace pypto::isa::element_ops {
 
 template <typename T>
 constexpr bool is_int = std::is_integral_v<T>;
@@ -154,4 +154,4 @@ struct Splat {
   int64_t i(int64_t, int64_t) const { return iv; }
 };
 
-}  // namespace pypto::runtime::element_ops
+}  // namespace pypto::isa::element_ops

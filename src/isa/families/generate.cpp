@@ -10,9 +10,9 @@
 // exact and in [0, 1).
 #include <cmath>
 
-#include "pypto/engines/reference.h"
+#include "families.h"
 
-namespace pypto::runtime {
+namespace pypto::isa::families {
 
 namespace {
 
@@ -101,10 +101,17 @@ void trandom(const TileCall& call) {
 
 }  // namespace
 
-void add_generate_instrs(ReferenceTable& t) {
-  t["TCI"] = tci;
-  t["TTRI"] = ttri;
-  t["TRANDOM"] = trandom;
+void add_generate_family(std::vector<InstrDef>& t) {
+  using F = InstrFamily;
+  // TRANDOM writes Philox's 32-bit words (pl.tile.random's default dtype is UINT32); moved
+  // to and from global memory as such.
+  const std::vector<DataType> random_dtypes = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, UINT16, UINT32};
+  t.push_back(vector_instr("TCI", F::kGenerate, "T", "S", kNumeric, kScalarDefault, "dst[r, c] = s + r * valid_cols + c (iota)", tci));
+  t.push_back(vector_instr("TTRI", F::kGenerate, "T", "S", kAny, kScalarDefault,
+                           "dst[r, c] = 1 if c - r <= s (lower) / c - r >= s (upper) else 0", ttri));
+  t.push_back(vector_instr("TRANDOM", F::kGenerate, "T", "SSSSSS", random_dtypes, kPassDefault,
+      "dst = Philox4x32 (key0, key1, counter0..3; attrs{rounds}, default 10): element i is word i % 4 of block "
+      "counter + i / 4; integers the 32-bit word, floats its top significand bits / 2^p in [0, 1)", trandom));
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::isa::families

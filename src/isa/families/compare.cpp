@@ -1,16 +1,17 @@
-// Reference semantics of conversion and comparison: TCVT with its round modes, TCMP /
-// TCMPS producing a packed mask (one bit per element), and TSEL / TSELS choosing by one.
-// The mask layout is defined in pypto/isa/instructions.h (packed predicate masks).
+// The conversion and compare/select families: TCVT with its round modes, TCMP / TCMPS
+// producing a packed mask (one bit per element), and TSEL / TSELS choosing by one. The mask
+// layout is defined in pypto/isa/instructions.h (packed predicate masks). Records with their
+// reference functions; the native engine's paths for these are hand-written (convert_path,
+// mask_path in src/engines/native/native_codegen.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "families.h"
 #include "pypto/base/fp16.h"
 #include "pypto/base/fp8.h"
-#include "pypto/isa/instructions.h"
-#include "pypto/engines/reference.h"
 
-namespace pypto::runtime {
+namespace pypto::isa::families {
 
 namespace {
 
@@ -196,12 +197,31 @@ void tsels(const TileCall& call) {
 
 }  // namespace
 
-void add_convert_instrs(ReferenceTable& t) {
-  t["TCVT"] = tcvt;
-  t["TCMP"] = tcmp;
-  t["TCMPS"] = tcmp;
-  t["TSEL"] = tsel;
-  t["TSELS"] = tsels;
+// TCVT converts between every dtype the vector unit moves, FP8 included.
+const std::vector<DataType> kConvertDtypes = {FP32, FP16, BF16, INT32, INT16, INT8, UINT8, UINT16, UINT32, INT64, UINT64,
+                                              BOOL, FP8E4M3FN, FP8E5M2};
+
+void add_convert_family(std::vector<InstrDef>& t) {
+  t.push_back(vector_instr("TCVT", InstrFamily::kConvert, "T", "T", kConvertDtypes, kPassDefault,
+                           "dst = convert(src) with round mode none|rint|round|floor|ceil|trunc|odd", tcvt));
 }
 
-}  // namespace pypto::runtime
+void add_compare_family(std::vector<InstrDef>& t) {
+  auto add = [&](const char* name, const char* ins, const std::vector<DataType>& dt, CostFigures cost,
+                 const char* summary, ReferenceFn ref, MaskUse mask) {
+    InstrDef d = vector_instr(name, InstrFamily::kCompare, "T", ins, dt, cost, summary, std::move(ref));
+    d.mask = mask;
+    t.push_back(std::move(d));
+  };
+  // Dtypes of TCMP / TCMPS are those of the compared source; the mask is a packed UINT8 tile.
+  add("TCMP", "TT", kNumeric, kBinaryDefault, "packed mask (UINT8, 1 bit per element) = a <cmp> b over a's valid region",
+      tcmp, MaskUse::kWritesOut0);
+  add("TCMPS", "TS", kNumeric, kScalarDefault, "packed mask (UINT8, 1 bit per element) = a <cmp> s over a's valid region",
+      tcmp, MaskUse::kWritesOut0);
+  add("TSEL", "TTT", kAny, kBinaryDefault,
+      "dst[r, c] = bit (r, c) of the packed mask ? a[r, c] : b[r, c], over dst's valid region", tsel, MaskUse::kReadsIn0);
+  add("TSELS", "TTS", kAny, kBinaryDefault,
+      "dst[r, c] = bit (r, c) of the packed mask ? a[r, c] : s, over dst's valid region", tsels, MaskUse::kReadsIn0);
+}
+
+}  // namespace pypto::isa::families
