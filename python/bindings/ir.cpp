@@ -158,10 +158,14 @@ void bind_types(nb::module_& m) {
       .def(nb::new_([](DataType d) { return std::make_shared<ScalarType>(d); }), "dtype"_a)
       .def_ro("dtype", &ScalarType::dtype);
   nb::class_<TensorType, Type>(m, "TensorType")
-      .def(nb::new_([](std::vector<ExprPtr> s, DataType d) { return std::make_shared<TensorType>(std::move(s), d); }),
-           "shape"_a, "dtype"_a)
+      .def(nb::new_([](std::vector<ExprPtr> s, DataType d, std::vector<int64_t> st, bool dn) {
+             return std::make_shared<TensorType>(std::move(s), d, std::move(st), dn);
+           }),
+           "shape"_a, "dtype"_a, "stride"_a = std::vector<int64_t>{}, "dn"_a = false)
       .def_ro("shape", &TensorType::shape)
-      .def_ro("dtype", &TensorType::dtype);
+      .def_ro("dtype", &TensorType::dtype)
+      .def_ro("stride", &TensorType::stride)
+      .def_ro("dn", &TensorType::dn);
   nb::class_<TileType, Type>(m, "TileType")
       .def(nb::new_([](std::vector<ExprPtr> s, DataType d, MemorySpace mem, std::vector<ExprPtr> v, PadValue p,
                        int64_t a) { return std::make_shared<TileType>(std::move(s), d, mem, std::move(v), p, a); }),

@@ -20,6 +20,8 @@ static isa::ParamDesc describe_param(const ir::VarPtr& p, ParamDirection dir) {
     d.is_tensor = true;
     d.dtype = t->dtype;
     for (auto& e : t->shape) d.shape.push_back(ir::as_const_int(e).value_or(-1));
+    d.stride = t->stride;
+    d.dn = t->dn;
   } else if (auto* s = p->type->as<ir::ScalarType>()) {
     d.is_tensor = false;
     d.dtype = s->dtype;

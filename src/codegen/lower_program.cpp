@@ -475,6 +475,8 @@ isa::HostProgram lower_program(const ir::Program& program, const std::string& en
     if (auto* t = p->type->as<ir::TensorType>()) {
       d.dtype = t->dtype;
       for (auto& e : t->shape) d.shape.push_back(ir::as_const_int(e).value_or(-1));
+      d.stride = t->stride;
+      d.dn = t->dn;
       kb.bind_tensor(p.get(), static_cast<int>(i));
     } else if (auto* s = p->type->as<ir::ScalarType>()) {
       d.is_tensor = false;

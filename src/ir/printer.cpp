@@ -74,7 +74,15 @@ class Printer {
   std::string type(const TypePtr& t) {
     if (!t) return "None";
     if (auto* s = t->as<ScalarType>()) return std::string("pl.Scalar[pl.") + dtype_name(s->dtype) + "]";
-    if (auto* s = t->as<TensorType>()) return "pl.Tensor[" + list(s->shape) + ", pl." + dtype_name(s->dtype) + "]";
+    if (auto* s = t->as<TensorType>()) {
+      std::string out = "pl.Tensor[" + list(s->shape) + ", pl." + dtype_name(s->dtype);
+      if (!s->stride.empty()) {
+        out += ", pl.TensorView(stride=[";
+        for (size_t i = 0; i < s->stride.size(); ++i) out += (i ? ", " : "") + std::to_string(s->stride[i]);
+        out += std::string("], layout=pl.TensorLayout.") + (s->dn ? "DN" : "ND") + ")";
+      }
+      return out + "]";
+    }
     if (auto* s = t->as<TileType>()) {
       std::string out = "pl.Tile[" + list(s->shape) + ", pl." + dtype_name(s->dtype) + ", pl.Mem." +
                         memory_space_name(s->memory);

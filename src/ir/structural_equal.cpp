@@ -89,7 +89,7 @@ class Equal {
       case TypeKind::Scalar: return a->as<ScalarType>()->dtype == b->as<ScalarType>()->dtype;
       case TypeKind::Tensor: {
         auto *x = a->as<TensorType>(), *y = b->as<TensorType>();
-        return x->dtype == y->dtype && exprs(x->shape, y->shape);
+        return x->dtype == y->dtype && x->stride == y->stride && x->dn == y->dn && exprs(x->shape, y->shape);
       }
       case TypeKind::Tile: {
         auto *x = a->as<TileType>(), *y = b->as<TileType>();
@@ -212,6 +212,8 @@ class Hasher {
     if (auto* s = t->as<TensorType>()) {
       mix(static_cast<uint64_t>(s->dtype));
       for (auto& e : s->shape) expr(e);
+      for (int64_t st : s->stride) mix(static_cast<uint64_t>(st));
+      mix(s->dn ? 1 : 0);
     }
     if (auto* s = t->as<TileType>()) {
       mix(static_cast<uint64_t>(s->dtype));

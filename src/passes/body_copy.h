@@ -90,7 +90,7 @@ class BodyCopy : public IRMutator {
     }
     if (auto* tensor = t->as<TensorType>()) {
       auto shape = exprs(tensor->shape, &changed);
-      return changed ? TensorType::make(shape, tensor->dtype) : t;
+      return changed ? std::make_shared<TensorType>(shape, tensor->dtype, tensor->stride, tensor->dn) : t;
     }
     if (auto* tuple = t->as<TupleType>()) {  // the tiles of a multi-result op
       std::vector<TypePtr> elems;

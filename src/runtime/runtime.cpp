@@ -204,6 +204,36 @@ void make_view(TensorSlots& slots, const isa::HostProgram& program, const isa::I
 
 bool is_block_param(const isa::ParamDesc& p) { return !p.is_tensor && (p.name == "__block_idx" || p.name == "__block_num"); }
 
+std::string int_list(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+// A tensor parameter declared with pl.TensorView(stride=, layout=) takes only a tensor that
+// lies that way in memory (element strides; a dim of extent 1 has no step to check).
+void check_declared_strides(const std::string& callee, const std::vector<isa::ParamDesc>& params,
+                            const std::vector<HostArg>& args, const Span& span) {
+  for (size_t i = 0; i < params.size() && i < args.size(); ++i) {
+    const isa::ParamDesc& p = params[i];
+    if (!p.is_tensor || p.stride.empty() || args[i].kind != HostArg::kTensor) continue;
+    const TensorView& t = args[i].tensor;
+    bool ok = t.strides.size() == p.stride.size();
+    for (size_t d = 0; ok && d < p.stride.size(); ++d)
+      ok = t.shape[d] <= 1 || t.strides[d] == p.stride[d];
+    if (ok) continue;
+    const std::string layout = p.dn ? "pl.TensorLayout.DN" : "pl.TensorLayout.ND";
+    fail(ErrorKind::kValue, span,
+         "tensor parameter '" + p.name + "' of '" + callee + "' is declared with pl.TensorView(stride=" +
+             int_list(p.stride) + ", layout=" + layout + ") but the tensor passed has strides " + int_list(t.strides) +
+             " (elements)",
+         p.dn ? "pass the data column-major in the last two dims (np.asfortranarray(x)), or declare the layout the "
+                "data has (drop the pl.TensorView or write its strides)"
+              : "pass a tensor with those strides (e.g. a column slice of a wider array), or declare the layout the "
+                "data has (drop the pl.TensorView or write its strides)");
+  }
+}
+
 // The arguments of a kCall, in the callee's parameter order. SPMD parameters (__block_idx,
 // __block_num) may be left out of the call; the runtime fills them per block.
 std::vector<HostArg> call_args(const isa::Kernel& kernel, const isa::Instr& in, const TensorSlots& slots,
@@ -235,6 +265,7 @@ std::vector<HostArg> call_args(const isa::Kernel& kernel, const isa::Instr& in, 
            "report this bug");
     }
   }
+  check_declared_strides(kernel.name, kernel.params, args, in.span);
   return args;
 }
 
@@ -423,6 +454,7 @@ void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args0, co
   isa::validate_kernel(kernel, chip);
   check_args(kernel.name, kernel.params, args0);
   check_outputs(kernel.name, kernel.params, args0);
+  check_declared_strides(kernel.name, kernel.params, args0, {});
   std::vector<std::unique_ptr<uint8_t[]>> copies;
   const std::vector<HostArg> args = copy_overlapping_inputs(kernel.params, args0, copies);
   // The modelled timeline comes from the sim engine: a trace request runs there.
@@ -507,6 +539,7 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
   const isa::HostProgram& program = *prep.program;
   check_args(program.name, program.params, args0);
   check_outputs(program.name, program.params, args0);
+  check_declared_strides(program.name, program.params, args0, {});
   std::vector<std::unique_ptr<uint8_t[]>> copies;  // outlives every task of the run
   const std::vector<HostArg> args = copy_overlapping_inputs(program.params, args0, copies);
 

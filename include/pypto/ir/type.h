@@ -32,11 +32,17 @@ struct ScalarType : Type {
 };
 
 // A global-memory array. Shape entries are scalar expressions (constants for static dims).
+// `stride` is a declared layout (pl.TensorView(stride=, layout=) on a kernel parameter): the
+// element step of each dim, which the tensor bound at launch must have; empty = not declared
+// (any strides are taken). `dn` records that it was declared as layout=pl.TensorLayout.DN.
 struct TensorType : Type {
   static constexpr TypeKind kKind = TypeKind::Tensor;
   std::vector<ExprPtr> shape;
   DataType dtype;
-  TensorType(std::vector<ExprPtr> s, DataType d) : Type(kKind), shape(std::move(s)), dtype(d) {}
+  std::vector<int64_t> stride;
+  bool dn = false;
+  TensorType(std::vector<ExprPtr> s, DataType d, std::vector<int64_t> st = {}, bool n = false)
+      : Type(kKind), shape(std::move(s)), dtype(d), stride(std::move(st)), dn(n) {}
   static TypePtr make(std::vector<ExprPtr> s, DataType d) { return std::make_shared<TensorType>(std::move(s), d); }
 };
 

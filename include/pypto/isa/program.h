@@ -125,6 +125,8 @@ struct ParamDesc {
   DataType dtype = DataType::FP32;
   std::vector<int64_t> shape;     // tensors: static shape (-1 for a dynamic dimension)
   ParamDirection dir = ParamDirection::In;
+  std::vector<int64_t> stride;    // tensors: declared element strides (pl.TensorView); empty = any
+  bool dn = false;                // the declared layout was pl.TensorLayout.DN
 };
 
 // Where a mixed task's part of a cluster runs: the cube core or one of its two vector cores.

@@ -177,7 +177,7 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, Whi
         if not isinstance(arg_type, ir.TensorType) or all(not isinstance(d, ir.Var) for d in arg_type.shape):
             return arg_type
         dims = [self.dyn_var(d.name, node) if isinstance(d, ir.Var) else d for d in arg_type.shape]
-        return ir.TensorType(dims, arg_type.dtype)
+        return ir.TensorType(dims, arg_type.dtype, list(arg_type.stride), arg_type.dn)
 
     def compatible(self, declared, actual):
         if type(declared) is not type(actual):
@@ -276,7 +276,7 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, Whi
                 raise self.error(p, f"bind_dynamic({axis}, ...) on '{p.arg}', which has {len(shape)} dimensions",
                                  f"use a dimension index below {len(shape)}")
             shape[axis] = self.dyn_var(dyn.name, p)
-        return ir.TensorType(shape, ty.dtype)
+        return ir.TensorType(shape, ty.dtype, list(ty.stride), ty.dn)
 
     def stmt_bind_dynamic(self, node):
         """`x.bind_dynamic(0, M)` statements are read before the body (no-op here)."""

@@ -8,7 +8,7 @@ from pypto._core import ir
 
 from . import ops
 from .expr_parser import is_ir
-from .types import TileSpec, annotation_spec
+from .types import TensorLayout, TensorView, TileSpec, annotation_spec
 
 
 def assigned_names(body):
@@ -329,7 +329,12 @@ class StmtParser:
             if spec.shape is None:
                 raise self.error(node, "bare pl.Tensor has no shape here",
                                  "write pl.Tensor[[M, N], pl.FP32]")
-            return ir.TensorType([self.to_expr(d, node) for d in spec.shape], spec.dtype)
+            shape = [self.to_expr(d, node) for d in spec.shape]
+            if isinstance(spec.layout, TensorView):
+                stride = spec.layout.strides(spec.shape)
+                if stride:
+                    return ir.TensorType(shape, spec.dtype, stride, spec.layout.layout == TensorLayout.DN)
+            return ir.TensorType(shape, spec.dtype)
         if isinstance(spec, TileSpec):
             shape = [self.to_expr(d, node) for d in spec.shape]
             if spec.memory is None and isinstance(inferred, ir.TileType):

@@ -196,7 +196,7 @@ def _as_list(value, what):
 class TensorSpec(TypeSpec):
     def __init__(self, shape=None, dtype=None):
         self.shape, self.dtype = shape, dtype
-        self.layout = None  # a pl.TensorLayout marker or view given in the annotation (validated, packed ND)
+        self.layout = None  # a pl.TensorLayout marker or view given in the annotation (validated)
 
     def __repr__(self):
         return "pl.Tensor" if self.shape is None else f"pl.Tensor[{self.shape}, {self.dtype}]"
@@ -269,9 +269,10 @@ def _packed_strides(shape):
 
 class TensorView:
     """`pl.TensorView(stride=, layout=, valid_shape=, pad=)` inside `pl.Tensor[...]`: how a
-    tensor lies in memory. Tensors here are packed row-major (ND): a view is accepted when it
-    describes that (ND with packed or no strides, the whole shape valid, no pad) and then adds
-    nothing to the type; anything else is refused (docs/language.md)."""
+    tensor lies in memory. `stride[i]` is the element step of dim i; empty = packed (ND: row
+    major; DN: column-major in the last two dims). A view other than packed ND is kept on the
+    type (TensorType.stride / .dn) and checked against the tensor bound at launch; the whole
+    shape must be valid and there is no pad (docs/language.md)."""
 
     _pl_marker = True
 
@@ -286,15 +287,23 @@ class TensorView:
         self.valid_shape = _as_list(valid_shape, "pl.TensorView(valid_shape=...)") if valid_shape else []
         self.pad = pad
 
-    def check(self, shape):
-        """Raises TypeError unless this view is the packed ND layout of `shape`."""
-        check_tensor_layout(self.layout)
-        packed = _packed_strides(shape)
-        if self.stride and (len(self.stride) != len(shape) or (packed is not None and self.stride != packed)):
-            raise TypeError(f"pl.TensorView(stride={self.stride}) is not the packed row-major stride "
-                            f"{packed} of shape {list(shape)}: a declared stride is not kept on the type yet; fix: drop "
-                            "stride= (a kernel's tensor parameter takes a strided view as it is: pass the "
-                            "orchestration's slice or pl.transpose of the tensor)")
+    def strides(self, shape):
+        """The declared element strides for `shape`, or [] when the view is the packed ND
+        layout (it then adds nothing to the type). Raises TypeError for what is not kept."""
+        if self.layout not in (TensorLayout.ND, TensorLayout.DN):
+            check_tensor_layout(self.layout)
+            raise TypeError(f"pl.TensorView(layout={self.layout}) is not a tensor layout; fix: use "
+                            "pl.TensorLayout.ND or pl.TensorLayout.DN")
+        dn = self.layout == TensorLayout.DN
+        if dn and len(shape) < 2:
+            raise TypeError(f"pl.TensorView(layout=pl.TensorLayout.DN) needs a tensor of rank >= 2, got shape "
+                            f"{list(shape)}; fix: use pl.TensorLayout.ND for a vector")
+        if self.stride and len(self.stride) != len(shape):
+            raise TypeError(f"pl.TensorView(stride={self.stride}) has {len(self.stride)} entries for the "
+                            f"{len(shape)} dims of shape {list(shape)}; fix: give one element stride per dim")
+        if self.stride and not all(_is_int(s) for s in self.stride):
+            raise TypeError(f"pl.TensorView(stride={self.stride}) must hold integer constants; fix: write "
+                            "the element strides as numbers")
         if self.valid_shape and list(self.valid_shape) != list(shape):
             raise TypeError(f"pl.TensorView(valid_shape={self.valid_shape}) differs from the shape {list(shape)}: "
                             "a tensor parameter is valid in full here; fix: narrow it inside the kernel with "
@@ -302,6 +311,23 @@ class TensorView:
         if self.pad not in (None, PadValue.null):
             raise TypeError(f"pl.TensorView(pad={self.pad}) pads a tensor; only tiles carry a pad value here; "
                             "fix: drop pad= (give the loaded tile its pad: pl.load(..., pad_value=...))")
+        packed = _packed_strides(shape)
+        if not self.stride:
+            if not dn:
+                return []
+            if packed is None:
+                raise TypeError(f"pl.TensorView(layout=pl.TensorLayout.DN) on shape {list(shape)} with a "
+                                "dynamic dimension needs explicit strides; fix: write stride=[...]")
+            out = list(packed)
+            out[-2], out[-1] = 1, shape[-2]
+            return out
+        if not dn and self.stride == packed:
+            return []
+        return [int(s) for s in self.stride]
+
+    def check(self, shape):
+        """Raises TypeError unless this view can be kept on a tensor of `shape`."""
+        self.strides(shape)
 
 
 def check_tensor_layout(layout):
