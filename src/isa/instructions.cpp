@@ -41,103 +41,23 @@ std::string pto_mnemonic(const InstrDef& def) {
 
 namespace {
 
-using namespace families;
-const std::vector<DataType> kMemoryDtypes = {FP32, FP16,   BF16,   INT32,  INT16, INT8,      UINT8,  UINT16,
-                                             UINT32, INT64, UINT64, BOOL, FP8E4M3FN, FP8E5M2};
-
-CostFigures xfer(double gib_s) { return {0, 0, gib_s, 30, true}; }  // startup: middle of the 15-60 range
-
-
-using F = InstrFamily;
-
-using M = MemorySpace;
-// Where the destination tile of an instruction may live (the source for TSTORE / MSCATTER),
-// by its pipe (chip-model.md): each record below states it; vector instructions write Vec.
-const std::vector<MemorySpace> kVecOnly = {M::Vec};
-const std::vector<MemorySpace> kNoTile = {};
-const std::vector<MemorySpace> kViewMemories = {M::Vec, M::Mat, M::Left, M::Right, M::Acc};
-
-// The instructions added with the complete tile library (issue 3): tile-scalar and
-// ternary forms, arg-reductions, partial combines, generators, gather/scatter, sorting,
-// views and the sync instructions.
-void add_more_instrs(std::vector<InstrDef>& t) {
-  auto add = [&](const char* name, F fam, Pipe pipe, const char* outs, const char* ins,
-                 const std::vector<DataType>& dt, CostFigures cost, const char* summary,
-                 const std::vector<MemorySpace>& memories = kVecOnly, MaskUse mask = MaskUse::kNone) {
-    t.push_back(InstrDef{name, fam, pipe, outs, ins, dt, cost, summary, memories, mask});
-  };
-  families::add_index_family(t);     // arg-reductions, gather/scatter, sort: src/isa/families/index.cpp
-  families::add_generate_family(t);  // TCI TTRI TRANDOM: src/isa/families/generate.cpp
-  add("MGATHER", F::kMemory, Pipe::MTE2, "T", "GT", kAny, xfer(100.9), "dst[r, c] = tensor.flat[idx[r, c]]");
-  add("MSCATTER", F::kMemory, Pipe::MTE3, "G", "TT", kAny, xfer(188.5), "tensor.flat[idx[r, c]] = src[r, c]");
-  add("TPREFETCH", F::kMemory, Pipe::MTE2, "", "GL", kAny, xfer(100.9), "warm the cache for tensor[offsets] (no data moved in the model)", kNoTile);
-  add("TRESHAPE", F::kMove, Pipe::S, "T", "T", kAny, vec(0, 1), "dst = src's bytes seen with dst's shape", kViewMemories);
-  add("TSUBVIEW", F::kMove, Pipe::S, "T", "TL", kAny, vec(0, 1), "dst = src[offsets : offsets + dst's valid shape] (a view)", kViewMemories);
-  add("TASSIGN", F::kMove, Pipe::S, "T", "S", kAny, vec(0, 1), "place tile dst at byte address s (addresses are planned: no data moves)", kViewMemories);
-  add("TFILLPAD_INPLACE", F::kMove, Pipe::V, "T", "", kAny, kPassDefault, "dst outside its valid region = dst's pad value");
-  add("TFILLPAD_EXPAND", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst = src on src's valid region, dst's pad value on the rest of the larger dst");
-  add("SET_FLAG", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "signal event attrs{event} from pipe attrs{src} to pipe attrs{dst}", kNoTile);
-  add("WAIT_FLAG", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{dst} waits for event attrs{event} from pipe attrs{src}", kNoTile);
-  add("PIPE_BARRIER", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{pipe} (or ALL) waits for every earlier instruction of that pipe (all pipes)", kNoTile);
-  // pl.system ops: cross-core events, the GM fence, cache invalidation and the all-core
-  // barrier. They move no data; the sim cycle model times them (docs/simulator.md, "pl.system"):
-  // a cross-core event signals in one transfer startup (30 cycles, as a TPOP handshake), a
-  // cache invalidation is a round trip to global memory (30), the others take one issue cycle
-  // plus the waits they impose on the pipes.
-  add("SYNC_SET", F::kSync, Pipe::S, "", "", kAny, vec(0, 30), "cross-core event attrs{event} set from pipe attrs{pipe} once its earlier instructions end (pl.system.sync_set)", kNoTile);
-  add("SYNC_WAIT", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "pipe attrs{pipe} waits for cross-core event attrs{event} (pl.system.sync_wait)", kNoTile);
-  add("SET_FFTS", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "FFTS base address setup (A3; pl.system.set_ffts)", kNoTile);
-  add("FENCE", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "global-memory fence: later global-memory accesses wait for earlier writes to end (pl.system.fence)", kNoTile);
-  add("CACHEINVALID", F::kSync, Pipe::S, "", "", kAny, vec(0, 30), "invalidate the data cache of global memory (pl.system.cacheinvalid)", kNoTile);
-  add("PIPE_INIT", F::kSync, Pipe::S, "", "", kAny, vec(0, 1), "set up cross-core pipe attrs{id}: attrs{slot_num} slots of attrs{slot_size} bytes (the runtime sizes that pipe's FIFOs)", kNoTile);
-  add("SYNCALL", F::kSync, Pipe::S, "", "", kAny, vec(0, 30), "barrier of every core of the launch, mode attrs{mode} over attrs{core_type} (pl.system.syncall)", kNoTile);
-  // Cross-core tile FIFOs of a cluster (mixed tasks). TPUSH's pipe depends on its source
-  // (pipe_of): FIX from Acc, MTE1 from Mat, MTE3 from Vec; its cost is the transfer from the
-  // source to the peer's landing memory (Acc -> Vec: the L0C -> L1 figure). TPOP hands the
-  // next filled slot to its destination tile (the data already lies in this core's buffer):
-  // a handshake of one transfer startup on MTE2. TFREE gives the popped slot back to the
-  // producer; its tile is an output, so the compiler orders it after every read of the tile.
-  add("TPUSH", F::kCrossCore, Pipe::MTE3, "", "T", kAny, xfer(128),
-      "push the tile into the FIFO towards attrs{peer}: blocks while every slot is full or popped but not freed", {M::Acc, M::Mat, M::Vec});
-  add("TPOP", F::kCrossCore, Pipe::MTE2, "T", "", kAny, {30, 0, 0, 0, false},
-      "dst = the oldest filled slot of the FIFO from attrs{peer} (blocks until one is pushed); dtype and shape must match the push", {M::Vec, M::Mat});
-  add("TFREE", F::kCrossCore, Pipe::S, "T", "", kAny, vec(0, 1),
-      "give the oldest popped slot of the FIFO from attrs{peer} back to its producer (dst: the popped tile, now dead)", {M::Vec, M::Mat});
-}
-
+// The table in family order; each family file (src/isa/families/<family>.cpp) appends its
+// records, whole: operands, pipe, dtypes, memories, cost, summary, reference function.
 std::vector<InstrDef> build_table() {
   std::vector<InstrDef> t;
-  auto add = [&](const char* name, F fam, Pipe pipe, const char* outs, const char* ins,
-                 const std::vector<DataType>& dt, CostFigures cost, const char* summary,
-                 const std::vector<MemorySpace>& memories = kVecOnly, MaskUse mask = MaskUse::kNone) {
-    t.push_back(InstrDef{name, fam, pipe, outs, ins, dt, cost, summary, memories, mask});
-  };
-  // Memory and on-chip movement.
-  add("TLOAD", F::kMemory, Pipe::MTE2, "T", "GL", kMemoryDtypes, xfer(100.9), "tile = tensor[offsets] (valid region; pad fills the rest; attribute dims=[r, c]: rows and columns step tensor dims r and c, a strided box)", {M::Vec, M::Mat});
-  add("TSTORE", F::kMemory, Pipe::MTE3, "G", "TL", kMemoryDtypes, xfer(188.5), "tensor[offsets] = tile (valid region; atomic add optional; dims=[r, c] as TLOAD)", {M::Vec, M::Mat, M::Acc});
-  add("TMOV", F::kMove, Pipe::MTE1, "T", "T", kAny, xfer(441), "dst = src across memories, with fp32 -> fp16/bf16 conversion", {M::Vec, M::Mat, M::Left, M::Right, M::Bias});
-  add("TTRANS", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst[i, j] = src[j, i]");
-  add("TFILLPAD", F::kMove, Pipe::V, "T", "T", kAny, kPassDefault, "dst = src on src's valid region, dst's pad value elsewhere");
-  add("TEXTRACT", F::kMove, Pipe::V, "T", "TL", kAny, kPassDefault, "dst = src[offsets : offsets + dst's valid shape]", kViewMemories);
-  add("TINSERT", F::kMove, Pipe::V, "T", "TL", kAny, kPassDefault, "dst[offsets : offsets + src's valid shape] = src; the rest of dst is kept (Vec into Vec; an Acc src into a Mat dst "
-      "runs on the fixpipe, FIX, and may narrow FP32 to FP16 / BF16)", {M::Vec, M::Mat});
-  add("TCONCAT", F::kMove, Pipe::V, "T", "TT", kAny, kPassDefault, "dst = [a | b]: b's columns follow a's");
-  add("TEXPANDS", F::kFill, Pipe::V, "T", "S", kAny, kScalarDefault, "dst = scalar");
-
-  // Tile-tile, tile-scalar and unary: src/isa/families/elementwise.cpp.
-  families::add_elementwise_family(t);
-
-  // Conversion, comparison, selection.
-  families::add_convert_family(t);  // src/isa/families/compare.cpp
+  families::add_memory_family(t);       // TLOAD TSTORE MGATHER MSCATTER TPREFETCH: memory.cpp
+  families::add_move_family(t);         // on-chip moves and views: move.cpp
+  families::add_fill_family(t);         // TEXPANDS: generate.cpp
+  families::add_elementwise_family(t);  // tile-tile, tile-scalar, unary: elementwise.cpp
+  families::add_convert_family(t);      // TCVT: compare.cpp
   families::add_compare_family(t);
-
-  // Reductions and broadcasts: src/isa/families/reduction.cpp, broadcast.cpp.
-  families::add_reduction_family(t);
-  families::add_broadcast_family(t);
-
-  // Cube: src/isa/families/matmul.cpp.
-  families::add_matmul_family(t);
-  add_more_instrs(t);
+  families::add_reduction_family(t);    // reduction.cpp
+  families::add_broadcast_family(t);    // broadcast.cpp
+  families::add_matmul_family(t);       // the cube: matmul.cpp
+  families::add_index_family(t);        // arg-reductions, gather/scatter, sort: index.cpp
+  families::add_generate_family(t);     // TCI TTRI TRANDOM: generate.cpp
+  families::add_sync_family(t);         // sync.cpp
+  families::add_cross_core_family(t);   // cross_core.cpp
   return t;
 }
 

@@ -1,7 +1,7 @@
 // The reference tile library: the arithmetic of every PTO instruction as plain loops over
 // tiles in a core's byte buffers. It is the sim engine's arithmetic and the living spec of
-// the ISA; the instruction records of src/isa/families/ hold most implementations, the files in
-// src/engines/sim/ the families not moved there yet (memory, moves, MGATHER / MSCATTER, cross-core).
+// the ISA; the instruction records of src/isa/families/ hold the implementations, except those
+// that reach engine structures (global tensors, the cluster of a mixed task): src/engines/sim/.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -42,10 +42,9 @@ const ReferenceTable& reference_library();
 // dtypes against the instruction table, then computes.
 void execute_reference(const TileCall& call);
 
-// Family registrations (one file each under src/engines/sim/) of the families whose reference
-// functions are not yet in their instruction records (src/isa/families/).
-void add_memory_instrs(ReferenceTable& table);       // TLOAD TSTORE TMOV TTRANS TFILLPAD TEXPANDS
-void add_index_instrs(ReferenceTable& table);        // MGATHER MSCATTER (global memory)
-void add_cross_core_instrs(ReferenceTable& table);   // TPUSH TPOP TFREE (mixed tasks)
+// The reference functions that reach engine structures, so not in their instruction records
+// (src/isa/families/ is below the engines): one file each under src/engines/sim/.
+void add_memory_instrs(ReferenceTable& table);       // TLOAD TSTORE MGATHER MSCATTER (global tensors)
+void add_cross_core_instrs(ReferenceTable& table);   // TPUSH TPOP TFREE SYNC_SET SYNC_WAIT (mixed tasks)
 
 }  // namespace pypto::runtime

@@ -117,7 +117,7 @@ struct InstrDef {
   // The packed-mask operand, if any; it must be a kMaskDtype tile covering the region.
   MaskUse mask = MaskUse::kNone;
   // The instruction's arithmetic (the sim engine runs it; src/isa/families/<family>.cpp).
-  // Empty for the families whose reference functions still live in src/engines/sim/.
+  // Empty for the instructions whose reference functions need engine structures (src/engines/sim/).
   ReferenceFn reference;
   FastPath fast;  // the native engine's optimised kernel, if any
 

@@ -41,7 +41,7 @@ const OpDef* resolve_op(const std::string& dsl_name, const std::vector<TypePtr>&
 // The memories a tile passes through, in order, to get from `from` to `to` with pl.tile.move
 // over the chip's legal on-chip moves (empty when from == to); nullopt when no chain exists.
 // Type inference accepts an operand that such a chain reaches; the InferMemory pass inserts
-// the moves. (src/ops/memory.cpp)
+// the moves. (src/ops/families/memory.cpp)
 std::optional<std::vector<MemorySpace>> move_path(MemorySpace from, MemorySpace to);
 
 // Defined in src/ops/all_ops.cpp: registers every op family; called once by OpRegistry::instance().

@@ -1,5 +1,6 @@
 // Assembles the reference library from the instruction records (src/isa/families/) and the
-// families not yet moved there (src/engines/sim/reference_*.cpp), and checks every call
+// reference functions that need engine structures (src/engines/sim/reference_memory.cpp:
+// global tensors; reference_cross_core.cpp: the cluster of a mixed task), and checks every call
 // against the instruction table (operand kinds, counts, dtypes) before computing.
 #include <algorithm>
 #include <variant>
@@ -16,7 +17,6 @@ const ReferenceTable& reference_library() {
     for (const isa::InstrDef* d : isa::all_instrs())
       if (d->reference) t[d->name] = d->reference;
     add_memory_instrs(t);
-    add_index_instrs(t);
     add_cross_core_instrs(t);
     return t;
   }();

@@ -1,6 +1,7 @@
-// Reference semantics of data movement: TLOAD / TSTORE between global tensors and tiles,
-// the on-chip copies TMOV, TTRANS, TFILLPAD, TEXTRACT, TINSERT, TCONCAT and the fill TEXPANDS.
-#include <cstring>
+// Reference semantics of the memory instructions that read or write global tensors: TLOAD /
+// TSTORE (tensor windows) and MGATHER / MSCATTER (flat indices). Their records are in
+// src/isa/families/memory.cpp; these functions stay with the engines because global tensors
+// (TensorView, pypto/engines/tensor.h) are an engine type, above the isa layer.
 #include <type_traits>
 
 #include "pypto/engines/reference.h"
@@ -132,125 +133,47 @@ void tstore(const TileCall& call) {
   }
 }
 
-void tmov(const TileCall& call) {
-  const TileRef& dst = call.out_tile();
-  const TileRef& src = call.in_tile(0);
-  call.require_covers(src, dst.valid_rows, dst.valid_cols);
-  for (int64_t r = 0; r < dst.valid_rows; ++r)
-    for (int64_t c = 0; c < dst.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, src.at(r, c), src.dtype);
-}
-
-void ttrans(const TileCall& call) {
-  const TileRef& dst = call.out_tile();
-  const TileRef& src = call.in_tile(0);
-  call.require_covers(src, dst.valid_cols, dst.valid_rows);
-  for (int64_t r = 0; r < dst.valid_rows; ++r)
-    for (int64_t c = 0; c < dst.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, src.at(c, r), src.dtype);
-}
-
-void tfillpad(const TileCall& call) {
-  const TileRef& dst = call.out_tile();
-  const TileRef& src = call.in_tile(0);
-  const float pad = pad_value(dst.pad, dst.dtype);
-  for (int64_t r = 0; r < dst.rows; ++r)
-    for (int64_t c = 0; c < dst.cols; ++c)
-      if (r < src.valid_rows && c < src.valid_cols && r < src.rows && c < src.cols)
-        convert_element(dst.at(r, c), dst.dtype, src.at(r, c), src.dtype);
-      else
-        dst.set_f(r, c, pad);
-}
-
-// The (row, col) offsets into a tile of TEXTRACT / TINSERT / TSUBVIEW (the kernel
-// validator rejects other lengths; single instructions from Python arrive here unchecked).
-const std::vector<int64_t>& tile_offsets(const TileCall& call) {
-  const auto& off = call.ins.at(1).list;
-  if (off.size() != 2)
-    call.fail_runtime("the offsets into a tile are [row, col], got " + std::to_string(off.size()) + " entries",
-                      "pass two offsets");
-  return off;
-}
-
-void textract(const TileCall& call) {
-  const TileRef& dst = call.out_tile();
-  const TileRef& src = call.in_tile(0);
-  const auto& off = tile_offsets(call);
-  call.require_covers(src, off.at(0) + dst.valid_rows, off.at(1) + dst.valid_cols);
-  for (int64_t r = 0; r < dst.valid_rows; ++r)
-    for (int64_t c = 0; c < dst.valid_cols; ++c)
-      convert_element(dst.at(r, c), dst.dtype, src.at(r + off[0], c + off[1]), src.dtype);
-}
-
-void tinsert(const TileCall& call) {
-  const TileRef& dst = call.out_tile();
-  const TileRef& src = call.in_tile(0);
-  const auto& off = tile_offsets(call);
-  call.require_covers(dst, off.at(0) + src.valid_rows, off.at(1) + src.valid_cols);
-  for (int64_t r = 0; r < src.valid_rows; ++r)
-    for (int64_t c = 0; c < src.valid_cols; ++c)
-      convert_element(dst.at(r + off[0], c + off[1]), dst.dtype, src.at(r, c), src.dtype);
-}
-
-void tconcat(const TileCall& call) {
-  const TileRef& dst = call.out_tile();
-  const TileRef& a = call.in_tile(0);
-  const TileRef& b = call.in_tile(1);
-  call.require_covers(dst, a.valid_rows, a.cols + b.valid_cols);
-  for (int64_t r = 0; r < a.valid_rows; ++r) {
-    for (int64_t c = 0; c < a.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, a.at(r, c), a.dtype);
-    for (int64_t c = 0; c < b.valid_cols; ++c) convert_element(dst.at(r, a.cols + c), dst.dtype, b.at(r, c), b.dtype);
+// The element `flat` of a global tensor in row-major order of its shape.
+uint8_t* flat_element(const TensorView& t, int64_t flat) {
+  std::vector<int64_t> index(t.shape.size());
+  for (int d = static_cast<int>(t.shape.size()) - 1; d >= 0; --d) {
+    index[d] = flat % t.shape[d];
+    flat /= t.shape[d];
   }
+  return t.element(index);
 }
 
-void texpands(const TileCall& call) {
+void mgather(const TileCall& call) {
   const TileRef& dst = call.out_tile();
-  const ScalarValue s = call.ins.at(0).scalar;
+  const TensorView& src = *call.ins.at(0).tensor;
+  const TileRef& idx = call.in_tile(1);
+  call.require_covers(idx, dst.valid_rows, dst.valid_cols);
   for (int64_t r = 0; r < dst.valid_rows; ++r)
-    for (int64_t c = 0; c < dst.valid_cols; ++c)
-      if (dst.is_float()) dst.set_d(r, c, s.as_double());  // rounded once to dst's dtype
-      else dst.set_i(r, c, s.as_int());
+    for (int64_t c = 0; c < dst.valid_cols; ++c) {
+      const int64_t j = call.checked_index(idx, r, c, src.numel(), "tensor '" + src.name + "'");
+      convert_element(dst.at(r, c), dst.dtype, flat_element(src, j), src.dtype);
+    }
 }
 
-// TRESHAPE: dst takes src's bytes in row-major order (the byte sizes must agree).
-void treshape(const TileCall& call) {
-  const TileRef& dst = call.out_tile();
+void mscatter(const TileCall& call) {
+  const TensorView& dst = *call.outs.at(0).tensor;
   const TileRef& src = call.in_tile(0);
-  if (dst.bytes() != src.bytes())
-    call.fail_runtime("tile '" + src.name + "' has " + std::to_string(src.bytes()) + " B, '" + dst.name + "' " +
-                          std::to_string(dst.bytes()) + " B",
-                      "reshape between tiles of the same byte size");
-  if (dst.data != src.data) std::memmove(dst.data, src.data, static_cast<size_t>(dst.bytes()));
+  const TileRef& idx = call.in_tile(1);
+  call.require_covers(idx, src.valid_rows, src.valid_cols);
+  for (int64_t r = 0; r < src.valid_rows; ++r)
+    for (int64_t c = 0; c < src.valid_cols; ++c) {
+      const int64_t j = call.checked_index(idx, r, c, dst.numel(), "tensor '" + dst.name + "'");
+      convert_element(flat_element(dst, j), dst.dtype, src.at(r, c), src.dtype);
+    }
 }
-
-void tfillpad_inplace(const TileCall& call) {
-  const TileRef& dst = call.out_tile();
-  const float pad = pad_value(dst.pad, dst.dtype);
-  for (int64_t r = 0; r < dst.rows; ++r)
-    for (int64_t c = 0; c < dst.cols; ++c)
-      if (r >= dst.valid_rows || c >= dst.valid_cols) dst.set_f(r, c, pad);
-}
-
-void no_data(const TileCall&) {}  // TASSIGN / TPREFETCH / sync: nothing moves in the model
 
 }  // namespace
 
 void add_memory_instrs(ReferenceTable& t) {
   t["TLOAD"] = tload;
   t["TSTORE"] = tstore;
-  t["TMOV"] = tmov;
-  t["TTRANS"] = ttrans;
-  t["TFILLPAD"] = tfillpad;
-  t["TEXPANDS"] = texpands;
-  t["TEXTRACT"] = textract;
-  t["TINSERT"] = tinsert;
-  t["TCONCAT"] = tconcat;
-  t["TRESHAPE"] = treshape;
-  t["TSUBVIEW"] = textract;  // a view in PTO; the model's tiles are separate buffers, so it copies
-  t["TASSIGN"] = no_data;
-  t["TPREFETCH"] = no_data;
-  t["TFILLPAD_INPLACE"] = tfillpad_inplace;
-  t["TFILLPAD_EXPAND"] = tfillpad;
-  for (const char* n : {"SET_FLAG", "WAIT_FLAG", "PIPE_BARRIER", "SET_FFTS", "FENCE", "CACHEINVALID", "SYNCALL",
-                        "PIPE_INIT"}) t[n] = no_data;  // timing only (cycle model); SYNC_SET / SYNC_WAIT: cross-core
+  t["MGATHER"] = mgather;
+  t["MSCATTER"] = mscatter;
 }
 
 }  // namespace pypto::runtime

@@ -1,4 +1,4 @@
-// Reference semantics of generators: TCI (iota over the valid region in row-major order,
+// The fill (TEXPANDS) and generator families. Reference semantics of generators: TCI (iota over the valid region in row-major order,
 // or counting down with attrs {"descending": true}), TTRI (triangular 0/1 mask) and
 // TRANDOM, the counter-based Philox4x32 generator (Salmon et al., "Parallel random numbers:
 // as easy as 1, 2, 3"): inputs key0, key1, counter0..counter3 (32-bit words, counter0 the
@@ -99,7 +99,21 @@ void trandom(const TileCall& call) {
     }
 }
 
+void texpands(const TileCall& call) {
+  const TileRef& dst = call.out_tile();
+  const ScalarValue s = call.ins.at(0).scalar;
+  for (int64_t r = 0; r < dst.valid_rows; ++r)
+    for (int64_t c = 0; c < dst.valid_cols; ++c)
+      if (dst.is_float()) dst.set_d(r, c, s.as_double());  // rounded once to dst's dtype
+      else dst.set_i(r, c, s.as_int());
+}
+
 }  // namespace
+
+// The fill family: TEXPANDS (dst = scalar over the valid region).
+void add_fill_family(std::vector<InstrDef>& t) {
+  t.push_back(vector_instr("TEXPANDS", InstrFamily::kFill, "T", "S", kAny, kScalarDefault, "dst = scalar", texpands));
+}
 
 void add_generate_family(std::vector<InstrDef>& t) {
   using F = InstrFamily;

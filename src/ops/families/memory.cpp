@@ -2,7 +2,7 @@
 // memories (move), and tiles that start empty or filled (create_tile, full).
 #include <map>
 
-#include "op_rules.h"
+#include "../op_rules.h"
 
 namespace pypto::ir::ops {
 

@@ -8,7 +8,7 @@
 //   pl.prefetch.make_context() / async_prefetch(src, ctx) / session(ctx) / wait(evt, session)
 // The sim cycle model honours the pipe barriers and hand-written flags; the native engine runs
 // kernels in program order, so it needs none of them (docs/language.md, "PyPTO compatibility").
-#include "op_rules.h"
+#include "../op_rules.h"
 #include "pypto/ops/kernel_builder.h"
 #include "pypto/isa/instructions.h"
 

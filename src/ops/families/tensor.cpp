@@ -5,7 +5,7 @@
 #include <cmath>
 #include <set>
 
-#include "op_rules.h"
+#include "../op_rules.h"
 
 namespace pypto::ir::ops {
 

@@ -1,7 +1,7 @@
 // Cube ops: acc[M, N] = left[M, K] @ right[K, N] on Left/Right tiles into an Acc tile, with
 // accumulation (matmul_acc) or a bias row (matmul_bias). Checks the cube's dtype pairs
 // (f32<-f32, f32<-f16, f32<-bf16, i32<-i8) and extents (1..4095).
-#include "op_rules.h"
+#include "../op_rules.h"
 
 namespace pypto::ir::ops {
 

@@ -6,7 +6,7 @@
 // or the entries of sort32's idx= tile (UINT32 in PyPTO).
 #include <tuple>
 
-#include "op_rules.h"
+#include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
 namespace pypto::ir::ops {

@@ -3,7 +3,7 @@
 // and padding of the invalid region (fillpad).
 #include <cmath>
 
-#include "op_rules.h"
+#include "../op_rules.h"
 
 namespace pypto::ir::ops {
 

@@ -5,7 +5,7 @@
 // subc (TADDC / TSUBC) and their scalar forms addsc / subsc (composites: TADDS or TSUBS, then
 // TADD), and one-element access: tensor.write, tile.read, tile.write (the scalar unit's
 // kScalarRead / kScalarWrite). Tensor forms of the elementwise ones are in tensor_compute.cpp.
-#include "op_rules.h"
+#include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
 namespace pypto::ir::ops {

@@ -2,7 +2,7 @@
 // scalar: TEXPANDS), expand_clone (a row, column or single element broadcast to a shape, as
 // a new tile: TROWEXPAND / TCOLEXPAND / TMOV), tri (a triangular 0/1 mask: TTRI) and arange
 // (consecutive values in row-major order: TCI).
-#include "op_rules.h"
+#include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
 namespace pypto::ir::ops {

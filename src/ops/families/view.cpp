@@ -4,7 +4,7 @@
 // and strides and starts at its own base offset. Writes through a view land in the parent.
 #include <cmath>
 
-#include "op_rules.h"
+#include "../op_rules.h"
 
 namespace pypto::ir::ops {
 

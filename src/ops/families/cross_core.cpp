@@ -5,7 +5,7 @@
 // tile), t = pl.tpop_from_aic(shape, dtype) (lands in Vec), pl.tfree_to_aic(t). Which kind
 // of function an op may appear in is checked when the kernel is lowered (the op does not
 // know its function); the runtime checks that pushes and pops agree (docs/language.md).
-#include "op_rules.h"
+#include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
 namespace pypto::ir::ops {
