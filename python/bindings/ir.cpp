@@ -459,6 +459,17 @@ void bind_registry(nb::module_& m) {
         return make_op_call(name, args, kw, to_attrs(attr_kwargs), span);
       },
       "name"_a, "args"_a, "kwargs"_a = nb::dict(), "attr_kwargs"_a = nb::dict(), "span"_a = Span{});
+  m.def(  // the parameter index of each positional argument, then each keyword (the parser's binding)
+      "bind_op_arguments",
+      [](const std::string& name, size_t positional, const std::vector<std::string>& keywords, const std::string& shown,
+         const Span& span) {
+        const OpDef* op = OpRegistry::instance().find(name);
+        if (!op) fail(ErrorKind::kType, span, "unknown op 'pl." + name + "'", "see docs/ops.md for the ops of the language");
+        return bind_op_arguments(*op, positional, keywords, shown, span);
+      },
+      "name"_a, "positional"_a, "keywords"_a, "shown"_a, "span"_a = Span{});
+  m.def(
+      "op_signature", [](const std::string& name) { return op_signature(*OpRegistry::instance().find(name)); }, "name"_a);
   m.def(
       "resolve_op",
       [](const std::string& name, const std::vector<TypePtr>& types) -> const OpDef* { return resolve_op(name, types); },

@@ -579,21 +579,12 @@ class ExprParser:
                                    "kernel code (an InCore function or a pl.at body)",
                              "call pl.dump_tag(t) in the orchestration, before the launches that pass t")
         params = op.params
-        signature = f"pl.{op.name}(" + ", ".join(p.name + ("=..." if p.optional or p.has_default else "")
-                                                  for p in params) + ")"
-        if len(args) > len(params):
-            raise self.error(node, f"pl.{dsl_name} takes at most {len(params)} arguments, got {len(args)}",
-                             f"call it as {signature}")
-        given = {p.name: a for p, a in zip(params, args)}
-        spelled = {a: p.name for p in params for a in (p.name, *p.aliases)}  # PyPTO's keywords too
-        for k, v in kwargs.items():
-            if k not in spelled:
-                near = difflib.get_close_matches(k, sorted(spelled), n=1)
-                raise self.error(node, f"pl.{dsl_name} has no keyword argument '{k}'",
-                                 (f"did you mean '{near[0]}='? " if near else "") + f"call it as {signature}")
-            if spelled[k] in given:
-                raise self.error(node, f"pl.{dsl_name} got argument '{k}' twice", f"call it as {signature}")
-            given[spelled[k]] = v
+        signature = ir.op_signature(op.name)
+        # The C++ binding (bind_op_arguments: positional order, PyPTO's keyword aliases, the errors)
+        # says which parameter each argument is; the values stay Python here because turning one
+        # into an expression or an attribute depends on that parameter's kind (build_call).
+        slots = self.checked(lambda: ir.bind_op_arguments(op.name, len(args), list(kwargs), dsl_name, self.span(node)))
+        given = {params[i].name: v for i, v in zip(slots, [*args, *kwargs.values()])}
         if op.name == "tensor.create" and isinstance(given.get("shape"), (list, tuple)):
             given["shape"] = self.named_extents(given["shape"], node)
         if getattr(self, "in_kernel_code", lambda: False)():
