@@ -440,6 +440,7 @@ void bind_registry(nb::module_& m) {
       .def_ro("optional", &ParamSpec::optional)
       .def_ro("index", &ParamSpec::index)
       .def_ro("aliases", &ParamSpec::aliases)
+      .def_ro("memory", &ParamSpec::memory)  // DDR: a tile op's operand that is a tensor in global memory
       .def_prop_ro("has_default", [](const ParamSpec& p) { return p.default_value.has_value(); })
       .def_prop_ro("default", [](const ParamSpec& p) { return p.default_value ? from_attr(*p.default_value) : nb::none(); });
   nb::class_<OpDef>(m, "OpDef")

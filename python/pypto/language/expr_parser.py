@@ -638,10 +638,6 @@ class ExprParser:
         except (TypeError, OverflowError) as e:  # e.g. an attribute that does not fit in 64 bits
             raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
 
-    # Tile ops whose named parameters take a tensor in global memory (every other tile operand is a tile).
-    TENSOR_PARAMS = {"tile.load": "tensor", "tile.store": "output_tensor", "tile.mgather": "tensor",
-                     "tile.mscatter": "output_tensor"}
-
     def tile_operands(self, op, given, node):
         """PyPTO's meaning in kernel code: a tensor used as a tile ("a slice inside InCore yields
         a Tile"). A call mixing tensors and tiles is the tile op, and each tensor operand of a
@@ -657,10 +653,9 @@ class ExprParser:
             op = ir.find_op(form)
         if not op.name.startswith("tile."):
             return op, given, None
-        keep = self.TENSOR_PARAMS.get(op.name)
         original, given, changed, problem = given, dict(given), False, None
         for p, v in operands(op):
-            if p.name == keep or not isinstance(v.type, ir.TensorType):
+            if p.memory == ir.MemorySpace.DDR or not isinstance(v.type, ir.TensorType):  # its record: a global tensor
                 continue
             shape = [d.value if isinstance(d, ir.ConstInt) else None for d in v.type.shape]
             if None in shape or len(shape) > 2 and any(n != 1 for n in shape[:-2]):
