@@ -470,7 +470,13 @@ void bind_registry(nb::module_& m) {
       },
       "name"_a, "positional"_a, "keywords"_a, "shown"_a, "span"_a = Span{});
   m.def(
-      "op_signature", [](const std::string& name) { return op_signature(*OpRegistry::instance().find(name)); }, "name"_a);
+      "op_signature",
+      [](const std::string& name) {
+        const OpDef* op = OpRegistry::instance().find(name);
+        if (!op) fail(ErrorKind::kType, Span{}, "unknown op 'pl." + name + "'", "see docs/ops.md for the ops of the language");
+        return op_signature(*op);
+      },
+      "name"_a);
   m.def(
       "resolve_op",
       [](const std::string& name, const std::vector<TypePtr>& types) -> const OpDef* { return resolve_op(name, types); },
