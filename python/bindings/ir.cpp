@@ -444,6 +444,7 @@ void bind_registry(nb::module_& m) {
       .def_ro("optional", &ParamSpec::optional)
       .def_ro("index", &ParamSpec::index)
       .def_ro("aliases", &ParamSpec::aliases)
+      .def_ro("memory", &ParamSpec::memory)  // DDR: a tile op's operand that is a tensor in global memory
       .def_prop_ro("has_default", [](const ParamSpec& p) { return p.default_value.has_value(); })
       .def_prop_ro("default", [](const ParamSpec& p) { return p.default_value ? from_attr(*p.default_value) : nb::none(); });
   nb::class_<OpDef>(m, "OpDef")
@@ -463,6 +464,23 @@ void bind_registry(nb::module_& m) {
         return make_op_call(name, args, kw, to_attrs(attr_kwargs), span);
       },
       "name"_a, "args"_a, "kwargs"_a = nb::dict(), "attr_kwargs"_a = nb::dict(), "span"_a = Span{});
+  m.def(  // the parameter index of each positional argument, then each keyword (the parser's binding)
+      "bind_op_arguments",
+      [](const std::string& name, size_t positional, const std::vector<std::string>& keywords, const std::string& shown,
+         const Span& span) {
+        const OpDef* op = OpRegistry::instance().find(name);
+        if (!op) fail(ErrorKind::kType, span, "unknown op 'pl." + name + "'", "see docs/ops.md for the ops of the language");
+        return bind_op_arguments(*op, positional, keywords, shown, span);
+      },
+      "name"_a, "positional"_a, "keywords"_a, "shown"_a, "span"_a = Span{});
+  m.def(
+      "op_signature",
+      [](const std::string& name) {
+        const OpDef* op = OpRegistry::instance().find(name);
+        if (!op) fail(ErrorKind::kType, Span{}, "unknown op 'pl." + name + "'", "see docs/ops.md for the ops of the language");
+        return op_signature(*op);
+      },
+      "name"_a);
   m.def(
       "resolve_op",
       [](const std::string& name, const std::vector<TypePtr>& types) -> const OpDef* { return resolve_op(name, types); },

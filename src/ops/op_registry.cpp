@@ -82,7 +82,7 @@ const AttrValue& CallSite::attr(const std::string& name) const {
   return it->second;
 }
 
-static std::string signature(const OpDef& op) {
+std::string op_signature(const OpDef& op) {
   std::string s = "pl." + op.name + "(";
   for (size_t i = 0; i < op.params.size(); ++i) {
     if (i) s += ", ";
@@ -157,43 +157,78 @@ static void check_supported_types(const OpDef& op, const std::vector<ExprPtr>& a
   }
 }
 
+// difflib's similarity (Ratcliff/Obershelp): twice the matched characters over the total.
+static size_t matched(const std::string& a, const std::string& b) {
+  size_t best = 0, ai = 0, bi = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    for (size_t j = 0; j < b.size(); ++j) {
+      size_t k = 0;
+      while (i + k < a.size() && j + k < b.size() && a[i + k] == b[j + k]) ++k;
+      if (k > best) best = k, ai = i, bi = j;
+    }
+  if (!best) return 0;
+  return best + matched(a.substr(0, ai), b.substr(0, bi)) + matched(a.substr(ai + best), b.substr(bi + best));
+}
+
+std::vector<size_t> bind_op_arguments(const OpDef& op, size_t positional, const std::vector<std::string>& keywords,
+                                      const std::string& shown, const Span& span) {
+  const std::string sig = "call it as " + op_signature(op);
+  if (positional > op.params.size())
+    fail(ErrorKind::kType, span,
+         "pl." + shown + " takes at most " + std::to_string(op.params.size()) + " arguments, got " + std::to_string(positional),
+         sig);
+  std::vector<size_t> slot;
+  std::vector<bool> given(op.params.size(), false);
+  for (size_t i = 0; i < positional; ++i) slot.push_back(i), given[i] = true;
+  for (auto& k : keywords) {
+    size_t i = 0;
+    while (i < op.params.size() && !op.params[i].accepts(k)) ++i;
+    if (i == op.params.size()) {  // the closest spelling, as Python's difflib.get_close_matches(n=1)
+      std::string near;
+      double score = 0.6;
+      for (auto& p : op.params) {
+        std::vector<std::string> spellings = p.aliases;
+        spellings.insert(spellings.begin(), p.name);
+        for (auto& c : spellings) {
+          double r = 2.0 * matched(k, c) / double(k.size() + c.size());
+          if (r > score || (r == score && (near.empty() || c > near))) score = r, near = c;
+        }
+      }
+      fail(ErrorKind::kType, span, "pl." + shown + " has no keyword argument '" + k + "'",
+           (near.empty() ? "" : "did you mean '" + near + "='? ") + sig);
+    }
+    if (given[i]) fail(ErrorKind::kType, span, "pl." + shown + " got argument '" + k + "' twice", sig);
+    given[i] = true;
+    slot.push_back(i);
+  }
+  return slot;
+}
+
 ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& args,
                      const std::vector<std::pair<std::string, ExprPtr>>& kwargs, const Attrs& attr_kwargs,
                      const Span& span) {
   const OpDef* op = OpRegistry::instance().find(op_name);
   if (!op) fail(ErrorKind::kType, span, "unknown op 'pl." + op_name + "'", "see docs/ops.md for the ops of the language");
-  if (args.size() > op->params.size())
-    fail(ErrorKind::kType, span,
-         "pl." + op_name + " takes at most " + std::to_string(op->params.size()) + " arguments, got " + std::to_string(args.size()),
-         "call it as " + signature(*op));
+
+  std::vector<std::string> keywords;
+  for (auto& kv : kwargs) keywords.push_back(kv.first);
+  for (auto& kv : attr_kwargs) keywords.push_back(kv.first);
+  const std::vector<size_t> slot = bind_op_arguments(*op, args.size(), keywords, op_name, span);
 
   std::vector<ExprPtr> call_args;
   Attrs attrs;
   std::vector<bool> given(op->params.size(), false);
-  auto param_index = [&](const std::string& name) -> int {
-    for (size_t i = 0; i < op->params.size(); ++i)
-      if (op->params[i].accepts(name)) return static_cast<int>(i);
-    fail(ErrorKind::kType, span, "pl." + op_name + " has no keyword argument '" + name + "'", "call it as " + signature(*op));
-  };
   std::vector<ExprPtr> by_param(op->params.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    by_param[i] = args[i];
-    given[i] = true;
-  }
-  for (auto& [name, value] : kwargs) {
-    int i = param_index(name);
-    if (given[i]) fail(ErrorKind::kType, span, "pl." + op_name + " got argument '" + name + "' twice");
-    by_param[i] = value;
-    given[i] = true;
-  }
+  size_t n = 0;
+  for (auto& a : args) by_param[slot[n++]] = a;
+  for (auto& kv : kwargs) by_param[slot[n++]] = kv.second;
   for (auto& [name, value] : attr_kwargs) {
-    int i = param_index(name);
-    if (given[i]) fail(ErrorKind::kType, span, "pl." + op_name + " got argument '" + name + "' twice");
+    size_t i = slot[n++];
     if (op->params[i].kind != ParamKind::kAttr)
       fail(ErrorKind::kType, span, "pl." + op_name + ": argument '" + name + "' must be a value, not a compile-time constant");
     attrs[op->params[i].name] = value;
-    given[i] = true;
   }
+  for (size_t i : slot) given[i] = true;
   for (size_t i = 0; i < op->params.size(); ++i) {
     const ParamSpec& p = op->params[i];
     if (p.kind == ParamKind::kAttr) {
@@ -202,13 +237,13 @@ ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& arg
              "pass a literal, a closure constant or a pl.* enum value");
       if (!given[i]) {
         if (!p.default_value)
-          fail(ErrorKind::kType, span, "pl." + op_name + " is missing argument '" + p.name + "'", "call it as " + signature(*op));
+          fail(ErrorKind::kType, span, "pl." + op_name + " is missing argument '" + p.name + "'", "call it as " + op_signature(*op));
         attrs[p.name] = *p.default_value;
       }
       continue;
     }
     if (!given[i] && !p.optional)
-      fail(ErrorKind::kType, span, "pl." + op_name + " is missing argument '" + p.name + "'", "call it as " + signature(*op));
+      fail(ErrorKind::kType, span, "pl." + op_name + " is missing argument '" + p.name + "'", "call it as " + op_signature(*op));
     if (by_param[i] && p.kind == ParamKind::kExprList && !by_param[i]->as<ListExpr>())
       fail(ErrorKind::kType, span, "pl." + op_name + ": argument '" + p.name + "' must be a list such as [0, 0]");
     call_args.push_back(by_param[i]);

@@ -32,6 +32,17 @@ ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& arg
                      const std::vector<std::pair<std::string, ExprPtr>>& kwargs, const Attrs& attr_kwargs,
                      const Span& span);
 
+// Binds a call's arguments to the op's parameters, the one place that knows positional order
+// and keyword aliases (make_op_call and the parser use it): the parameter index of each of the
+// `positional` arguments, then of each keyword. Surplus arguments, an unknown keyword (with the
+// closest spelling) or one given twice raise user errors naming `shown` (what the user wrote:
+// "load" for pl.load) at `span`.
+std::vector<size_t> bind_op_arguments(const OpDef& op, size_t positional, const std::vector<std::string>& keywords,
+                                      const std::string& shown, const Span& span);
+
+// The op's signature as the errors show it: "pl.tile.load(tensor, offsets, shape, valid_shape=...)".
+std::string op_signature(const OpDef& op);
+
 // Resolves a DSL spelling to an op: `pl.tile.add` / `pl.tensor.dim` name ops exactly
 // ("tile.add"); bare `pl.add` resolves through aliases, then "tensor.<name>" when the first
 // argument is a Tensor, else "tile.<name>" (then the other prefix); finally the op's scalar_variant is chosen when

@@ -579,21 +579,12 @@ class ExprParser:
                                    "kernel code (an InCore function or a pl.at body)",
                              "call pl.dump_tag(t) in the orchestration, before the launches that pass t")
         params = op.params
-        signature = f"pl.{op.name}(" + ", ".join(p.name + ("=..." if p.optional or p.has_default else "")
-                                                  for p in params) + ")"
-        if len(args) > len(params):
-            raise self.error(node, f"pl.{dsl_name} takes at most {len(params)} arguments, got {len(args)}",
-                             f"call it as {signature}")
-        given = {p.name: a for p, a in zip(params, args)}
-        spelled = {a: p.name for p in params for a in (p.name, *p.aliases)}  # PyPTO's keywords too
-        for k, v in kwargs.items():
-            if k not in spelled:
-                near = difflib.get_close_matches(k, sorted(spelled), n=1)
-                raise self.error(node, f"pl.{dsl_name} has no keyword argument '{k}'",
-                                 (f"did you mean '{near[0]}='? " if near else "") + f"call it as {signature}")
-            if spelled[k] in given:
-                raise self.error(node, f"pl.{dsl_name} got argument '{k}' twice", f"call it as {signature}")
-            given[spelled[k]] = v
+        signature = ir.op_signature(op.name)
+        # The C++ binding (bind_op_arguments: positional order, PyPTO's keyword aliases, the errors)
+        # says which parameter each argument is; the values stay Python here because turning one
+        # into an expression or an attribute depends on that parameter's kind (build_call).
+        slots = self.checked(lambda: ir.bind_op_arguments(op.name, len(args), list(kwargs), dsl_name, self.span(node)))
+        given = {params[i].name: v for i, v in zip(slots, [*args, *kwargs.values()])}
         if op.name == "tensor.create" and isinstance(given.get("shape"), (list, tuple)):
             given["shape"] = self.named_extents(given["shape"], node)
         if getattr(self, "in_kernel_code", lambda: False)():
@@ -647,10 +638,6 @@ class ExprParser:
         except (TypeError, OverflowError) as e:  # e.g. an attribute that does not fit in 64 bits
             raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
 
-    # Tile ops whose named parameters take a tensor in global memory (every other tile operand is a tile).
-    TENSOR_PARAMS = {"tile.load": "tensor", "tile.store": "output_tensor", "tile.mgather": "tensor",
-                     "tile.mscatter": "output_tensor"}
-
     def tile_operands(self, op, given, node):
         """PyPTO's meaning in kernel code: a tensor used as a tile ("a slice inside InCore yields
         a Tile"). A call mixing tensors and tiles is the tile op, and each tensor operand of a
@@ -666,10 +653,9 @@ class ExprParser:
             op = ir.find_op(form)
         if not op.name.startswith("tile."):
             return op, given, None
-        keep = self.TENSOR_PARAMS.get(op.name)
         original, given, changed, problem = given, dict(given), False, None
         for p, v in operands(op):
-            if p.name == keep or not isinstance(v.type, ir.TensorType):
+            if p.memory == ir.MemorySpace.DDR or not isinstance(v.type, ir.TensorType):  # its record: a global tensor
                 continue
             shape = [d.value if isinstance(d, ir.ConstInt) else None for d in v.type.shape]
             if None in shape or len(shape) > 2 and any(n != 1 for n in shape[:-2]):

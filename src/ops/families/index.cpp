@@ -697,7 +697,7 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_mrgsort({a_values:v}, {a_indices}, {b_values:v}, {b_indices})"});
   r.add({.name = "tile.mgather",
-         .params = {aka(expr_param("tensor"), {"mem"}), aka(expr_param("indices"), {"idx"}),
+         .params = {aka(in_memory(expr_param("tensor"), MemorySpace::DDR), {"mem"}), aka(expr_param("indices"), {"idx"}),
                     hint(attr_param("coalesce", std::string("row"))), hint(attr_param("gather_oob", std::string("undefined"))),
                     hint(attr_param("target_memory", MemorySpace::Vec)), hint(expr_param("scratch", true)),
                     hint(list_param("valid_shape", true))},
@@ -710,7 +710,7 @@ void register_index_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_mgather({tensor}, {indices}, {R}, {C})"});
   r.add({.name = "tile.mscatter",
-         .params = {aka(expr_param("tile"), {"src"}), aka(expr_param("indices"), {"idx"}), expr_param("output_tensor")},
+         .params = {aka(expr_param("tile"), {"src"}), aka(expr_param("indices"), {"idx"}), in_memory(expr_param("output_tensor"), MemorySpace::DDR)},
          .infer_type = infer_mscatter,
          .pto = "MSCATTER",
          .lower = lower_mscatter,

@@ -449,7 +449,7 @@ namespace pypto::ir::ops {
 
 void register_memory_ops(OpRegistry& r) {
   r.add({.name = "tile.load",
-         .params = {expr_param("tensor"), list_param("offsets"), aka(attr_param("shape"), {"shapes"}),
+         .params = {in_memory(expr_param("tensor"), MemorySpace::DDR), list_param("offsets"), aka(attr_param("shape"), {"shapes"}),
                     list_param("valid_shape", true), attr_param("target_memory", MemorySpace::Vec),
                     quiet(attr_param("clamp", false)), quiet(attr_param("dims", std::vector<int64_t>{}))},
          .infer_type = infer_load,
@@ -462,7 +462,7 @@ void register_memory_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_window({tensor}, {offsets}, {R}, {C}, {dims})"});
   r.add({.name = "tile.store",
-         .params = {expr_param("tile"), list_param("offsets"), expr_param("output_tensor"),
+         .params = {expr_param("tile"), list_param("offsets"), in_memory(expr_param("output_tensor"), MemorySpace::DDR),
                     quiet(aka(attr_param("shape", std::vector<int64_t>{}), {"shapes"})),
                     quiet(attr_param("atomic", std::string("none"))), quiet(attr_param("dims", std::vector<int64_t>{}))},
          .infer_type = infer_store,
