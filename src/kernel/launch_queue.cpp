@@ -285,7 +285,10 @@ void submit_lowered(std::shared_ptr<const LoweredKernel> lowered, std::vector<st
   state->lowered = lowered;
   state->engine = engine;
   state->chip = chip;
-  const auto [blocks, pieces] = split_of(*lowered, chip, cores);
+  // Named copies, not a structured binding: clang before 16 cannot capture bindings in a lambda.
+  const std::pair<int, int64_t> split = split_of(*lowered, chip, cores);
+  const int blocks = split.first;
+  const int64_t pieces = split.second;
   const int64_t width = std::max<int64_t>(1, lowered->chunk_lanes);
   const int64_t chunks = (lowered->total_lanes + width - 1) / width;
   // The blocks take contiguous chunk ranges (pieces) in order from a shared counter, so a block
