@@ -199,8 +199,6 @@ class Narrow : public IRMutator {
       std::vector<ExprPtr> given = elems(r->args[2]);
       if (given.empty()) given = {idx(shape[0]), idx(shape[1])};
       std::vector<ExprPtr> cut = cut_valid(*v, elems(r->args[1]), given, r->span);
-      Attrs attrs = r->attrs;
-      attrs.erase("shape");
       return make_op_call(op, {r->args[0], r->args[1]}, {{"valid_shape", ListExpr::make(cut)}},
                           {{"shape", shape}, {"target_memory", r->attrs.at("target_memory")}, {"clamp", r->attrs.at("clamp")}},
                           r->span);
@@ -218,16 +216,6 @@ class Narrow : public IRMutator {
       std::vector<ExprPtr> args = r->args;
       args[si] = make_op_call("tile.set_validshape", {args[si]}, {{"valid_shape", ListExpr::make(cut)}}, {}, r->span);
       return Call::make(r->op, args, r->attrs, r->span);
-    }
-    if (op.rfind("tile.", 0) == 0 && r->type && r->type->as<TileType>()) {  // a tile op reading a narrowed tile
-      bool narrowed = false;
-      for (auto& arg : r->args) {
-        auto* t = arg && arg->type ? arg->type->as<TileType>() : nullptr;
-        narrowed |= t && !t->valid_shape.empty();
-      }
-      if (!narrowed) return r;
-      ExprPtr retyped = Call::make(r->op, r->args, r->attrs, r->span);  // make() re-infers the type
-      return structural_equal(retyped->type, r->type) ? ExprPtr(r) : retyped;
     }
     if (op == "tensor.read" || op == "tensor.write" || op == "tensor.dim") return r;
     std::vector<ExprPtr> args = r->args;

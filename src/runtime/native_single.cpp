@@ -14,13 +14,6 @@ namespace pypto::runtime {
 
 namespace {
 
-std::pair<int64_t, int64_t> tile_shape(const TensorView& a, const std::string& mnemonic) {
-  if (a.shape.size() == 2) return {a.shape[0], a.shape[1]};
-  if (a.shape.size() == 1) return {1, a.shape[0]};
-  fail(ErrorKind::kValue, {}, mnemonic + ": tile operand '" + a.name + "' must be 1-D or 2-D, got " + a.describe(),
-       "pass a 2-D array for each tile");
-}
-
 isa::Scalar scalar_of(const ScalarValue& v) { return v.is_float ? isa::Scalar::immf(v.f) : isa::Scalar::imm(v.i); }
 
 }  // namespace
@@ -62,7 +55,7 @@ void execute_instruction_native(const std::string& mnemonic, const std::vector<L
     if (want == 'G') return isa::Operand::tensor(param);
     // A tile: its array seen as rows x cols (a 1-D array is one row), loaded whole through
     // an alias with the full valid shape, then used with the requested valid shape and pad.
-    auto [rows, cols] = tile_shape(op.array, mnemonic);
+    auto [rows, cols] = array_tile_shape(op.array, mnemonic);
     isa::TileDesc whole;
     whole.name = op.array.name + "_whole";
     whole.dtype = op.array.dtype;

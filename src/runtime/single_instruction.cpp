@@ -12,22 +12,21 @@
 
 namespace pypto::runtime {
 
-namespace {
-
-// Rows and columns of an array seen as a tile (a 1-D array is one row).
-std::pair<int64_t, int64_t> tile_shape(const TensorView& a, const std::string& mnemonic) {
+std::pair<int64_t, int64_t> array_tile_shape(const TensorView& a, const std::string& mnemonic) {
   if (a.shape.size() == 2) return {a.shape[0], a.shape[1]};
   if (a.shape.size() == 1) return {1, a.shape[0]};
   fail(ErrorKind::kValue, {}, mnemonic + ": tile operand '" + a.name + "' must be 1-D or 2-D, got " + a.describe(),
        "pass a 2-D array for each tile");
 }
 
+namespace {
+
 struct Scratch {
   SimEngine core;
   std::map<MemorySpace, int64_t> next_addr;
 
   TileRef place(const LooseOperand& op, const std::string& mnemonic) {
-    auto [rows, cols] = tile_shape(op.array, mnemonic);
+    auto [rows, cols] = array_tile_shape(op.array, mnemonic);
     TileRef t;
     t.dtype = op.array.dtype;
     t.rows = rows;

@@ -3,6 +3,7 @@
 // is how tests check each instruction against numpy.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pypto/ir/expr.h"
@@ -22,6 +23,10 @@ struct LooseOperand {
 
 // Runs `mnemonic` with the given operands (ordered as in the instruction table's operand
 // signature); tile outputs are written back into their arrays.
+// Rows and columns of a host array seen as one tile operand of `mnemonic` (a 1-D array is one
+// row); a user error for any other rank. Both executors place operands with it.
+std::pair<int64_t, int64_t> array_tile_shape(const TensorView& a, const std::string& mnemonic);
+
 void execute_instruction(const std::string& mnemonic, const std::vector<LooseOperand>& outs,
                          const std::vector<LooseOperand>& ins, const ir::Attrs& attrs,
                          const std::string& platform = "a2a3sim");
