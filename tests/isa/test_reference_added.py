@@ -336,5 +336,9 @@ def test_tsels_and_fillpad_forms(rng, shape, valid, dtype):
 def test_isa_doc_is_up_to_date():
     doc = pathlib.Path(__file__).resolve().parents[2] / "docs" / "isa.md"
     assert doc.read_text() == isa.table_markdown(), "regenerate with: python tools/gen_isa_doc.py"
+    from pypto.tools.zh_docs import generated_page
+
+    zh = doc.parent / "zh" / "isa.md"
+    assert zh.read_text() == generated_page("isa.md", isa.table_markdown()), "regenerate with: python tools/gen_isa_doc.py"
     for name in ["TROWARGMAX", "TSORT32", "SET_FLAG", "TGEMV_BIAS", "TRANDOM"]:
         assert f"| {name} |" in doc.read_text()

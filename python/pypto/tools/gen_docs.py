@@ -3,7 +3,7 @@
     python -m pypto.tools.gen_docs [DOCS_DIR]
 
 docs/ops.md comes from the op registry, docs/passes.md from the pass pipeline's own
-descriptions; each page is checked to be current by the tests.
+descriptions, and each has its Chinese page under docs/zh/ (pypto.tools.zh_docs); each page is checked to be current by the tests.
 """
 
 from __future__ import annotations
@@ -44,16 +44,20 @@ def passes_markdown() -> str:
 
 def pages() -> dict[str, str]:
     """File name -> generated content."""
-    return {
+    from pypto.tools.zh_docs import generated_page
+
+    english = {
         "ops.md": HEADER.format(source="the op registry") + _core.ir.ops_reference_markdown(),
         "passes.md": HEADER.format(source="the pass pipeline") + passes_markdown(),
     }
+    return {**english, **{f"zh/{name}": generated_page(name, text) for name, text in english.items()}}
 
 
 def main(argv: list[str]) -> int:
     out = pathlib.Path(argv[0] if argv else "docs")
     out.mkdir(parents=True, exist_ok=True)
     for name, text in pages().items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
         (out / name).write_text(text)
         print(f"wrote {out / name}")
     return 0
