@@ -12,9 +12,10 @@ fails when they differ:
 - the images and the links to other pages (their targets, not their text; a Chinese page
   may link more).
 
-`python -m pypto.tools.zh_docs` prints the problems; `--sync-code` copies the English code
-blocks into the Chinese pages where both have the same number of blocks (after a change that
-only edited code), and reports the pages that need a translator.
+`python -m pypto.tools.zh_docs [DOCS_DIR]` (default ./docs) prints the problems;
+`--sync-code` copies the English code blocks into the Chinese pages where both have the same
+number of blocks (after a change that only edited code), and reports the pages that need a
+translator.
 """
 
 from __future__ import annotations
@@ -24,18 +25,17 @@ import re
 import sys
 import unicodedata
 
-DOCS = pathlib.Path(__file__).resolve().parents[3] / "docs"
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*(?:\{#([\w\-.]+)\})?\s*$")
 LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-def english_pages(docs: pathlib.Path = DOCS) -> list[pathlib.Path]:
+def english_pages(docs: pathlib.Path) -> list[pathlib.Path]:
     return sorted(p for p in docs.rglob("*.md") if "zh" not in p.relative_to(docs).parts)
 
 
-def chinese_pages(docs: pathlib.Path = DOCS) -> list[pathlib.Path]:
+def chinese_pages(docs: pathlib.Path) -> list[pathlib.Path]:
     return sorted((docs / "zh").rglob("*.md"))
 
 
@@ -137,7 +137,7 @@ def compare(english: str, chinese: str) -> list[str]:
     return problems
 
 
-def check(docs: pathlib.Path = DOCS) -> dict[str, list[str]]:
+def check(docs: pathlib.Path) -> dict[str, list[str]]:
     """{page: problems} for every page whose Chinese page is missing or out of step."""
     out = {}
     for page in english_pages(docs):
@@ -156,7 +156,7 @@ def check(docs: pathlib.Path = DOCS) -> dict[str, list[str]]:
     return out
 
 
-def sync_code(docs: pathlib.Path = DOCS) -> list[str]:
+def sync_code(docs: pathlib.Path) -> list[str]:
     """Copies English code blocks into the Chinese pages, block by block, where the counts
     agree; returns the pages whose counts differ (they need a translator)."""
     todo = []
@@ -181,10 +181,15 @@ def sync_code(docs: pathlib.Path = DOCS) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    dirs = [a for a in argv if not a.startswith("--")]
+    docs = pathlib.Path(dirs[0] if dirs else "docs")
+    if not docs.is_dir():
+        print(f"pypto.tools.zh_docs: no docs directory at {docs.resolve()}; fix: run it from the checkout's root or pass DOCS_DIR")
+        return 2
     if "--sync-code" in argv:
-        for page in sync_code():
+        for page in sync_code(docs):
             print(f"{page}: code blocks differ in number; translate by hand")
-    problems = check()
+    problems = check(docs)
     for page, items in problems.items():
         for item in items:
             print(f"docs/{page}: {item}")
