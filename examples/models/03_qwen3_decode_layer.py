@@ -352,10 +352,11 @@ def make_inputs(c: Qwen3Config, prefill: bool = False, seed: int = 0):
     return inputs
 
 
-def reference(c: Qwen3Config, inp: dict, prefill: bool = False):
+def reference(c: Qwen3Config, inp: dict, prefill: bool = False, inplace: bool = False):
     """The same arithmetic in torch: bf16 weights upcast, fp32 accumulation, bf16 where the
     kernels hand the cube bf16 (normed activations, q/k/v, P, the attention output, the
-    SwiGLU product). Returns (out, key_cache, value_cache); the caches are updated copies."""
+    SwiGLU product). Returns (out, key_cache, value_cache): updated copies of the caches, or
+    with inplace=True the input caches updated in place (as the layer does)."""
     import torch
 
     B, H, NH, NKV, HD, BS = c.batch, c.hidden, c.heads, c.kv_heads, c.head_dim, c.block
@@ -379,7 +380,9 @@ def reference(c: Qwen3Config, inp: dict, prefill: bool = False):
     q = bf(norm_rope(mm(xn, inp["wq"]).view(B, NH, HD), inp["q_norm"]))
     k = norm_rope(mm(xn, inp["wk"]).view(B, NKV, HD), inp["k_norm"]).to(torch.bfloat16)
     v = mm(xn, inp["wv"]).view(B, NKV, HD).to(torch.bfloat16)
-    kc, vc = inp["key_cache"].clone(), inp["value_cache"].clone()
+    kc, vc = inp["key_cache"], inp["value_cache"]
+    if not inplace:
+        kc, vc = kc.clone(), vc.clone()
     pos, bt, seq_of = inp["pos"].long(), inp["block_table"].long(), inp["seq_of"].long()
     slots = bt[seq_of, pos // BS] * BS + pos % BS
     kc[slots] = k.reshape(B, NKV * HD)
