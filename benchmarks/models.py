@@ -103,7 +103,7 @@ def layer_case(prefill: bool, rounds: int = 5):
     small = os.environ.get("PYPTO_BENCH_MODEL_SIZE", "full") == "small"
     c = m.SMALL if small else m.FULL
     if prefill:
-        c = m.Qwen3Config(**{**c.__dict__, "batch": 32 if small else 128})
+        c = m.prefill_config(c)
     inp = m.make_inputs(c, prefill, seed=0)
     need = bytes_moved(m, c, inp, prefill)
     in_bytes = m.inputs_bytes(inp)

@@ -312,6 +312,14 @@ def build(c: Qwen3Config, prefill: bool = False):
     return prefill_layer if prefill else decode_layer
 
 
+def prefill_config(c: Qwen3Config) -> Qwen3Config:
+    """The prefill layer's configuration of `c`: one prompt of 128 tokens (32 at --small);
+    128-row tiles need narrower chunks to fit UB (192 KiB) and L0C (128 KiB)."""
+    if c == SMALL:
+        return Qwen3Config(**{**c.__dict__, "batch": 32})
+    return Qwen3Config(**{**c.__dict__, "batch": 128, "tn": 64, "hc": 64})
+
+
 WEIGHTS = ["attn_norm", "wq", "wk", "wv", "q_norm", "k_norm", "wo", "mlp_norm", "w_gate", "w_up", "w_down"]
 
 
@@ -476,7 +484,7 @@ def main(backend: str = "torch", config: RunConfig | None = None, small: bool = 
     tensors either way (numpy has no bfloat16)."""
     c = SMALL if small else FULL
     if prefill:
-        c = Qwen3Config(**{**c.__dict__, "batch": 32 if small else 128})
+        c = prefill_config(c)
     check(c, prefill, config, verbose=not small or warm_rounds > 0, warm_rounds=warm_rounds)
     print("OK")
 

@@ -28,7 +28,7 @@ def m():
 
 @pytest.mark.parametrize("prefill", [False, True], ids=["decode", "prefill"])
 def test_layer_matches_torch(m, engine, prefill):
-    c = m.SMALL if not prefill else m.Qwen3Config(**{**m.SMALL.__dict__, "batch": 32})
+    c = m.prefill_config(m.SMALL) if prefill else m.SMALL
     err = m.check(c, prefill, RunConfig(engine=engine), seed=5)
     assert err < 0.05
 
