@@ -21,6 +21,7 @@ if __package__ in (None, ""):  # python benchmarks/run.py
 import torch  # noqa: E402
 
 import pypto as pto  # noqa: E402
+from benchmarks import models as M  # noqa: E402
 from benchmarks import programs as P  # noqa: E402
 
 
@@ -210,6 +211,8 @@ CASES = [
     ("dispatch_per_task", case_dispatch),
     ("first_call_cold_cache", case_compile_cold),
     ("first_call_warm_cache", case_compile_warm),
+    ("decode_layer_qwen3_32b", M.case_decode_layer),
+    ("prefill_layer_qwen3_32b", M.case_prefill_layer),
 ]
 
 
@@ -232,11 +235,13 @@ def main(argv=None):
     for name, fn in CASES:
         if args.only and name not in args.only:
             continue
-        ours, np_s, torch_s = fn(rng)
+        ours, np_s, torch_s, *extra = fn(rng)
+        if ours is None:
+            continue
         r_np = f"{np_s / ours:.2f}x" if np_s else "-"
         r_t = f"{torch_s / ours:.2f}x" if torch_s else "-"
         print(f"{name:24} {fmt(ours):>12} {fmt(np_s):>12} {fmt(torch_s):>12} {r_np:>11} {r_t:>11}", flush=True)
-        rows.append({"case": name, "ours_s": ours, "numpy_s": np_s, "torch_s": torch_s})
+        rows.append({"case": name, "ours_s": ours, "numpy_s": np_s, "torch_s": torch_s, **(extra[0] if extra else {})})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

@@ -240,15 +240,19 @@ class ControlFlowParser:
         """Names whose value after the statement `node` is read later in the function (before
         being assigned again): the statements after `node` in its block, then after the block's
         statement, and so on up to the function body."""
-        parents = {}
-        for p in ast.walk(self.fdef):
-            for field in ("body", "orelse"):
-                block = getattr(p, field, None)
-                if not isinstance(block, list):  # an `a if c else b` expression's body / orelse
-                    continue
-                for child in block:
-                    if isinstance(child, ast.stmt):
-                        parents[id(child)] = (p, field)
+        cached = getattr(self, "_stmt_parents", None)  # one walk per function, not per loop
+        if cached is None or cached[0] is not self.fdef:
+            parents = {}
+            for p in ast.walk(self.fdef):
+                for field in ("body", "orelse"):
+                    block = getattr(p, field, None)
+                    if not isinstance(block, list):  # an `a if c else b` expression's body / orelse
+                        continue
+                    for child in block:
+                        if isinstance(child, ast.stmt):
+                            parents[id(child)] = (p, field)
+            self._stmt_parents = cached = (self.fdef, parents)
+        parents = cached[1]
         candidates = {t.id for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
         out = set()
         for name in candidates:

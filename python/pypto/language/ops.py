@@ -130,15 +130,22 @@ LOOP_KINDS = {"range": ir.ForKind.Range, "parallel": ir.ForKind.Parallel, "unrol
               "pipeline": ir.ForKind.Pipeline}
 
 
+_dsl_names = (-1, frozenset())  # (number of registered ops, their spellings): looked up per pl.<name>
+
+
 def dsl_op_names():
     """Every DSL spelling the registry knows: exact names, their short forms and aliases."""
-    names = set()
-    for op in ir.all_ops():
-        names.add(op.name)
-        if op.name.startswith(("tile.", "tensor.")):  # pl.array.* / pl.task.* are always spelt out
-            names.add(op.name.split(".", 1)[-1])
-        names.update(op.aliases)
-    return names
+    global _dsl_names
+    ops = ir.all_ops()
+    if _dsl_names[0] != len(ops):
+        names = set()
+        for op in ops:
+            names.add(op.name)
+            if op.name.startswith(("tile.", "tensor.")):  # pl.array.* / pl.task.* are always spelt out
+                names.add(op.name.split(".", 1)[-1])
+            names.update(op.aliases)
+        _dsl_names = (len(ops), frozenset(names))
+    return _dsl_names[1]
 
 
 def stub_ops(name):

@@ -242,6 +242,8 @@ class StmtParser:
             return True
         if isinstance(expr, (ir.Call, ir.FuncCall)):
             return any(a is not None and a.node_id in self.lineage for a in expr.args)
+        if isinstance(expr, ir.TupleGetItem):  # `a, b = kernel(x, a, b)`: each element threads its buffer
+            return expr.tuple.node_id in self.lineage
         return False
 
     def track_lineage(self, var, expr):

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "pypto/isa/instructions.h"
+#include "pypto/isa/reference.h"
 #include "pypto/base/scalar_cast.h"
 #include "pypto/engines/native_engine.h"
 
@@ -294,6 +295,9 @@ class KernelWriter {
              ", 1, " + ptr(*tiles[1], "unsigned char") + ", " + ld(1) + ", 1, " + R + ", " + C + ", " +
              std::to_string(dtype_bytes(tiles[0]->dtype)) + ");";
     }
+    if (m == "TTRANS" || m == "TEXTRACT" || m == "TSUBVIEW" || m == "TFILLPAD" || m == "TFILLPAD_EXPAND" ||
+        m == "TFILLPAD_INPLACE")
+      return move_path(in, tiles);
     if (m == "TINSERT") return insert_path(in, tiles);
     if (def->mask != isa::MaskUse::kNone) return mask_path(in, *def, tiles);
     if (m == "TCVT") return convert_path(in, tiles);
@@ -448,6 +452,60 @@ class KernelWriter {
     }
     return code + "pto_opt::convert(" + ptr(d, D.c_str()) + " + (" + at + "), " + ld0 + ", " + ptr(s, "float") + ", " + ld1 +
            ", " + SR + ", " + SC + ");";
+  }
+
+  // The on-chip copies of the move family between tiles of one dtype (src/isa/families/
+  // move.cpp has their reference): TTRANS (a strided copy), TEXTRACT / TSUBVIEW (a window
+  // of src at the offsets), TFILLPAD / _EXPAND (src's valid region, dst's pad value on the rest
+  // of dst) and TFILLPAD_INPLACE (the pad outside dst's valid region). Across dtypes, or
+  // outside the reference's bounds (it reports them), they go to the reference.
+  std::string move_path(const Instr& in, const std::vector<const isa::TileDesc*>& tiles) {
+    const std::string& m = in.mnemonic;
+    if (tiles.empty() || (m != "TFILLPAD_INPLACE" && (tiles.size() != 2 || tiles[0]->dtype != tiles[1]->dtype)))
+      return "";
+    const isa::TileDesc& d = *tiles[0];
+    const std::string es = std::to_string(dtype_bytes(d.dtype)), ld0 = std::to_string(d.cols);
+    const std::string R = vr(0), C = vc(0);
+    if (m == "TTRANS") {  // dst[r, c] = src[c, r] over dst's valid region
+      const isa::TileDesc& s = *tiles[1];
+      return "ok = " + C + " <= " + std::to_string(s.rows) + " && " + R + " <= " + std::to_string(s.cols) +
+             "; if (ok) pto_opt::copy_region(" + ptr(d, "unsigned char") + ", " + ld0 + ", 1, " + ptr(s, "unsigned char") +
+             ", 1, " + std::to_string(s.cols) + ", " + R + ", " + C + ", " + es + ");";
+    }
+    if (m == "TEXTRACT" || m == "TSUBVIEW") {
+      if (in.ins.size() != 2 || in.ins[1].kind != Operand::kScalarList || in.ins[1].list.size() != 2) return "";
+      const isa::TileDesc& s = *tiles[1];
+      const std::string r0 = "(" + as_int(get(in.ins[1].list[0])) + ")", c0 = "(" + as_int(get(in.ins[1].list[1])) + ")";
+      const std::string ld1 = std::to_string(s.cols);
+      return "ok = " + r0 + " >= 0 && " + c0 + " >= 0 && " + r0 + " + " + R + " <= " + std::to_string(s.rows) + " && " + c0 +
+             " + " + C + " <= " + ld1 + "; if (ok) pto_opt::copy_region(" + ptr(d, "unsigned char") + ", " + ld0 + ", 1, " +
+             ptr(s, "unsigned char") + " + (" + r0 + " * " + ld1 + " + " + c0 + ") * " + es + ", " + ld1 + ", 1, " + R +
+             ", " + C + ", " + es + ");";
+    }
+    // The fill-pad forms: element type of the pad fill.
+    const std::string T = float_type(d.dtype);
+    const double pad = isa::pad_value(d.pad, d.dtype);
+    if (T.empty() || !std::isfinite(pad)) return "";
+    const std::string P = ptr(d, T.c_str()), padv = "pto_opt::scalar_of<" + T + ">(" + float_literal(pad) + ")";
+    const std::string rows = std::to_string(d.rows), cols = std::to_string(d.cols);
+    std::string code;
+    std::string r1 = R, c1 = C;  // the copied (valid) region
+    if (m == "TFILLPAD_INPLACE") {
+      code = "{ ";
+    } else {
+      const isa::TileDesc& s = *tiles[1];
+      r1 = "vr1 < " + rows + " ? vr1 : " + rows;
+      c1 = "vc1 < " + cols + " ? vc1 : " + cols;
+      code = "{ const long long r1 = " + r1 + ", c1 = " + c1 + "; ";
+      r1 = "r1", c1 = "c1";
+      code += "if ((const void*)" + ptr(d, "unsigned char") + " != (const void*)" + ptr(s, "unsigned char") +
+              ") pto_opt::copy_region(" + ptr(d, "unsigned char") + ", " + ld0 + ", 1, " + ptr(s, "unsigned char") + ", " +
+              std::to_string(s.cols) + ", 1, r1, c1, " + es + "); ";
+    }
+    code += "pto_opt::fill(" + P + " + " + c1 + ", " + ld0 + ", " + padv + ", " + r1 + ", " + cols + " - " + c1 + "); ";
+    code += "pto_opt::fill(" + P + " + " + r1 + " * " + ld0 + ", " + ld0 + ", " + padv + ", " + rows + " - " + r1 + ", " +
+            cols + "); }";
+    return code;
   }
 
   // The C++ element type of `t` on the compare / select fast paths ("" when none); `bits`
