@@ -231,11 +231,10 @@ class RunConfig:
             if str(name).upper() not in MEMORY_PLANNERS:
                 bad("memory_planner", self.memory_planner, "must be None or one of " + ", ".join(map(repr, MEMORY_PLANNERS)))
         if self.distributed_config is not None:
-            raise ValueError(
-                f"RunConfig(distributed_config={self.distributed_config!r}): a distributed configuration runs on "
-                "several chips, and pypto.runtime runs one virtual chip; fix: leave distributed_config=None here "
-                "(multi-chip programs use pypto.language.distributed, pld, which is not available yet)"
-            )
+            from .distributed import DistributedConfig
+            if not isinstance(self.distributed_config, DistributedConfig):
+                bad("distributed_config", self.distributed_config,
+                    "must be a pypto.runtime.DistributedConfig(device_ids=[0, 1, ...])")
 
 
 MEMORY_PLANNERS = ("PYPTO", "DSA_RP", "PTOAS")

@@ -192,3 +192,10 @@ def compiled_of(program, config: RunConfig | None = None, args=(), *, cached: bo
     if kind == "jit":
         return jit_compile(program, tuple(args), config)
     return compile_cached(program, config) if cached else compile_program(program, config)
+
+
+def host_call(jitfn, args, kwargs, config=None):
+    """Calls a @pl.jit.host function: it runs here and dispatches chip functions to the rank
+    processes (pypto.jit.distributed)."""
+    from pypto.jit import distributed
+    return distributed.host_call(jitfn, args, kwargs, config)

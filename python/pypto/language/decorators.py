@@ -222,6 +222,8 @@ class JitFunction:
         return values
 
     def __call__(self, *args, config=None, **kwargs):
+        if self._pl_jit_kind == "host":  # runs here, dispatching chip functions to rank processes (pld)
+            return _driver.jit().host_call(self, args, kwargs, config)
         return _driver.jit().jit_call(self, self._positional(args, kwargs, True), config)
 
     def compile(self, *args, config=None, **kwargs):

@@ -1,0 +1,704 @@
+"""The distributed driver (pld, docs/distributed.md): DistributedConfig, the rank processes and
+the host-level interpreter of `@pl.jit.host` functions.
+
+A call of a host function runs in the user's process. It maps one POSIX shm segment (a header
+for the deadlock watchdog, one window per rank, then a staging area that holds the host
+function's tensor arguments), walks the host body (window buffers, `pl.range` loops, chip
+function dispatches with `device=r`) and sends each dispatch to rank r's process. Rank processes
+are spawned (not forked: the runtime is multi-threaded), one per device; each is a whole
+virtual chip with its own task pool, attaches to the segment (`_core.comm_attach`: the C++ side
+does the memory and the atomics) and runs the chip functions it is sent in order. A call is
+one-shot: a fresh, zeroed segment per call; the processes stay up (and exit with the user's
+process). `DistributedWorker` (`.prepare()`) keeps one segment across calls."""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import ctypes
+import dataclasses
+import importlib.util
+import inspect
+import multiprocessing as mp
+import os
+import sys
+import textwrap
+import threading
+import traceback
+from multiprocessing import shared_memory
+from typing import Any
+
+import numpy as np
+
+from pypto import _core
+
+_ALIGN = 32
+
+
+@dataclasses.dataclass
+class DistributedConfig:
+    """PyPTO's distributed configuration: one rank per entry of `device_ids` (a rank process
+    each, here). `num_sub_workers` (host callbacks), `runtime` and `aicpu_thread_num` are
+    accepted; the embedded transport ignores them. `timeout_s`: how long a signal wait may
+    block before it fails (ours; the deadlock watchdog fires sooner when every rank waits)."""
+
+    device_ids: list = dataclasses.field(default_factory=lambda: [0, 1])
+    num_sub_workers: int = 0
+    runtime: str = "tensormap_and_ringbuffer"
+    aicpu_thread_num: int = 0
+    timeout_s: float = 60.0
+
+    def __post_init__(self):
+        ids = list(self.device_ids) if self.device_ids is not None else []
+        if not ids or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in ids):
+            raise ValueError(f"DistributedConfig(device_ids={self.device_ids!r}): device_ids must be a non-empty list "
+                             "of device numbers; fix: write DistributedConfig(device_ids=[0, 1])")
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"DistributedConfig(device_ids={ids!r}): a device is listed twice; fix: list each once")
+        if len(ids) > 64:
+            raise ValueError(f"DistributedConfig(device_ids=...): {len(ids)} ranks, more than the 64 the embedded "
+                             "transport holds; fix: use at most 64 devices")
+        self.device_ids = ids
+
+    @property
+    def world_size(self) -> int:
+        return len(self.device_ids)
+
+
+# -- shared memory --------------------------------------------------------------------------
+
+
+def _round(n):
+    return (int(n) + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+class _Segment:
+    """One shm segment: header | nranks windows of window_bytes | staging bytes."""
+
+    def __init__(self, nranks, window_bytes, staging_bytes):
+        self.nranks, self.window_bytes = nranks, _round(max(window_bytes, _ALIGN))
+        self.header = _core.comm_header_bytes()
+        self.staging_offset = self.header + nranks * self.window_bytes
+        size = self.staging_offset + _round(max(staging_bytes, _ALIGN))
+        self.shm = shared_memory.SharedMemory(create=True, size=size)
+        self.shm.buf[:size] = bytes(size)  # zero (fresh segments are; be sure)
+
+    def array(self, offset, shape, dtype, strides=None):
+        return np.ndarray(shape, dtype=dtype, buffer=self.shm.buf, offset=offset, strides=strides)
+
+    def close(self):
+        try:
+            self.shm.unlink()
+        except FileNotFoundError:
+            pass
+        try:
+            self.shm.close()
+        except BufferError:  # a view is still alive; the mapping goes with the process
+            pass
+
+
+def _np_dtype(dtype):
+    from pypto.jit.tensors import dtype_name, numpy_dtype  # the one dtype table of the jit package
+    return np.dtype(numpy_dtype(dtype.name if hasattr(dtype, "name") else str(dtype)))
+
+
+# -- rank processes -------------------------------------------------------------------------
+
+
+def _rank_main(rank, nranks, conn, env):
+    """A rank process: attach to each call's segment, run the chip functions sent, reply."""
+    os.environ.update(env)
+    import pypto  # noqa: F401  (installs the compile driver)
+    from pypto._core import comm_abort, comm_attach, comm_detach, comm_set_state
+    from pypto.language import distributed as pld
+    pld._set_rank(rank, nranks)
+    modules = {}
+    seg = None
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        kind = msg[0]
+        if kind == "exit":
+            return
+        if kind == "attach":
+            _, name, window_bytes, timeout_s = msg
+            if seg is not None:
+                seg.close()
+            seg = shared_memory.SharedMemory(name=name)
+            base = ctypes.addressof(ctypes.c_char.from_buffer(seg.buf))
+            comm_attach(base, window_bytes, rank, nranks, timeout_s)
+            conn.send(("ok", None))
+            continue
+        if kind == "detach":
+            comm_detach()
+            if seg is not None:
+                base = None
+                import gc
+                gc.collect()
+                try:
+                    seg.close()
+                except BufferError:
+                    pass
+                seg = None
+            conn.send(("ok", None))
+            continue
+        if kind == "call":
+            _, file, qualname, specs, engine = msg
+            comm_set_state(0)
+            args = None
+            try:
+                fn = _load_function(modules, file, qualname)
+                args = [_rebuild_arg(seg, s) for s in specs]
+                from pypto.jit.config import RunConfig
+                fn(*args, config=RunConfig(engine=engine) if engine else None)
+                comm_set_state(2)
+                conn.send(("ok", None))
+            except BaseException as e:  # noqa: BLE001 - reported to the driver, and to the other ranks
+                text = f"{type(e).__name__}: {e}" if str(e) else traceback.format_exc(limit=3)
+                stored = comm_abort(text)
+                comm_set_state(2)
+                conn.send(("error", text if stored.startswith(f"rank {rank} failed") else stored))
+            finally:
+                del args
+            continue
+
+
+def _load_function(modules, file, qualname):
+    mod = modules.get(file)
+    if mod is None:
+        spec = importlib.util.spec_from_file_location(f"__pld_rank_{len(modules)}__", file)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+        modules[file] = mod
+    obj = mod
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _rebuild_arg(seg, spec):
+    kind = spec[0]
+    if kind == "array":
+        _, offset, shape, dtype, strides = spec
+        return np.ndarray(shape, dtype=np.dtype(dtype), buffer=seg.buf, offset=offset, strides=strides)
+    return spec[1]
+
+
+class _Ranks:
+    """The rank processes of one world size (spawned once, reused by every call)."""
+
+    def __init__(self, nranks):
+        ctx = mp.get_context("spawn")
+        self.nranks = nranks
+        self.conns, self.procs = [], []
+        env = {k: v for k, v in os.environ.items() if k.startswith("PYPTO")}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        for r in range(nranks):
+            parent, child = ctx.Pipe()
+            p = ctx.Process(target=_rank_main, args=(r, nranks, child, env), daemon=True, name=f"pld-rank{r}")
+            p.start()
+            child.close()
+            self.conns.append(parent)
+            self.procs.append(p)
+
+    def alive(self):
+        return all(p.is_alive() for p in self.procs)
+
+    def broadcast(self, msg):
+        for c in self.conns:
+            c.send(msg)
+        return [self.reply(r) for r in range(self.nranks)]
+
+    def reply(self, r, timeout=None):
+        c = self.conns[r]
+        while not c.poll(1.0):
+            if not self.procs[r].is_alive():
+                return ("error", f"rank {r} failed: its process exited (code {self.procs[r].exitcode})")
+        return c.recv()
+
+    def close(self):
+        for c in self.conns:
+            try:
+                c.send(("exit",))
+            except OSError:
+                pass
+        for p in self.procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+
+
+_POOLS: dict[int, _Ranks] = {}
+_POOL_LOCK = threading.Lock()
+
+
+def _ranks(n) -> _Ranks:
+    with _POOL_LOCK:
+        pool = _POOLS.get(n)
+        if pool is None or not pool.alive():
+            if pool is not None:
+                pool.close()
+            pool = _POOLS[n] = _Ranks(n)
+        return pool
+
+
+@atexit.register
+def _close_pools():
+    for pool in list(_POOLS.values()):
+        pool.close()
+    _POOLS.clear()
+
+
+# -- the host session -----------------------------------------------------------------------
+
+
+class WindowBuffer:
+    """What pld.alloc_window_buffer returns: `nbytes` at `offset` of every rank's window."""
+
+    def __init__(self, offset, nbytes, name):
+        self.offset, self.nbytes, self.name = offset, nbytes, name
+
+    def __repr__(self):
+        return f"WindowBuffer({self.name or 'buf'}, {self.nbytes} bytes at {self.offset})"
+
+
+class Window:
+    """What pld.window(buf, shape, dtype=) returns on the host: a view of `buf`, one per rank."""
+
+    def __init__(self, buf, shape, dtype):
+        self.buf, self.shape, self.dtype = buf, tuple(int(d) for d in shape), dtype
+
+
+class HostError(Exception):
+    pass
+
+
+def _span(fn, node):
+    file = inspect.getsourcefile(fn.func) or "<unknown>"
+    line = fn.func.__code__.co_firstlineno + node.lineno - 1 - _decorator_offset(fn)
+    return f"{file}:{line}"
+
+
+def _decorator_offset(fn):
+    return 0
+
+
+class HostSession:
+    """One call of a @pl.jit.host function: walks its body, dispatches chip functions."""
+
+    def __init__(self, fn, config: DistributedConfig, engine, window_bytes=None):
+        self.fn, self.config, self.engine = fn, config, engine
+        self.n = config.world_size
+        self.window_used = 0
+        self.window_bytes = window_bytes
+        self.dispatched = [[] for _ in range(self.n)]
+
+    def world_size(self):
+        return self.n
+
+    def alloc_window_buffer(self, size, *, dtype=None, name="", shape=None):
+        from pypto._core import ir
+        if shape is None and isinstance(size, (list, tuple)):
+            shape, size = size, None
+        if shape is not None:
+            if dtype is None or not isinstance(dtype, ir.DataType):
+                raise HostError(f"pld.alloc_window_buffer(shape={list(shape)}) needs dtype=; fix: write "
+                                f"pld.alloc_window_buffer({list(shape)}, dtype=pl.FP32)")
+            nbytes = int(np.prod([int(d) for d in shape])) * _np_dtype(dtype).itemsize
+        else:
+            if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+                raise HostError(f"pld.alloc_window_buffer({size!r}): the size must be a positive number of bytes; fix: "
+                                "write pld.alloc_window_buffer(N * 4) or pld.alloc_window_buffer([N], dtype=pl.FP32)")
+            nbytes = size
+        buf = WindowBuffer(self.window_used, nbytes, name)
+        self.window_used += _round(nbytes)
+        return buf
+
+    def window(self, buf, shape, dtype):
+        from pypto._core import ir
+        if not isinstance(buf, WindowBuffer):
+            raise HostError(f"pld.window takes a buffer of pld.alloc_window_buffer, got {buf!r}; fix: "
+                            "buf = pld.alloc_window_buffer(nbytes); pld.window(buf, [N], dtype=pl.FP32)")
+        if dtype is None or not isinstance(dtype, ir.DataType):
+            raise HostError("pld.window(buf, shape) needs dtype=; fix: write pld.window(buf, [N], dtype=pl.FP32)")
+        shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else [shape])]
+        need = int(np.prod(shape)) * _np_dtype(dtype).itemsize
+        if need > buf.nbytes:
+            raise HostError(f"pld.window(buf, {shape}, dtype={dtype}) needs {need} bytes but the buffer "
+                            f"{buf.name or ''} has {buf.nbytes}; fix: allocate a larger buffer")
+        return Window(buf, shape, dtype)
+
+
+def _is_range_call(node, env, glb):
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    if isinstance(f, ast.Name) and f.id == "range":
+        return True
+    return isinstance(f, ast.Attribute) and f.attr in ("range", "parallel", "unroll")
+
+
+class _Walker:
+    """Runs the statements of a host body (the subset a host orchestrator is written in)."""
+
+    def __init__(self, session, fn, tree, env):
+        self.s, self.fn, self.env = session, fn, env
+        self.glb = dict(fn.func.__globals__)
+        if fn.func.__closure__:
+            for name, cell in zip(fn.func.__code__.co_freevars, fn.func.__closure__):
+                try:
+                    self.glb[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        self.loop_vars = []
+        self.file = inspect.getsourcefile(fn.func) or "<unknown>"
+        self.first = fn.func.__code__.co_firstlineno
+
+    def where(self, node):
+        return f"{self.file}:{self.first + node.lineno - 1}"
+
+    def fail(self, node, message, fix):
+        raise HostError(f"{self.where(node)}: {message}; fix: {fix}")
+
+    def eval(self, node):
+        try:
+            code = compile(ast.Expression(body=node), self.file, "eval")
+            return eval(code, self.glb, self.env)  # noqa: S307 - the user's host expression
+        except HostError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            self.fail(node, f"evaluating '{ast.unparse(node)}' failed: {type(e).__name__}: {e}",
+                      "host functions compute with Python numbers, host tensors (x[r]) and pld calls")
+
+    def run(self, body):
+        for st in body:
+            r = self.stmt(st)
+            if r is not None:
+                return r
+        return None
+
+    def stmt(self, st):
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            return None  # docstring
+        if isinstance(st, ast.Pass):
+            return None
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and self.is_dispatch(st.value):
+            self.dispatch(st.value)
+            return None
+        if isinstance(st, ast.Assign):
+            if isinstance(st.value, ast.Call) and self.is_dispatch(st.value):
+                self.dispatch(st.value)
+                return None
+            value = self.eval(st.value)
+            for t in st.targets:
+                self.assign(t, value)
+            return None
+        if isinstance(st, ast.AnnAssign) and st.value is not None:
+            self.assign(st.target, self.eval(st.value))
+            return None
+        if isinstance(st, ast.AugAssign):
+            cur = self.eval(st.target)
+            self.assign(st.target, self.eval(ast.BinOp(left=ast.Constant(cur), op=st.op, right=st.value)))
+            return None
+        if isinstance(st, ast.For):
+            if not _is_range_call(st.iter, self.env, self.glb) or not isinstance(st.target, ast.Name):
+                self.fail(st, f"a host loop runs over pl.range(...), not '{ast.unparse(st.iter)}'",
+                          "write `for r in pl.range(pld.world_size()):`")
+            args = [self.eval(a) for a in st.iter.args]
+            self.loop_vars.append(st.target.id)
+            try:
+                for v in range(*[int(a) for a in args]):
+                    self.env[st.target.id] = v
+                    r = self.run(st.body)
+                    if r is not None:
+                        return r
+            finally:
+                self.loop_vars.pop()
+            return None
+        if isinstance(st, ast.If):
+            return self.run(st.body if self.eval(st.test) else st.orelse)
+        if isinstance(st, ast.Return):
+            return ("return", None if st.value is None else self.eval(st.value))
+        if isinstance(st, ast.Expr):
+            self.eval(st.value)
+            return None
+        self.fail(st, f"'{type(st).__name__}' statements are not part of a host orchestrator",
+                  "a host function allocates window buffers, loops with pl.range and dispatches chip functions")
+
+    def assign(self, target, value):
+        if isinstance(target, ast.Name):
+            self.env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for t, v in zip(target.elts, value):
+                self.assign(t, v)
+        else:
+            self.fail(target, "a host function assigns to names only", "write `name = ...`")
+
+    def is_dispatch(self, call):
+        return any(k.arg == "device" for k in call.keywords)
+
+    def dispatch(self, call):
+        fn = self.eval(call.func)
+        kind = getattr(fn, "_pl_jit_kind", None)
+        if kind not in ("entry",):
+            self.fail(call, f"'{ast.unparse(call.func)}' is not a chip function (@pl.jit), so it cannot run with device=",
+                      "dispatch a @pl.jit function: chip_fn(args..., device=r)")
+        dev = next(k.value for k in call.keywords if k.arg == "device")
+        static = isinstance(dev, ast.Constant) or (isinstance(dev, ast.Name) and dev.id in self.loop_vars)
+        if not static:
+            self.fail(call, f"device={ast.unparse(dev)} is neither a constant nor the loop variable of "
+                            "pl.range(pld.world_size())",
+                      "write device=r inside `for r in pl.range(pld.world_size()):`, or device=0")
+        r = self.eval(dev)
+        if not isinstance(r, int) or not 0 <= r < self.s.n:
+            self.fail(call, f"device={r!r} is outside the domain of {self.s.n} ranks",
+                      f"give a device in [0, {self.s.n})")
+        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+            self.fail(call, "a chip dispatch takes its arguments one by one", "write chip_fn(a, b, device=r)")
+        args = [self.eval(a) for a in call.args]
+        extra = [k for k in call.keywords if k.arg != "device"]
+        if extra:
+            self.fail(call, f"a chip dispatch takes positional arguments and device= only, not '{extra[0].arg}='",
+                      "pass the arguments by position")
+        seen_scalar = None
+        for i, a in enumerate(args):
+            is_tensor = isinstance(a, (np.ndarray, Window))
+            if not is_tensor and not isinstance(a, (int, float, bool, np.integer, np.floating)):
+                self.fail(call, f"argument {i} of the chip dispatch is {type(a).__name__}, not a host tensor, a window "
+                                "or a number", "pass x[r] of a host tensor, a pld.window(...) or a Python number")
+            if is_tensor and seen_scalar is not None:
+                self.fail(call, f"tensor argument {i} comes after scalar argument {seen_scalar} in a chip task",
+                          "pass every tensor before the scalars")
+            if not is_tensor and seen_scalar is None:
+                seen_scalar = i
+        self.s.dispatched[r].append((fn, args, self.where(call)))
+
+
+def _function_tree(fn):
+    src = textwrap.dedent(inspect.getsource(fn.func))
+    tree = ast.parse(src)
+    node = tree.body[0]
+    ast.increment_lineno(tree, 0)
+    return node
+
+
+def run_host(fn, args, kwargs, run_config=None, worker=None):
+    """Calls @pl.jit.host function `fn` with host arguments: one-shot (fresh windows) unless
+    `worker` (a DistributedWorker) keeps them."""
+    dc = getattr(run_config, "distributed_config", None) if run_config is not None else None
+    if worker is not None:
+        dc = worker.config
+    if dc is None:
+        dc = DistributedConfig(device_ids=[0, 1]) if os.environ.get("PYPTO_DIST_DEFAULT") else None
+    if dc is None:
+        raise ValueError(f"{fn.__name__}(): a @pl.jit.host function runs on several ranks and needs "
+                         "RunConfig(distributed_config=...); fix: call it as "
+                         f"{fn.__name__}(..., config=RunConfig(distributed_config=DistributedConfig(device_ids=[0, 1])))")
+    engine = getattr(run_config, "engine", None) if run_config is not None else None
+    from pypto.language import distributed as pld
+    node = _function_tree(fn)
+    sig = inspect.signature(fn.func)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{fn.__name__}(): {e}; fix: pass one value per parameter") from None
+    bound.apply_defaults()
+    # Host tensors are staged in the segment so that each rank's slice x[r] is shared memory.
+    originals, layout, staging = {}, {}, 0
+    for name, v in bound.arguments.items():
+        if hasattr(v, "detach") and hasattr(v, "numpy"):  # a torch tensor
+            v = v.detach().numpy()
+        if isinstance(v, np.ndarray):
+            originals[name] = v
+            layout[name] = staging
+            staging += _round(v.nbytes)
+    session = HostSession(fn, dc, engine)
+    # A first walk sizes the windows (alloc_window_buffer) without dispatching anything.
+    probe_env = dict(bound.arguments)
+    prev = pld._HOST
+    try:
+        pld._HOST = session
+        _Walker(session, fn, node, probe_env).run(node.body)
+    finally:
+        pld._HOST = prev
+    window_bytes = session.window_used
+    seg = worker._segment(window_bytes, staging) if worker is not None else _Segment(session.n, window_bytes, staging)
+    staged = {}
+    try:
+        env = dict(bound.arguments)
+        for name, v in originals.items():
+            a = seg.array(seg.staging_offset + layout[name], v.shape, v.dtype)
+            a[...] = v
+            staged[name] = a
+            env[name] = a
+        session = HostSession(fn, dc, engine)
+        try:
+            pld._HOST = session
+            result = _Walker(session, fn, node, env).run(node.body)
+        finally:
+            pld._HOST = prev
+        ranks = worker._ranks if worker is not None else _ranks(session.n)
+        _execute(ranks, seg, session)
+        for name, v in originals.items():
+            v[...] = staged[name]
+        value = result[1] if result else None
+        return _unstage(value, staged, originals)
+    finally:
+        staged.clear()
+        env = None
+        if worker is None:
+            import gc
+            gc.collect()
+            seg.close()
+
+
+def _unstage(value, staged, originals):
+    for name, a in staged.items():
+        if value is a:
+            return originals[name]
+    if isinstance(value, tuple):
+        return tuple(_unstage(v, staged, originals) for v in value)
+    if isinstance(value, np.ndarray):
+        return np.array(value)
+    return value
+
+
+def _arg_spec(seg, a, rank):
+    if isinstance(a, Window):
+        dt = _np_dtype(a.dtype)
+        off = seg.header + rank * seg.window_bytes + a.buf.offset
+        return ("array", off, a.shape, dt.str, None)
+    if isinstance(a, np.ndarray):
+        base = np.frombuffer(seg.shm.buf, dtype=np.uint8)
+        off = a.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        if not 0 <= off < seg.shm.size:
+            raise HostError("a chip dispatch got a host array that is not a host function argument (or a slice of "
+                            "one); fix: pass x[r] of a parameter of the @pl.jit.host function")
+        return ("array", off, a.shape, a.dtype.str, a.strides)
+    return ("scalar", a.item() if hasattr(a, "item") else a)
+
+
+def _execute(ranks, seg, session):
+    """Attaches every rank to the segment, sends each its dispatches, collects the replies;
+    the first failure is raised as "rank k failed: ..."."""
+    replies = ranks.broadcast(("attach", seg.shm.name, seg.window_bytes, float(session.config.timeout_s)))
+    errors = [r[1] for r in replies if r[0] != "ok"]
+    if errors:
+        raise RuntimeError(errors[0])
+    try:
+        counts = []
+        for r in range(session.n):
+            for fn, args, where in session.dispatched[r]:
+                file = inspect.getsourcefile(fn.func)
+                qual = fn.func.__qualname__
+                if "<locals>" in qual:
+                    raise HostError(f"{where}: chip function '{fn.__name__}' is defined inside a function; rank "
+                                    "processes import it by name; fix: define chip functions at module level")
+                specs = [_arg_spec(seg, a, r) for a in args]
+                ranks.conns[r].send(("call", file, qual, specs, session.engine))
+            counts.append(len(session.dispatched[r]))
+        failures = []
+        for r in range(session.n):
+            for _ in range(counts[r]):
+                status, text = ranks.reply(r)
+                if status != "ok":
+                    failures.append(text)
+        if failures:
+            primary = next((f for f in failures if not f.startswith("rank") or "stopped waiting" not in f), failures[0])
+            raise RuntimeError(primary if primary.startswith("rank ") else f"{primary}")
+    finally:
+        ranks.broadcast(("detach",))
+
+
+class DistributedWorker:
+    """A prepared distributed program: its rank processes and one window segment stay up across
+    calls (windows are not zeroed between calls unless reset_persistent_windows=True)."""
+
+    def __init__(self, compiled, config=None, *, persistent=False, reset_persistent_windows=None, callbacks=None,
+                 sub_worker_overrides=None, inherited_host_tensors=None, startup_timeout_s=None):
+        self.compiled = compiled
+        self.config = config if isinstance(config, DistributedConfig) else getattr(compiled, "distributed_config", None)
+        if self.config is None:
+            raise ValueError("DistributedWorker needs a DistributedConfig; fix: DistributedWorker(compiled, "
+                             "DistributedConfig(device_ids=[0, 1]))")
+        self.persistent = persistent
+        self.reset = reset_persistent_windows
+        self._ranks = _Ranks(self.config.world_size)
+        self._seg = None
+
+    def _segment(self, window_bytes, staging):
+        seg = self._seg
+        if seg is None or seg.window_bytes < window_bytes or seg.shm.size - seg.staging_offset < staging:
+            if seg is not None:
+                seg.close()
+            seg = self._seg = _Segment(self.config.world_size, window_bytes, staging)
+        elif self.reset or not self.persistent:
+            seg.shm.buf[:seg.staging_offset] = bytes(seg.staging_offset)
+        return seg
+
+    def run(self, compiled=None, *args, config=None):
+        target = compiled if compiled is not None else self.compiled
+        fn = getattr(target, "host_function", target)
+        return run_host(fn, args, {}, config, worker=self)
+
+    def __call__(self, *args, config=None):
+        return self.run(self.compiled, *args, config=config)
+
+    def submit(self, compiled, *args, config=None):
+        return _Done(self.run(compiled, *args, config=config))
+
+    def close(self):
+        if self._seg is not None:
+            self._seg.close()
+            self._seg = None
+        self._ranks.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class _Done:
+    def __init__(self, value):
+        self.value = value
+
+    def done(self):
+        return True
+
+    def result(self, timeout=None):
+        return self.value
+
+    def wait(self, timeout=None):
+        return None
+
+
+class DistributedCompiledProgram:
+    """A @pl.jit.host function bound to a DistributedConfig (pypto.ir.compile(..., distributed_config=)):
+    a call is one-shot (fresh windows); .prepare() gives a DistributedWorker."""
+
+    def __init__(self, host_function, distributed_config, run_config=None):
+        self.host_function = host_function
+        self.distributed_config = distributed_config
+        self.run_config = run_config
+
+    def __call__(self, *args, config=None, **kwargs):
+        from pypto.jit.config import RunConfig
+        rc = config or self.run_config or RunConfig()
+        rc = dataclasses.replace(rc, distributed_config=self.distributed_config) if rc.distributed_config is None else rc
+        return run_host(self.host_function, args, kwargs, rc)
+
+    def prepare(self, *args, persistent=True, callbacks=None, **kwargs):
+        return DistributedWorker(self, self.distributed_config, persistent=persistent, callbacks=callbacks)
+
+
+def host_call(fn, args, kwargs, config):
+    """`fn(*args, config=...)` of a @pl.jit.host function (JitFunction.__call__)."""
+    try:
+        return run_host(fn, args, kwargs, config)
+    except HostError as e:
+        raise ValueError(str(e)) from None

@@ -1,0 +1,173 @@
+"""pld end to end: the examples at 2, 3 and 4 ranks, the collectives against numpy for every
+ReduceOp, signal reuse, the deadlock and rank-failure reports, the front end's errors and the
+printer round trip of the pld ops. Each test has a time limit (conftest.py)."""
+
+import importlib.util
+import os
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+import pypto.language.distributed as pld
+from pypto.runtime import DistributedConfig, RunConfig
+
+HERE = pathlib.Path(__file__).resolve().parent
+EXAMPLES = HERE.parents[1] / "examples" / "distributed"
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(EXAMPLES))
+
+import progs  # noqa: E402
+
+
+def cfg(n):
+    return RunConfig(distributed_config=DistributedConfig(device_ids=list(range(n))))
+
+
+def example(name):
+    spec = importlib.util.spec_from_file_location(name.replace(".py", ""), EXAMPLES / name)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_surface_names():
+    assert (pld.NotifyOp.AtomicAdd, pld.NotifyOp.Set) == (0, 1)
+    assert (pld.WaitCmp.Eq, pld.WaitCmp.Ge) == (0, 1)
+    assert (pld.AtomicType.None_, pld.AtomicType.Add) == (0, 1)
+    assert [m.name for m in pld.ReduceOp] == ["Sum", "Max", "Min", "Prod"]
+    for ns, names in ((pld.system, "world_size get_comm_ctx rank nranks notify wait defer_wait"),
+                      (pld.tensor, "alloc_window_buffer window put get barrier allreduce broadcast allgather "
+                                   "reduce_scatter all_to_all all_to_all_v remote_store"),
+                      (pld.tile, "remote_load remote_store get put")):
+        for n in names.split():
+            assert hasattr(ns, n), n
+    with pytest.raises(RuntimeError, match="only known on a rank"):
+        pld.rank(None)
+    import pypto.ir.distributed_compiled_program as dcp
+    assert dcp.DistributedConfig is DistributedConfig
+    with pytest.raises(ValueError, match="device_ids"):
+        DistributedConfig(device_ids=[])
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_examples_at_n_ranks(n, capsys):
+    example("01_hello_rank.py").main(cfg(n))
+    example("03_barrier.py").main(cfg(n), builtin=True)
+    example("04_remote_load_store.py").main(cfg(n), "store")
+    example("05_put_get.py").main(cfg(n), "get")
+    assert capsys.readouterr().out.count("OK") == 4
+
+
+def test_examples_remaining_modes(capsys):
+    example("02_window_buffer.py").main(cfg(2))
+    example("03_barrier.py").main(cfg(3), builtin=False)
+    example("04_remote_load_store.py").main(cfg(2), "load")
+    example("05_put_get.py").main(cfg(2), "put")
+    example("06_sharded_gemm_allreduce.py").main(cfg(2))
+    assert capsys.readouterr().out.count("OK") == 5
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_allreduce_every_op(n):
+    rng = np.random.default_rng(n)
+    x = (rng.random((n, progs.R, progs.C), dtype=np.float32) + 0.5).astype(np.float32)
+    ys = np.zeros((n, 4, progs.R, progs.C), np.float32)
+    progs.host_reduce_all(x, ys, config=cfg(n))
+    for r in range(n):
+        np.testing.assert_allclose(ys[r, 0], x.sum(0), rtol=1e-5)
+        np.testing.assert_allclose(ys[r, 1], x.max(0), rtol=1e-6)
+        np.testing.assert_allclose(ys[r, 2], x.min(0), rtol=1e-6)
+        np.testing.assert_allclose(ys[r, 3], x.prod(0), rtol=1e-5)
+
+
+def test_allgather_reduce_scatter_broadcast():
+    n = 3
+    rng = np.random.default_rng(7)
+    x = rng.random((n, progs.MAXR, progs.C), dtype=np.float32)
+    gathered = np.zeros((n, progs.MAXR, progs.C), np.float32)
+    scattered = np.zeros((n, 1, progs.C), np.float32)
+    bcast = np.zeros((n, progs.R, progs.C), np.float32)
+    progs.host_gather(x, gathered, scattered, bcast, config=cfg(n))
+    for r in range(n):
+        np.testing.assert_allclose(gathered[r, :n], x[:, 0], rtol=1e-6)
+        np.testing.assert_allclose(scattered[r, 0], x[:, r].sum(0), rtol=1e-5)
+        np.testing.assert_allclose(bcast[r], x[1, :progs.R], rtol=1e-6)
+
+
+def test_deadlock_is_reported():
+    x = np.ones((2, progs.R, progs.C), np.float32)
+    y = np.zeros_like(x)
+    with pytest.raises(RuntimeError) as e:
+        progs.host_deadlock(x, y, config=cfg(2))
+    text = str(e.value)
+    assert "deadlock" in text and "rank 0 waits at" in text and "progs.py" in text
+    assert "sig[3]" in text and "== 1, current value 0" in text and "== 2, current value 0" in text
+
+
+def test_failed_rank_stops_the_others():
+    x = np.ones((2, progs.R, progs.C), np.float32)
+    y = np.zeros_like(x)
+    with pytest.raises(RuntimeError, match=r"rank 1 failed: .*peer 7 is outside the domain of 2 ranks"):
+        progs.host_bad_peer(x, y, config=cfg(2))
+    # the domain recovers: the next call runs
+    example("01_hello_rank.py").main(cfg(2))
+
+
+def test_prepared_worker_runs_twice():
+    from pypto.ir import compile as ir_compile
+    hello = example("01_hello_rank.py")
+    prog = ir_compile(hello.hello, distributed_config=DistributedConfig(device_ids=[0, 1]))
+    with prog.prepare() as worker:
+        for k in range(2):
+            x = np.full((2, hello.R, hello.C), float(k), np.float32)
+            y = np.zeros_like(x)
+            worker.run(prog, x, y)
+            np.testing.assert_allclose(y[1], x[1] + 1)
+
+
+def test_host_errors():
+    mod = example("01_hello_rank.py")
+    x = np.zeros((2, mod.R, mod.C), np.float32)
+    with pytest.raises(ValueError, match="needs RunConfig\\(distributed_config=...\\)"):
+        mod.hello(x, x.copy())
+    src = EXAMPLES.parent.parent / "tests" / "distributed" / "bad_host.py"
+    bad = example_from(src)
+    with pytest.raises(ValueError, match=r"bad_host.py:\d+: device=r \+ 0 is neither a constant nor the loop variable"):
+        bad.dev_expr(x, x.copy(), config=cfg(2))
+    with pytest.raises(ValueError, match=r"tensor argument 1 comes after scalar argument 0"):
+        bad.scalar_first(x, x.copy(), config=cfg(2))
+    with pytest.raises(ValueError, match=r"device=5 is outside the domain of 2 ranks"):
+        bad.outside(x, x.copy(), config=cfg(2))
+
+
+def example_from(path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_ops_round_trip_through_the_printer():
+    from pypto import ir
+    text = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, w: pl.Tensor[[8, 64], pl.FP32], s: pl.Tensor[[8], pl.INT32], y: pl.Out[pl.Tensor[[8, 64], pl.FP32]]) -> pl.Tensor[[8, 64], pl.FP32]:
+        t = pl.dist.remote_load(w, 1, [0, 0], [8, 64])
+        pl.dist.remote_store(t, w, 0, [0, 0], atomic="Add")
+        pl.dist.notify(s, 1, [2], 1, op="Set")
+        pl.dist.wait(s, [2], 1, cmp="Ge")
+        y = pl.store(t, [0, 0], y)
+        return y
+'''
+    prog = pl.parse(text)
+    printed = ir.print_program(prog) if hasattr(ir, "print_program") else str(prog)
+    again = pl.parse(printed)
+    assert ir.structural_equal(prog, again)
+    assert "pl.dist.notify" in printed and "pl.dist.wait" in printed
