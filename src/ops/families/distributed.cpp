@@ -156,11 +156,17 @@ void lower_wait(const Call& c, const VarPtr&, KernelBuilder& kb) {
 
 ParamSpec window(const std::string& name) { return in_memory(expr_param(name), MemorySpace::DDR); }
 
+ParamSpec integer(const std::string& name) {  // a Python int stays an integer, not the window's dtype
+  ParamSpec p = expr_param(name);
+  p.index = true;
+  return p;
+}
+
 }  // namespace
 
 void register_distributed_ops(OpRegistry& r) {
   r.add({.name = "dist.remote_load",
-         .params = {window("target"), expr_param("peer"), list_param("offsets"), attr_param("shape"),
+         .params = {window("target"), integer("peer"), list_param("offsets"), attr_param("shape"),
                     list_param("valid_shape", true)},
          .infer_type = infer_remote_load,
          .pto = "REMOTE_LOAD",
@@ -172,7 +178,7 @@ void register_distributed_ops(OpRegistry& r) {
          .torch = "_window({target}, {offsets}, {shape})",
          .effects = true});
   r.add({.name = "dist.remote_store",
-         .params = {aka(expr_param("src_tile"), {"src", "tile"}), window("target"), expr_param("peer"), list_param("offsets"),
+         .params = {aka(expr_param("src_tile"), {"src", "tile"}), window("target"), integer("peer"), list_param("offsets"),
                     attr_param("atomic", std::string("None_"))},
          .infer_type = infer_remote_store,
          .pto = "REMOTE_STORE",
@@ -184,7 +190,7 @@ void register_distributed_ops(OpRegistry& r) {
          .torch = "None",
          .effects = true});
   r.add({.name = "dist.notify",
-         .params = {window("target"), expr_param("peer"), list_param("offsets"), expr_param("value"),
+         .params = {window("target"), integer("peer"), list_param("offsets"), integer("value"),
                     attr_param("op", std::string("AtomicAdd"))},
          .infer_type = infer_notify,
          .pto = "SIGNAL_NOTIFY",
@@ -196,7 +202,7 @@ void register_distributed_ops(OpRegistry& r) {
          .torch = "None",
          .effects = true});
   r.add({.name = "dist.wait",
-         .params = {window("signal"), list_param("offsets"), expr_param("expected"), attr_param("cmp", std::string("Eq"))},
+         .params = {window("signal"), list_param("offsets"), integer("expected"), attr_param("cmp", std::string("Eq"))},
          .infer_type = infer_wait,
          .pto = "SIGNAL_WAIT",
          .lower = lower_wait,
