@@ -169,7 +169,11 @@ def _bind_broadcast(target, signal, *, root=None):
 
 def _bind_allgather(local_data, target, signal):
     local = _shape(local_data, "allgather")
-    return _allgather, [local_data, target, signal, _zeros(signal, "allgather"), [0] * len(local), None, local]
+    dims = _shape(target, "allgather")
+    if len(dims) != 2:
+        raise TypeError(f"pld.tensor.allgather: the target is [nranks, S], got shape {dims}")
+    row = [dims[1]] if len(local) == 1 else [1, dims[1]]  # the first S elements of the local data
+    return _allgather, [local_data, target, signal, _zeros(signal, "allgather"), [0] * len(local), None, row]
 
 
 def _bind_reduce_scatter(target, signal, *, op=pld.ReduceOp.Sum):
