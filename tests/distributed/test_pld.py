@@ -105,6 +105,7 @@ def test_deadlock_is_reported():
     text = str(e.value)
     assert "deadlock" in text and "rank 0 waits at" in text and "progs.py" in text
     assert "sig[3]" in text and "== 1, current value 0" in text and "== 2, current value 0" in text
+    assert "(it notified nobody)" in text
 
 
 def test_failed_rank_stops_the_others():
@@ -126,6 +127,21 @@ def test_prepared_worker_runs_twice():
             y = np.zeros_like(x)
             worker.run(prog, x, y)
             np.testing.assert_allclose(y[1], x[1] + 1)
+        # device memory of a worker, and stacked tensors
+        host = np.arange(16, dtype=np.float32)
+        ptr = worker.malloc(host.nbytes, worker_id=1)
+        assert worker.committed_device_memory(1) == host.nbytes
+        worker.copy_to(ptr, host.ctypes.data, host.nbytes, worker_id=1)
+        back = np.zeros_like(host)
+        worker.copy_from(back.ctypes.data, ptr, host.nbytes, worker_id=1)
+        np.testing.assert_array_equal(back, host)
+        with pytest.raises(ValueError, match="not inside a block of worker 0"):
+            worker.copy_from(back.ctypes.data, ptr, host.nbytes, worker_id=0)
+        worker.free(ptr, worker_id=1)
+        stacked = worker.alloc_stacked_tensor(np.ones((2, 4), np.float32) * [[1], [2]])
+        out = np.zeros((2, 4), np.float32)
+        worker.copy_stacked_from(stacked, out)
+        np.testing.assert_array_equal(out[:, 0], [1, 2])
 
 
 def test_host_errors():

@@ -628,6 +628,8 @@ class DistributedWorker:
         self.reset = reset_persistent_windows
         self._ranks = _Ranks(self.config.world_size)
         self._seg = None
+        self._blocks = {}
+        self._inherited = list(inherited_host_tensors or [])
 
     def _segment(self, window_bytes, staging):
         seg = self._seg
@@ -636,8 +638,78 @@ class DistributedWorker:
                 seg.close()
             seg = self._seg = _Segment(self.config.world_size, window_bytes, staging)
         elif self.reset or not self.persistent:
-            seg.shm.buf[:seg.staging_offset] = bytes(seg.staging_offset)
+            seg.shm.buf[:seg.staging_offset] = bytes(seg.staging_offset)  # header and windows
+        else:
+            seg.shm.buf[:seg.header] = bytes(seg.header)  # the watchdog's header only: windows persist
         return seg
+
+    # -- device memory of a worker (a rank): host-side blocks here; the chip functions of the
+    # embedded transport take host tensors, staged by the driver.
+    def _check_worker(self, worker_id):
+        if not isinstance(worker_id, int) or not 0 <= worker_id < self.config.world_size:
+            raise ValueError(f"worker_id={worker_id!r} is outside the domain of {self.config.world_size} ranks; "
+                             f"fix: give a worker id in [0, {self.config.world_size})")
+
+    def malloc(self, nbytes, *, worker_id=0):
+        """`nbytes` of rank `worker_id`'s device memory (zeroed); returns its address."""
+        self._check_worker(worker_id)
+        block = np.zeros(max(int(nbytes), 1), np.uint8)
+        ptr = block.ctypes.data
+        self._blocks[ptr] = (worker_id, block)
+        return ptr
+
+    def free(self, ptr, *, worker_id=0):
+        if self._blocks.get(ptr, (None,))[0] != worker_id:
+            raise ValueError(f"free({ptr:#x}, worker_id={worker_id}): no block of this worker starts there; fix: "
+                             "free what malloc returned, with the same worker_id")
+        del self._blocks[ptr]
+
+    def committed_device_memory(self, worker_id=0):
+        self._check_worker(worker_id)
+        return sum(b.nbytes for w, b in self._blocks.values() if w == worker_id)
+
+    def _block(self, ptr, nbytes, worker_id, what):
+        for start, (w, b) in self._blocks.items():
+            if w == worker_id and start <= ptr and ptr + nbytes <= start + b.nbytes:
+                return
+        raise ValueError(f"{what}: {nbytes} bytes at {ptr:#x} are not inside a block of worker {worker_id}; fix: "
+                         "copy within what malloc(nbytes, worker_id=) returned")
+
+    def copy_to(self, dst_dev_ptr, src_host_ptr, nbytes, *, worker_id=0):
+        self._block(dst_dev_ptr, nbytes, worker_id, "copy_to")
+        ctypes.memmove(dst_dev_ptr, src_host_ptr, nbytes)
+
+    def copy_from(self, dst_host_ptr, src_dev_ptr, nbytes, *, worker_id=0):
+        self._block(src_dev_ptr, nbytes, worker_id, "copy_from")
+        ctypes.memmove(dst_host_ptr, src_dev_ptr, nbytes)
+
+    def alloc_stacked_tensor(self, host, *, worker_ids=None):
+        """One shard per worker of a host tensor [NR, ...]: shard r is host[r] (a copy)."""
+        host = np.asarray(host)
+        ids = list(range(self.config.world_size)) if worker_ids is None else list(worker_ids)
+        if host.shape[0] != len(ids):
+            raise ValueError(f"alloc_stacked_tensor: the host tensor has {host.shape[0]} rows in dim 0 for "
+                             f"{len(ids)} workers; fix: stack one slice per worker")
+        for w in ids:
+            self._check_worker(w)
+        return StackedDeviceTensor([np.array(host[i]) for i in range(len(ids))], tuple(host.shape), ids)
+
+    def free_stacked_tensor(self, stacked):
+        stacked.shards = []
+
+    def copy_stacked_from(self, stacked, host):
+        for i, shard in enumerate(stacked.shards):
+            host[i][...] = shard
+
+    @property
+    def inherited_host_tensors(self):
+        return self._inherited
+
+    def release_inherited_host_tensor_refs(self):
+        self._inherited = []
+
+    def register(self, compiled):
+        return _Registration(self, compiled)
 
     def run(self, compiled=None, *args, config=None):
         target = compiled if compiled is not None else self.compiled
@@ -648,13 +720,14 @@ class DistributedWorker:
         return self.run(self.compiled, *args, config=config)
 
     def submit(self, compiled, *args, config=None):
-        return _Done(self.run(compiled, *args, config=config))
+        return DistributedRunHandle(self, None, None, 0, postprocess=None, value=self.run(compiled, *args, config=config))
 
     def close(self):
         if self._seg is not None:
             self._seg.close()
             self._seg = None
         self._ranks.close()
+        self._blocks.clear()
 
     def __enter__(self):
         return self
@@ -663,15 +736,43 @@ class DistributedWorker:
         self.close()
 
 
-class _Done:
-    def __init__(self, value):
-        self.value = value
+class _Registration:
+    def __init__(self, worker, compiled):
+        self.worker, self.compiled = worker, compiled
+
+    def __call__(self, *args, config=None):
+        return self.worker.run(self.compiled, *args, config=config)
+
+    def unregister(self):
+        self.compiled = None
+
+
+class StackedDeviceTensor:
+    """A tensor with one shard per worker (DistributedWorker.alloc_stacked_tensor)."""
+
+    def __init__(self, shards, full_shape, worker_ids):
+        self.shards, self.full_shape, self.worker_ids = list(shards), tuple(full_shape), list(worker_ids)
+
+    def dtype(self):
+        return self.shards[0].dtype if self.shards else None
+
+    def shape(self):
+        return self.full_shape
+
+
+class DistributedRunHandle:
+    """What DistributedWorker.submit returns; the embedded transport runs the call to its end
+    before returning the handle, so it is always done."""
+
+    def __init__(self, worker, native_handle, frame, dispatch_id, postprocess=None, value=None):
+        self.worker, self.dispatch_id, self._value = worker, dispatch_id, value
+        self._post = postprocess
 
     def done(self):
         return True
 
     def result(self, timeout=None):
-        return self.value
+        return self._post(self._value) if self._post else self._value
 
     def wait(self, timeout=None):
         return None

@@ -229,6 +229,26 @@ int32_t* signal_cell(const TileCall& call, const TensorView& t, const std::vecto
   return reinterpret_cast<int32_t*>(t.element(offsets));
 }
 
+// A rank's slot of the header (comm::kSlots): what it waits for, and its last notify (the
+// deadlock report names both).
+struct Slot {
+  int32_t state, pad;
+  int64_t cell_offset, expected, cmp_ge;
+  char where[240];
+  char notified[240];
+};
+static_assert(sizeof(Slot) <= comm::kSlotBytes);
+
+Slot* slot_of(const comm::Domain& d, int rank) {
+  return reinterpret_cast<Slot*>(d.base + comm::kSlots + rank * comm::kSlotBytes);
+}
+
+void put_text(char* dst, size_t cap, const std::string& text) {
+  size_t n = std::min(text.size(), cap - 1);
+  std::memcpy(dst, text.data(), n);
+  dst[n] = 0;
+}
+
 void signal_notify(const TileCall& call) {
   const TensorView& t = *call.outs.at(0).tensor;
   TensorView v = peer_view(call, t, call.ins.at(1).scalar.as_int());
@@ -238,14 +258,14 @@ void signal_notify(const TileCall& call) {
   __atomic_thread_fence(__ATOMIC_RELEASE);  // publishing writes land before the signal is seen
   if (op == "Set") __atomic_store_n(cell, value, __ATOMIC_RELEASE);
   else __atomic_fetch_add(cell, value, __ATOMIC_ACQ_REL);
-  __atomic_fetch_add(reinterpret_cast<int64_t*>(domain_of(call).base + comm::kNotifyCount), 1, __ATOMIC_RELEASE);
+  const comm::Domain& d = domain_of(call);
+  put_text(slot_of(d, d.rank)->notified, sizeof(Slot::notified),
+           std::string(op == "Set" ? "set " : "added ") + std::to_string(value) + (op == "Set" ? " into " : " to ") +
+               "rank " + std::to_string(call.ins.at(1).scalar.as_int()) + "'s " + t.name + "[" + join(call.ins.at(0).list) +
+               "] at " + call.instr.span.str());
+  __atomic_fetch_add(reinterpret_cast<int64_t*>(d.base + comm::kNotifyCount), 1, __ATOMIC_RELEASE);
 }
 
-struct Slot {
-  int32_t state, pad;
-  int64_t cell_offset, expected, cmp_ge;
-  char where[480];
-};
 
 // Blocks until my cell satisfies the comparison. Polls with acquire loads and sleeps between
 // polls (1 us growing to 1 ms), so a waiting worker thread gives its CPU away. Fails, naming
@@ -260,10 +280,9 @@ void signal_wait(const TileCall& call) {
   const bool ge = call.attr_string("cmp", "Eq") == "Ge";
   auto holds = [&](int32_t v) { return ge ? v >= expected : v == expected; };
   if (holds(__atomic_load_n(cell, __ATOMIC_ACQUIRE))) return;
-  auto* slot = reinterpret_cast<Slot*>(d.base + comm::kSlots + d.rank * comm::kSlotBytes);
+  Slot* slot = slot_of(d, d.rank);
   std::string where = call.instr.span.str() + " (" + t.name + "[" + join(call.ins.at(1).list) + "])";
-  std::memset(slot->where, 0, sizeof slot->where);
-  std::memcpy(slot->where, where.data(), std::min(where.size(), sizeof slot->where - 1));
+  put_text(slot->where, sizeof slot->where, where);
   __atomic_store_n(&slot->cell_offset, reinterpret_cast<uint8_t*>(cell) - d.base, __ATOMIC_RELAXED);
   __atomic_store_n(&slot->expected, expected, __ATOMIC_RELAXED);
   __atomic_store_n(&slot->cmp_ge, ge ? 1 : 0, __ATOMIC_RELAXED);
@@ -291,7 +310,7 @@ void signal_wait(const TileCall& call) {
     if (n != seen_notifies) { seen_notifies = n; quiet_since = now; }
     bool all_blocked = true;
     for (int r = 0; r < d.nranks; ++r) {
-      auto* s = reinterpret_cast<Slot*>(d.base + comm::kSlots + r * comm::kSlotBytes);
+      Slot* s = slot_of(d, r);
       all_blocked = all_blocked && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != comm::kBusy;
     }
     const bool deadlock = all_blocked && now - quiet_since > std::chrono::milliseconds(500);
@@ -301,7 +320,7 @@ void signal_wait(const TileCall& call) {
     std::string report = deadlock ? "deadlock: every rank waits or is done, and no signal changed for 0.5 s"
                                   : "timeout: waited " + std::to_string(static_cast<int>(d.timeout_s)) + " s";
     for (int r = 0; r < d.nranks; ++r) {
-      auto* s = reinterpret_cast<Slot*>(d.base + comm::kSlots + r * comm::kSlotBytes);
+      Slot* s = slot_of(d, r);
       int32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
       if (st == comm::kWaiting) {
         auto* c = reinterpret_cast<int32_t*>(d.base + __atomic_load_n(&s->cell_offset, __ATOMIC_RELAXED));
@@ -312,6 +331,8 @@ void signal_wait(const TileCall& call) {
       } else {
         report += "; rank " + std::to_string(r) + (st == comm::kDone ? " is done" : " is running");
       }
+      if (s->notified[0]) report += " (its last notify " + std::string(s->notified, strnlen(s->notified, sizeof s->notified)) + ")";
+      else report += " (it notified nobody)";
     }
     __atomic_store_n(&slot->state, before, __ATOMIC_RELEASE);
     comm::abort_domain(report);
