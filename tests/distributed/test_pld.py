@@ -103,6 +103,7 @@ def test_deadlock_is_reported():
     with pytest.raises(RuntimeError) as e:
         progs.host_deadlock(x, y, config=cfg(2))
     text = str(e.value)
+    assert text.startswith("rank ") and " failed: " in text
     assert "deadlock" in text and "rank 0 waits at" in text and "progs.py" in text
     assert "sig[3]" in text and "== 1, current value 0" in text and "== 2, current value 0" in text
     assert "(it notified nobody)" in text

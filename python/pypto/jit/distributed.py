@@ -159,7 +159,7 @@ def _rank_main(rank, nranks, conn, env):
                 text = f"{type(e).__name__}: {e}" if str(e) else traceback.format_exc(limit=3)
                 stored = comm_abort(text)
                 comm_set_state(2)
-                conn.send(("error", text if stored.startswith(f"rank {rank} failed") else stored))
+                conn.send(("error", stored or f"rank {rank} failed: {text}"))
             finally:
                 del args
             continue
@@ -607,8 +607,8 @@ def _execute(ranks, seg, session):
                 if status != "ok":
                     failures.append(text)
         if failures:
-            primary = next((f for f in failures if not f.startswith("rank") or "stopped waiting" not in f), failures[0])
-            raise RuntimeError(primary if primary.startswith("rank ") else f"{primary}")
+            primary = next((f for f in failures if "stopped waiting" not in f), failures[0])
+            raise RuntimeError(primary)
     finally:
         ranks.broadcast(("detach",))
 
