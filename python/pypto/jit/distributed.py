@@ -31,38 +31,9 @@ from typing import Any
 import numpy as np
 
 from pypto import _core
+from pypto.jit.config import DistributedConfig, RunConfig
 
 _ALIGN = 32
-
-
-@dataclasses.dataclass
-class DistributedConfig:
-    """PyPTO's distributed configuration: one rank per entry of `device_ids` (a rank process
-    each, here). `num_sub_workers` (host callbacks), `runtime` and `aicpu_thread_num` are
-    accepted; the embedded transport ignores them. `timeout_s`: how long a signal wait may
-    block before it fails (ours; the deadlock watchdog fires sooner when every rank waits)."""
-
-    device_ids: list = dataclasses.field(default_factory=lambda: [0, 1])
-    num_sub_workers: int = 0
-    runtime: str = "tensormap_and_ringbuffer"
-    aicpu_thread_num: int = 0
-    timeout_s: float = 60.0
-
-    def __post_init__(self):
-        ids = list(self.device_ids) if self.device_ids is not None else []
-        if not ids or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in ids):
-            raise ValueError(f"DistributedConfig(device_ids={self.device_ids!r}): device_ids must be a non-empty list "
-                             "of device numbers; fix: write DistributedConfig(device_ids=[0, 1])")
-        if len(set(ids)) != len(ids):
-            raise ValueError(f"DistributedConfig(device_ids={ids!r}): a device is listed twice; fix: list each once")
-        if len(ids) > 64:
-            raise ValueError(f"DistributedConfig(device_ids=...): {len(ids)} ranks, more than the 64 the embedded "
-                             "transport holds; fix: use at most 64 devices")
-        self.device_ids = ids
-
-    @property
-    def world_size(self) -> int:
-        return len(self.device_ids)
 
 
 # -- shared memory --------------------------------------------------------------------------
@@ -151,7 +122,6 @@ def _rank_main(rank, nranks, conn, env):
             try:
                 fn = _load_function(modules, file, qualname)
                 args = [_rebuild_arg(seg, s) for s in specs]
-                from pypto.jit.config import RunConfig
                 fn(*args, config=RunConfig(engine=engine) if engine else None)
                 comm_set_state(2)
                 conn.send(("ok", None))
@@ -518,12 +488,11 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
     session = HostSession(fn, dc, engine)
     # A first walk sizes the windows (alloc_window_buffer) without dispatching anything.
     probe_env = dict(bound.arguments)
-    prev = pld._HOST
+    prev = pld._set_host(session)
     try:
-        pld._HOST = session
         _Walker(session, fn, node, probe_env).run(node.body)
     finally:
-        pld._HOST = prev
+        pld._set_host(prev)
     window_bytes = session.window_used
     seg = worker._segment(window_bytes, staging) if worker is not None else _Segment(session.n, window_bytes, staging)
     staged = {}
@@ -535,11 +504,11 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
             staged[name] = a
             env[name] = a
         session = HostSession(fn, dc, engine)
+        pld._set_host(session)
         try:
-            pld._HOST = session
             result = _Walker(session, fn, node, env).run(node.body)
         finally:
-            pld._HOST = prev
+            pld._set_host(prev)
         ranks = worker._ranks if worker is not None else _ranks(session.n)
         _execute(ranks, seg, session)
         for name, v in originals.items():
@@ -788,7 +757,6 @@ class DistributedCompiledProgram:
         self.run_config = run_config
 
     def __call__(self, *args, config=None, **kwargs):
-        from pypto.jit.config import RunConfig
         rc = config or self.run_config or RunConfig()
         rc = dataclasses.replace(rc, distributed_config=self.distributed_config) if rc.distributed_config is None else rc
         return run_host(self.host_function, args, kwargs, rc)

@@ -20,8 +20,15 @@ Targets are one static tile (2-D, fitting the vector buffer).
 
 from pypto import language as pl
 
-from . import distributed as pld
+from . import ops as _ops
 from .decorators import jit
+from .distributed_names import AtomicType, NotifyOp, ReduceOp, WaitCmp, get_comm_ctx, nranks, rank
+
+_remote_load = _ops.OpStub("dist.remote_load")
+_remote_store = _ops.OpStub("dist.remote_store")
+_notify = _ops.OpStub("dist.notify")
+_wait = _ops.OpStub("dist.wait")
+_defer_wait = _ops.OpStub("dist.defer_wait")
 
 
 class _Splice:
@@ -63,36 +70,36 @@ def _tile2d(t, what):
     return dims
 
 
-_COMBINE = {pld.ReduceOp.Sum: pl.tile.add, pld.ReduceOp.Max: pl.tile.maximum, pld.ReduceOp.Min: pl.tile.minimum,
-            pld.ReduceOp.Prod: pl.tile.mul}
+_COMBINE = {ReduceOp.Sum: pl.tile.add, ReduceOp.Max: pl.tile.maximum, ReduceOp.Min: pl.tile.minimum,
+            ReduceOp.Prod: pl.tile.mul}
 
 
 def _combine(op, what):
     try:
-        return _COMBINE[pld.ReduceOp(op)]
+        return _COMBINE[ReduceOp(op)]
     except (ValueError, KeyError):
-        raise TypeError(f"pld.tensor.{what}: op={op!r} is not a pld.ReduceOp (Sum, Max, Min, Prod)") from None
+        raise TypeError(f"pld.tensor.{what}: op={op!r} is not a ReduceOp (Sum, Max, Min, Prod)") from None
 
 
 @jit.inline
 def _barrier(signal, zeros):
-    ctx = pld.get_comm_ctx(signal)
-    n = pld.nranks(ctx)
+    ctx = get_comm_ctx(signal)
+    n = nranks(ctx)
     for p in pl.range(n):
-        pld.system.notify(signal, p, zeros, 1, op=pld.NotifyOp.AtomicAdd)
-    pld.system.wait(signal, zeros, n, cmp=pld.WaitCmp.Ge)
-    pld.system.notify(signal, pld.rank(ctx), zeros, 0 - n, op=pld.NotifyOp.AtomicAdd)
+        _notify(signal, p, zeros, 1, op=NotifyOp.AtomicAdd)
+    _wait(signal, zeros, n, cmp=WaitCmp.Ge)
+    _notify(signal, rank(ctx), zeros, 0 - n, op=NotifyOp.AtomicAdd)
 
 
 @jit.inline
 def _allreduce(target, signal, zeros, origin, shape, combine):
-    ctx = pld.get_comm_ctx(signal)
-    me = pld.rank(ctx)
-    n = pld.nranks(ctx)
+    ctx = get_comm_ctx(signal)
+    me = rank(ctx)
+    n = nranks(ctx)
     _barrier(signal, zeros)
     acc = pl.load(target, origin, shape)
     for k in pl.range(1, n):
-        other = pld.tile.remote_load(target, (me + k) % n, origin, shape)
+        other = _remote_load(target, (me + k) % n, origin, shape)
         acc = combine(acc, other)
     _barrier(signal, zeros)
     pl.store(acc, origin, target)
@@ -101,31 +108,31 @@ def _allreduce(target, signal, zeros, origin, shape, combine):
 @jit.inline
 def _broadcast(target, signal, zeros, origin, shape, root):
     _barrier(signal, zeros)
-    data = pld.tile.remote_load(target, root, origin, shape)
+    data = _remote_load(target, root, origin, shape)
     _barrier(signal, zeros)
     pl.store(data, origin, target)
 
 
 @jit.inline
 def _allgather(local, target, signal, zeros, origin, row, shape):
-    ctx = pld.get_comm_ctx(signal)
-    me = pld.rank(ctx)
-    n = pld.nranks(ctx)
+    ctx = get_comm_ctx(signal)
+    me = rank(ctx)
+    n = nranks(ctx)
     data = pl.load(local, origin, shape)
     for p in pl.range(n):
-        pld.tile.remote_store(data, target, p, [me, 0])
+        _remote_store(data, target, p, [me, 0])
     _barrier(signal, zeros)
 
 
 @jit.inline
 def _reduce_scatter(target, signal, zeros, shape, combine):
-    ctx = pld.get_comm_ctx(signal)
-    me = pld.rank(ctx)
-    n = pld.nranks(ctx)
+    ctx = get_comm_ctx(signal)
+    me = rank(ctx)
+    n = nranks(ctx)
     _barrier(signal, zeros)
     acc = pl.load(target, [me, 0], shape)
     for k in pl.range(1, n):
-        other = pld.tile.remote_load(target, (me + k) % n, [me, 0], shape)
+        other = _remote_load(target, (me + k) % n, [me, 0], shape)
         acc = combine(acc, other)
     _barrier(signal, zeros)
     pl.store(acc, [me, 0], target)
@@ -134,12 +141,12 @@ def _reduce_scatter(target, signal, zeros, shape, combine):
 @jit.inline
 def _put(dst, peer, src, dst_offsets, src_offsets, shape, atomic):
     data = pl.load(src, src_offsets, shape)
-    pld.tile.remote_store(data, dst, peer, dst_offsets, atomic=atomic)
+    _remote_store(data, dst, peer, dst_offsets, atomic=atomic)
 
 
 @jit.inline
 def _get(dst, peer, src, dst_offsets, src_offsets, shape):
-    data = pld.tile.remote_load(src, peer, src_offsets, shape)
+    data = _remote_load(src, peer, src_offsets, shape)
     pl.store(data, dst_offsets, dst)
 
 
@@ -151,7 +158,7 @@ def _bind_barrier(signal):
     return _barrier, [signal, _zeros(signal, "barrier")]
 
 
-def _bind_allreduce(target, signal=None, *, op=pld.ReduceOp.Sum, mode="mesh", core_num=1):
+def _bind_allreduce(target, signal=None, *, op=ReduceOp.Sum, mode="mesh", core_num=1):
     if signal is None:
         raise TypeError("pld.tensor.allreduce(target, signal): inside a kernel it needs the signal window")
     if mode not in ("mesh", "ring"):
@@ -176,7 +183,7 @@ def _bind_allgather(local_data, target, signal):
     return _allgather, [local_data, target, signal, _zeros(signal, "allgather"), [0] * len(local), None, row]
 
 
-def _bind_reduce_scatter(target, signal, *, op=pld.ReduceOp.Sum):
+def _bind_reduce_scatter(target, signal, *, op=ReduceOp.Sum):
     dims = _shape(target, "reduce_scatter")
     if len(dims) != 2:
         raise TypeError(f"pld.tensor.reduce_scatter: the target is [nranks, S], got shape {dims}")
@@ -193,7 +200,7 @@ def _region(dst, src, dst_offsets, src_offsets, shape, what):
     return dst_offsets, src_offsets, shape
 
 
-def _bind_put(dst, peer, src, dst_offsets=None, src_offsets=None, shape=None, *, atomic=pld.AtomicType.None_,
+def _bind_put(dst, peer, src, dst_offsets=None, src_offsets=None, shape=None, *, atomic=AtomicType.None_,
               chunk_rows=0, chunk_cols=0, pipeline=False):
     d, s, shp = _region(dst, src, dst_offsets, src_offsets, shape, "put")
     return _put, [dst, peer, src, d, s, shp, atomic]
@@ -206,7 +213,7 @@ def _bind_get(dst, peer, src, dst_offsets=None, src_offsets=None, shape=None, *,
 
 
 def _bind_tile_put(dst, peer, src, stage, stage2=None, dst_offsets=None, src_offsets=None, shape=None, *,
-                   atomic=pld.AtomicType.None_):
+                   atomic=AtomicType.None_):
     return _bind_put(dst, peer, src, dst_offsets, src_offsets, shape, atomic=atomic)
 
 
@@ -217,7 +224,7 @@ def _bind_tile_get(dst, peer, src, stage, stage2=None, dst_offsets=None, src_off
 def _not_yet(name):
     def bind(*args, **kwargs):
         raise NotImplementedError(f"pld.tensor.{name} is not implemented yet (docs/distributed.md, 'Missing'); fix: "
-                                  "build it from pld.tile.remote_store and pld.tensor.barrier")
+                                  "build it from _remote_store and pld.tensor.barrier")
     return bind
 
 
