@@ -108,3 +108,69 @@ def host_bad_peer(x: pl.Tensor, y: pl.Out[pl.Tensor]):
         bad_peer(x[r], pld.window(data_buf, [R, C], dtype=pl.FP32), pld.window(sig_buf, [MAXR], dtype=pl.INT32), y[r],
                  device=r)
     return y
+
+
+@pl.jit.incore
+def shift_kernel(x: pl.Tensor, data: pld.DistributedTensor, sig: pld.DistributedTensor, y: pl.Out[pl.Tensor],
+                 scale: pl.Scalar[pl.FP32]):
+    ctx = pld.get_comm_ctx(data)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    for i in pl.range(2):  # the barrier's signal is reused in a loop
+        t = pl.load(x, [0, 0], [R, C])
+        pld.tile.remote_store(pl.mul(t, scale), data, (me + 1) % n, [0, 0], atomic=pld.AtomicType.Add)
+        pld.tensor.barrier(sig)
+    y = pl.store(pl.load(data, [0, 0], [R, C]), [0, 0], y)
+    return y
+
+
+@pl.jit
+def shift_chip(x: pl.Tensor, data: pld.DistributedTensor[[R, C], pl.FP32], sig: pld.DistributedTensor[[1], pl.INT32],
+               y: pl.Out[pl.Tensor], scale: pl.Scalar[pl.FP32]):
+    y = shift_kernel(x, data, sig, y, scale)
+    return y
+
+
+@pl.jit.host
+def host_shift(x: pl.Tensor, y: pl.Out[pl.Tensor], scale):
+    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer(4)
+    nr = pld.world_size()
+    for r in pl.range(nr):
+        shift_chip(x[r], pld.window(data_buf, [R, C], dtype=pl.FP32), pld.window(sig_buf, [1], dtype=pl.INT32), y[r],
+                   scale * 1.0, device=r)
+    return y
+
+
+@pl.jit
+def fill_rank(data: pld.DistributedTensor[[R, C], pl.FP32], x: pl.Tensor):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
+    return data
+
+
+@pl.jit
+def read_back(data: pld.DistributedTensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.load(data, [0, 0], [R, C]), [0, 0], y)
+    return y
+
+
+@pl.jit.host
+def host_level_collectives(x: pl.Tensor, ysum: pl.Out[pl.Tensor], ymax: pl.Out[pl.Tensor]):
+    buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([1], dtype=pl.INT32)
+    data = pld.window(buf, [R, C], dtype=pl.FP32)
+    sig = pld.window(sig_buf, [1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        fill_rank(data, x[r], device=r)
+    pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum)
+    for r in pl.range(pld.world_size()):
+        read_back(data, ysum[r], device=r)
+    for r in pl.range(pld.world_size()):
+        fill_rank(data, x[r], device=r)
+    pld.tensor.barrier(sig)
+    pld.tensor.allreduce(data, op=pld.ReduceOp.Max)
+    for r in pl.range(pld.world_size()):
+        read_back(data, ymax[r], device=r)
+    return ysum

@@ -188,3 +188,22 @@ class P:
     again = pl.parse(printed)
     assert ir.structural_equal(prog, again)
     assert "pl.dist.notify" in printed and "pl.dist.wait" in printed
+
+
+def test_incore_kernel_with_atomic_remote_store_and_barrier_in_a_loop():
+    n = 3
+    x = np.random.default_rng(9).random((n, progs.R, progs.C), dtype=np.float32)
+    y = np.zeros_like(x)
+    out = progs.host_shift(x, y, 0.5, config=cfg(n))
+    assert out is y
+    np.testing.assert_allclose(y, np.roll(x, 1, axis=0) * 0.5 * 2, rtol=1e-6)
+
+
+def test_host_level_collectives():
+    n = 2
+    x = np.random.default_rng(11).random((n, progs.R, progs.C), dtype=np.float32)
+    ysum, ymax = np.zeros_like(x), np.zeros_like(x)
+    progs.host_level_collectives(x, ysum, ymax, config=cfg(n))
+    for r in range(n):
+        np.testing.assert_allclose(ysum[r], x.sum(0), rtol=1e-6)
+        np.testing.assert_allclose(ymax[r], x.max(0), rtol=1e-6)

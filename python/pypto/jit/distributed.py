@@ -358,6 +358,9 @@ class _Walker:
         if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and self.is_dispatch(st.value):
             self.dispatch(st.value)
             return None
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and self.is_collective(st.value):
+            self.host_collective(st.value)
+            return None
         if isinstance(st, ast.Assign):
             if isinstance(st.value, ast.Call) and self.is_dispatch(st.value):
                 self.dispatch(st.value)
@@ -407,6 +410,51 @@ class _Walker:
         else:
             self.fail(target, "a host function assigns to names only", "write `name = ...`")
 
+    def is_collective(self, call):
+        return getattr(self.eval(call.func), "_pl_splice", None) is not None
+
+    def host_collective(self, call):
+        """pld.tensor.<collective>(windows...) at host level: its builtin chip function on every rank."""
+        from pypto.jit import distributed_builtins as builtins
+        coll = self.eval(call.func)
+        args = [self.eval(a) for a in call.args]
+        kwargs = {k.arg: self.eval(k.value) for k in call.keywords}
+        name = coll.name
+
+        def window_arg(v, what):
+            if not isinstance(v, Window):
+                self.fail(call, f"pld.tensor.{name} at host level takes pld.window(...) views; {what} is {v!r}",
+                          "pass pld.window(buf, shape, dtype=) of a window buffer")
+            return v
+
+        def own_signal():  # PyPTO's host allreduce may leave the signal out: a window of its own
+            return self.s.window(self.s.alloc_window_buffer(4, name=f"{name}_signal"), [1], _int32())
+
+        if name in ("allreduce", "reduce_scatter"):
+            target = window_arg(args[0] if args else kwargs.get("target"), "the target")
+            signal = args[1] if len(args) > 1 else kwargs.get("signal")
+            signal = own_signal() if signal is None else window_arg(signal, "the signal")
+            op = kwargs.get("op", 0)
+            from pypto.language.distributed import ReduceOp
+            fn, fargs = getattr(builtins, f"{name}_{ReduceOp(op).name}"), [target, signal]
+            qual = f"{name}_{ReduceOp(op).name}"
+        elif name == "barrier":
+            fn, fargs, qual = builtins.barrier, [window_arg(args[0] if args else kwargs.get("signal"), "the signal")], "barrier"
+        elif name == "broadcast":
+            root = kwargs.get("root")
+            if not isinstance(root, int) or not 0 <= root < self.s.n:
+                self.fail(call, f"pld.tensor.broadcast(root={root!r}): root must be a rank of the domain",
+                          f"give root= in [0, {self.s.n})")
+            fn, fargs, qual = builtins.broadcast, [window_arg(args[0], "the target"), window_arg(args[1], "the signal"),
+                                                   root], "broadcast"
+        elif name == "allgather":
+            fn, fargs, qual = builtins.allgather, [window_arg(a, f"argument {i}") for i, a in enumerate(args[:3])], \
+                "allgather"
+        else:
+            self.fail(call, f"pld.tensor.{name} is not available at host level", "call it inside a kernel")
+        for r in range(self.s.n):
+            self.s.dispatched[r].append((fn, list(fargs), self.where(call), qual))
+
     def is_dispatch(self, call):
         return any(k.arg == "device" for k in call.keywords)
 
@@ -444,7 +492,12 @@ class _Walker:
                           "pass every tensor before the scalars")
             if not is_tensor and seen_scalar is None:
                 seen_scalar = i
-        self.s.dispatched[r].append((fn, args, self.where(call)))
+        self.s.dispatched[r].append((fn, args, self.where(call), None))
+
+
+def _int32():
+    from pypto._core import ir
+    return ir.DataType.INT32
 
 
 def _function_tree(fn):
@@ -560,9 +613,9 @@ def _execute(ranks, seg, session):
     try:
         counts = []
         for r in range(session.n):
-            for fn, args, where in session.dispatched[r]:
+            for fn, args, where, builtin in session.dispatched[r]:
                 file = inspect.getsourcefile(fn.func)
-                qual = fn.func.__qualname__
+                qual = builtin or fn.func.__qualname__
                 if "<locals>" in qual:
                     raise HostError(f"{where}: chip function '{fn.__name__}' is defined inside a function; rank "
                                     "processes import it by name; fix: define chip functions at module level")
