@@ -40,8 +40,10 @@ def host_reduce_all(x: pl.Tensor, ys: pl.Out[pl.Tensor]):
 @pl.jit
 def gather_scatter_bcast(x: pl.Tensor, rows: pld.DistributedTensor[[MAXR, C], pl.FP32],
                          data: pld.DistributedTensor[[R, C], pl.FP32], sig: pld.DistributedTensor[[MAXR], pl.INT32],
-                         gathered: pl.Out[pl.Tensor], scattered: pl.Out[pl.Tensor], bcast: pl.Out[pl.Tensor]):
-    # x: [MAXR, C] per rank. allgather of row 0 into rows; reduce_scatter (Sum) of x's rows; broadcast of root 1.
+                         gathered: pl.Out[pl.Tensor], scattered: pl.Out[pl.Tensor], bcast: pl.Out[pl.Tensor],
+                         a2a: pl.Out[pl.Tensor]):
+    # x: [MAXR, C] per rank. allgather of row 0 into rows; reduce_scatter (Sum) of x's rows; broadcast of
+    # root 1; all_to_all of x's rows.
     with pl.at(level=pl.Level.CORE_GROUP):
         me = pld.rank(pld.get_comm_ctx(rows))
         pl.store(pl.load(x, [0, 0], [1, C]), [0, 0], data)
@@ -54,18 +56,21 @@ def gather_scatter_bcast(x: pl.Tensor, rows: pld.DistributedTensor[[MAXR, C], pl
         pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
         pld.tensor.broadcast(data, sig, root=1)
         pl.store(pl.load(data, [0, 0], [R, C]), [0, 0], bcast)
+        pld.tensor.all_to_all(x, rows, sig)
+        pl.store(pl.load(rows, [0, 0], [MAXR, C]), [0, 0], a2a)
     return bcast
 
 
 @pl.jit.host
-def host_gather(x: pl.Tensor, gathered: pl.Out[pl.Tensor], scattered: pl.Out[pl.Tensor], bcast: pl.Out[pl.Tensor]):
+def host_gather(x: pl.Tensor, gathered: pl.Out[pl.Tensor], scattered: pl.Out[pl.Tensor], bcast: pl.Out[pl.Tensor],
+                a2a: pl.Out[pl.Tensor]):
     rows_buf = pld.alloc_window_buffer([MAXR, C], dtype=pl.FP32)
     data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
     sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
     for r in pl.range(pld.world_size()):
         gather_scatter_bcast(x[r], pld.window(rows_buf, [MAXR, C], dtype=pl.FP32),
                              pld.window(data_buf, [R, C], dtype=pl.FP32), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
-                             gathered[r], scattered[r], bcast[r], device=r)
+                             gathered[r], scattered[r], bcast[r], a2a[r], device=r)
     return bcast
 
 

@@ -90,9 +90,11 @@ def test_allgather_reduce_scatter_broadcast():
     gathered = np.zeros((n, progs.MAXR, progs.C), np.float32)
     scattered = np.zeros((n, 1, progs.C), np.float32)
     bcast = np.zeros((n, progs.R, progs.C), np.float32)
-    progs.host_gather(x, gathered, scattered, bcast, config=cfg(n))
+    a2a = np.zeros_like(gathered)
+    progs.host_gather(x, gathered, scattered, bcast, a2a, config=cfg(n))
     for r in range(n):
         np.testing.assert_allclose(gathered[r, :n], x[:, 0], rtol=1e-6)
+        np.testing.assert_allclose(a2a[r, :n], x[:, r], rtol=1e-6)  # all_to_all: row p from rank p
         np.testing.assert_allclose(scattered[r, 0], x[:, r].sum(0), rtol=1e-5)
         np.testing.assert_allclose(bcast[r], x[1, :progs.R], rtol=1e-6)
 

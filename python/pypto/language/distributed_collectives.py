@@ -14,6 +14,8 @@ calling kernel (the parser calls `_pl_splice` to pick the body and bind its cons
   (remote stores), then a barrier.
 - reduce_scatter(target[NR, S], signal, op=): row r of rank r becomes the combination of row r
   of every rank.
+- all_to_all(input[NR, S], target[NR, S], signal): row p of rank r's input lands in row r of
+  rank p's target (remote stores), then a barrier.
 - put / get: one tile between this rank's tensor and a peer's window.
 Targets are one static tile (2-D, fitting the vector buffer).
 """
@@ -139,6 +141,17 @@ def _reduce_scatter(target, signal, zeros, shape, combine):
 
 
 @jit.inline
+def _all_to_all(src, target, signal, zeros, shape):
+    ctx = get_comm_ctx(signal)
+    me = rank(ctx)
+    n = nranks(ctx)
+    for p in pl.range(n):
+        row = pl.load(src, [p, 0], shape)
+        _remote_store(row, target, p, [me, 0])
+    _barrier(signal, zeros)
+
+
+@jit.inline
 def _put(dst, peer, src, dst_offsets, src_offsets, shape, atomic):
     data = pl.load(src, src_offsets, shape)
     _remote_store(data, dst, peer, dst_offsets, atomic=atomic)
@@ -191,6 +204,19 @@ def _bind_reduce_scatter(target, signal, *, op=ReduceOp.Sum):
                              _combine(op, "reduce_scatter")]
 
 
+def _bind_all_to_all(input, target, signal):
+    dims = _shape(target, "all_to_all")
+    if len(dims) != 2 or len(_shape(input, "all_to_all")) != 2:
+        raise TypeError(f"pld.tensor.all_to_all: input and target are [nranks, S], got {_shape(input, 'all_to_all')} "
+                        f"and {dims}")
+    return _all_to_all, [input, target, signal, _zeros(signal, "all_to_all"), [1, dims[1]]]
+
+
+def _bind_all_to_all_v(input, target, signal, send_counts, recv_counts):
+    raise NotImplementedError("pld.tensor.all_to_all_v is not implemented yet (docs/distributed.md, 'Missing'); fix: "
+                              "use pld.tensor.all_to_all with padded rows, or pld.tile.remote_store and a barrier")
+
+
 def _region(dst, src, dst_offsets, src_offsets, shape, what):
     if shape is None:
         shape = _shape(src, what)
@@ -237,5 +263,5 @@ put = _Splice("put", _bind_put)
 get = _Splice("get", _bind_get)
 tile_put = _Splice("put", _bind_tile_put)
 tile_get = _Splice("get", _bind_tile_get)
-all_to_all = _Splice("all_to_all", _not_yet("all_to_all"))
-all_to_all_v = _Splice("all_to_all_v", _not_yet("all_to_all_v"))
+all_to_all = _Splice("all_to_all", _bind_all_to_all)
+all_to_all_v = _Splice("all_to_all_v", _bind_all_to_all_v)
