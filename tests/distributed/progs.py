@@ -179,3 +179,13 @@ def host_level_collectives(x: pl.Tensor, ysum: pl.Out[pl.Tensor], ymax: pl.Out[p
     for r in pl.range(pld.world_size()):
         read_back(data, ymax[r], device=r)
     return ysum
+
+
+@pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+def host_function_form(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        fill_rank(pld.window(data_buf, [R, C], dtype=pl.FP32), x[r], device=r)
+    for r in pl.range(pld.world_size()):
+        read_back(pld.window(data_buf, [R, C], dtype=pl.FP32), y[r], device=r)
+    return y
