@@ -495,6 +495,15 @@ class _Walker:
         self.s.dispatched[r].append((fn, args, self.where(call), None))
 
 
+def dispatches_to_devices(fn):
+    """Whether the host function's body dispatches a chip function with device= (a distributed program)."""
+    try:
+        node = _function_tree(fn)
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return any(isinstance(n, ast.Call) and any(k.arg == "device" for k in n.keywords) for n in ast.walk(node))
+
+
 def _int32():
     from pypto._core import ir
     return ir.DataType.INT32
@@ -514,8 +523,6 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
     dc = getattr(run_config, "distributed_config", None) if run_config is not None else None
     if worker is not None:
         dc = worker.config
-    if dc is None:
-        dc = DistributedConfig(device_ids=[0, 1]) if os.environ.get("PYPTO_DIST_DEFAULT") else None
     if dc is None:
         raise ValueError(f"{fn.__name__}(): a @pl.jit.host function runs on several ranks and needs "
                          "RunConfig(distributed_config=...); fix: call it as "
