@@ -514,6 +514,7 @@ void bind_runtime(nb::module_& m) {
   m.def("comm_set_state", &runtime::comm::set_state, nb::arg("state"));
   m.def("comm_abort", &runtime::comm::abort_domain, nb::arg("message"));
   m.def("comm_abort_message", &runtime::comm::abort_message);
+  m.def("comm_abort_segment", &runtime::comm::abort_segment, nb::arg("segment"), nb::arg("rank"), nb::arg("message"));
   m.def("comm_header_bytes", [] { return runtime::comm::kHeaderBytes; });
 
   m.def(

@@ -43,6 +43,8 @@ void set_state(int32_t state);
 // Marks the domain failed by this rank with `message` (the first failure wins); returns the
 // message stored (the first one).
 std::string abort_domain(const std::string& message);
+// The same on a segment this process is not attached to (the driver, for a rank process that died).
+void abort_segment(uintptr_t segment, int rank, const std::string& message);
 // "" when no rank failed, else "rank k failed: ...".
 std::string abort_message();
 

@@ -635,11 +635,19 @@ def _execute(ranks, seg, session):
                 status, text = ranks.reply(r)
                 if status != "ok":
                     failures.append(text)
+                    if not ranks.procs[r].is_alive():
+                        _abort_in_header(seg, r, text)  # the others stop waiting for the dead rank
+                        break
         if failures:
             primary = next((f for f in failures if "stopped waiting" not in f), failures[0])
             raise RuntimeError(primary)
     finally:
         ranks.broadcast(("detach",))
+
+
+def _abort_in_header(seg, rank, text):
+    """Marks the domain failed for a rank that cannot any more (comm::abort_segment)."""
+    _core.comm_abort_segment(ctypes.addressof(ctypes.c_char.from_buffer(seg.shm.buf)), rank, text)
 
 
 class DistributedWorker:

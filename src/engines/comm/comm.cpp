@@ -31,18 +31,23 @@ void set_state(int32_t state) {
   __atomic_store_n(i32(kSlots + g_domain.rank * kSlotBytes), state, __ATOMIC_RELEASE);
 }
 
+void abort_segment(uintptr_t segment, int rank, const std::string& message) {
+  auto* base = reinterpret_cast<uint8_t*>(segment);
+  auto* flag = reinterpret_cast<int32_t*>(base + kAbortFlag);
+  int32_t expected = 0;
+  if (!__atomic_compare_exchange_n(flag, &expected, 2, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+  // Flag 2: the message is being written; 1: it is there.
+  __atomic_store_n(reinterpret_cast<int32_t*>(base + kAbortRank), rank, __ATOMIC_RELAXED);
+  std::string text = message.rfind("rank ", 0) == 0 ? message : "rank " + std::to_string(rank) + " failed: " + message;
+  size_t n = std::min<size_t>(text.size(), kAbortTextBytes - 1);
+  std::memcpy(base + kAbortText, text.data(), n);
+  base[kAbortText + n] = 0;
+  __atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+}
+
 std::string abort_domain(const std::string& message) {
   if (!g_attached) return message;
-  int32_t expected = 0;
-  if (__atomic_compare_exchange_n(i32(kAbortFlag), &expected, 2, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-    // Flag 2: this rank is writing the message; 1: it is there.
-    __atomic_store_n(i32(kAbortRank), g_domain.rank, __ATOMIC_RELAXED);
-    std::string text = "rank " + std::to_string(g_domain.rank) + " failed: " + message;
-    size_t n = std::min<size_t>(text.size(), kAbortTextBytes - 1);
-    std::memcpy(g_domain.base + kAbortText, text.data(), n);
-    g_domain.base[kAbortText + n] = 0;
-    __atomic_store_n(i32(kAbortFlag), 1, __ATOMIC_RELEASE);
-  }
+  abort_segment(reinterpret_cast<uintptr_t>(g_domain.base), g_domain.rank, "rank " + std::to_string(g_domain.rank) + " failed: " + message);
   return abort_message();
 }
 
