@@ -216,3 +216,28 @@ def test_pl_function_host_orchestrator_form():
     y = np.zeros_like(x)
     progs.host_function_form(x, y, config=cfg(2))
     np.testing.assert_array_equal(y, x)  # the window keeps what the first dispatch wrote
+
+
+def test_every_pld_name_of_the_surface_doc_exists(monkeypatch):
+    import inspect
+    sys.path.insert(0, str(HERE.parent / "compat"))
+    import surface_doc
+    if not os.path.exists(surface_doc.DOC):
+        pytest.skip("no surface doc beside the checkout")
+    monkeypatch.setattr(surface_doc, "SINGLE_CHIP", ("pld", "pld.system", "pld.tensor", "pld.tile"))
+    rows = surface_doc.read_rows()
+    assert len(rows) > 30
+    missing = []
+    for r in rows:
+        ns = pld if r.namespace == "pld" else getattr(pld, r.namespace.split(".")[1])
+        obj = getattr(ns, r.name, None)
+        if obj is None:
+            missing.append(f"{r.namespace}.{r.name}")
+            continue
+        bind = getattr(obj, "_bind", None)
+        if bind is not None:
+            params = set(inspect.signature(bind).parameters)
+            missing += [f"{r.namespace}.{r.name}({p}=)" for p in r.params if p not in params]
+        elif isinstance(obj, type) and issubclass(obj, int):  # an enum: its members
+            missing += [f"{r.namespace}.{r.name}.{m}" for m in r.members if not hasattr(obj, m)]
+    assert not missing, missing
