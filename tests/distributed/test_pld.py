@@ -58,7 +58,8 @@ def test_examples_at_n_ranks(n, capsys):
     example("03_barrier.py").main(cfg(n), builtin=True)
     example("04_remote_load_store.py").main(cfg(n), "store")
     example("05_put_get.py").main(cfg(n), "get")
-    assert capsys.readouterr().out.count("OK") == 4
+    example("07_dynamic_rank_count.py").main(cfg(n))
+    assert capsys.readouterr().out.count("OK") == 5
 
 
 def test_examples_remaining_modes(capsys):
