@@ -4,9 +4,12 @@ then adds its rank read with pld.rank(pld.get_comm_ctx(window)).
 Run: python examples/distributed/02_window_buffer.py -n 2   (prints OK)
 """
 
+import sys
+
 import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
+from pypto.runtime.distributed_runner import example_config
 
 R, C = 8, 64
 
@@ -31,7 +34,9 @@ def host(x: pl.Tensor, y: pl.Out[pl.Tensor]):
     return y
 
 
-def main(config):
+def main(backend="numpy", config=None, argv=None):
+    """Runs on numpy arrays (either backend), at 2 ranks unless config or argv (-n 3, -d 0,1,2) says otherwise."""
+    config, opts = example_config(config, argv)
     n = config.distributed_config.world_size
     x = np.random.default_rng(1).random((n, R, C), dtype=np.float32)
     y = np.zeros_like(x)
@@ -41,5 +46,4 @@ def main(config):
 
 
 if __name__ == "__main__":
-    import _common
-    main(_common.config_from_args()[0])
+    main(argv=sys.argv[1:])

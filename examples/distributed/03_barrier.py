@@ -5,9 +5,12 @@ The barrier runs twice per call (its signal returns to zero, so it is reusable).
 Run: python examples/distributed/03_barrier.py -n 3 [--use-builtin]   (prints OK)
 """
 
+import sys
+
 import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
+from pypto.runtime.distributed_runner import example_config
 
 R, C = 8, 64
 MAXR = 8  # signal cells: one per rank
@@ -70,7 +73,10 @@ def host_builtin(x: pl.Tensor, y: pl.Out[pl.Tensor]):
     return y
 
 
-def main(config, builtin=False):
+def main(backend="numpy", config=None, builtin=False, argv=None):
+    """Runs on numpy arrays (either backend), at 2 ranks unless config or argv (-n 3, -d 0,1,2) says otherwise."""
+    config, opts = example_config(config, argv)
+    builtin = builtin or opts.use_builtin
     n = config.distributed_config.world_size
     x = np.random.default_rng(2).random((n, R, C), dtype=np.float32)
     y = np.zeros_like(x)
@@ -85,6 +91,4 @@ def main(config, builtin=False):
 
 
 if __name__ == "__main__":
-    import _common
-    cfg, a = _common.config_from_args()
-    main(cfg, builtin=a.use_builtin)
+    main(argv=sys.argv[1:])

@@ -4,9 +4,12 @@ window) or by remote store (--mode store: r writes into r + 1's window).
 Run: python examples/distributed/04_remote_load_store.py -n 4 --mode store   (prints OK)
 """
 
+import sys
+
 import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
+from pypto.runtime.distributed_runner import example_config
 
 R, C = 8, 64
 MAXR = 8
@@ -59,7 +62,10 @@ def host_store(x: pl.Tensor, y: pl.Out[pl.Tensor]):
     return y
 
 
-def main(config, mode="load"):
+def main(backend="numpy", config=None, mode=None, argv=None):
+    """Runs on numpy arrays (either backend), at 2 ranks unless config or argv (-n 3, -d 0,1,2) says otherwise."""
+    config, opts = example_config(config, argv)
+    mode = mode or opts.mode or "load"
     n = config.distributed_config.world_size
     x = np.random.default_rng(3).random((n, R, C), dtype=np.float32)
     y = np.zeros_like(x)
@@ -69,6 +75,4 @@ def main(config, mode="load"):
 
 
 if __name__ == "__main__":
-    import _common
-    cfg, a = _common.config_from_args()
-    main(cfg, a.mode or "load")
+    main(argv=sys.argv[1:])

@@ -6,9 +6,12 @@ pld.tensor.get's the peer's window into y).
 Run: python examples/distributed/05_put_get.py -n 3 --mode get   (prints OK)
 """
 
+import sys
+
 import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
+from pypto.runtime.distributed_runner import example_config
 
 R, C = 8, 64
 
@@ -60,7 +63,10 @@ def host_get(x: pl.Tensor, y: pl.Out[pl.Tensor]):
     return y
 
 
-def main(config, mode="put"):
+def main(backend="numpy", config=None, mode=None, argv=None):
+    """Runs on numpy arrays (either backend), at 2 ranks unless config or argv (-n 3, -d 0,1,2) says otherwise."""
+    config, opts = example_config(config, argv)
+    mode = mode or opts.mode or "put"
     n = config.distributed_config.world_size
     x = np.random.default_rng(4).random((n, R, C), dtype=np.float32)
     y = np.zeros_like(x)
@@ -70,6 +76,4 @@ def main(config, mode="put"):
 
 
 if __name__ == "__main__":
-    import _common
-    cfg, a = _common.config_from_args()
-    main(cfg, a.mode or "put")
+    main(argv=sys.argv[1:])

@@ -5,9 +5,12 @@ over the ranks, and every rank writes the full C (also shown: Max over the ranks
 Run: python examples/distributed/06_sharded_gemm_allreduce.py -n 2   (prints OK)
 """
 
+import sys
+
 import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
+from pypto.runtime.distributed_runner import example_config
 
 M, KS, N = 16, 32, 64  # KS: the K extent of one rank's shard
 MAXR = 8
@@ -40,7 +43,9 @@ def host(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], cmax: pl.Out[pl.Tenso
     return c
 
 
-def main(config):
+def main(backend="numpy", config=None, argv=None):
+    """Runs on numpy arrays (either backend), at 2 ranks unless config or argv (-n 3, -d 0,1,2) says otherwise."""
+    config, opts = example_config(config, argv)
     n = config.distributed_config.world_size
     rng = np.random.default_rng(5)
     a_full = rng.random((M, n * KS), dtype=np.float32) - 0.5
@@ -58,5 +63,4 @@ def main(config):
 
 
 if __name__ == "__main__":
-    import _common
-    main(_common.config_from_args()[0])
+    main(argv=sys.argv[1:])

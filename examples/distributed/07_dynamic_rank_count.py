@@ -6,9 +6,12 @@ cell, and copies the whole table out.
 Run: python examples/distributed/07_dynamic_rank_count.py -n 4   (prints OK)
 """
 
+import sys
+
 import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
+from pypto.runtime.distributed_runner import example_config
 
 C = 64
 NR = pl.dynamic("NR")
@@ -42,7 +45,9 @@ def host(x: pl.Tensor, y: pl.Out[pl.Tensor]):
     return y
 
 
-def main(config):
+def main(backend="numpy", config=None, argv=None):
+    """Runs on numpy arrays (either backend), at 2 ranks unless config or argv (-n 3, -d 0,1,2) says otherwise."""
+    config, opts = example_config(config, argv)
     n = config.distributed_config.world_size
     x = np.random.default_rng(6).random((n, 1, C), dtype=np.float32)
     y = np.zeros((n, n, C), np.float32)
@@ -54,5 +59,4 @@ def main(config):
 
 
 if __name__ == "__main__":
-    import _common
-    main(_common.config_from_args()[0])
+    main(argv=sys.argv[1:])

@@ -54,20 +54,20 @@ def test_surface_names():
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_examples_at_n_ranks(n, capsys):
-    example("01_hello_rank.py").main(cfg(n))
-    example("03_barrier.py").main(cfg(n), builtin=True)
-    example("04_remote_load_store.py").main(cfg(n), "store")
-    example("05_put_get.py").main(cfg(n), "get")
-    example("07_dynamic_rank_count.py").main(cfg(n))
+    example("01_hello_rank.py").main("numpy", cfg(n))
+    example("03_barrier.py").main("numpy", cfg(n), builtin=True)
+    example("04_remote_load_store.py").main("numpy", cfg(n), "store")
+    example("05_put_get.py").main("numpy", cfg(n), "get")
+    example("07_dynamic_rank_count.py").main("numpy", cfg(n))
     assert capsys.readouterr().out.count("OK") == 5
 
 
 def test_examples_remaining_modes(capsys):
-    example("02_window_buffer.py").main(cfg(2))
-    example("03_barrier.py").main(cfg(3), builtin=False)
-    example("04_remote_load_store.py").main(cfg(2), "load")
-    example("05_put_get.py").main(cfg(2), "put")
-    example("06_sharded_gemm_allreduce.py").main(cfg(2))
+    example("02_window_buffer.py").main("numpy", cfg(2))
+    example("03_barrier.py").main("numpy", cfg(3), builtin=False)
+    example("04_remote_load_store.py").main("numpy", cfg(2), "load")
+    example("05_put_get.py").main("numpy", cfg(2), "put")
+    example("06_sharded_gemm_allreduce.py").main("numpy", cfg(2))
     assert capsys.readouterr().out.count("OK") == 5
 
 
@@ -118,7 +118,7 @@ def test_failed_rank_stops_the_others():
     with pytest.raises(RuntimeError, match=r"rank 1 failed: .*peer 7 is outside the domain of 2 ranks"):
         progs.host_bad_peer(x, y, config=cfg(2))
     # the domain recovers: the next call runs
-    example("01_hello_rank.py").main(cfg(2))
+    example("01_hello_rank.py").main("numpy", cfg(2))
 
 
 def test_prepared_worker_runs_twice():

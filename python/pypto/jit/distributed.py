@@ -116,13 +116,13 @@ def _rank_main(rank, nranks, conn, env):
             conn.send(("ok", None))
             continue
         if kind == "call":
-            _, file, qualname, specs, engine = msg
+            _, file, qualname, specs, run_config = msg
             comm_set_state(0)
             args = None
             try:
                 fn = _load_function(modules, file, qualname)
                 args = [_rebuild_arg(seg, s) for s in specs]
-                fn(*args, config=RunConfig(engine=engine) if engine else None)
+                fn(*args, config=run_config)
                 comm_set_state(2)
                 conn.send(("ok", None))
             except BaseException as e:  # noqa: BLE001 - reported to the driver, and to the other ranks
@@ -163,6 +163,7 @@ class _Ranks:
     def __init__(self, nranks):
         ctx = mp.get_context("spawn")
         self.nranks = nranks
+        self.lock = threading.Lock()  # one call at a time on these processes
         self.conns, self.procs = [], []
         env = {k: v for k, v in os.environ.items() if k.startswith("PYPTO")}
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
@@ -259,8 +260,8 @@ def _decorator_offset(fn):
 class HostSession:
     """One call of a @pl.jit.host function: walks its body, dispatches chip functions."""
 
-    def __init__(self, fn, config: DistributedConfig, engine, window_bytes=None):
-        self.fn, self.config, self.engine = fn, config, engine
+    def __init__(self, fn, config: DistributedConfig, rank_config, window_bytes=None):
+        self.fn, self.config, self.rank_config = fn, config, rank_config
         self.n = config.world_size
         self.window_used = 0
         self.window_bytes = window_bytes
@@ -527,7 +528,7 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
         raise ValueError(f"{fn.__name__}(): a @pl.jit.host function runs on several ranks and needs "
                          "RunConfig(distributed_config=...); fix: call it as "
                          f"{fn.__name__}(..., config=RunConfig(distributed_config=DistributedConfig(device_ids=[0, 1])))")
-    engine = getattr(run_config, "engine", None) if run_config is not None else None
+    engine = _rank_config(run_config)
     from pypto.language import distributed as pld
     node = _function_tree(fn)
     sig = inspect.signature(fn.func)
@@ -570,7 +571,8 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
         finally:
             pld._set_host(prev)
         ranks = worker._ranks if worker is not None else _ranks(session.n)
-        _execute(ranks, seg, session)
+        with ranks.lock:
+            _execute(ranks, seg, session)
         for name, v in originals.items():
             v[...] = staged[name]
         value = result[1] if result else None
@@ -582,6 +584,13 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
             import gc
             gc.collect()
             seg.close()
+
+
+def _rank_config(run_config):
+    """The RunConfig each rank runs its chip functions with: the caller's, less the distributed part."""
+    if run_config is None:
+        return None
+    return dataclasses.replace(run_config, distributed_config=None)
 
 
 def _unstage(value, staged, originals):
@@ -627,7 +636,7 @@ def _execute(ranks, seg, session):
                     raise HostError(f"{where}: chip function '{fn.__name__}' is defined inside a function; rank "
                                     "processes import it by name; fix: define chip functions at module level")
                 specs = [_arg_spec(seg, a, r) for a in args]
-                ranks.conns[r].send(("call", file, qual, specs, session.engine))
+                ranks.conns[r].send(("call", file, qual, specs, session.rank_config))
             counts.append(len(session.dispatched[r]))
         failures = []
         for r in range(session.n):
@@ -648,6 +657,27 @@ def _execute(ranks, seg, session):
 def _abort_in_header(seg, rank, text):
     """Marks the domain failed for a rank that cannot any more (comm::abort_segment)."""
     _core.comm_abort_segment(ctypes.addressof(ctypes.c_char.from_buffer(seg.shm.buf)), rank, text)
+
+
+def example_config(config=None, argv=None, default_ranks=2):
+    """(RunConfig with a DistributedConfig, options) for the distributed examples: `config` as
+    given when it has a distributed_config, else with `-d 0,1,2` / `-n 3` from argv (when argv
+    is given) or `default_ranks` ranks; options: .mode, .use_builtin from argv."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("backend", nargs="?", default="numpy")
+    ap.add_argument("-d", "--devices", default=None, help="device ids, e.g. 0,1,2,3")
+    ap.add_argument("-n", "--nranks", type=int, default=default_ranks)
+    ap.add_argument("-p", "--platform", default=None)
+    ap.add_argument("--mode", default=None)
+    ap.add_argument("--use-builtin", action="store_true")
+    opts = ap.parse_args(argv if argv is not None else [])
+    if config is not None and getattr(config, "distributed_config", None) is not None:
+        return config, opts
+    ids = [int(d) for d in opts.devices.split(",")] if opts.devices else list(range(opts.nranks))
+    dc = DistributedConfig(device_ids=ids)
+    config = dataclasses.replace(config, distributed_config=dc) if config is not None else RunConfig(distributed_config=dc)
+    return config, opts
 
 
 class DistributedWorker:

@@ -292,7 +292,7 @@ void signal_wait(const TileCall& call) {
   const auto start = std::chrono::steady_clock::now();
   auto last_check = start;
   int64_t seen_notifies = __atomic_load_n(notifies, __ATOMIC_ACQUIRE);
-  auto quiet_since = start;
+  auto quiet_since = start, blocked_since = start;
   int64_t sleep_us = 1;
   for (;;) {
     if (holds(__atomic_load_n(cell, __ATOMIC_ACQUIRE))) break;
@@ -313,7 +313,8 @@ void signal_wait(const TileCall& call) {
       Slot* s = slot_of(d, r);
       all_blocked = all_blocked && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != comm::kBusy;
     }
-    const bool deadlock = all_blocked && now - quiet_since > std::chrono::milliseconds(500);
+    if (!all_blocked) blocked_since = now;  // every rank must stay blocked (not just at one poll)
+    const bool deadlock = now - std::max(quiet_since, blocked_since) > std::chrono::milliseconds(500);
     const bool timeout = now - start > std::chrono::duration<double>(d.timeout_s);
     if (!deadlock && !timeout) continue;
     if (holds(__atomic_load_n(cell, __ATOMIC_ACQUIRE))) break;
