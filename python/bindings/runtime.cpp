@@ -1,6 +1,7 @@
 // Python bindings of the instruction stream (isa structs), the instruction table, single
 // instruction execution on numpy arrays, and running programs. Conversions only: enums of
 // the IR appear as their DSL spellings ("FP32", "Vec", "In"), tensors as raw views.
+#include "pypto/engines/comm.h"
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -505,6 +506,16 @@ void bind_run_config(nb::module_& m) {
 void bind_runtime(nb::module_& m) {
   bind_isa_structs(m);
   bind_run_config(m);
+
+  // pld: this rank process's view of the domain's shared memory (include/pypto/engines/comm.h).
+  m.def("comm_attach", &runtime::comm::attach, nb::arg("base"), nb::arg("window_bytes"), nb::arg("rank"), nb::arg("nranks"),
+        nb::arg("timeout_s"));
+  m.def("comm_detach", &runtime::comm::detach);
+  m.def("comm_set_state", &runtime::comm::set_state, nb::arg("state"));
+  m.def("comm_abort", &runtime::comm::abort_domain, nb::arg("message"));
+  m.def("comm_abort_message", &runtime::comm::abort_message);
+  m.def("comm_abort_segment", &runtime::comm::abort_segment, nb::arg("segment"), nb::arg("rank"), nb::arg("message"));
+  m.def("comm_header_bytes", [] { return runtime::comm::kHeaderBytes; });
 
   m.def(
       "run_host_program",

@@ -20,5 +20,6 @@ void register_all_ops(OpRegistry& registry) {
   ops::register_tensor_compute_ops(registry);
   ops::register_cross_core_ops(registry);
   ops::register_system_ops(registry);
+  ops::register_distributed_ops(registry);
 }
 }  // namespace pypto::ir

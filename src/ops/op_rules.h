@@ -28,6 +28,7 @@ void register_tensor_compute_ops(OpRegistry& r);  // after the tile families it 
 void register_cross_core_ops(OpRegistry& r);      // TPUSH / TPOP / TFREE (mixed tasks)
 void register_array_ops(OpRegistry& r);
 void register_view_ops(OpRegistry& r);             // tensor views: slice, view, reshape, transpose, reinterpret_view
+void register_distributed_ops(OpRegistry& r);      // pld: remote_load / remote_store / notify / wait (families/distributed.cpp)
 void register_system_ops(OpRegistry& r);           // pl.system barriers / events / fences, pl.prefetch           // pl.array of the orchestration, task ids as values
 
 // Parameter specs.

@@ -41,7 +41,8 @@ std::string ops_reference_markdown() {
       "tensor op when the first argument is a tensor; a scalar second argument selects the scalar form.\n";
   const std::pair<const char*, const char*> families[] = {
       {"tile.", "Tile ops"}, {"tensor.", "Tensor ops"}, {"array.", "Orchestration arrays"}, {"task.", "Task ids"},
-      {"system.", "System ops (pl.system)"}, {"prefetch.", "Prefetch hints (pl.prefetch)"}};
+      {"system.", "System ops (pl.system)"}, {"prefetch.", "Prefetch hints (pl.prefetch)"},
+      {"dist.", "Distributed kernel ops (pld; docs/distributed.md)"}};
   for (const auto& [family, title] : families) {
     out += std::string("\n## ") + title + "\n\n| Signature | PTO | Also | Doc |\n|---|---|---|---|\n";
     for (const OpDef* op : OpRegistry::instance().all()) {

@@ -83,7 +83,7 @@ def test_compile_takes_every_pypto_keyword(tmp_path, engine):
 
 
 def test_compile_keywords_are_checked(tmp_path):
-    with pytest.raises(NotImplementedError, match="distributed_config.*not supported yet.*fix:"):
+    with pytest.raises(TypeError, match="distributed_config=.*not a DistributedConfig; fix:"):
         ir.compile(AddMul, distributed_config={"world_size": 2})
     with pytest.raises(ValueError, match="verification_level='strict'.*VerificationLevel.BASIC"):
         ir.compile(AddMul, verification_level="strict")

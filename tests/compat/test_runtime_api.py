@@ -141,7 +141,7 @@ def test_ring_task_window_maps_onto_ring_size():
     ({"enable_dump_args": 3}, r"enable_dump_args=3\): must be one of 0, 1, 2"),
     ({"aicpu_thread_num": 0}, r"aicpu_thread_num=0\): must be None or an int >= 1"),
     ({"memory_planner": "FAST"}, r"memory_planner='FAST'\): must be None or one of 'PYPTO', 'DSA_RP', 'PTOAS'"),
-    ({"distributed_config": {"world_size": 2}}, r"runs one virtual chip; fix: leave distributed_config=None .*pld"),
+    ({"distributed_config": {"world_size": 2}}, r"distributed_config=.*must be a pypto.runtime.DistributedConfig"),
 ])
 def test_runconfig_rejects_what_pypto_rejects(kwargs, message):
     with pytest.raises(ValueError, match=message):

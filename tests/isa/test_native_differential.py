@@ -221,8 +221,11 @@ def assert_agree(name, ref, nat):
 # The cross-core FIFO instructions run only inside a mixed task (both engines run them through
 # the reference library; tests/isa/test_reference_cross_core.py runs them on each engine).
 CROSS_CORE = ("TPUSH", "TPOP", "TFREE")
+# The pld instructions reach a distributed domain's shared memory: tests/isa/test_reference_distributed.py
+# runs them on each engine against numpy.
+DISTRIBUTED = ("REMOTE_LOAD", "REMOTE_STORE", "SIGNAL_NOTIFY", "SIGNAL_WAIT")
 DATA_INSTRUCTIONS = [n for n in _core.instruction_names()
-                     if _core.instruction_signature(n)[:2] != ("", "") and n not in CROSS_CORE]
+                     if _core.instruction_signature(n)[:2] != ("", "") and n not in CROSS_CORE + DISTRIBUTED]
 
 
 @pytest.mark.parametrize("name", DATA_INSTRUCTIONS)

@@ -89,11 +89,15 @@ def compile(  # noqa: A001
         _coerce_enum(MemoryPlanner, memory_planner, where, "memory_planner")
     if runtime is not None:
         _coerce_enum(RuntimeKind, runtime, where, "runtime")
-    if distributed_config is not None:
-        raise NotImplementedError(
-            f"{where}(distributed_config=...): multi-chip (distributed) programs are not supported yet; "
-            "fix: compile a single-chip program with distributed_config=None"
-        )
+    if distributed_config is not None:  # a @pl.jit.host program: its rank processes compile their chip functions
+        from pypto.jit.distributed import DistributedCompiledProgram, DistributedConfig
+        if not isinstance(distributed_config, DistributedConfig):
+            raise TypeError(f"{where}(distributed_config={distributed_config!r}): not a DistributedConfig; fix: pass "
+                            "pypto.runtime.DistributedConfig(device_ids=[0, 1])")
+        if getattr(program, "_pl_jit_kind", None) != "host":
+            raise TypeError(f"{where}(distributed_config=...): the program must be a @pl.jit.host function (it "
+                            "dispatches chip functions with device=r); fix: compile the host function")
+        return DistributedCompiledProgram(program, distributed_config)
     level = coerce_verification_level(verification_level, where)
     if verify is not None and level is not None and verify != level:
         raise ValueError(f"{where}(verify={verify!r}, verification_level={verification_level!r}): they disagree; "

@@ -17,6 +17,8 @@ _NAMES = {
     "RunConfig": "config",
     "arg_specs": "functions", "compiled_of": "functions", "jit_cache": "functions", "jit_call": "functions",
     "jit_compile": "functions", "jit_lower": "functions", "program_kind": "functions",
+    "DistributedConfig": "distributed", "DistributedWorker": "distributed", "DistributedCompiledProgram": "distributed",
+    "host_call": "distributed",
 }
 
 __all__ = sorted(_NAMES)
@@ -30,6 +32,8 @@ def __getattr__(name):
         from pypto.jit import compiled as m
     elif module == "config":
         from pypto.jit import config as m
+    elif module == "distributed":
+        from pypto.jit import distributed as m
     else:
         from pypto.jit import functions as m
     return getattr(m, name)

@@ -70,6 +70,37 @@ def default_engine() -> str:
 
 
 @dataclass
+class DistributedConfig:
+    """PyPTO's distributed configuration: one rank per entry of `device_ids` (a rank process
+    each, here). `num_sub_workers` (host callbacks), `runtime` and `aicpu_thread_num` are
+    accepted; the embedded transport ignores them. `timeout_s`: how long a signal wait may
+    block before it fails (ours; the deadlock watchdog fires sooner when every rank waits)."""
+
+    device_ids: list = field(default_factory=lambda: [0, 1])
+    num_sub_workers: int = 0
+    runtime: str = "tensormap_and_ringbuffer"
+    aicpu_thread_num: int = 0
+    timeout_s: float = 60.0
+
+    def __post_init__(self):
+        ids = list(self.device_ids) if self.device_ids is not None else []
+        if not ids or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in ids):
+            raise ValueError(f"DistributedConfig(device_ids={self.device_ids!r}): device_ids must be a non-empty list "
+                             "of device numbers; fix: write DistributedConfig(device_ids=[0, 1])")
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"DistributedConfig(device_ids={ids!r}): a device is listed twice; fix: list each once")
+        if len(ids) > 64:
+            raise ValueError(f"DistributedConfig(device_ids=...): {len(ids)} ranks, more than the 64 the embedded "
+                             "transport holds; fix: use at most 64 devices")
+        self.device_ids = ids
+
+    @property
+    def world_size(self) -> int:
+        return len(self.device_ids)
+
+
+
+@dataclass
 class RunConfig:
     """Options of one compile-and-run.
 
@@ -231,11 +262,9 @@ class RunConfig:
             if str(name).upper() not in MEMORY_PLANNERS:
                 bad("memory_planner", self.memory_planner, "must be None or one of " + ", ".join(map(repr, MEMORY_PLANNERS)))
         if self.distributed_config is not None:
-            raise ValueError(
-                f"RunConfig(distributed_config={self.distributed_config!r}): a distributed configuration runs on "
-                "several chips, and pypto.runtime runs one virtual chip; fix: leave distributed_config=None here "
-                "(multi-chip programs use pypto.language.distributed, pld, which is not available yet)"
-            )
+            if not isinstance(self.distributed_config, DistributedConfig):
+                bad("distributed_config", self.distributed_config,
+                    "must be a pypto.runtime.DistributedConfig(device_ids=[0, 1, ...])")
 
 
 MEMORY_PLANNERS = ("PYPTO", "DSA_RP", "PTOAS")

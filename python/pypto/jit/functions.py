@@ -192,3 +192,13 @@ def compiled_of(program, config: RunConfig | None = None, args=(), *, cached: bo
     if kind == "jit":
         return jit_compile(program, tuple(args), config)
     return compile_cached(program, config) if cached else compile_program(program, config)
+
+
+def host_call(jitfn, args, kwargs, config=None):
+    """Calls a @pl.jit.host function. With RunConfig(distributed_config=) (or when its body
+    dispatches with device=) it runs here and dispatches chip functions to the rank processes
+    (pypto.jit.distributed); otherwise it is a single-chip program calling other entries."""
+    from pypto.jit import distributed
+    if getattr(config, "distributed_config", None) is not None or distributed.dispatches_to_devices(jitfn):
+        return distributed.host_call(jitfn, args, kwargs, config)
+    return jit_call(jitfn, jitfn._positional(args, kwargs, True), config)

@@ -47,6 +47,7 @@ from .ops import (  # noqa: F401
     static_print,
     system,
     task,
+    dist,
     tensor,
     tile,
     unroll,

@@ -48,6 +48,9 @@ def function(func=None, **options):
                       "of the function body", DeprecationWarning, stacklevel=2)
 
     def mark(f):
+        if opts.level == ir.Level.HOST and opts.role in (None, ir.Role.Orchestrator) and "." not in f.__qualname__:
+            # a module-level host orchestrator (pld): the same as @pl.jit.host
+            return JitFunction(f, "host", _frame_locals(2), {"auto_scope": opts.auto_scope})
         f._pl_function_type = opts.type
         f._pl_function_opts = opts
         return f
@@ -222,6 +225,8 @@ class JitFunction:
         return values
 
     def __call__(self, *args, config=None, **kwargs):
+        if self._pl_jit_kind == "host":  # runs here, dispatching chip functions to rank processes (pld)
+            return _driver.jit().host_call(self, args, kwargs, config)
         return _driver.jit().jit_call(self, self._positional(args, kwargs, True), config)
 
     def compile(self, *args, config=None, **kwargs):

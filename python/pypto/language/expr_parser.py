@@ -412,6 +412,13 @@ class ExprParser:
             args, kwargs = self.call_args(node)  # a module-level @pl.function called from a @pl.program
             task = self.launch_info(kwargs, node, f"{func.__name__}(...)")
             return self.with_deps(self.program.call_module_function(self, func, args, node), **task)
+        if getattr(func, "_pl_splice", None) is not None and self.program is not None:
+            args, kwargs = self.call_args(node)  # pld.tensor.allreduce, ...: an inline body chosen by its arguments
+            try:
+                body, body_args = func._pl_splice(args, kwargs)
+            except (TypeError, ValueError, NotImplementedError) as e:
+                raise self.error(node, str(e), "see docs/distributed.md for the pld signatures") from None
+            return self.program.call_jit(self, body, body_args, node)
         if callable(func):
             args, kwargs = self.call_args(node)
             runtime = [a for a in list(args) + list(kwargs.values()) if is_ir(a)]

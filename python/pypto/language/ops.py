@@ -218,4 +218,5 @@ system = _SystemNamespace("system")
 prefetch = OpNamespace("prefetch")  # value-free L2 prefetch hints
 tensor = OpNamespace("tensor")
 array = OpNamespace("array")  # pl.array.create(n, dtype): arrays of the orchestration
-task = OpNamespace("task")    # pl.task.latest(task_id=N): what a printed `task_N` means
+task = OpNamespace("task")
+dist = OpNamespace("dist")    # pld's kernel ops as the printer writes them (pl.dist.notify, ...; language/distributed.py)    # pl.task.latest(task_id=N): what a printed `task_N` means

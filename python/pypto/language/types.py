@@ -551,7 +551,7 @@ class InOut(metaclass=_DirectionMeta):
 
 def annotation_spec(value):
     """Normalises an evaluated annotation (`pl.Tensor` bare class included) to a TypeSpec."""
-    if value is Tensor:
+    if value is Tensor or getattr(value, "_pl_tensor_alias", False):  # pld.DistributedTensor: a tensor
         return TensorSpec()
     if isinstance(value, TypeSpec):
         return value

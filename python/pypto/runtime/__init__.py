@@ -16,6 +16,8 @@ from pypto.jit import compile_cached as _compile_cached  # noqa: F401
 from pypto.jit import compile_program as _compile  # noqa: F401
 from pypto.jit import fp8_bits  # noqa: F401
 from pypto.jit.compiled import _at_call_site, _call_site  # noqa: F401  (the lane API's messages)
+from pypto.jit.distributed import (DistributedCompiledProgram, DistributedConfig, DistributedRunHandle,  # noqa: F401  (pld)
+                                   DistributedWorker, StackedDeviceTensor)
 
 
 def pto_isa_include_dir() -> str:

@@ -62,7 +62,7 @@ const OperandValue& computing_operand(const isa::InstrDef& def, const TileCall& 
   if (def.family == isa::InstrFamily::kMatmul)
     return call.ins.at(def.name == "TMATMUL_ACC" || def.name == "TGEMV_ACC" ? 1 : 0);
   if (def.name == "TSTORE" || def.name == "TPUSH" || def.name == "TCMP" || def.name == "TCMPS" || def.name == "MSCATTER" ||
-      def.name == "TPREFETCH" || def.name.find("ARG") != std::string::npos)
+      def.name == "TPREFETCH" || def.name == "REMOTE_STORE" || def.name == "SIGNAL_WAIT" || def.name.find("ARG") != std::string::npos)
     return call.ins.at(0);
   return call.outs.at(0);
 }

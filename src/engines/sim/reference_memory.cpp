@@ -2,7 +2,12 @@
 // TSTORE (tensor windows) and MGATHER / MSCATTER (flat indices). Their records are in
 // src/isa/families/memory.cpp; these functions stay with the engines because global tensors
 // (TensorView, pypto/engines/tensor.h) are an engine type, above the isa layer.
+#include <chrono>
+#include <cstring>
+#include <thread>
 #include <type_traits>
+
+#include "pypto/engines/comm.h"
 
 #include "pypto/engines/reference.h"
 
@@ -167,9 +172,185 @@ void mscatter(const TileCall& call) {
     }
 }
 
+// --- pld: peers' windows and signal cells (include/pypto/engines/comm.h) -----------------
+
+const comm::Domain& domain_of(const TileCall& call) {
+  const comm::Domain* d = comm::domain();
+  if (!d)
+    call.fail_runtime("this process is no rank of a distributed domain, so a window tensor has no peers",
+                      "run the program through a @pl.jit.host function with RunConfig(distributed_config="
+                      "pypto.runtime.DistributedConfig(device_ids=[0, 1]))");
+  return *d;
+}
+
+// `t` as it lies in peer `peer`'s window: the same offset in that rank's window.
+TensorView peer_view(const TileCall& call, const TensorView& t, int64_t peer) {
+  const comm::Domain& d = domain_of(call);
+  if (peer < 0 || peer >= d.nranks)
+    call.fail_runtime("peer " + std::to_string(peer) + " is outside the domain of " + std::to_string(d.nranks) + " ranks",
+                      "give a peer in [0, " + std::to_string(d.nranks) + "), e.g. (rank + 1) % nranks");
+  const uint8_t* mine = d.base + comm::kHeaderBytes + d.rank * d.window_bytes;
+  auto [lo, hi] = t.byte_range();
+  if (lo < mine || hi > mine + d.window_bytes)
+    call.fail_runtime("tensor '" + t.name + "' is not a window of this rank (pld.window of a pld.alloc_window_buffer)",
+                      "pass the pld.window(buf, shape, dtype=) view of the window buffer to the kernel");
+  TensorView v = t;
+  v.data = static_cast<uint8_t*>(t.data) + (peer - d.rank) * d.window_bytes;
+  v.name = t.name + "@rank" + std::to_string(peer);
+  return v;
+}
+
+void remote_load(const TileCall& call) {
+  TensorView v = peer_view(call, *call.ins.at(0).tensor, call.ins.at(2).scalar.as_int());
+  TileCall c{call.instr, call.outs, call.ins};
+  c.ins[0].tensor = &v;
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  tload(c);
+}
+
+void remote_store(const TileCall& call) {
+  TensorView v = peer_view(call, *call.outs.at(0).tensor, call.ins.at(2).scalar.as_int());
+  TileCall c{call.instr, call.outs, call.ins};
+  c.outs[0].tensor = &v;
+  tstore(c);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+// The INT32 signal cell of `t` at `offsets` (one per dim, inside the tensor).
+int32_t* signal_cell(const TileCall& call, const TensorView& t, const std::vector<int64_t>& offsets) {
+  if (t.dtype != DataType::INT32)
+    call.fail_runtime("signal tensor " + t.describe() + " is not INT32", "make signals pld.window(buf, shape, dtype=pl.INT32)");
+  if (offsets.size() != t.shape.size())
+    call.fail_runtime("signal " + t.describe() + " takes " + std::to_string(t.shape.size()) + " offsets, got " +
+                      std::to_string(offsets.size()), "give one offset per dimension of the signal");
+  for (size_t i = 0; i < offsets.size(); ++i)
+    if (offsets[i] < 0 || offsets[i] >= t.shape[i])
+      call.fail_runtime("signal cell [" + join(offsets) + "] is outside " + t.describe(), "index a cell of the signal tensor");
+  return reinterpret_cast<int32_t*>(t.element(offsets));
+}
+
+// A rank's slot of the header (comm::kSlots): what it waits for, and its last notify (the
+// deadlock report names both).
+struct Slot {
+  int32_t state, pad;
+  int64_t cell_offset, expected, cmp_ge;
+  char where[240];
+  char notified[240];
+};
+static_assert(sizeof(Slot) <= comm::kSlotBytes);
+
+Slot* slot_of(const comm::Domain& d, int rank) {
+  return reinterpret_cast<Slot*>(d.base + comm::kSlots + rank * comm::kSlotBytes);
+}
+
+void put_text(char* dst, size_t cap, const std::string& text) {
+  size_t n = std::min(text.size(), cap - 1);
+  std::memcpy(dst, text.data(), n);
+  dst[n] = 0;
+}
+
+void signal_notify(const TileCall& call) {
+  const TensorView& t = *call.outs.at(0).tensor;
+  TensorView v = peer_view(call, t, call.ins.at(1).scalar.as_int());
+  int32_t* cell = signal_cell(call, v, call.ins.at(0).list);
+  const int32_t value = static_cast<int32_t>(call.ins.at(2).scalar.as_int());
+  const std::string op = call.attr_string("op", "AtomicAdd");
+  __atomic_thread_fence(__ATOMIC_RELEASE);  // publishing writes land before the signal is seen
+  if (op == "Set") __atomic_store_n(cell, value, __ATOMIC_RELEASE);
+  else __atomic_fetch_add(cell, value, __ATOMIC_ACQ_REL);
+  const comm::Domain& d = domain_of(call);
+  put_text(slot_of(d, d.rank)->notified, sizeof(Slot::notified),
+           std::string(op == "Set" ? "set " : "added ") + std::to_string(value) + (op == "Set" ? " into " : " to ") +
+               "rank " + std::to_string(call.ins.at(1).scalar.as_int()) + "'s " + t.name + "[" + join(call.ins.at(0).list) +
+               "] at " + call.instr.span.str());
+  __atomic_fetch_add(reinterpret_cast<int64_t*>(d.base + comm::kNotifyCount), 1, __ATOMIC_RELEASE);
+}
+
+
+// Blocks until my cell satisfies the comparison. Polls with acquire loads and sleeps between
+// polls (1 us growing to 1 ms), so a waiting worker thread gives its CPU away. Fails, naming
+// every waiting rank's cell, when all ranks wait or are done and no notify happened for 0.5 s
+// (a deadlock), after the domain's timeout, or when another rank failed.
+void signal_wait(const TileCall& call) {
+  const comm::Domain& d = domain_of(call);
+  const TensorView& t = *call.ins.at(0).tensor;
+  TensorView mine = peer_view(call, t, d.rank);  // checks that it is a window
+  int32_t* cell = signal_cell(call, mine, call.ins.at(1).list);
+  const int64_t expected = call.ins.at(2).scalar.as_int();
+  const bool ge = call.attr_string("cmp", "Eq") == "Ge";
+  auto holds = [&](int32_t v) { return ge ? v >= expected : v == expected; };
+  if (holds(__atomic_load_n(cell, __ATOMIC_ACQUIRE))) return;
+  Slot* slot = slot_of(d, d.rank);
+  std::string where = call.instr.span.str() + " (" + t.name + "[" + join(call.ins.at(1).list) + "])";
+  put_text(slot->where, sizeof slot->where, where);
+  __atomic_store_n(&slot->cell_offset, reinterpret_cast<uint8_t*>(cell) - d.base, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->expected, expected, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->cmp_ge, ge ? 1 : 0, __ATOMIC_RELAXED);
+  const int32_t before = __atomic_load_n(&slot->state, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->state, comm::kWaiting, __ATOMIC_RELEASE);
+  auto* notifies = reinterpret_cast<int64_t*>(d.base + comm::kNotifyCount);
+  const auto start = std::chrono::steady_clock::now();
+  auto last_check = start;
+  int64_t seen_notifies = __atomic_load_n(notifies, __ATOMIC_ACQUIRE);
+  auto quiet_since = start, blocked_since = start;
+  int64_t sleep_us = 1;
+  for (;;) {
+    if (holds(__atomic_load_n(cell, __ATOMIC_ACQUIRE))) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+    sleep_us = std::min<int64_t>(sleep_us * 2, 1000);
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_check < std::chrono::milliseconds(20)) continue;
+    last_check = now;
+    std::string stop = comm::abort_message();
+    if (!stop.empty()) {
+      __atomic_store_n(&slot->state, before, __ATOMIC_RELEASE);
+      call.fail_runtime("stopped waiting on " + where + ": " + stop);
+    }
+    int64_t n = __atomic_load_n(notifies, __ATOMIC_ACQUIRE);
+    if (n != seen_notifies) { seen_notifies = n; quiet_since = now; }
+    bool all_blocked = true;
+    for (int r = 0; r < d.nranks; ++r) {
+      Slot* s = slot_of(d, r);
+      all_blocked = all_blocked && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != comm::kBusy;
+    }
+    if (!all_blocked) blocked_since = now;  // every rank must stay blocked (not just at one poll)
+    const bool deadlock = now - std::max(quiet_since, blocked_since) > std::chrono::milliseconds(500);
+    const bool timeout = now - start > std::chrono::duration<double>(d.timeout_s);
+    if (!deadlock && !timeout) continue;
+    if (holds(__atomic_load_n(cell, __ATOMIC_ACQUIRE))) break;
+    std::string report = deadlock ? "deadlock: every rank waits or is done, and no signal changed for 0.5 s"
+                                  : "timeout: waited " + std::to_string(static_cast<int>(d.timeout_s)) + " s";
+    for (int r = 0; r < d.nranks; ++r) {
+      Slot* s = slot_of(d, r);
+      int32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+      if (st == comm::kWaiting) {
+        auto* c = reinterpret_cast<int32_t*>(d.base + __atomic_load_n(&s->cell_offset, __ATOMIC_RELAXED));
+        report += "; rank " + std::to_string(r) + " waits at " + std::string(s->where) + " for " +
+                  (__atomic_load_n(&s->cmp_ge, __ATOMIC_RELAXED) ? ">= " : "== ") +
+                  std::to_string(__atomic_load_n(&s->expected, __ATOMIC_RELAXED)) + ", current value " +
+                  std::to_string(__atomic_load_n(c, __ATOMIC_ACQUIRE));
+      } else {
+        report += "; rank " + std::to_string(r) + (st == comm::kDone ? " is done" : " is running");
+      }
+      if (s->notified[0]) report += " (its last notify " + std::string(s->notified, strnlen(s->notified, sizeof s->notified)) + ")";
+      else report += " (it notified nobody)";
+    }
+    __atomic_store_n(&slot->state, before, __ATOMIC_RELEASE);
+    comm::abort_domain(report);
+    call.fail_runtime(report, "check that every wait has a matching notify (peer, cell and value), e.g. that "
+                              "notify targets the peer's cell and wait reads this rank's own cell");
+  }
+  __atomic_store_n(&slot->state, before, __ATOMIC_RELEASE);
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+}
+
 }  // namespace
 
 void add_memory_instrs(ReferenceTable& t) {
+  t["REMOTE_LOAD"] = remote_load;
+  t["REMOTE_STORE"] = remote_store;
+  t["SIGNAL_NOTIFY"] = signal_notify;
+  t["SIGNAL_WAIT"] = signal_wait;
   t["TLOAD"] = tload;
   t["TSTORE"] = tstore;
   t["MGATHER"] = mgather;

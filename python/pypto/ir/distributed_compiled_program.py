@@ -1,0 +1,3 @@
+"""PyPTO's module path of the distributed compiled program (pld; pypto.jit.distributed holds it)."""
+
+from pypto.jit.distributed import DistributedCompiledProgram, DistributedConfig, DistributedWorker  # noqa: F401

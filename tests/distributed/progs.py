@@ -1,0 +1,191 @@
+"""Chip functions of tests/distributed (module level: rank processes import them by name)."""
+
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+R, C = 8, 64
+MAXR = 8
+
+
+@pl.jit
+def reduce_all(x: pl.Tensor, data: pld.DistributedTensor[[R, C], pl.FP32],
+               sig: pld.DistributedTensor[[MAXR], pl.INT32], ys: pl.Out[pl.Tensor]):
+    # ys: [4, R, C]: Sum, Max, Min, Prod allreduce of x over the ranks; the signal is reused 8 times.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
+        pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum)
+        pl.store(pl.load(data, [0, 0], [R, C]), [0, 0, 0], ys)
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
+        pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max)
+        pl.store(pl.load(data, [0, 0], [R, C]), [1, 0, 0], ys)
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
+        pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Min, mode="ring")
+        pl.store(pl.load(data, [0, 0], [R, C]), [2, 0, 0], ys)
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
+        pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Prod)
+        pl.store(pl.load(data, [0, 0], [R, C]), [3, 0, 0], ys)
+    return ys
+
+
+@pl.jit.host
+def host_reduce_all(x: pl.Tensor, ys: pl.Out[pl.Tensor]):
+    data_buf = pld.alloc_window_buffer(R * C * 4)
+    sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        reduce_all(x[r], pld.window(data_buf, [R, C], dtype=pl.FP32), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
+                   ys[r], device=r)
+    return ys
+
+
+@pl.jit
+def gather_scatter_bcast(x: pl.Tensor, rows: pld.DistributedTensor[[MAXR, C], pl.FP32],
+                         data: pld.DistributedTensor[[R, C], pl.FP32], sig: pld.DistributedTensor[[MAXR], pl.INT32],
+                         gathered: pl.Out[pl.Tensor], scattered: pl.Out[pl.Tensor], bcast: pl.Out[pl.Tensor],
+                         a2a: pl.Out[pl.Tensor]):
+    # x: [MAXR, C] per rank. allgather of row 0 into rows; reduce_scatter (Sum) of x's rows; broadcast of
+    # root 1; all_to_all of x's rows.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        me = pld.rank(pld.get_comm_ctx(rows))
+        pl.store(pl.load(x, [0, 0], [1, C]), [0, 0], data)
+        pld.tensor.allgather(data, rows, sig)
+        pl.store(pl.load(rows, [0, 0], [MAXR, C]), [0, 0], gathered)
+        pld.tensor.barrier(sig)
+        pl.store(pl.load(x, [0, 0], [MAXR, C]), [0, 0], rows)
+        pld.tensor.reduce_scatter(rows, sig, op=pld.ReduceOp.Sum)
+        pl.store(pl.load(rows, [me, 0], [1, C]), [0, 0], scattered)
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
+        pld.tensor.broadcast(data, sig, root=1)
+        pl.store(pl.load(data, [0, 0], [R, C]), [0, 0], bcast)
+        pld.tensor.all_to_all(x, rows, sig)
+        pl.store(pl.load(rows, [0, 0], [MAXR, C]), [0, 0], a2a)
+    return bcast
+
+
+@pl.jit.host
+def host_gather(x: pl.Tensor, gathered: pl.Out[pl.Tensor], scattered: pl.Out[pl.Tensor], bcast: pl.Out[pl.Tensor],
+                a2a: pl.Out[pl.Tensor]):
+    rows_buf = pld.alloc_window_buffer([MAXR, C], dtype=pl.FP32)
+    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        gather_scatter_bcast(x[r], pld.window(rows_buf, [MAXR, C], dtype=pl.FP32),
+                             pld.window(data_buf, [R, C], dtype=pl.FP32), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
+                             gathered[r], scattered[r], bcast[r], a2a[r], device=r)
+    return bcast
+
+
+@pl.jit
+def waits_forever(x: pl.Tensor, sig: pld.DistributedTensor[[MAXR], pl.INT32], y: pl.Out[pl.Tensor]):
+    # Rank 0 waits for a notify nobody sends: the watchdog reports a deadlock.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        me = pld.rank(pld.get_comm_ctx(sig))
+        pld.system.wait(sig, [3], me + 1, cmp=pld.WaitCmp.Eq)
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], y)
+    return y
+
+
+@pl.jit.host
+def host_deadlock(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        waits_forever(x[r], pld.window(sig_buf, [MAXR], dtype=pl.INT32), y[r], device=r)
+    return y
+
+
+@pl.jit
+def bad_peer(x: pl.Tensor, data: pld.DistributedTensor[[R, C], pl.FP32], sig: pld.DistributedTensor[[MAXR], pl.INT32],
+             y: pl.Out[pl.Tensor]):
+    # Rank 1 reads a peer outside the domain (it fails); rank 0 waits on it and is stopped.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        me = pld.rank(pld.get_comm_ctx(data))
+        t = pld.tile.remote_load(data, me * 7, [0, 0], [R, C])
+        pld.system.notify(sig, 0, [0], 1, op=pld.NotifyOp.AtomicAdd)
+        pld.system.wait(sig, [0], 2, cmp=pld.WaitCmp.Ge)
+        pl.store(t, [0, 0], y)
+    return y
+
+
+@pl.jit.host
+def host_bad_peer(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        bad_peer(x[r], pld.window(data_buf, [R, C], dtype=pl.FP32), pld.window(sig_buf, [MAXR], dtype=pl.INT32), y[r],
+                 device=r)
+    return y
+
+
+@pl.jit.incore
+def shift_kernel(x: pl.Tensor, data: pld.DistributedTensor, sig: pld.DistributedTensor, y: pl.Out[pl.Tensor],
+                 scale: pl.Scalar[pl.FP32]):
+    ctx = pld.get_comm_ctx(data)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    for i in pl.range(2):  # the barrier's signal is reused in a loop
+        t = pl.load(x, [0, 0], [R, C])
+        pld.tile.remote_store(pl.mul(t, scale), data, (me + 1) % n, [0, 0], atomic=pld.AtomicType.Add)
+        pld.tensor.barrier(sig)
+    y = pl.store(pl.load(data, [0, 0], [R, C]), [0, 0], y)
+    return y
+
+
+@pl.jit
+def shift_chip(x: pl.Tensor, data: pld.DistributedTensor[[R, C], pl.FP32], sig: pld.DistributedTensor[[1], pl.INT32],
+               y: pl.Out[pl.Tensor], scale: pl.Scalar[pl.FP32]):
+    y = shift_kernel(x, data, sig, y, scale)
+    return y
+
+
+@pl.jit.host
+def host_shift(x: pl.Tensor, y: pl.Out[pl.Tensor], scale):
+    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer(4)
+    nr = pld.world_size()
+    for r in pl.range(nr):
+        shift_chip(x[r], pld.window(data_buf, [R, C], dtype=pl.FP32), pld.window(sig_buf, [1], dtype=pl.INT32), y[r],
+                   scale * 1.0, device=r)
+    return y
+
+
+@pl.jit
+def fill_rank(data: pld.DistributedTensor[[R, C], pl.FP32], x: pl.Tensor):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
+    return data
+
+
+@pl.jit
+def read_back(data: pld.DistributedTensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.load(data, [0, 0], [R, C]), [0, 0], y)
+    return y
+
+
+@pl.jit.host
+def host_level_collectives(x: pl.Tensor, ysum: pl.Out[pl.Tensor], ymax: pl.Out[pl.Tensor]):
+    buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([1], dtype=pl.INT32)
+    data = pld.window(buf, [R, C], dtype=pl.FP32)
+    sig = pld.window(sig_buf, [1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        fill_rank(data, x[r], device=r)
+    pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum)
+    for r in pl.range(pld.world_size()):
+        read_back(data, ysum[r], device=r)
+    for r in pl.range(pld.world_size()):
+        fill_rank(data, x[r], device=r)
+    pld.tensor.barrier(sig)
+    pld.tensor.allreduce(data, op=pld.ReduceOp.Max)
+    for r in pl.range(pld.world_size()):
+        read_back(data, ymax[r], device=r)
+    return ysum
+
+
+@pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+def host_function_form(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        fill_rank(pld.window(data_buf, [R, C], dtype=pl.FP32), x[r], device=r)
+    for r in pl.range(pld.world_size()):
+        read_back(pld.window(data_buf, [R, C], dtype=pl.FP32), y[r], device=r)
+    return y
