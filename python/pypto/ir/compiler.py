@@ -18,6 +18,7 @@ from pypto.ir.pass_context import (
 )
 from pypto.ir.pass_manager import PassDumpLevel, coerce_dump_level
 from pypto.jit.config import RunConfig, backend_platform, check_strategy
+from pypto._traceback import api_boundary
 
 _UNSET = object()
 
@@ -27,6 +28,7 @@ def _check_bool(value, name):
         raise TypeError(f"pypto.ir.compile({name}={value!r}): must be True or False")
 
 
+@api_boundary
 def compile(  # noqa: A001
     program,
     output_dir: str | None = None,

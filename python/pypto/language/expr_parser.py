@@ -6,11 +6,12 @@ registry (`resolve_op`, `make_op_call`)."""
 import ast
 import difflib
 import operator
+import re
 
 from pypto._core import PyptoError, ir
 
 from . import ops
-from .errors import ParseError, parse_error
+from .errors import ParseError, excerpt_from_message, parse_error
 from .tasks import NoDep, SubmitResult, TaskId, new_task_id, reserve_task_id
 from .types import DynDim
 
@@ -50,8 +51,18 @@ class ExprParser:
         return ir.Span(self.source.file, getattr(node, "lineno", 0) + self.source.line_offset,
                        getattr(node, "col_offset", 0))
 
+    def columns(self, node):
+        """The columns [start, end) of `node` in the file's line (the caret of an error)."""
+        col = getattr(node, "col_offset", None)
+        if col is None:
+            return None, None
+        shift = getattr(self.source, "col_offset", 0)
+        end = getattr(node, "end_col_offset", None)
+        same_line = getattr(node, "end_lineno", None) == getattr(node, "lineno", None)
+        return col + shift, (end + shift if end is not None and same_line else None)
+
     def error(self, node, message, fix=""):
-        return parse_error(self.span(node), message, fix)
+        return parse_error(self.span(node), message, fix, *self.columns(node))
 
     def text(self, node):
         return ast.unparse(node)
@@ -585,6 +596,10 @@ class ExprParser:
         # into an expression or an attribute depends on that parameter's kind (build_call).
         slots = self.checked(lambda: ir.bind_op_arguments(op.name, len(args), list(kwargs), dsl_name, self.span(node)))
         given = {params[i].name: v for i, v in zip(slots, [*args, *kwargs.values()])}
+        if isinstance(node, ast.Call) and len(node.args) + len(node.keywords) == len(slots):
+            # The user's expression of each parameter: errors name `tb`, not only 'rhs'.
+            self.call_arg_nodes = (node, {params[i].name: n for i, n in
+                                          zip(slots, [*node.args, *(k.value for k in node.keywords)])})
         if op.name == "tensor.create" and isinstance(given.get("shape"), (list, tuple)):
             given["shape"] = self.named_extents(given["shape"], node)
         if getattr(self, "in_kernel_code", lambda: False)():
@@ -634,9 +649,30 @@ class ExprParser:
         try:
             return ir.make_op_call(op.name, [], exprs, attrs, self.span(node))
         except PyptoError as e:
-            raise ParseError(str(e)) from None
+            raise self.call_error(str(e), node) from None
         except (TypeError, OverflowError) as e:  # e.g. an attribute that does not fit in 64 bits
             raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
+
+    def call_error(self, text, node):
+        """A C++ error about the op call at `node`: each parameter it quotes ('rhs') followed
+        by the user's expression for it ('rhs' (tb)), and the caret under the expression of
+        the first parameter it quotes (else under the call)."""
+        call, arg_nodes = getattr(self, "call_arg_nodes", (None, {}))
+        if call is not node:
+            arg_nodes = {}
+        first, first_at = node, len(text)
+        for name, arg in arg_nodes.items():
+            quoted = f"'{name}'"
+            at = text.find(quoted)
+            if at < 0:
+                continue
+            src = ast.unparse(arg)
+            if src != name:
+                src = src if len(src) <= 40 else src[:37] + "..."
+                text = re.sub(re.escape(quoted) + r"(?! \()", lambda _m, q=quoted, t=src: f"{q} ({t})", text)
+            if at < first_at:
+                first, first_at = arg, at
+        return ParseError(excerpt_from_message(text, *self.columns(first)))
 
     def tile_operands(self, op, given, node):
         """PyPTO's meaning in kernel code: a tensor used as a tile ("a slice inside InCore yields

@@ -30,6 +30,7 @@ from pypto.language import parse
 from pypto.runtime import golden_writer
 from pypto.runtime.tensor_spec import ScalarSpec, TensorSpec
 from pypto.runtime.worker import ChipWorker
+from pypto._traceback import api_boundary
 
 __all__ = ["BenchmarkStats", "RunConfig", "RunResult", "ScalarSpec", "TensorSpec", "TraceInvocation", "TraceSpan",
            "benchmark", "compile_program", "execute_compiled", "run"]
@@ -120,6 +121,7 @@ def _compare(name, got, want, rtol, atol):
             f"worst at {list(map(int, worst))}: got {g[worst]}, golden {w[worst]}")
 
 
+@api_boundary
 def run(program, *tensors, config: RunConfig | None = None, golden=None, test_name: str | None = None) -> RunResult:
     """Compiles `program` (a @pl.program class once per structure, a @pl.jit function per
     argument shapes, or a compiled program) and runs it on `tensors` in place.
