@@ -2,13 +2,14 @@
 directories (ops, codegen, examples) use it through an autouse fixture, so every test
 program runs on both engines and is checked against numpy/torch on each.
 
-Every test writes only under temporary directories: `_writes_nothing_into_the_checkout`
-fails a test that leaves a new file or directory in the checkout (at its top, in
-build_output/, in the test's own directory, or in the working directory), such as the
-default build_output/<program>/ of a compile without output_dir."""
+Every test writes only under temporary directories: the session runs in a temporary working
+directory (so a compile without output_dir writes its default build_output/<program>/ there),
+and `_writes_nothing_into_the_checkout` fails a test that leaves a new file or directory in
+the checkout (at its top, in build_output/, in tests/ or the test's own directory)."""
 
 import os
 import pathlib
+import sys
 
 import pytest
 
@@ -23,6 +24,21 @@ def engine(request, monkeypatch):
     """Makes RunConfig() default to this engine for the test."""
     monkeypatch.setenv("PYPTO_ENGINE", request.param)
     return request.param
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _in_a_temporary_working_directory(tmp_path_factory):
+    old = os.getcwd()
+    # What was relative to the checkout stays found: imports ('' on sys.path) and the
+    # PYTHONPATH=python of the README's commands, which subprocesses inherit.
+    sys.path[:] = [old if p in ("", ".") else p for p in sys.path]
+    if os.environ.get("PYTHONPATH"):
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            os.path.join(old, p) if p else p for p in os.environ["PYTHONPATH"].split(os.pathsep))
+    work = tmp_path_factory.mktemp("cwd")
+    os.chdir(work)
+    yield work
+    os.chdir(old)
 
 
 def _watched(test_dir):

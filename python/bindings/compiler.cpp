@@ -12,6 +12,7 @@
 #include "pypto/ops/op_registry.h"
 #include "pypto/isa/chip.h"
 #include "pypto/passes/pass.h"
+#include "pypto/passes/written_inputs.h"
 
 namespace nb = nanobind;
 

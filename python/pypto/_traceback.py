@@ -10,7 +10,9 @@ the pypto package: the user sees their own frames, then the message with their s
 from __future__ import annotations
 
 import functools
+import linecache
 import os
+import re
 import threading
 import types
 
@@ -18,6 +20,52 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _depth = threading.local()
 NOTE = ("(pypto-internal traceback frames are hidden; set PYPTO_FULL_TRACEBACK=1 to show them "
         "in a bug report)")
+
+
+# -- the user's source line under a message ------------------------------------------------
+_CARET_LINE = re.compile(r"\n {4,}\^+(\n|$)")  # the caret line of an excerpt already there
+
+
+def source_excerpt(file, line, col=None, end_col=None):
+    """The user's source line `line` of `file` (4-space indented) and a caret line under
+    columns [col, end_col) (0-based, in the file's own line); without a column, under the
+    whole statement. "" when the line cannot be read."""
+    if not file or line is None or line <= 0:
+        return ""
+    text = linecache.getline(file, line).rstrip("\n").rstrip()
+    if not text.strip():
+        return ""
+    text = text.expandtabs(4)
+    indent = len(text) - len(text.lstrip())
+    start = indent if col is None or col < indent or col >= len(text) else col
+    stop = len(text) if end_col is None or end_col <= start or end_col > len(text) else end_col
+    return f"    {text[indent:]}\n    {' ' * (start - indent)}{'^' * max(1, stop - start)}"
+
+
+def with_excerpt(text, file, line, col=None, end_col=None):
+    """`text` (a "file:line: message\\n  fix: ..." error) with the source excerpt after the
+    message, before the fix; unchanged when it already has one or the line is unreadable."""
+    if _CARET_LINE.search(text):
+        return text
+    excerpt = source_excerpt(file, line, col, end_col)
+    if not excerpt:
+        return text
+    at = text.find("\n  fix:")
+    if at < 0:
+        return f"{text}\n{excerpt}"
+    return f"{text[:at]}\n{excerpt}{text[at:]}"
+
+
+_LOCATION = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+): ")
+
+
+def excerpt_from_message(text, col=None, end_col=None):
+    """A C++ error "file:line: message ...": the same text with that line quoted."""
+    m = _LOCATION.match(text)
+    if not m:
+        return text
+    return with_excerpt(text, m.group("file"), int(m.group("line")), col, end_col)
+
 
 
 def full_traceback() -> bool:
@@ -66,8 +114,6 @@ class user_errors:
         if e is None or self.depth or not _is_user_error(e):
             return False
         if len(e.args) == 1 and isinstance(e.args[0], str):  # a C++ error: quote the user's line
-            from pypto.language.errors import excerpt_from_message
-
             e.args = (excerpt_from_message(e.args[0]),)
         if full_traceback():
             return False
@@ -88,7 +134,7 @@ def api_boundary(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        __tracebackhide__ = True  # noqa: F841  (pytest and IPython hide this frame)
+        __tracebackhide__ = True  # pytest and IPython hide this frame
         with user_errors():
             return fn(*args, **kwargs)
 

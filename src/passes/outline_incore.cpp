@@ -11,6 +11,7 @@
 #include "pypto/ir/var_uses.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
+#include "pypto/passes/written_inputs.h"
 
 namespace pypto::passes {
 namespace {

@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 import pypto
 import pypto.language as pl
+import pytest
 from pypto import PyptoError
 from pypto.runtime import RunConfig
 

@@ -4,8 +4,8 @@ memory map and the swimlane; a real headless browser loads it without console er
 import importlib.util
 import json
 import os
-import re
 import pathlib
+import re
 import shutil
 import subprocess
 

@@ -39,15 +39,6 @@ ir::ProgramPtr map_kernels(const ir::ProgramPtr& program,
 // Outlines each `with pl.at(level=...)` scope into an InCore (or AIC/AIV) function and
 // replaces the scope by a call of it. (outline_incore.cpp)
 ir::ProgramPtr outline_incore(const ir::ProgramPtr& program, const PassContext& ctx);
-// The parameters of `f` declared as inputs (ParamDirection::In) that its body stores to, with
-// the span of the first op call that writes each and whether the body also reads it
-// (outline_incore makes them Out / InOut; the parser warns at `span`). (outline_incore.cpp)
-struct WrittenInput {
-  int param;
-  Span span;
-  bool read;
-};
-std::vector<WrittenInput> written_inputs(const ir::Function& f);
 
 // Passes the valid region of an orchestration view given to a kernel as trailing INDEX
 // parameters of the kernel, which narrows the parameter to it. (pass_valid_regions.cpp)

@@ -6,6 +6,7 @@ os.PathLike to its output_dir)."""
 from __future__ import annotations
 
 from pypto import _core
+from pypto._traceback import api_boundary
 from pypto.backend import default_platform
 from pypto.ir.pass_context import (
     DiagnosticCheckSet,
@@ -18,7 +19,6 @@ from pypto.ir.pass_context import (
 )
 from pypto.ir.pass_manager import PassDumpLevel, coerce_dump_level
 from pypto.jit.config import RunConfig, backend_platform, check_strategy
-from pypto._traceback import api_boundary
 
 _UNSET = object()
 

@@ -14,8 +14,8 @@ import sys
 import warnings
 
 from pypto import _driver
-from pypto._traceback import api_boundary, user_errors
 from pypto._core import ir
+from pypto._traceback import api_boundary, user_errors
 
 from .errors import parse_error
 from .function_options import _EXTERN_CORES, FunctionOptions, _function_signature  # noqa: F401

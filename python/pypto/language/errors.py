@@ -8,58 +8,12 @@ the user's source line with a caret under the offending expression:
       fix: ...
 """
 
-import linecache
-import re
-
 from pypto._core import PyptoError
+from pypto._traceback import excerpt_from_message, source_excerpt, with_excerpt  # noqa: F401
 
 
 class ParseError(PyptoError):
     """A program that the DSL parser cannot turn into IR."""
-
-
-_CARET_LINE = re.compile(r"\n {4,}\^+(\n|$)")  # the caret line of an excerpt already there
-
-
-def source_excerpt(file, line, col=None, end_col=None):
-    """The user's source line `line` of `file` (4-space indented) and a caret line under
-    columns [col, end_col) (0-based, in the file's own line); without a column, under the
-    whole statement. "" when the line cannot be read."""
-    if not file or line is None or line <= 0:
-        return ""
-    text = linecache.getline(file, line).rstrip("\n").rstrip()
-    if not text.strip():
-        return ""
-    text = text.expandtabs(4)
-    indent = len(text) - len(text.lstrip())
-    start = indent if col is None or col < indent or col >= len(text) else col
-    stop = len(text) if end_col is None or end_col <= start or end_col > len(text) else end_col
-    return f"    {text[indent:]}\n    {' ' * (start - indent)}{'^' * max(1, stop - start)}"
-
-
-def with_excerpt(text, file, line, col=None, end_col=None):
-    """`text` (a "file:line: message\\n  fix: ..." error) with the source excerpt after the
-    message, before the fix; unchanged when it already has one or the line is unreadable."""
-    if _CARET_LINE.search(text):
-        return text
-    excerpt = source_excerpt(file, line, col, end_col)
-    if not excerpt:
-        return text
-    at = text.find("\n  fix:")
-    if at < 0:
-        return f"{text}\n{excerpt}"
-    return f"{text[:at]}\n{excerpt}{text[at:]}"
-
-
-_LOCATION = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+): ")
-
-
-def excerpt_from_message(text, col=None, end_col=None):
-    """A C++ error "file:line: message ...": the same text with that line quoted."""
-    m = _LOCATION.match(text)
-    if not m:
-        return text
-    return with_excerpt(text, m.group("file"), int(m.group("line")), col, end_col)
 
 
 def parse_error(span, message, fix="", col=None, end_col=None):

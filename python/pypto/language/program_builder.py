@@ -8,7 +8,6 @@ from pypto import _core
 from pypto._core import ir
 
 from .errors import InputWrittenWarning
-
 from .function_options import _EXTERN_CORES, FunctionOptions
 from .function_parser import FunctionParser
 from .types import ScalarSpec

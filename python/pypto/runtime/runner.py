@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pypto import _core
+from pypto._traceback import api_boundary
 from pypto.jit import compiled_of
 from pypto.jit.compiled import SOURCE as _PROGRAM_FILE  # program.py, the program as parsed
 from pypto.jit.config import RunConfig, backend_platform, check_strategy
@@ -30,7 +31,6 @@ from pypto.language import parse
 from pypto.runtime import golden_writer
 from pypto.runtime.tensor_spec import ScalarSpec, TensorSpec
 from pypto.runtime.worker import ChipWorker
-from pypto._traceback import api_boundary
 
 __all__ = ["BenchmarkStats", "RunConfig", "RunResult", "ScalarSpec", "TensorSpec", "TraceInvocation", "TraceSpan",
            "benchmark", "compile_program", "execute_compiled", "run"]
