@@ -23,10 +23,10 @@ NOTE = ("(pypto-internal traceback frames are hidden; set PYPTO_FULL_TRACEBACK=1
 
 
 # -- the user's source line under a message ------------------------------------------------
-_CARET_LINE = re.compile(r"\n {4,}\^+(\n|$)")  # the caret line of an excerpt already there
+_CARET_LINE = re.compile(r"\n {4,}\^+( [^\n]*)?(\n|$)")  # the caret line of an excerpt already there
 
 
-def source_excerpt(file, line, col=None, end_col=None):
+def source_excerpt(file, line, col=None, end_col=None, note=""):
     """The user's source line `line` of `file` (4-space indented) and a caret line under
     columns [col, end_col) (0-based, in the file's own line); without a column, under the
     whole statement. "" when the line cannot be read."""
@@ -39,15 +39,16 @@ def source_excerpt(file, line, col=None, end_col=None):
     indent = len(text) - len(text.lstrip())
     start = indent if col is None or col < indent or col >= len(text) else col
     stop = len(text) if end_col is None or end_col <= start or end_col > len(text) else end_col
-    return f"    {text[indent:]}\n    {' ' * (start - indent)}{'^' * max(1, stop - start)}"
+    caret = f"    {' ' * (start - indent)}{'^' * max(1, stop - start)}"
+    return f"    {text[indent:]}\n{caret}{' ' + note if note else ''}"
 
 
-def with_excerpt(text, file, line, col=None, end_col=None):
+def with_excerpt(text, file, line, col=None, end_col=None, note=""):
     """`text` (a "file:line: message\\n  fix: ..." error) with the source excerpt after the
     message, before the fix; unchanged when it already has one or the line is unreadable."""
     if _CARET_LINE.search(text):
         return text
-    excerpt = source_excerpt(file, line, col, end_col)
+    excerpt = source_excerpt(file, line, col, end_col, note)
     if not excerpt:
         return text
     at = text.find("\n  fix:")
@@ -59,12 +60,12 @@ def with_excerpt(text, file, line, col=None, end_col=None):
 _LOCATION = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+): ")
 
 
-def excerpt_from_message(text, col=None, end_col=None):
+def excerpt_from_message(text, col=None, end_col=None, note=""):
     """A C++ error "file:line: message ...": the same text with that line quoted."""
     m = _LOCATION.match(text)
     if not m:
         return text
-    return with_excerpt(text, m.group("file"), int(m.group("line")), col, end_col)
+    return with_excerpt(text, m.group("file"), int(m.group("line")), col, end_col, note)
 
 
 

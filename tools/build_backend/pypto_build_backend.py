@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 import scikit_build_core
-from scikit_build_core.build import *  # noqa: F401,F403  (the PEP 517/660 hooks)
+from scikit_build_core.build import *  # the PEP 517/660 hooks
 from scikit_build_core.build import build_editable as _build_editable
 from scikit_build_core.build import build_wheel as _build_wheel
 

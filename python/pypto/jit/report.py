@@ -158,8 +158,8 @@ def swimlane_svg(events: list) -> str:
         return top + lanes.index(k) * lane_h + lane_h / 2
 
     rows = [
-        '<defs><marker id="dep-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="6" markerHeight="6" '
-        'orient="auto-start-reverse"><path d="M0,0 L8,4 L0,8 z" fill="#333"/></marker></defs>'
+        ('<defs><marker id="dep-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="6" markerHeight="6" '
+         'orient="auto-start-reverse"><path d="M0,0 L8,4 L0,8 z" fill="#333"/></marker></defs>')
     ]
     for i, k in enumerate(lanes):
         y = top + i * lane_h

@@ -2,9 +2,9 @@
 names the construct and says how to fix it (same layout as the C++ PyptoError), and quotes
 the user's source line with a caret under the offending expression:
 
-    prog.py:10: pl.tile.add: argument 'rhs' (tb) has shape [64, 128] but 'lhs' (ta) has [128, 128]
+    prog.py:10: pl.tile.add: argument 'rhs' has shape [64, 128] but 'lhs' has [128, 128]
         pl.store(pl.add(ta, tb), [0, 0], c)
-                            ^^
+                            ^^ 'rhs' is tb, 'lhs' is ta
       fix: ...
 """
 

@@ -6,7 +6,6 @@ registry (`resolve_op`, `make_op_call`)."""
 import ast
 import difflib
 import operator
-import re
 
 from pypto._core import PyptoError, ir
 
@@ -654,25 +653,25 @@ class ExprParser:
             raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
 
     def call_error(self, text, node):
-        """A C++ error about the op call at `node`: each parameter it quotes ('rhs') followed
-        by the user's expression for it ('rhs' (tb)), and the caret under the expression of
-        the first parameter it quotes (else under the call)."""
+        """A C++ error about the op call at `node`, with the caret under the user's expression
+        for the first parameter it quotes (else under the call) and, after the caret, the
+        user's expression for each parameter it quotes: `^^ 'rhs' is tb, 'lhs' is ta`."""
         call, arg_nodes = getattr(self, "call_arg_nodes", (None, {}))
         if call is not node:
             arg_nodes = {}
-        first, first_at = node, len(text)
+        mentioned = []
         for name, arg in arg_nodes.items():
-            quoted = f"'{name}'"
-            at = text.find(quoted)
-            if at < 0:
-                continue
+            at = text.find(f"'{name}'")
+            if at >= 0:
+                mentioned.append((at, name, arg))
+        mentioned.sort(key=lambda m: m[0])
+        first = mentioned[0][2] if mentioned else node
+        names = []
+        for _at, name, arg in mentioned:
             src = ast.unparse(arg)
             if src != name:
-                src = src if len(src) <= 40 else src[:37] + "..."
-                text = re.sub(re.escape(quoted) + r"(?! \()", lambda _m, q=quoted, t=src: f"{q} ({t})", text)
-            if at < first_at:
-                first, first_at = arg, at
-        return ParseError(excerpt_from_message(text, *self.columns(first)))
+                names.append(f"'{name}' is {src if len(src) <= 40 else src[:37] + '...'}")
+        return ParseError(excerpt_from_message(text, *self.columns(first), note=", ".join(names)))
 
     def tile_operands(self, op, given, node):
         """PyPTO's meaning in kernel code: a tensor used as a tile ("a slice inside InCore yields
