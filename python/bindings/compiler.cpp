@@ -12,6 +12,7 @@
 #include "pypto/ops/op_registry.h"
 #include "pypto/isa/chip.h"
 #include "pypto/passes/pass.h"
+#include "pypto/passes/written_inputs.h"
 
 namespace nb = nanobind;
 
@@ -47,6 +48,17 @@ void bind_compiler(nb::module_& m) {
       },
       nb::arg("program"), nb::arg("name"), nb::arg("platform") = "a2a3sim", nb::arg("verify") = true,
       "Runs the one pipeline pass `name` on `program` (for pass tests and debugging).");
+  m.def(
+      "written_inputs",
+      [](const ir::FunctionPtr& f) {
+        std::vector<std::tuple<int, std::string, int, int, bool>> out;
+        for (const passes::WrittenInput& w : passes::written_inputs(*f))
+          out.emplace_back(w.param, w.span.file, w.span.line, w.span.col, w.read);
+        return out;
+      },
+      nb::arg("function"),
+      "The input parameters (no pl.Out / pl.InOut) the function's body stores to: (index, file, line, col of "
+      "the first store, whether the body also reads it); OutlineIncore makes them Out / InOut.");
   m.def(
       "simplify_expr",
       [](const ir::ExprPtr& expr, const std::string& platform) {

@@ -3,7 +3,7 @@
 import importlib
 
 from pypto import _core  # noqa: F401  (loads the extension first)
-from pypto import _driver
+from pypto import _driver, _traceback
 from pypto._core import PyptoError
 from pypto.ir import _nodes  # noqa: F401  (PyPTO's accessors of the IR nodes)
 
@@ -18,6 +18,7 @@ def _load_jit():
 
 
 _driver.set_loader(_load_jit)
+_traceback.install_excepthook()  # user errors print without pypto's own frames
 
 # The instruction-level `pto` API (package pypto.lanes; `pto.kernel` is its decorator) is
 # re-exported lazily: importing it costs a few milliseconds that `import pypto.language`

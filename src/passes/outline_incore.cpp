@@ -1,5 +1,8 @@
 // OutlineIncore: each `with pl.at(level=...)` scope becomes an InCore function and the scope
-// becomes a call of it, so that the runtime can run it as one task on a core.
+// becomes a call of it, so that the runtime can run it as one task on a core. A parameter
+// declared as an input (no pl.Out / pl.InOut) that the body stores to is made written (Out, or
+// InOut when the body also reads it), so that the task graph orders its writers and readers;
+// the parser warns at the store (written_inputs).
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -8,6 +11,7 @@
 #include "pypto/ir/var_uses.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
+#include "pypto/passes/written_inputs.h"
 
 namespace pypto::passes {
 namespace {
@@ -28,6 +32,7 @@ class WriteTracker : public IRVisitor {
   std::unordered_map<const Var*, VarPtr> root;  // SSA alias -> root tensor Var
   std::vector<VarPtr> written_roots;
   std::unordered_set<const Var*> written_set, read_set;
+  std::unordered_map<const Var*, Span> first_write;  // root -> the op call that first writes it
 
   VarPtr root_of(const VarPtr& v) const {
     auto it = root.find(v.get());
@@ -47,7 +52,10 @@ class WriteTracker : public IRVisitor {
     VarPtr target = c.op->writes.empty() ? nullptr : written_arg(c);
     if (target) {
       VarPtr r = root_of(target);
-      if (written_set.insert(r.get()).second) written_roots.push_back(r);
+      if (written_set.insert(r.get()).second) {
+        written_roots.push_back(r);
+        first_write.emplace(r.get(), c.span);
+      }
     }
     for (auto& a : c.args) {
       VarPtr read = is_tensor_view(c) ? nullptr : viewed(a);  // taking a view reads nothing yet
@@ -232,6 +240,29 @@ class Outliner : public IRMutator {
 
 }  // namespace
 
+std::vector<WrittenInput> written_inputs(const Function& f) {
+  WriteTracker writes;
+  writes.visit(f.body);
+  std::vector<WrittenInput> out;
+  for (size_t i = 0; i < f.params.size() && i < f.directions.size(); ++i) {
+    const Var* p = f.params[i].get();
+    if (f.directions[i] != ParamDirection::In || !f.params[i]->type->as<TensorType>() || !writes.written_set.count(p))
+      continue;
+    out.push_back({static_cast<int>(i), writes.first_write[p], writes.read_set.count(p) > 0});
+  }
+  return out;
+}
+
+// `f` with each input parameter its body writes made Out / InOut (the same function when none).
+static FunctionPtr with_written_directions(const FunctionPtr& f) {
+  std::vector<WrittenInput> written = written_inputs(*f);
+  if (written.empty()) return f;
+  std::vector<ParamDirection> dirs = f->directions;
+  for (const WrittenInput& w : written) dirs[w.param] = w.read ? ParamDirection::InOut : ParamDirection::Out;
+  return Function::make(f->name, f->params, dirs, f->return_types, f->body, f->func_type, f->span, f->level, f->role,
+                        f->attrs);
+}
+
 // Whether `f` calls a kernel function of `program` (an Opaque caller of kernels orchestrates).
 static bool calls_kernel(const Function& f, const ProgramPtr& program) {
   struct Finder : IRVisitor {
@@ -252,7 +283,8 @@ ProgramPtr outline_incore(const ProgramPtr& program, const PassContext&) {
   std::vector<FunctionPtr> functions, outlined;
   std::unordered_set<std::string> taken;
   for (auto& f : program->functions) taken.insert(f->name);
-  for (auto& f : program->functions) {
+  for (auto& declared : program->functions) {
+    FunctionPtr f = with_written_directions(declared);
     if (f->func_type != FunctionType::Orchestration && f->func_type != FunctionType::Opaque) {
       functions.push_back(f);
       continue;

@@ -35,7 +35,7 @@ PKG_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "python", "pypto")
 ROOT = "pypto"
 LAYERS = ["base", "language", "jit", "ir", "runtime", "top"]
 LAYER_OF_PACKAGE = {
-    "_core": "base", "_driver": "base", "backend": "base", "isa": "base",
+    "_core": "base", "_driver": "base", "_traceback": "base", "backend": "base", "isa": "base",
     "language": "language",
     "jit": "jit",
     "ir": "ir", "pypto_core": "ir",

@@ -1,6 +1,7 @@
 """The catalogue of user mistakes: every one ends in an exception whose message names the
 user's file and line (marked `# E:<name>` below), what is wrong, and a `fix:`."""
 
+import linecache
 import pathlib
 import re
 
@@ -485,6 +486,9 @@ def test_mistake_is_reported_at_its_line_with_a_fix(name, call, exc, message, fi
     assert f"{HERE.name}:{line_of(name)}:" in text, text
     assert re.search(message, text), text
     assert "fix: " in text and re.search(fix, text.split("fix: ", 1)[1]), text
+    # The user's line is quoted with a caret under the offending code (issue 19).
+    quoted = linecache.getline(str(HERE), line_of(name)).strip()
+    assert re.search(r"\n    " + re.escape(quoted) + r"\n {4,}\^+( [^\n]*)?\n", text), text
 
 
 # --------------------------------------------------------------------- call-time mistakes

@@ -408,5 +408,5 @@ def test_break_outside_a_loop():
                     break
                 return n
         """)
-    with pytest.raises(pl.ParseError, match=r"^<string>:6: break outside a loop\n  fix: use break only inside"):
+    with pytest.raises(pl.ParseError, match=r"^<string>:6: break outside a loop\n    break\n +\^+\n  fix: use break only inside"):
         pl.parse(src)

@@ -5,6 +5,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -102,3 +103,40 @@ def test_report_loads_in_a_headless_browser(build_dir):
     assert console == []
     for anchor in ('id="passes"', 'id="kernels"', 'id="memory"', 'id="swimlane"'):
         assert anchor in r.stdout
+
+
+TRACE = [
+    {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "a2a3sim (host wall clock)"}},
+    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 24, "args": {"name": "AIV 0"}},
+    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 0, "args": {"name": "AIC 0"}},
+    {"ph": "M", "name": "thread_sort_index", "pid": 0, "tid": 24, "args": {"sort_index": 24}},
+    {"ph": "X", "name": "mm", "pid": 0, "tid": 0, "ts": 100.0, "dur": 40.0, "args": {"task": 0, "deps": []}},
+    {"ph": "X", "name": "act", "pid": 0, "tid": 24, "ts": 150.0, "dur": 10.0, "args": {"task": 1, "deps": [0]}},
+    {"ph": "s", "name": "dep", "cat": "dep", "id": 1, "pid": 0, "tid": 0, "ts": 140.0},
+    {"ph": "f", "bp": "e", "name": "dep", "cat": "dep", "id": 1, "pid": 0, "tid": 24, "ts": 150.0},
+]
+
+
+def test_swimlane_names_lanes_and_tasks_draws_axis_arrows_and_legend():
+    from pypto.tools.report import swimlane_svg
+
+    page = swimlane_svg(TRACE)
+    assert ">AIC 0</text>" in page and ">AIV 0</text>" in page  # the trace's thread names, not "0 / 24"
+    assert "0 / 24" not in page
+    assert page.index(">AIC 0<") < page.index(">AIV 0<")  # sort order: tid 0 before the sort index 24
+    assert "time (us from the first task)" in page
+    ticks = [float(t) for t in re.findall(r'class="tick"[^>]*>([\d.]+)</text>', page)]
+    assert ticks[0] == 0 and ticks[-1] <= 60 and ticks == sorted(ticks) and len(ticks) >= 4
+    titles = re.findall(r"<title>([^<]*)</title>", page)
+    assert any(t.startswith("mm\n40 us, from 0 to 40 us\nlane: AIC 0") for t in titles), titles
+    assert any(t.startswith("act\n10 us, from 50 to 60 us\nlane: AIV 0") and "deps: [0]" in t for t in titles)
+    assert page.count('class="dep"') == 1 and 'marker-end="url(#dep-arrow)"' in page
+    assert 'aria-label="swimlane legend"' in page and ">mm</li>" in page and ">act</li>" in page
+    assert "Perfetto" in page and "ui.perfetto.dev" in page
+
+
+def test_report_of_an_empty_directory_fails_with_a_fix(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "holds nothing to report" in err and "fix: run the program with RunConfig(" in err
+    assert not (tmp_path / "report.html").exists()

@@ -6,6 +6,7 @@ os.PathLike to its output_dir)."""
 from __future__ import annotations
 
 from pypto import _core
+from pypto._traceback import api_boundary
 from pypto.backend import default_platform
 from pypto.ir.pass_context import (
     DiagnosticCheckSet,
@@ -27,6 +28,7 @@ def _check_bool(value, name):
         raise TypeError(f"pypto.ir.compile({name}={value!r}): must be True or False")
 
 
+@api_boundary
 def compile(  # noqa: A001
     program,
     output_dir: str | None = None,

@@ -19,7 +19,7 @@ from .decorators import (  # noqa: F401
     parse_program,
     program,
 )
-from .errors import ParseError  # noqa: F401
+from .errors import InputWrittenWarning, ParseError  # noqa: F401
 from .launch import ScopeMode, SplitMode, adir, cross_core_slot, split  # noqa: F401
 from .ops import (  # noqa: F401
     array,

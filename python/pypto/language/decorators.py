@@ -8,12 +8,14 @@ import ast
 import builtins
 import functools
 import inspect
+import linecache
 import os
 import sys
 import warnings
 
 from pypto import _driver
 from pypto._core import ir
+from pypto._traceback import api_boundary, user_errors
 
 from .errors import parse_error
 from .function_options import _EXTERN_CORES, FunctionOptions, _function_signature  # noqa: F401
@@ -107,9 +109,11 @@ def program(cls=None, *, strict_ssa=False):
                           "write @pl.program(strict_ssa=True)")
     if cls is None:
         def decorate(c):
-            return _build_class(Source.of(c, _frame_locals(1)), strict_ssa)
+            with user_errors():
+                return _build_class(Source.of(c, _frame_locals(1)), strict_ssa)
         return decorate
-    return _build_class(Source.of(cls, _frame_locals(1)), strict_ssa)
+    with user_errors():
+        return _build_class(Source.of(cls, _frame_locals(1)), strict_ssa)
 
 
 # -- @pl.jit ----------------------------------------------------------------------------------
@@ -225,19 +229,22 @@ class JitFunction:
         return values
 
     def __call__(self, *args, config=None, **kwargs):
-        if self._pl_jit_kind == "host":  # runs here, dispatching chip functions to rank processes (pld)
-            return _driver.jit().host_call(self, args, kwargs, config)
-        return _driver.jit().jit_call(self, self._positional(args, kwargs, True), config)
+        with user_errors():
+            if self._pl_jit_kind == "host":  # runs here, dispatching chip functions to rank processes (pld)
+                return _driver.jit().host_call(self, args, kwargs, config)
+            return _driver.jit().jit_call(self, self._positional(args, kwargs, True), config)
 
     def compile(self, *args, config=None, **kwargs):
         """The compiled program for these arguments (numpy arrays / torch tensors / numbers /
         pl.RUNTIME, by position or parameter name), or, with no arguments, for the shapes and
         dtypes of the annotations."""
-        return _driver.jit().jit_compile(self, self._positional(args, kwargs, False), config)
+        with user_errors():
+            return _driver.jit().jit_compile(self, self._positional(args, kwargs, False), config)
 
     def lower(self, *args, config=None, **kwargs):
         """The IR after the pass pipeline for these arguments."""
-        return _driver.jit().jit_lower(self, self._positional(args, kwargs, False), config)
+        with user_errors():
+            return _driver.jit().jit_lower(self, self._positional(args, kwargs, False), config)
 
     def __repr__(self):
         return f"<pl.jit{'' if self.kind == 'entry' else '.' + self.kind} function {self.__name__}>"
@@ -357,6 +364,9 @@ def inline(func):
 
 # -- parsing printed text ---------------------------------------------------------------------
 def _text_tree(code, filename):
+    if isinstance(code, str) and not os.path.isfile(filename):
+        # Error messages quote the text's lines (errors.source_excerpt reads them from linecache).
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     try:
         return ast.parse(code, filename=filename)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
@@ -395,6 +405,7 @@ def _parse_function(node, filename, env):
     return builder.parse_function(source, node, node.name, opts, is_method)
 
 
+@api_boundary
 def parse(code, filename="<string>", source_map=None):
     """Parses DSL text: a `@pl.program` class (as printed by the IR printer) gives the
     Program; a bare `@pl.function` gives the Function. `source_map` (PyPTO: line mapping of
@@ -412,6 +423,7 @@ def parse(code, filename="<string>", source_map=None):
                       "the text must hold `@pl.program class Name:` with @pl.function methods, or one @pl.function")
 
 
+@api_boundary
 def parse_program(code, filename="<string>"):
     """Parses DSL text holding one `@pl.program` class into its Program."""
     tree = _text_tree(code, filename)

@@ -10,7 +10,7 @@ import operator
 from pypto._core import PyptoError, ir
 
 from . import ops
-from .errors import ParseError, parse_error
+from .errors import ParseError, excerpt_from_message, parse_error
 from .tasks import NoDep, SubmitResult, TaskId, new_task_id, reserve_task_id
 from .types import DynDim
 
@@ -50,8 +50,18 @@ class ExprParser:
         return ir.Span(self.source.file, getattr(node, "lineno", 0) + self.source.line_offset,
                        getattr(node, "col_offset", 0))
 
+    def columns(self, node):
+        """The columns [start, end) of `node` in the file's line (the caret of an error)."""
+        col = getattr(node, "col_offset", None)
+        if col is None:
+            return None, None
+        shift = getattr(self.source, "col_offset", 0)
+        end = getattr(node, "end_col_offset", None)
+        same_line = getattr(node, "end_lineno", None) == getattr(node, "lineno", None)
+        return col + shift, (end + shift if end is not None and same_line else None)
+
     def error(self, node, message, fix=""):
-        return parse_error(self.span(node), message, fix)
+        return parse_error(self.span(node), message, fix, *self.columns(node))
 
     def text(self, node):
         return ast.unparse(node)
@@ -592,6 +602,10 @@ class ExprParser:
         # into an expression or an attribute depends on that parameter's kind (build_call).
         slots = self.checked(lambda: ir.bind_op_arguments(op.name, len(args), list(kwargs), dsl_name, self.span(node)))
         given = {params[i].name: v for i, v in zip(slots, [*args, *kwargs.values()])}
+        if isinstance(node, ast.Call) and len(node.args) + len(node.keywords) == len(slots):
+            # The user's expression of each parameter: errors name `tb`, not only 'rhs'.
+            self.call_arg_nodes = (node, {params[i].name: n for i, n in
+                                          zip(slots, [*node.args, *(k.value for k in node.keywords)])})
         if op.name == "tensor.create" and isinstance(given.get("shape"), (list, tuple)):
             given["shape"] = self.named_extents(given["shape"], node)
         if getattr(self, "in_kernel_code", lambda: False)():
@@ -641,9 +655,30 @@ class ExprParser:
         try:
             return ir.make_op_call(op.name, [], exprs, attrs, self.span(node))
         except PyptoError as e:
-            raise ParseError(str(e)) from None
+            raise self.call_error(str(e), node) from None
         except (TypeError, OverflowError) as e:  # e.g. an attribute that does not fit in 64 bits
             raise self.error(node, f"pl.{dsl_name}: {e}", f"call it as {signature}") from None
+
+    def call_error(self, text, node):
+        """A C++ error about the op call at `node`, with the caret under the user's expression
+        for the first parameter it quotes (else under the call) and, after the caret, the
+        user's expression for each parameter it quotes: `^^ 'rhs' is tb, 'lhs' is ta`."""
+        call, arg_nodes = getattr(self, "call_arg_nodes", (None, {}))
+        if call is not node:
+            arg_nodes = {}
+        mentioned = []
+        for name, arg in arg_nodes.items():
+            at = text.find(f"'{name}'")
+            if at >= 0:
+                mentioned.append((at, name, arg))
+        mentioned.sort(key=lambda m: m[0])
+        first = mentioned[0][2] if mentioned else node
+        names = []
+        for _at, name, arg in mentioned:
+            src = ast.unparse(arg)
+            if src != name:
+                names.append(f"'{name}' is {src if len(src) <= 40 else src[:37] + '...'}")
+        return ParseError(excerpt_from_message(text, *self.columns(first), note=", ".join(names)))
 
     def tile_operands(self, op, given, node):
         """PyPTO's meaning in kernel code: a tensor used as a tile ("a slice inside InCore yields

@@ -24,6 +24,7 @@ class Source:
 
     def __init__(self, node, file, line_offset, env):
         self.node, self.file, self.line_offset, self.env = node, file, line_offset, env
+        self.col_offset = 0  # the indentation textwrap.dedent took off the file's lines
 
     @staticmethod
     def of(obj, extra_env=None):
@@ -56,7 +57,10 @@ class Source:
                     env[name] = cell.cell_contents
                 except ValueError:
                     pass
-        return Source(node, file, start - 1, env)
+        source = Source(node, file, start - 1, env)
+        first = next((ln for ln in lines if ln.strip()), "")
+        source.col_offset = len(first.expandtabs(4)) - len(first.expandtabs(4).lstrip())
+        return source
 
 
 def _class_source(cls):

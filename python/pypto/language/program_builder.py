@@ -2,8 +2,12 @@
 on demand, so a caller may come before its callee) or a `@pl.jit` entry with the
 `@pl.jit.incore` kernels it calls, each specialised on its call-site argument types."""
 
+import warnings
+
+from pypto import _core
 from pypto._core import ir
 
+from .errors import InputWrittenWarning
 from .function_options import _EXTERN_CORES, FunctionOptions
 from .function_parser import FunctionParser
 from .types import ScalarSpec
@@ -56,6 +60,24 @@ def dimension_args(fn, exprs, caller, node):
     return extra
 
 
+_WARNED = {}  # warnings.warn_explicit's registry: each store site warns once
+
+
+def warn_written_inputs(program):
+    """One warning at each store to a parameter declared as an input (the C++ analysis
+    written_inputs; OutlineIncore makes such a parameter written for the task graph)."""
+    for fn in program.functions:
+        for index, file, line, _col, read in _core.written_inputs(fn):
+            name = fn.params[index].name
+            want = "pl.InOut" if read else "pl.Out"
+            warnings.warn_explicit(
+                f"parameter '{name}' of '{fn.name}' is declared as an input, but this statement stores to it; "
+                f"the task graph treats it as {'read and written' if read else 'written'} ({want[3:]})\n"
+                f"  fix: declare it {want}[...] ({name}: {want}[pl.Tensor[...]]) so that the signature says so",
+                InputWrittenWarning, file, line, registry=_WARNED)
+    return program
+
+
 class ProgramBuilder:
     def __init__(self, name):
         self.name = name
@@ -100,7 +122,7 @@ class ProgramBuilder:
             self.method(name)
         names = list(self.methods) + [n for n in self.module_functions if n not in self.methods]
         extra = [f for n, f in self.functions.items() if n not in names and f is not None]  # pl.cluster groups
-        return ir.Program(self.name, [self.functions[n] for n in names] + extra)
+        return warn_written_inputs(ir.Program(self.name, [self.functions[n] for n in names] + extra))
 
     def call_method(self, caller, name, args, node):
         return self.call_function(caller, self.method(name, caller, node), f"self.{name}", args, node)
@@ -190,7 +212,7 @@ class ProgramBuilder:
         func_type = opts.type if opts is not None else ir.FunctionType.Orchestration
         entry = FunctionParser(entry_source, self).parse(entry_name, func_type, arg_types, opts=opts)
         kernels = [f for f in self.functions.values() if f is not None]
-        return ir.Program(self.name, kernels + [entry])
+        return warn_written_inputs(ir.Program(self.name, kernels + [entry]))
 
     def build_extern(self, jitfn, arg_types):
         """The program of a @pl.jit.extern function called directly: the function alone

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pypto import _core
+from pypto._traceback import api_boundary
 from pypto.jit import compiled_of
 from pypto.jit.compiled import SOURCE as _PROGRAM_FILE  # program.py, the program as parsed
 from pypto.jit.config import RunConfig, backend_platform, check_strategy
@@ -120,6 +121,7 @@ def _compare(name, got, want, rtol, atol):
             f"worst at {list(map(int, worst))}: got {g[worst]}, golden {w[worst]}")
 
 
+@api_boundary
 def run(program, *tensors, config: RunConfig | None = None, golden=None, test_name: str | None = None) -> RunResult:
     """Compiles `program` (a @pl.program class once per structure, a @pl.jit function per
     argument shapes, or a compiled program) and runs it on `tensors` in place.

@@ -127,9 +127,16 @@ def _cache() -> Check:
             "disabled by PYPTO_CACHE=0",
             "unset PYPTO_CACHE to cache compiled kernels",
         )
-    path = os.environ.get("PYPTO_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "pypto"
-    )
+    try:
+        # The engine's own rule (PYPTO_CACHE_DIR, then $XDG_CACHE_HOME/pypto, then
+        # ~/.cache/pypto): one source of truth, in C++ (runtime::native_cache_dir).
+        from pypto import _core
+
+        path = _core.native_cache_dir()
+    except ImportError:  # pragma: no cover - the extension check reports the broken install
+        return Check(
+            "kernel cache", "FAIL", "pypto._core does not load", "reinstall: pip install ."
+        )
     try:
         os.makedirs(path, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path):
