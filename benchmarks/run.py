@@ -1,8 +1,13 @@
-"""Runs each benchmark case for pypto (native engine), numpy and torch in one process and
-prints a table of times and ratios (ratio = other's time / ours: >= 1 means we are as fast
-or faster). `--json PATH` writes [{"case", "ours_s", "numpy_s", "torch_s"}].
+"""Runs each benchmark case for pypto (native engine), numpy, torch eager and torch.compile in
+one process and prints a table of times and ratios (ratio = other's time / ours: >= 1 means
+we are as fast or faster), after a header naming the CPU, its vector features and the
+optimised library's paths. `--json PATH` writes {"machine": {...}, "cases": [{"case",
+"ours_s", "numpy_s", "torch_s", "torch_compile_s", "path"}]}; "path" says which fast path
+the case took (the library's vector / fp16 paths, and per kernel the tile instructions with a
+fast path and those on the reference library).
 
-Run: python -m benchmarks   (or python benchmarks/run.py)
+Run: python -m benchmarks   (or python benchmarks/run.py); works against a development
+build (PYTHONPATH=python) and an installed package alike.
 """
 
 import argparse
@@ -49,6 +54,75 @@ def best_interleaved(fns, repeat=10):
     return [min(ts) for ts in times]
 
 
+TORCH_COMPILE = True  # --no-torch-compile turns it off
+NOTES = []  # torch.compile failures and the like, printed after the table
+
+
+def torch_compiled(fn, *args):
+    """A thunk running torch.compile(fn)(*args), compiled and run once here; None (with a note)
+    when torch.compile is off or fails on this machine (no inductor toolchain, say)."""
+    if not TORCH_COMPILE:
+        return None
+    try:
+        compiled = torch.compile(fn)
+        compiled(*args)
+    except Exception as e:  # noqa: BLE001 - any inductor failure: report and skip, never crash
+        first = (str(e).strip().splitlines() or [""])[0][:160]
+        NOTES.append(f"torch.compile of {getattr(fn, '__name__', fn)} failed, skipped: {type(e).__name__}: {first}")
+        return None
+    return lambda: compiled(*args)
+
+
+def timed(thunk, repeat=5):
+    return None if thunk is None else best(thunk, repeat)
+
+
+def library_paths():
+    """The optimised library's paths as this machine's kernel compiler builds them."""
+    try:
+        return pto._core.native_library_paths()
+    except Exception as e:  # noqa: BLE001 - no compiler: the cases say so themselves
+        return f"unknown ({type(e).__name__})"
+
+
+def fast_path(jitfn, *args):
+    """Which fast path a @pl.jit program takes for these arguments: the library's paths, then
+    the number of tile instructions with a fast path and those run by the reference library."""
+    report = jitfn.compile(*args).native_report()
+    fast = sum(len(k["fast"]) for k in report.values())
+    ref = [m for k in report.values() for m in k["reference"]]
+    whole = [name for name, k in report.items() if not k["native"]]
+    text = f"native {library_paths()}: {len(report)} kernels, {fast} tile instrs fast, {len(ref)} on reference"
+    if ref:
+        text += " (" + ", ".join(sorted(set(ref))) + ")"
+    if whole:
+        text += "; kernels on sim: " + ", ".join(whole)
+    return text
+
+
+def machine():
+    """The CPU model, its vector features (from /proc/cpuinfo where there is one) and the
+    library's paths."""
+    model, flags = "", []
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and not model:
+                    model = value.strip()
+                elif key.strip() == "flags" and not flags:
+                    flags = value.split()
+    except OSError:
+        pass
+    import platform
+
+    vector = sorted(f for f in flags if f.startswith(("avx", "amx")) or f in ("fma", "f16c", "sse4_2"))
+    return {"cpu": model or platform.processor() or platform.machine(), "cpus": os.cpu_count(),
+            "vector_features": vector, "library_paths": library_paths(),
+            "torch_threads": torch.get_num_threads(), "torch": torch.__version__, "numpy": np.__version__,
+            "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "(unset)")}
+
+
 def case_gemm(rng):
     a = rng.standard_normal((1024, 1024), dtype=np.float32)
     b = rng.standard_normal((1024, 1024), dtype=np.float32)
@@ -68,9 +142,13 @@ def case_softmax(rng):
         e = np.exp(x - x.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
 
+    def torch_softmax(t):
+        return torch.softmax(t, dim=-1)
+
     ours = best(lambda: P.softmax(x, y))
     np.testing.assert_allclose(y, torch.softmax(tx, dim=-1).numpy(), rtol=1e-5, atol=1e-7)
-    return ours, best(np_softmax), best(lambda: torch.softmax(tx, dim=-1))
+    return ours, best(np_softmax), best(lambda: torch.softmax(tx, dim=-1)), {
+        "torch_compile_s": timed(torch_compiled(torch_softmax, tx)), "path": fast_path(P.softmax, x, y)}
 
 
 def case_softmax_fp16(rng):
@@ -84,10 +162,14 @@ def case_softmax_fp16(rng):
         e = np.exp(x - x.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
 
+    def torch_softmax_fp16(t):
+        return torch.softmax(t, dim=-1)
+
     ours = best(lambda: P.softmax_half(x, y), repeat=3)
     want = torch.softmax(tx.float(), dim=-1).numpy()
     np.testing.assert_allclose(y.astype(np.float32), want, rtol=2e-3, atol=1e-6)
-    return ours, best(np_softmax, repeat=3), best(lambda: torch.softmax(tx, dim=-1), repeat=3)
+    return ours, best(np_softmax, repeat=3), best(lambda: torch.softmax(tx, dim=-1), repeat=3), {
+        "torch_compile_s": timed(torch_compiled(torch_softmax_fp16, tx), 3), "path": fast_path(P.softmax_half, x, y)}
 
 
 def case_rmsnorm(rng):
@@ -97,9 +179,13 @@ def case_rmsnorm(rng):
     tx, tw = torch.from_numpy(x), torch.from_numpy(w)
     np_rms = lambda: x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-6) * w  # noqa: E731
     torch_rms = lambda: tx * torch.rsqrt(tx.pow(2).mean(-1, keepdim=True) + 1e-6) * tw  # noqa: E731
+    def torch_rmsnorm(t, weight):
+        return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6) * weight
+
     ours = best(lambda: P.rmsnorm(x, w, y))
     np.testing.assert_allclose(y, torch_rms().numpy(), rtol=1e-4, atol=1e-5)
-    return ours, best(np_rms), best(torch_rms)
+    return ours, best(np_rms), best(torch_rms), {
+        "torch_compile_s": timed(torch_compiled(torch_rmsnorm, tx, tw)), "path": fast_path(P.rmsnorm, x, w, y)}
 
 
 def case_add(rng):
@@ -107,9 +193,13 @@ def case_add(rng):
     b = rng.standard_normal((4096, 4096), dtype=np.float32)
     c = np.zeros_like(a)
     ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    def torch_add(x, y):
+        return torch.add(x, y)
+
     ours = best(lambda: P.add16m(a, b, c))
     np.testing.assert_array_equal(c, a + b)
-    return ours, best(lambda: np.add(a, b)), best(lambda: torch.add(ta, tb))
+    return ours, best(lambda: np.add(a, b)), best(lambda: torch.add(ta, tb)), {
+        "torch_compile_s": timed(torch_compiled(torch_add, ta, tb)), "path": fast_path(P.add16m, a, b, c)}
 
 
 def case_lane_vector_add(rng):
@@ -154,7 +244,7 @@ def case_dispatch(rng):
     """10,000 tiny tasks: seconds per task (no numpy/torch equivalent)."""
     x = np.zeros((1, 8), np.float32)
     y = np.zeros((1, 8), np.float32)
-    return best(lambda: P.tiny_graph(x, y), repeat=3) / 10000, None, None
+    return best(lambda: P.tiny_graph(x, y), repeat=3) / 10000, None, None, {"path": fast_path(P.tiny_graph, x, y)}
 
 
 HELLO = r"""
@@ -177,27 +267,52 @@ print(time.perf_counter() - t1)
 """
 
 
-def first_call(cache_dir):
+def first_call_env(cache_dir):
+    """The environment of a first-call process: the kernel cache at `cache_dir`, and the pypto
+    this process imported first on the path (a development build's python/ or the installed
+    package's site directory, whichever this is). Python's bytecode cache is on as in any
+    installed package (a development shell may set PYTHONDONTWRITEBYTECODE): the case times
+    importing and compiling our code, not Python compiling its sources."""
     env = dict(os.environ, PYPTO_CACHE_DIR=cache_dir)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in [os.path.dirname(os.path.dirname(os.path.abspath(P.__file__))) + "/python", env.get("PYTHONPATH", "")] if p)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    site = os.path.dirname(os.path.dirname(os.path.abspath(pto.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [site, env.get("PYTHONPATH", "")] if p)
+    return env
+
+
+def first_call(cache_dir):
+    """Seconds from after `import numpy` to the end of the first hello-world call, in a new
+    Python process with the kernel cache at `cache_dir`."""
+    env = first_call_env(cache_dir)
     script = os.path.join(cache_dir, "hello_first_call.py")  # pl.jit reads the source file
     with open(script, "w") as f:
         f.write(HELLO)
-    out = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, cwd=cache_dir)
+    if out.returncode != 0:
+        raise RuntimeError(f"the first-call process failed ({out.returncode}):\n{out.stderr[-2000:]}")
     return float(out.stdout.strip().splitlines()[-1])
+
+
+def warm_bytecode():
+    """Compiles pypto's Python sources to bytecode once (what installing a package does), so
+    that the cold case's process finds them compiled."""
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([sys.executable, "-c", "import pypto.language, pypto.jit.compiled"], env=first_call_env(d),
+                       capture_output=True, check=False)
 
 
 def case_compile_cold(rng):
     """Import of pypto + first hello-world call with an empty kernel cache."""
+    warm_bytecode()
     with tempfile.TemporaryDirectory() as d:
-        return first_call(d), None, None
+        return first_call(d), None, None, {"path": "native " + library_paths() + ", empty kernel cache"}
 
 
 def case_compile_warm(rng):
     """Import of pypto + first hello-world call in a new process, kernel cache warm."""
     with tempfile.TemporaryDirectory() as d:
         first_call(d)
-        return min(first_call(d) for _ in range(3)), None, None
+        return min(first_call(d) for _ in range(3)), None, None, {"path": "native " + library_paths() + ", kernel cache warm"}
 
 
 CASES = [
@@ -222,29 +337,41 @@ def fmt(t):
     return f"{t * 1e6:.2f} us" if t < 1e-3 else f"{t * 1e3:.2f} ms"
 
 
+def ratio(other, ours):
+    return f"{other / ours:.2f}x" if other else "-"
+
+
 def main(argv=None):
+    global TORCH_COMPILE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", metavar="PATH", help="write the results as JSON")
     ap.add_argument("--only", nargs="*", help="case names to run")
+    ap.add_argument("--no-torch-compile", action="store_true", help="skip the torch.compile references")
     args = ap.parse_args(argv)
+    TORCH_COMPILE = not args.no_torch_compile
     rng = np.random.default_rng(0)
     rows = []
-    print(f"torch threads: {torch.get_num_threads()}, CPUs: {os.cpu_count()}, "
-          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
-    print(f"{'case':24} {'ours':>12} {'numpy':>12} {'torch':>12} {'numpy/ours':>11} {'torch/ours':>11}")
+    info = machine()
+    print(f"CPU: {info['cpu']} ({info['cpus']} CPUs), vector features: {' '.join(info['vector_features']) or '-'}")
+    print(f"library paths: {info['library_paths']}; torch {info['torch']} threads: {info['torch_threads']}, "
+          f"numpy {info['numpy']}, OPENBLAS_CORETYPE={info['OPENBLAS_CORETYPE']}")
+    print(f"{'case':24} {'ours':>11} {'numpy':>11} {'torch':>11} {'compile':>11} {'numpy/ours':>10} "
+          f"{'torch/ours':>10} {'compile/ours':>12}  path")
     for name, fn in CASES:
         if args.only and name not in args.only:
             continue
-        ours, np_s, torch_s, *extra = fn(rng)
-        if ours is None:
-            continue
-        r_np = f"{np_s / ours:.2f}x" if np_s else "-"
-        r_t = f"{torch_s / ours:.2f}x" if torch_s else "-"
-        print(f"{name:24} {fmt(ours):>12} {fmt(np_s):>12} {fmt(torch_s):>12} {r_np:>11} {r_t:>11}", flush=True)
-        rows.append({"case": name, "ours_s": ours, "numpy_s": np_s, "torch_s": torch_s, **(extra[0] if extra else {})})
+        ours, np_s, torch_s, *more = fn(rng)
+        extra = more[0] if more else {}
+        tc_s, path = extra.get("torch_compile_s"), extra.get("path", "")
+        print(f"{name:24} {fmt(ours):>11} {fmt(np_s):>11} {fmt(torch_s):>11} {fmt(tc_s):>11} {ratio(np_s, ours):>10} "
+              f"{ratio(torch_s, ours):>10} {ratio(tc_s, ours):>12}  {path}", flush=True)
+        rows.append({"case": name, "ours_s": ours, "numpy_s": np_s, "torch_s": torch_s, "torch_compile_s": tc_s,
+                     "path": path, **{k: v for k, v in extra.items() if k not in ("torch_compile_s", "path")}})
+    for note in NOTES:
+        print("note:", note)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=2)
+            json.dump({"machine": info, "cases": rows, "notes": NOTES}, f, indent=2)
 
 
 if __name__ == "__main__":

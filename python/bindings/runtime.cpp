@@ -687,6 +687,24 @@ void bind_runtime(nb::module_& m) {
       "program"_a, "platform"_a = "a2a3sim",
       "The C++ the native engine compiles for each kernel of a host program: (kernel name, source) pairs; the source "
       "is empty for a kernel that runs on the reference library.");
+  m.def(
+      "native_kernel_report",
+      [](const isa::HostProgram& program, const std::string& platform) {
+        runtime::RunOptions options{platform, "native"};
+        const isa::ChipSpec chip = runtime::resolve_run_target(options);
+        std::vector<std::tuple<std::string, bool, std::vector<std::string>, std::vector<std::string>>> out;
+        for (const isa::Kernel& k : program.kernels) {
+          runtime::NativeKernelReport r = runtime::native_kernel_report(k, chip);
+          out.emplace_back(k.name, r.native, std::move(r.fast), std::move(r.reference));
+        }
+        return out;
+      },
+      "program"_a, "platform"_a = "a2a3sim",
+      "What the native engine makes of each kernel: (kernel name, compiled, tile instructions with a fast path, tile "
+      "instructions through the reference library).");
+  m.def("native_library_paths", &runtime::native_library_paths,
+        "The optimised library's paths the kernel compiler builds here, e.g. \"vector=avx512 f16=f16c\" (compiles a "
+        "probe kernel once; disk cache).");
   m.def("native_cache_dir", &runtime::native_cache_dir);
   m.def(
       "chip_clock_ghz",

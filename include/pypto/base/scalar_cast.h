@@ -14,7 +14,8 @@
 // INDEX and INT64 are 64-bit signed; UINT64 values live in 64-bit signed registers (the
 // value modulo 2^64), and a float saturates at [0, 2^63 - 1] there.
 #pragma once
-#include <cmath>
+// No <cmath>: generated kernels include this header, and <cmath> alone costs ~150 ms of
+// parsing per kernel compile (docs/performance.md "Compile time").
 #include <cstdint>
 
 #include "pypto/base/fp16.h"
@@ -54,7 +55,7 @@ inline int64_t scalar_cast_int(int64_t v, int target) {
 inline int64_t scalar_cast_float_to_int(double v, int target) {
   if (target == kCastBool) return v != 0 ? 1 : 0;  // NaN != 0: true, as in C and Python
   if (v != v) return 0;
-  const double r = std::trunc(v);
+  const double r = __builtin_trunc(v);
   const int bits = scalar_cast_bits(target);
   int64_t lo = 0, hi = INT64_MAX;  // UINT64 is held in a signed register: [0, 2^63 - 1]
   if (scalar_cast_signed(target)) {

@@ -20,6 +20,20 @@ namespace pypto::runtime {
 std::string generate_native_source(const std::vector<const isa::Kernel*>& kernels, const isa::ChipSpec& chip,
                                    std::vector<bool>& natives);
 
+// What the native engine makes of one kernel: whether it compiles at all (false: the whole
+// kernel runs on `sim`), and its tile instructions with a fast path in the optimised library
+// and those that call the reference library from the compiled code (mnemonics, in order).
+struct NativeKernelReport {
+  bool native = false;
+  std::vector<std::string> fast, reference;
+};
+NativeKernelReport native_kernel_report(const isa::Kernel& kernel, const isa::ChipSpec& chip);
+
+// The optimised library's paths as the kernel compiler builds them on this machine, from a
+// probe kernel compiled once (disk cache): "vector=avx512 f16=f16c" (vector: avx512 / avx2 /
+// portable, the SIMD width of vec.h; f16: f16c / portable, half.h's conversions).
+std::string native_library_paths();
+
 // A loaded shared object: one entry point per kernel (null: run that kernel on `sim`).
 struct NativeModule {
   void* handle = nullptr;

@@ -287,6 +287,13 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
         reference library), by kernel name."""
         return dict(_core.native_kernel_sources(self._compiled.host, self.platform))
 
+    def native_report(self) -> dict:
+        """What the native engine makes of each kernel, by kernel name: {"native": compiled
+        at all, "fast": tile instructions with a fast path, "reference": those that call the
+        reference library from the compiled code}."""
+        return {name: {"native": native, "fast": list(fast), "reference": list(ref)}
+                for name, native, fast, ref in _core.native_kernel_report(self._compiled.host, self.platform)}
+
     def pass_results(self) -> list:
         """(NN_after_<Pass>, program) for each pass that changed the program; the pipeline is
         run again to record them when this program was compiled without dump_passes."""

@@ -609,8 +609,10 @@ class KernelWriter {
     body_ << "  /* " << in.mnemonic << " */ ";
     if (fast.empty()) {
       body_ << "FB(" << pc << ");\n";
+      reference_.push_back(in.mnemonic);
       return;
     }
+    fast_.push_back(in.mnemonic);
     body_ << "{ bool ok = true;";
     std::string check;
     for (size_t t = 0; t < tiles.size(); ++t) {
@@ -623,6 +625,11 @@ class KernelWriter {
     body_ << "\n    if (" << check << ") { " << fast << " } else ok = false;\n    if (!ok) FB(" << pc << "); }\n";
   }
 
+ public:
+  // The tile instructions written so far with a fast path / through the reference library.
+  std::vector<std::string> fast_, reference_;
+
+ private:
   const Kernel& k_;
   const isa::ChipSpec& chip_;
   std::ostringstream body_;
@@ -630,6 +637,18 @@ class KernelWriter {
 };
 
 }  // namespace
+
+NativeKernelReport native_kernel_report(const isa::Kernel& kernel, const isa::ChipSpec& chip) {
+  KernelWriter w(kernel, chip);
+  std::ostringstream out;
+  NativeKernelReport r;
+  r.native = w.write(0, out);
+  if (r.native) {
+    r.fast = std::move(w.fast_);
+    r.reference = std::move(w.reference_);
+  }
+  return r;
+}
 
 std::string generate_native_source(const std::vector<const isa::Kernel*>& kernels, const isa::ChipSpec& chip,
                                    std::vector<bool>& natives) {

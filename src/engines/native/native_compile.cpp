@@ -60,6 +60,14 @@ std::string compiler() {
 }
 
 const char* kFlags = "-O3 -march=native -std=c++17 -shared -fPIC -fno-plt -w";
+// The link: a kernel needs libm (the double exp / log of the half-precision paths), libc's
+// memcpy and libgcc's helpers, so the default link (crt files, libstdc++: ~80 ms of ld for a
+// hello world) is cut to those three. libm and libc are named so that their symbols bind to
+// versions (an unversioned `log` binds to glibc's oldest one, whose log(-1) is +NaN, not
+// -NaN). Where this link fails (no libc.so.6: not glibc) or leaves a symbol the process
+// cannot resolve (the trial dlopen fails), the kernel is linked again the default way.
+const char* kFastLinkHead = "-nostdlib";
+const char* kFastLinkTail = "-lm -l:libc.so.6 -lgcc";
 
 // The identity of the compiler binary (path, size, mtime), found on PATH; cheap to get.
 std::string compiler_identity() {
@@ -85,7 +93,7 @@ std::string compiler_identity() {
 // Hash of everything that determines the compiled code besides the source.
 uint64_t toolchain_hash() {
   static const uint64_t h = [] {
-    std::string all = compiler_identity() + "\n" + kFlags + "\n";
+    std::string all = compiler_identity() + "\n" + kFlags + " " + kFastLinkHead + " " + kFastLinkTail + "\n";
     for (const char* h : {"abi.h", "vec.h", "half.h", "tile_ops.h", "matmul.h", "../../base/fp16.h", "../../base/scalar_cast.h", "../../base/scalar_ops.h"})
       all += read_file(native_include_dir() + "/pypto/isa/optimized/" + h);
     return fnv1a(all);
@@ -167,9 +175,29 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
     }
     std::rename(tmp_cpp.c_str(), cpp.c_str());
     std::string output;
-    const std::string cmd = compiler() + " " + kFlags + " -I" + shell_quote(native_include_dir()) + " " + shell_quote(cpp) +
-                            " -o " + shell_quote(tmp_so);
-    if (run_command(cmd, output) != 0 || !exists(tmp_so)) {
+    auto command = [&](bool fast) {
+      return compiler() + " " + kFlags + (fast ? std::string(" ") + kFastLinkHead : std::string()) + " -I" +
+             shell_quote(native_include_dir()) + " " + shell_quote(cpp) + " -o " + shell_quote(tmp_so) +
+             (fast ? std::string(" ") + kFastLinkTail : std::string());
+    };
+    std::string cmd = command(true);
+    bool built = run_command(cmd, output) == 0 && exists(tmp_so);
+    if (built) {
+      void* trial = ::dlopen(tmp_so.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (trial) {
+        ::dlclose(trial);
+      } else {
+        std::remove(tmp_so.c_str());
+        output.clear();
+        cmd = command(false);
+        built = run_command(cmd, output) == 0 && exists(tmp_so);
+      }
+    } else {
+      output.clear();  // the error comes from the default command, as before
+      cmd = command(false);
+      built = run_command(cmd, output) == 0 && exists(tmp_so);
+    }
+    if (!built) {
       std::remove(tmp_so.c_str());
       if (output.size() > 4000) output = output.substr(0, 4000) + "\n...";
       fail(ErrorKind::kRuntime, {},
@@ -199,6 +227,22 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
     ::rmdir(dir.c_str());
   }
   return mod;
+}
+
+std::string native_library_paths() {
+  static std::mutex mu;
+  static std::string paths;
+  std::lock_guard<std::mutex> lk(mu);
+  if (paths.empty()) {
+    const std::string probe =
+        "// pypto: which paths of the optimised library this compiler builds\n"
+        "#include \"pypto/isa/optimized/tile_ops.h\"\n"
+        "extern \"C\" const char* pto_opt_paths() { return \"vector=\" PTO_OPT_VECTOR_PATH \" f16=\" PTO_OPT_F16_PATH; }\n";
+    auto mod = load_native_module(probe, {});
+    auto fn = reinterpret_cast<const char* (*)()>(::dlsym(mod->handle, "pto_opt_paths"));
+    paths = fn ? fn() : "unknown";
+  }
+  return paths;
 }
 
 // Each kernel is its own translation unit (entry point pto_kernel_0), so kernels compile in

@@ -48,6 +48,7 @@ inline unsigned short narrow1(float v, f16) { return pypto::isa::float_to_fp16(v
 inline unsigned short narrow_double(double d, f16) { return pypto::isa::double_to_fp16(d); }
 
 #if defined(__F16C__) && defined(__AVX__)
+#define PTO_OPT_F16_PATH "f16c"
 // F16C converts exactly and rounds to nearest even (imm 0), subnormals included. Narrowing
 // keeps a NaN's payload where fp16.h gives sign | 0x7e00: NaNs are made canonical first.
 // (Widening quiets a signalling NaN, which fp16.h does not; no result shows the difference:
@@ -75,6 +76,7 @@ inline vh narrow(vf v, f16) {
   return cvtps(v != v ? reinterpret_cast<const vf&>(canonical) : v);
 }
 #else
+#define PTO_OPT_F16_PATH "portable"
 // Portable: fp16.h element by element.
 inline vf widen(vh h, f16) {
   vf r;

@@ -7,10 +7,13 @@ namespace pto_opt {
 
 #if defined(__AVX512F__)
 constexpr int W = 16;
+#define PTO_OPT_VECTOR_PATH "avx512"
 #elif defined(__AVX__)
 constexpr int W = 8;
+#define PTO_OPT_VECTOR_PATH "avx2"
 #else
 constexpr int W = 4;
+#define PTO_OPT_VECTOR_PATH "portable"
 #endif
 
 typedef float vf __attribute__((vector_size(W * 4)));
