@@ -6,6 +6,7 @@
 
 #include "pypto/base/scalar_cast.h"
 #include "pypto/base/scalar_ops.h"
+#include "pypto/engines/cancel.h"
 
 namespace pypto::runtime {
 
@@ -127,6 +128,7 @@ int ScalarMachine::step(const std::vector<isa::Instr>& code, int pc) {
       const int64_t step = get(begin.step).as_int();
       check_reg(in.dst_reg, regs_.size(), in.span);
       set(in.dst_reg, ScalarValue::of_int(regs_[in.dst_reg].as_int() + step));
+      check_cancelled();  // a back-edge: an interrupted run stops here
       return loop_continues(regs_[in.dst_reg].as_int(), get(begin.b).as_int(), step) ? in.jump : pc + 1;
     }
     case K::kIf: {
@@ -144,6 +146,7 @@ int ScalarMachine::step(const std::vector<isa::Instr>& code, int pc) {
     }
     case K::kWhileEnd:
       if (++while_iterations_[pc] >= isa::kMaxWhileIterations) fail_endless_while(in);
+      check_cancelled();
       return in.jump;
     default: return -1;
   }

@@ -95,6 +95,7 @@ class KernelWriter {
           const Instr& b = k_.code[open.back()];
           const std::string s = "s_" + std::to_string(open.back());
           open.pop_back();
+          body_ << "  if (pto_opt::cancelled(f)) FB(-1);\n";  // an interrupted run stops here
           body_ << "  " << s << " = " << as_int(get(b.step)) << "; " << reg(b.dst_reg) << " += " << s << ";\n";
           body_ << "  } while (pto_opt::loop_continues(" << reg(b.dst_reg) << ", " << as_int(get(b.b)) << ", " << s
                 << ")); }\n";
@@ -130,6 +131,7 @@ class KernelWriter {
           if (open.empty() || open.back() != -2 || whiles_.empty()) return false;
           open.pop_back();
           body_ << "  if (++w_" << whiles_.back() << " >= " << isa::kMaxWhileIterations << "LL) FB(" << pc << ");\n";
+          body_ << "  if (pto_opt::cancelled(f)) FB(-1);\n";
           body_ << "  } }\n";
           whiles_.pop_back();
           break;
