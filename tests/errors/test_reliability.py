@@ -100,3 +100,82 @@ def test_ctrl_c_stops_a_long_kernel_within_half_a_second(engine, tmp_path):
     assert float(lines["IDLE_CPU"]) < 0.2, rest  # no kernel thread left running
     assert float(lines["NEXT"]) == 8.0, rest  # the next call works: 1 doubled 3 times
     assert proc.returncode == 0, err
+
+
+# --------------------------------------------- 2. host copies check dtype and size
+
+pto = pytest.importorskip("pypto")
+
+
+def device_holding(values):
+    d = pto.alloc_tensor(values.nbytes)
+    pto.memcpy_h2d(d, values)
+    return d
+
+
+def device_values(d, n):
+    out = np.full(n, -1.0, np.float32)
+    pto.memcpy_d2h(out, d)
+    return out
+
+
+def h2d_float64():
+    pto.memcpy_h2d(DEV, np.arange(16.0))  # E:h2d_float64
+
+
+def h2d_int32():
+    pto.memcpy_h2d(DEV, np.arange(16, dtype=np.int32))  # E:h2d_int32
+
+
+def h2d_too_big():
+    pto.memcpy_h2d(DEV, np.ones(17, np.float32))  # E:h2d_too_big
+
+
+def d2h_float64():
+    pto.memcpy_d2h(np.zeros(16), DEV)  # E:d2h_float64
+
+
+def d2h_too_big():
+    pto.memcpy_d2h(np.zeros(17, np.float32), DEV)  # E:d2h_too_big
+
+
+def alloc_odd():
+    pto.alloc_tensor(6)  # E:alloc_odd
+
+
+def launch_not_a_kernel():
+    pto.launch(print, args=())  # E:launch_not_a_kernel
+
+
+COPY_CASES = [
+    ("h2d_float64", r"pto\.memcpy_h2d: the host array is float64 but device tensor '\w+' \(64 bytes, 16 fp32 elements\) holds float32", r"astype\(np\.float32\)"),
+    ("h2d_int32", r"the host array is int32 but device tensor", r"float32 array"),
+    ("h2d_too_big", r"has 17 float32 elements \(68 bytes\) but device tensor '\w+' \(64 bytes, 16 fp32 elements\) is smaller", r"alloc_tensor\(x\.nbytes\)"),
+    ("d2h_float64", r"pto\.memcpy_d2h: the host array is float64", r"dtype=np\.float32"),
+    ("d2h_too_big", r"pto\.memcpy_d2h: the host array has 17 float32 elements", r"slice"),
+    ("alloc_odd", r"pto\.alloc_tensor\(6\): the size must be a positive multiple of 4", r"n \* 4"),
+    ("launch_not_a_kernel", r"expected a @pto\.kernel function", r"@pto\.kernel"),
+]
+
+
+@pytest.mark.parametrize("name,message,fix", COPY_CASES, ids=[c[0] for c in COPY_CASES])
+def test_host_copy_mistakes_name_both_sides_at_the_users_line(name, message, fix):
+    global DEV
+    values = np.arange(16, dtype=np.float32) + 1
+    DEV = device_holding(values)
+    with pytest.raises(PyptoError) as err:
+        globals()[name]()
+    text = str(err.value)
+    assert text.startswith(f"{HERE}:{line_of(name)}: "), text
+    assert re.search(message, text), text
+    assert "fix: " in text and re.search(fix, text.split("fix: ", 1)[1]), text
+    np.testing.assert_array_equal(device_values(DEV, 16), values)  # nothing was written
+
+
+def test_a_smaller_float32_array_copies_the_first_elements():
+    d = device_holding(np.zeros(16, np.float32))
+    pto.memcpy_h2d(d, np.array([5, 6, 7], np.float32))
+    np.testing.assert_array_equal(device_values(d, 4), [5, 6, 7, 0])
+    head = np.zeros(2, np.float32)
+    pto.memcpy_d2h(head, d)
+    np.testing.assert_array_equal(head, [5, 6])
