@@ -179,3 +179,61 @@ def test_a_smaller_float32_array_copies_the_first_elements():
     head = np.zeros(2, np.float32)
     pto.memcpy_d2h(head, d)
     np.testing.assert_array_equal(head, [5, 6])
+
+
+# ------------------------------------- 4. overflowing offset arithmetic is an error at its line
+
+BIG = 1 << 62
+
+
+@pl.jit
+def overflowing_load_offset(a: pl.Tensor, c: pl.Out[pl.Tensor], r: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [r * BIG * 4, 0], [16, 64])  # E:overflowing_load_offset
+        c = pl.store(t, [0, 0], c)
+    return c
+
+
+@pl.jit
+def overflowing_store_offset(a: pl.Tensor, c: pl.Out[pl.Tensor], r: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 64])
+        c = pl.store(t, [r + 9223372036854775800, 0], c)  # E:overflowing_store_offset
+    return c
+
+
+@pl.jit
+def offset_near_the_limit(a: pl.Tensor, c: pl.Out[pl.Tensor], r: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, r], [16, 64])  # E:offset_near_the_limit
+        c = pl.store(t, [0, 0], c)
+    return c
+
+
+OVERFLOW_CASES = [
+    ("overflowing_load_offset", 1, r"integer overflow: 4611686018427387904 \* 4 does not fit in 64 bits \(-2\*\*63 \.\. 2\*\*63 - 1\)"),
+    ("overflowing_store_offset", 8, r"integer overflow: 8 \+ 9223372036854775800 does not fit in 64 bits"),
+    ("offset_near_the_limit", (1 << 63) - 8, r"at offsets \[0, 9223372036854775800\] goes past the tensor's shape"),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name,r,message", OVERFLOW_CASES, ids=[c[0] for c in OVERFLOW_CASES])
+def test_offset_overflow_is_an_error_at_the_users_line(name, r, message, engine):
+    a = np.arange(32 * 64, dtype=np.float32).reshape(32, 64)
+    c = np.full((32, 64), 7.0, np.float32)
+    with pytest.raises(PyptoError) as err:
+        globals()[name](a, c, r, config=RunConfig(engine=engine))
+    text = str(err.value)
+    assert at_line(name) in text, text
+    assert re.search(message, text), text
+    assert "fix: " in text, text
+    assert (c == 7.0).all()  # nothing was written
+
+
+def test_offsets_that_fit_still_compute():
+    a = np.arange(32 * 64, dtype=np.float32).reshape(32, 64)
+    for engine in ENGINES:
+        c = np.zeros((32, 64), np.float32)
+        overflowing_load_offset(a, c, 0, config=RunConfig(engine=engine))  # 0 * 2**62 * 4 == 0
+        np.testing.assert_array_equal(c[:16], a[:16])

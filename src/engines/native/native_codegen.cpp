@@ -176,9 +176,15 @@ class KernelWriter {
     auto zero_check = [&] {
       if (!fl) body_ << "  if (" << j << " == 0) FB(" << pc << ");\n";
     };
+    // Integer + - *: an overflowing result (base/scalar_ops.h) runs the instruction on the
+    // reference path, which reports it at the user's line.
     auto arith = [&](const char* op) -> Expr {
       if (fl) return {"(" + x + " " + op + " " + y + ")", true};
-      return {"((long long)((unsigned long long)" + i + " " + op + " (unsigned long long)" + j + "))", false};
+      const char* check = op[0] == '+' ? "add" : op[0] == '-' ? "sub" : "mul";
+      const std::string o = "o_" + std::to_string(pc);
+      body_ << "  long long " << o << "; if (pypto::scalar::" << check << "_overflows(" << i << ", " << j << ", &" << o
+            << ")) FB(" << pc << ");\n";
+      return {o, false};
     };
     auto cmp = [&](const char* op) -> Expr {
       return {"((" + (fl ? x : i) + " " + op + " " + (fl ? y : j) + ") ? 1LL : 0LL)", false};
