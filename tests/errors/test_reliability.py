@@ -237,3 +237,175 @@ def test_offsets_that_fit_still_compute():
         c = np.zeros((32, 64), np.float32)
         overflowing_load_offset(a, c, 0, config=RunConfig(engine=engine))  # 0 * 2**62 * 4 == 0
         np.testing.assert_array_equal(c[:16], a[:16])
+
+
+# ------------------------------ 5. pl.Scalar[<dtype>] parameters take any scalar that fits
+
+
+@pl.jit
+def add_int32(a: pl.Tensor, c: pl.Out[pl.Tensor], s: pl.Scalar[pl.INT32]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 64])
+        c = pl.store(pl.adds(t, pl.cast(s, pl.FP32)), [0, 0], c)
+    return c
+
+
+@pl.jit
+def add_int8(a: pl.Tensor, c: pl.Out[pl.Tensor], s: pl.Scalar[pl.INT8]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 64])
+        c = pl.store(pl.adds(t, pl.cast(s, pl.FP32)), [0, 0], c)
+    return c
+
+
+@pl.jit
+def add_fp16(a: pl.Tensor, c: pl.Out[pl.Tensor], s: pl.Scalar[pl.FP16]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 64])
+        c = pl.store(pl.adds(t, pl.cast(s, pl.FP32)), [0, 0], c)
+    return c
+
+
+def scalar_values():
+    values = [("int", 7, 7.0), ("np.int32", np.int32(7), 7.0), ("np.int64", np.int64(-3), -3.0),
+              ("np.uint8", np.uint8(200), 200.0), ("np.int16", np.int16(-300), -300.0), ("0-d array", np.array(5, np.int32), 5.0)]
+    try:
+        import torch
+
+        values += [("torch.int32", torch.tensor(7, dtype=torch.int32), 7.0), ("torch.int64", torch.tensor(-9), -9.0)]
+    except ImportError:
+        pass
+    return values
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_int32_scalar_parameter_takes_ints_numpy_and_torch_scalars(engine):
+    a = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+    config = RunConfig(engine=engine)
+    for what, v, want in scalar_values():
+        c = np.zeros_like(a)
+        add_int32(a, c, v, config=config)
+        np.testing.assert_array_equal(c, a + want, err_msg=what)
+    c = np.zeros_like(a)
+    add_fp16(a, c, np.float16(1.5), config=config)
+    np.testing.assert_array_equal(c, a + 1.5)
+    add_fp16(a, c, 2, config=config)  # an int converts to the float parameter
+    np.testing.assert_array_equal(c, a + 2)
+    compiled = add_int8.compile(a, c, 1)
+    compiled(a, c, np.int64(-128), config=config)  # the compiled program converts too
+    np.testing.assert_array_equal(c, a - 128)
+
+
+def int32_too_big():
+    add_int32(A16, C16, 2**31)  # E:int32_too_big
+
+
+def int8_too_small():
+    add_int8.compile(A16, C16, 1)(A16, C16, np.int64(-129))  # E:int8_too_small
+
+
+def fp16_too_big():
+    add_fp16(A16, C16, np.float32(1e6))  # E:fp16_too_big
+
+
+def float_for_int():
+    add_int32(A16, C16, 7.5)  # E:float_for_int
+
+
+def string_for_int():
+    add_int32(A16, C16, "7")  # E:string_for_int
+
+
+SCALAR_CASES = [
+    ("int32_too_big", TypeError, r"argument 's' = 2147483648 does not fit pl\.Scalar\[pl\.INT32\] \(-2147483648 \.\. 2147483647\)", r"wider dtype"),
+    ("int8_too_small", TypeError, r"argument 's' = -129 does not fit pl\.Scalar\[pl\.INT8\] \(-128 \.\. 127\)", r"in that range"),
+    ("fp16_too_big", TypeError, r"argument 's' = 1000000\.0 does not fit pl\.Scalar\[pl\.FP16\] \(-65504 \.\. 65504", r"wider dtype"),
+    ("float_for_int", TypeError, r"argument 's' = 7\.5 is a float, but the parameter is a pl\.Scalar\[pl\.INT32\]", r"int\(s\)"),
+    ("string_for_int", TypeError, r"argument 's' is a str, but the parameter is a pl\.Scalar\[pl\.INT32\]", r"an int or a float"),
+]
+
+
+@pytest.mark.parametrize("name,exc,message,fix", SCALAR_CASES, ids=[c[0] for c in SCALAR_CASES])
+def test_a_scalar_that_does_not_fit_names_the_range(name, exc, message, fix):
+    global A16, C16
+    A16 = np.ones((16, 64), np.float32)
+    C16 = np.full((16, 64), 3.0, np.float32)
+    with pytest.raises(exc) as err:
+        globals()[name]()
+    text = str(err.value)
+    assert at_line(name) in text, text
+    assert re.search(message, text), text
+    assert "fix: " in text and re.search(fix, text.split("fix: ", 1)[1]), text
+    assert (C16 == 3.0).all()  # nothing was written
+
+
+# --------------------------------------- 6. recursion between @pl.jit functions: the cycle
+
+
+@pl.jit.incore
+def ping(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c = pong(a, c)
+    return c
+
+
+@pl.jit.incore
+def pong(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c = ping(a, c)  # E:mutual_recursion
+    return c
+
+
+@pl.jit.incore
+def itself(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c = itself(a, c)  # E:self_recursion
+    return c
+
+
+@pl.jit.inline
+def inline_itself(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c = inline_itself(a, c)  # E:inline_recursion
+    return c
+
+
+@pl.jit
+def calls_ping(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c = ping(a, c)
+    return c
+
+
+@pl.jit
+def calls_itself(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c = itself(a, c)
+    return c
+
+
+@pl.jit
+def calls_inline_itself(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c = inline_itself(a, c)
+    return c
+
+
+@pl.jit
+def entry_itself(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c = entry_itself(a, c)  # E:entry_recursion
+    return c
+
+
+RECURSION_CASES = [
+    ("mutual_recursion", calls_ping, r"recursive call of @pl\.jit function 'ping': ping -> pong -> ping"),
+    ("self_recursion", calls_itself, r"recursive call of @pl\.jit function 'itself': itself -> itself"),
+    ("inline_recursion", calls_inline_itself, r"'inline_itself': inline_itself -> inline_itself"),
+    ("entry_recursion", entry_itself, r"'entry_itself': entry_itself -> entry_itself"),
+]
+
+
+@pytest.mark.parametrize("name,entry,message", RECURSION_CASES, ids=[c[0] for c in RECURSION_CASES])
+def test_recursion_is_a_parse_error_naming_the_cycle(name, entry, message):
+    a = np.ones((16, 64), np.float32)
+    c = np.zeros_like(a)
+    with pytest.raises(pl.ParseError) as err:
+        entry(a, c)
+    text = str(err.value)
+    assert at_line(name) in text, text
+    assert re.search(message, text), text
+    assert "fix: " in text and "loop" in text.split("fix: ", 1)[1], text
+    assert (c == 0).all()
