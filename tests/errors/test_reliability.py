@@ -409,3 +409,62 @@ def test_recursion_is_a_parse_error_naming_the_cycle(name, entry, message):
     assert re.search(message, text), text
     assert "fix: " in text and "loop" in text.split("fix: ", 1)[1], text
     assert (c == 0).all()
+
+
+# ------------------------- 7. the kernel cache checks the hash each library records
+
+CACHED_KERNELS = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import pypto.language as pl
+    from pypto.runtime import RunConfig
+
+    @pl.jit
+    def add_one(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            c = pl.store(pl.adds(pl.load(a, [0, 0], [16, 64]), 1.0), [0, 0], c)
+        return c
+
+    @pl.jit
+    def times_three(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            c = pl.store(pl.muls(pl.load(a, [0, 0], [16, 64]), 3.0), [0, 0], c)
+        return c
+
+    a = np.full((16, 64), 5.0, np.float32)
+    c = np.zeros_like(a)
+    {"add_one": add_one, "times_three": times_three}[sys.argv[1]](a, c, config=RunConfig(engine="native"))
+    print("RESULT", float(c[0, 0]), float(c.min()), float(c.max()))
+    """
+)
+
+
+def run_cached(script, which, cache):
+    env = dict(os.environ, PYTHONPATH=str(HERE.parents[2] / "python"), PYPTO_CACHE_DIR=str(cache), PYPTO_CACHE="1")
+    p = subprocess.run([sys.executable, str(script), which], capture_output=True, text=True, env=env, timeout=300)
+    return p
+
+
+def test_a_swapped_or_truncated_cached_library_is_rebuilt(tmp_path):
+    script = tmp_path / "cached.py"
+    script.write_text(CACHED_KERNELS)
+    add_cache, mul_cache = tmp_path / "add", tmp_path / "mul"
+    assert "RESULT 6.0 6.0 6.0" in run_cached(script, "add_one", add_cache).stdout
+    assert "RESULT 15.0 15.0 15.0" in run_cached(script, "times_three", mul_cache).stdout
+    (add_so,) = add_cache.glob("*.so")
+    (mul_so,) = mul_cache.glob("*.so")
+
+    add_so.write_bytes(mul_so.read_bytes())  # another kernel's library under this kernel's name
+    p = run_cached(script, "add_one", add_cache)
+    assert "RESULT 6.0 6.0 6.0" in p.stdout, (p.stdout, p.stderr)  # the right code ran
+    assert re.search(r"cached native kernel .*\.so cannot be used \(it was built from other code .*\); rebuilding it", p.stderr), p.stderr
+    assert add_so.read_bytes() != mul_so.read_bytes()
+
+    add_so.write_bytes(add_so.read_bytes()[:1000])  # truncated
+    p = run_cached(script, "add_one", add_cache)
+    assert "RESULT 6.0 6.0 6.0" in p.stdout, (p.stdout, p.stderr)
+    assert "rebuilding it" in p.stderr, p.stderr
+
+    p = run_cached(script, "add_one", add_cache)  # the rebuilt library is used as it is
+    assert "RESULT 6.0 6.0 6.0" in p.stdout and "rebuilding" not in p.stderr, p.stderr
