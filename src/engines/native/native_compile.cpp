@@ -259,7 +259,16 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
     std::fprintf(stderr, "pypto: the cached native kernel %s cannot be used (%s); rebuilding it\n", so.c_str(),
                  why.c_str());
     build();
-    why = try_load(so, key, natives, *mod);
+    // Loaded under a fresh name: the rejected library may stay mapped under `so` (C++ libraries
+    // with unique symbols cannot be unloaded), and dlopen would hand that one back.
+    const std::string fresh = so + unique_suffix();
+    if (::link(so.c_str(), fresh.c_str()) == 0) {
+      why = try_load(fresh, key, natives, *mod);
+      ::unlink(fresh.c_str());
+      mod->library_path = so;
+    } else {
+      why = try_load(so, key, natives, *mod);
+    }
   }
   if (!why.empty())
     fail(ErrorKind::kRuntime, {}, "cannot load native kernel library " + so + ": " + why,
