@@ -468,3 +468,72 @@ def test_a_swapped_or_truncated_cached_library_is_rebuilt(tmp_path):
 
     p = run_cached(script, "add_one", add_cache)  # the rebuilt library is used as it is
     assert "RESULT 6.0 6.0 6.0" in p.stdout and "rebuilding" not in p.stderr, p.stderr
+
+
+# ------------------------------------------------------------------- 8. messages
+
+
+@pl.jit
+def rebinds_pl(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    pl = 3  # noqa: F841  # E:pl_rebound_here
+    with pl.at(level=pl.Level.CORE_GROUP):  # E:pl_rebound
+        c = pl.store(pl.load(a, [0, 0], [16, 64]), [0, 0], c)
+    return c
+
+
+@pl.jit
+def float_range(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 64])
+        for i in pl.range(2.5):  # E:float_range
+            t = pl.add(t, t)
+        c = pl.store(t, [0, 0], c)
+    return c
+
+
+@pl.jit
+def int8_matmul(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.move(pl.load(a, [0, 0], [16, 32], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left)
+        y = pl.move(pl.load(b, [0, 0], [32, 16], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Right)
+        c = pl.store(pl.matmul(x, y), [0, 0], c)  # E:int8_matmul
+    return c
+
+
+@pl.jit
+def two_args(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        c = pl.store(pl.load(a, [0, 0], [16, 64]), [0, 0], c)
+    return c
+
+
+def wrong_keyword():
+    two_args(A16, out=C16)  # E:wrong_keyword
+
+
+MESSAGE_CASES = [
+    ("pl_rebound", lambda: rebinds_pl(A16, C16), PyptoError,
+     r"'pl\.at' reads an attribute of the local name 'pl', which this function rebinds at \S+test_reliability\.py:(\d+)", r"rename"),
+    ("float_range", lambda: float_range(A16, C16), PyptoError, r"pl\.range: the stop 2\.5 is a float; loop bounds are integers", r"int\(2\.5\)"),
+    ("int8_matmul", lambda: int8_matmul(np.ones((16, 32), np.int8), np.ones((32, 16), np.int8), np.zeros((16, 16), np.int32)),
+     PyptoError, r"the cube multiplies INT8 operands into INT32, but out_dtype is FP32 \(the default when out_dtype is not passed\)", r"out_dtype=pl\.INT32"),
+    ("wrong_keyword", wrong_keyword, TypeError, r"two_args\(\): got an unexpected keyword argument 'out'", r"call it as two_args\(a, c\)"),
+]
+
+
+@pytest.mark.parametrize("name,call,exc,message,fix", MESSAGE_CASES, ids=[c[0] for c in MESSAGE_CASES])
+def test_messages_point_the_right_way(name, call, exc, message, fix):
+    global A16, C16
+    A16 = np.ones((16, 64), np.float32)
+    C16 = np.full((16, 64), 3.0, np.float32)
+    with pytest.raises(exc) as err:
+        call()
+    text = str(err.value)
+    assert at_line(name) in text, text
+    m = re.search(message, text)
+    assert m, text
+    if name == "pl_rebound":
+        assert int(m.group(1)) == line_of("pl_rebound_here")
+    assert "fix: " in text and re.search(fix, text.split("fix: ", 1)[1]), text
+    assert "did you mean" not in text or name == "wrong_keyword", text
+    assert (C16 == 3.0).all()
