@@ -100,6 +100,32 @@ nb::dict note_dict(const InstrNote& n) {
   return d;
 }
 
+// The host side of a pto.memcpy_*: device tensors hold fp32 elements (the lane ops' view), so
+// the array must be float32 and fit the tensor (a smaller array copies the tensor's first
+// elements); the error names both sides. Returns the byte count.
+int64_t check_host_copy(const char* what, const DeviceBuffer& b, const nb::ndarray<nb::device::cpu, nb::c_contig>& a,
+                        const char* convert) {
+  const nb::dlpack::dtype dt = a.dtype();
+  const int64_t n = static_cast<int64_t>(a.size() * a.itemsize());
+  const std::string tensor = "device tensor '" + b.label() + "' (" + std::to_string(b.nbytes()) + " bytes, " +
+                             std::to_string(b.nbytes() / 4) + " fp32 elements)";
+  if (dt != nb::dtype<float>()) {
+    const char* kind = dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Float)  ? "float"
+                       : dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Int)  ? "int"
+                       : dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt) ? "uint"
+                       : dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bool) ? "bool"
+                                                                                        : "other";
+    fail(ErrorKind::kType, {}, std::string(what) + ": the host array is " + kind + std::to_string(dt.bits) + " but " +
+             tensor + " holds float32 elements; the bytes would be reinterpreted",
+         std::string("pass a float32 array: ") + convert);
+  }
+  if (n > b.nbytes())
+    fail(ErrorKind::kValue, {}, std::string(what) + ": the host array has " + std::to_string(a.size()) + " float32 elements (" +
+             std::to_string(n) + " bytes) but " + tensor + " is smaller",
+         "allocate the tensor with pto.alloc_tensor(x.nbytes) for a float32 x, or copy a slice that fits");
+  return n;
+}
+
 }  // namespace
 
 void bind_kernel(nb::module_& root) {
@@ -119,10 +145,7 @@ void bind_kernel(nb::module_& root) {
       .def("copy_from", [](BufferRef& r, nb::ndarray<nb::device::cpu, nb::c_contig> a) {
         DeviceBuffer& b = *r.buf;
         b.data("pto.memcpy_h2d");
-        const int64_t n = static_cast<int64_t>(a.size() * a.itemsize());
-        if (n > b.nbytes())
-          fail(ErrorKind::kValue, {}, "pto.memcpy_h2d: the host array has " + std::to_string(n) + " bytes, tensor '" + b.label() +
-                   "' holds " + std::to_string(b.nbytes()), "allocate a larger tensor or copy a smaller array");
+        const int64_t n = check_host_copy("pto.memcpy_h2d", b, a, "x.astype(np.float32)");
         uint8_t* dst = b.data("pto.memcpy_h2d");
         { nb::gil_scoped_release g; b.wait_idle(); }
         std::memcpy(dst, a.data(), static_cast<size_t>(n));
@@ -130,10 +153,7 @@ void bind_kernel(nb::module_& root) {
       .def("copy_to", [](BufferRef& r, nb::ndarray<nb::device::cpu, nb::c_contig> a) {
         DeviceBuffer& b = *r.buf;
         b.data("pto.memcpy_d2h");
-        const int64_t n = static_cast<int64_t>(a.size() * a.itemsize());
-        if (n > b.nbytes())
-          fail(ErrorKind::kValue, {}, "pto.memcpy_d2h: the host array has " + std::to_string(n) + " bytes, tensor '" + b.label() +
-                   "' holds " + std::to_string(b.nbytes()), "copy into a smaller array");
+        const int64_t n = check_host_copy("pto.memcpy_d2h", b, a, "np.zeros(n, dtype=np.float32)");
         { nb::gil_scoped_release g; b.wait_idle(); }
         raise_launch_error();
         std::memcpy(a.data(), b.data("pto.memcpy_d2h"), static_cast<size_t>(n));

@@ -6,6 +6,7 @@
 
 #include "pypto/base/scalar_cast.h"
 #include "pypto/base/scalar_ops.h"
+#include "pypto/engines/cancel.h"
 
 namespace pypto::runtime {
 
@@ -31,11 +32,20 @@ ScalarValue eval_binary(ir::BinaryOp op, ScalarValue a, ScalarValue b, const Spa
       fail(ErrorKind::kRuntime, span, std::string("integer ") + (op == BinaryOp::Mod ? "modulo" : "division") + " by zero",
            "guard the divisor");
   };
+  long long r = 0;
+  auto checked = [&](bool overflows) {
+    if (overflows)
+      fail(ErrorKind::kRuntime, span,
+           "integer overflow: " + std::to_string(i) + " " + std::string(op == BinaryOp::Add ? "+" : op == BinaryOp::Sub ? "-" : "*") + " " + std::to_string(j) +
+               " does not fit in 64 bits (-2**63 .. 2**63 - 1)",
+           "keep offsets and indices within the tensor (check the values that compute this one), or compute in pl.FP32");
+    return ScalarValue::of_int(r);
+  };
   switch (op) {
-    // The rules of base/scalar_ops.h: integers wrap, floor division and modulo are Python's.
-    case BinaryOp::Add: return fl ? ScalarValue::of_float(x + y) : ScalarValue::of_int(scalar::wrap_add(i, j));
-    case BinaryOp::Sub: return fl ? ScalarValue::of_float(x - y) : ScalarValue::of_int(scalar::wrap_sub(i, j));
-    case BinaryOp::Mul: return fl ? ScalarValue::of_float(x * y) : ScalarValue::of_int(scalar::wrap_mul(i, j));
+    // The rules of base/scalar_ops.h: integer overflow is an error, floor division and modulo are Python's.
+    case BinaryOp::Add: return fl ? ScalarValue::of_float(x + y) : checked(scalar::add_overflows(i, j, &r));
+    case BinaryOp::Sub: return fl ? ScalarValue::of_float(x - y) : checked(scalar::sub_overflows(i, j, &r));
+    case BinaryOp::Mul: return fl ? ScalarValue::of_float(x * y) : checked(scalar::mul_overflows(i, j, &r));
     case BinaryOp::Div:
       if (!fl && j == 0) int_zero_check();
       return ScalarValue::of_float(x / y);
@@ -127,6 +137,7 @@ int ScalarMachine::step(const std::vector<isa::Instr>& code, int pc) {
       const int64_t step = get(begin.step).as_int();
       check_reg(in.dst_reg, regs_.size(), in.span);
       set(in.dst_reg, ScalarValue::of_int(regs_[in.dst_reg].as_int() + step));
+      check_cancelled();  // a back-edge: an interrupted run stops here
       return loop_continues(regs_[in.dst_reg].as_int(), get(begin.b).as_int(), step) ? in.jump : pc + 1;
     }
     case K::kIf: {
@@ -144,6 +155,7 @@ int ScalarMachine::step(const std::vector<isa::Instr>& code, int pc) {
     }
     case K::kWhileEnd:
       if (++while_iterations_[pc] >= isa::kMaxWhileIterations) fail_endless_while(in);
+      check_cancelled();
       return in.jump;
     default: return -1;
   }

@@ -30,10 +30,12 @@ std::optional<double> as_const_float(const ExprPtr& e) {
 }
 
 ExprPtr fold_int(BinaryOp op, int64_t a, int64_t b, DataType dt, const Span& sp) {
+  long long r = 0;
   switch (op) {
-    case BinaryOp::Add: return ConstInt::make(scalar::wrap_add(a, b), dt, sp);
-    case BinaryOp::Sub: return ConstInt::make(scalar::wrap_sub(a, b), dt, sp);
-    case BinaryOp::Mul: return ConstInt::make(scalar::wrap_mul(a, b), dt, sp);
+    // An overflowing result stays unfolded: the run reports it at its line (base/scalar_ops.h).
+    case BinaryOp::Add: return scalar::add_overflows(a, b, &r) ? nullptr : ConstInt::make(r, dt, sp);
+    case BinaryOp::Sub: return scalar::sub_overflows(a, b, &r) ? nullptr : ConstInt::make(r, dt, sp);
+    case BinaryOp::Mul: return scalar::mul_overflows(a, b, &r) ? nullptr : ConstInt::make(r, dt, sp);
     case BinaryOp::FloorDiv: return ConstInt::make(scalar::int_floor_div(a, b), dt, sp);
     case BinaryOp::Mod: return ConstInt::make(scalar::int_floor_mod(a, b), dt, sp);
     case BinaryOp::Min: return ConstInt::make(std::min(a, b), dt, sp);

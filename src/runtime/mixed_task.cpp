@@ -8,6 +8,7 @@
 #include <variant>
 #include <thread>
 
+#include "pypto/engines/cancel.h"
 #include "pypto/engines/cluster.h"
 #include "pypto/engines/sim_engine.h"
 
@@ -70,10 +71,12 @@ MixedResult run_mixed_task(const isa::Kernel& group, const std::vector<const isa
   }
   std::vector<std::exception_ptr> errors(n);
   result.timelines.resize(n);
+  const std::atomic<bool>* cancel = current_cancel_flag();  // the task's; each part thread checks it
   auto run_part = [&](size_t i) {
     const int role = static_cast<int>(group.parts[i].role);
     ClusterPart part{&fifos, role, {}};
     ClusterPartScope scope(&part);
+    CancelScope cancel_scope(cancel);
     try {
       if (sim) {
         SimEngine& core = *cores.sims[role];

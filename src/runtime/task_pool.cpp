@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "pypto/runtime/mixed_task.h"
+#include "pypto/engines/cancel.h"
 #include "pypto/engines/sim_engine.h"
 
 namespace pypto::runtime {
@@ -449,6 +450,7 @@ void TaskPool::worker_loop(int worker) {
     ready_hint_.store(ready_.size(), std::memory_order_release);
     Task& task = tasks_[id];
     const bool skip = error_ != nullptr || (interrupt_ != nullptr && interrupt_->load());
+    const CancelScope cancel_scope(interrupt_);  // the running kernel checks it at every loop iteration
     ++running_;
     task.started = true;
     task.worker = worker;

@@ -8,9 +8,13 @@
 //
 //   a // b, a % b (integers)  Python's: the quotient is rounded toward -inf and the remainder
 //                             has the divisor's sign (-7 // 2 == -4, -7 % 2 == 1, 7 % -2 == -1).
-//   overflow                  integers are 64-bit two's complement and wrap (modulo 2^64):
-//                             INT64_MIN // -1 == INT64_MIN, INT64_MIN % -1 == 0, -INT64_MIN ==
-//                             INT64_MIN (Python's ints would grow).
+//   overflow                  integers are 64-bit: a + b, a - b, a * b whose result does not
+//                             fit (-2**63 .. 2**63 - 1) is an error at the user's line at run
+//                             time on every engine (offsets and indices are computed this way;
+//                             a wrapped offset would pass the bounds check), and is left unfolded
+//                             by constant folding so the run reports it where it runs. Division
+//                             keeps two's complement: INT64_MIN // -1 == INT64_MIN,
+//                             INT64_MIN % -1 == 0, -INT64_MIN == INT64_MIN.
 //   integer b == 0            a compile-time constant divisor 0 is a compile error at the
 //                             user's line (as Python raises ZeroDivisionError); at run time
 //                             every engine raises "integer division by zero" at the line. The
@@ -33,6 +37,11 @@ inline long long wrap_add(long long a, long long b) { return (long long)((unsign
 inline long long wrap_sub(long long a, long long b) { return (long long)((unsigned long long)a - (unsigned long long)b); }
 inline long long wrap_mul(long long a, long long b) { return (long long)((unsigned long long)a * (unsigned long long)b); }
 inline long long wrap_neg(long long a) { return (long long)(0ULL - (unsigned long long)a); }
+
+// a + b, a - b, a * b into *out; true when the exact result does not fit in 64 bits.
+inline bool add_overflows(long long a, long long b, long long* out) { return __builtin_add_overflow(a, b, out); }
+inline bool sub_overflows(long long a, long long b, long long* out) { return __builtin_sub_overflow(a, b, out); }
+inline bool mul_overflows(long long a, long long b, long long* out) { return __builtin_mul_overflow(a, b, out); }
 
 // Integer floor division and modulo (Python's rounding, wrapping on INT64_MIN // -1).
 inline long long int_floor_div(long long a, long long b) {

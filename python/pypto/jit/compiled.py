@@ -26,7 +26,7 @@ from pypto import _core
 from pypto.backend import BackendType
 from pypto.jit import artifacts
 from pypto.jit.config import RunConfig
-from pypto.jit.tensors import bind_tensor, is_tensor
+from pypto.jit.tensors import bind_tensor, is_tensor, scalar_argument
 from pypto.jit.tensors import tensor_spec as _spec_of
 from pypto.language import parse
 
@@ -475,12 +475,13 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
                 writable = p.dir in ("Out", "InOut")
                 bound.append(bind_tensor(arg, p.name, writable))
             else:
-                if is_tensor(arg):
+                if is_tensor(arg) and getattr(arg, "ndim", 0) != 0:
                     raise TypeError(
                         f"{self.name}(): argument '{p.name}' is a scalar parameter, got an array; "
                         "fix: pass an int or a float"
                     )
-                bound.append(arg)
+                # ints, numpy and torch scalars that fit the parameter's dtype (else the range)
+                bound.append(scalar_argument(arg, p.dtype, self.name, p.name))
         return bound, cfg
 
 

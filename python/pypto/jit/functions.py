@@ -11,7 +11,7 @@ import weakref
 from pypto import _core
 from pypto.jit.compiled import CompiledProgram, _at_call_site, compile_cached, compile_program
 from pypto.jit.config import RunConfig
-from pypto.jit.tensors import is_tensor
+from pypto.jit.tensors import as_scalar, is_tensor, scalar_argument
 from pypto.jit.tensors import tensor_spec as _spec_of
 from pypto.language.decorators import JitFunction
 from pypto.language.types import RUNTIME
@@ -53,6 +53,14 @@ def arg_specs(jitfn, args):
             dtype = jitfn.scalar_dtype(i) if hasattr(jitfn, "scalar_dtype") else None
             specs.append(("scalar", dtype or _core.DataType.INDEX, None))
             continue
+        annotated = _annotated_scalar(jitfn, i, lambda d: True, None)
+        if annotated is not None and annotated.name != "TASK_ID" and not (is_tensor(a) and getattr(a, "ndim", 0) != 0):
+            # pl.Scalar[pl.INT32] (any width): ints, numpy and torch scalars that fit convert to it
+            fn = getattr(jitfn, "__name__", "jit function")
+            specs.append(("scalar", annotated, scalar_argument(a, annotated.name, fn, name)))
+            continue
+        if not is_tensor(a) and as_scalar(a, False) is not None:
+            a = as_scalar(a, False)  # a numpy scalar of an unannotated parameter: its Python value
         if is_tensor(a):
             shape, dtype = _spec_of(a, name)
             specs.append(("tensor", shape, getattr(_core.DataType, dtype)))

@@ -205,3 +205,73 @@ class DeviceTensor:
 
     def __repr__(self):
         return f"DeviceTensor(0x{self.data_ptr:x}, shape={list(self.shape)}, dtype={self.dtype_name})"
+
+
+# ------------------------------------------------------------------ scalar arguments
+
+_FLOAT_MAX = {"FP16": 65504.0, "BF16": 3.3895313892515355e38, "FP32": 3.4028234663852886e38}
+
+
+def as_scalar(x, scalar_param: bool):
+    """`x` as a Python bool, int or float when it is a scalar value: a Python number, a numpy
+    scalar of any width, and (for a parameter annotated pl.Scalar) a 0-d numpy array or 0-d
+    torch tensor; None otherwise."""
+    if isinstance(x, (bool, int, float)):
+        return x
+    if isinstance(x, np.generic) and x.dtype.kind in "biuf":
+        return x.item()
+    if scalar_param and getattr(x, "ndim", None) == 0 and (isinstance(x, np.ndarray) or is_torch_tensor(x)):
+        if isinstance(x, np.ndarray) and x.dtype.kind not in "biuf":
+            return None
+        if is_torch_tensor(x) and x.dtype.is_complex:
+            return None
+        return x.item()
+    return None
+
+
+def scalar_range(name: str):
+    """(low, high, text) of the values a scalar of dtype `name` holds; None when any."""
+    if name == "INDEX":
+        name = "INT64"
+    if name in _FLOAT_MAX:
+        m = _FLOAT_MAX[name]
+        return -m, m, f"-{m:g} .. {m:g} (and inf, nan)"
+    if name[:3] == "INT" or name[:4] == "UINT":
+        bits = int(name.lstrip("UINT"))
+        lo, hi = (0, 2**bits - 1) if name.startswith("U") else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        return lo, hi, f"{lo} .. {hi}"
+    return None
+
+
+def scalar_argument(x, dtype: str, fn: str, name: str):
+    """The value passed for scalar parameter `name` of dtype `dtype` (pypto's name), converted
+    from any int / float / numpy / torch scalar that fits; a value of another kind, or one out
+    of the dtype's range, is a TypeError naming the parameter and the range."""
+    v = as_scalar(x, True)
+    if v is None:
+        raise TypeError(f"{fn}(): argument '{name}' is a {type(x).__name__}, but the parameter is a "
+                        f"pl.Scalar[pl.{dtype}]; fix: pass an int or a float (or a numpy / torch scalar)")
+    if dtype == "BOOL":
+        if isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)):
+            return bool(v)
+        raise TypeError(f"{fn}(): argument '{name}' = {v!r} is not a bool, but the parameter is a "
+                        f"pl.Scalar[pl.BOOL]; fix: pass True or False")
+    rng = scalar_range(dtype)
+    if rng is None:
+        return v
+    lo, hi, text = rng
+    is_float = dtype in _FLOAT_MAX
+    if not is_float and isinstance(v, float):
+        raise TypeError(f"{fn}(): argument '{name}' = {v!r} is a float, but the parameter is a "
+                        f"pl.Scalar[pl.{dtype}]; fix: pass an int (int({name}), or round it first)")
+    if is_float:
+        v = float(v)
+        if math.isfinite(v) and not lo <= v <= hi:
+            raise TypeError(f"{fn}(): argument '{name}' = {v!r} does not fit pl.Scalar[pl.{dtype}] "
+                             f"({text}); fix: pass a value in that range, or annotate the parameter with a wider dtype")
+        return v
+    v = int(v)
+    if not lo <= v <= hi:
+        raise TypeError(f"{fn}(): argument '{name}' = {v} does not fit pl.Scalar[pl.{dtype}] "
+                         f"({text}); fix: pass a value in that range, or annotate the parameter with a wider dtype")
+    return v

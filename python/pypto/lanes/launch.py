@@ -9,7 +9,7 @@ from pypto._core import PyptoError
 from pypto._core import kernel as _k
 
 from .lane_parser import LaneParser
-from .memory import Tensor
+from .memory import Tensor, at_user_line
 
 
 class Kernel:
@@ -76,6 +76,7 @@ def launch_shape(k, grid, block):
     return _size(grid if grid is not None else 1, "grid"), _size(block if block is not None else 1, "block")
 
 
+@at_user_line
 def launch(k, grid=(1, 1, 1), block=(1, 1, 1), args=(), engine=None, platform="a2a3sim"):
     """Queues `k` on the launch stream over grid x block lanes and returns at once; use
     pto.sync() or pto.memcpy_d2h to wait. The launch keeps its tensors alive until it ends.

@@ -2,7 +2,9 @@
 copies. The bytes live in C++ (DeviceBuffer); launches hold their own references, so
 dropping a Tensor while a kernel runs is safe, and a freed tensor raises a clear error."""
 
+import functools
 import itertools
+import re
 
 import numpy as np
 
@@ -19,10 +21,30 @@ def _call_site():
     return site()
 
 
+_SITED = re.compile(r"^\S+:\d+: ")
+
+
+def at_user_line(fn):
+    """Errors raised by `fn` (a public call of the lane API) name the user's line that called
+    it, in front of the message, unless the message starts at a line already (a kernel's)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (PyptoError, TypeError, ValueError) as e:
+            if _SITED.match(str(e)):
+                raise
+            raise type(e)(f"{_call_site()}: {e}") from None
+
+    return wrapper
+
+
 class Tensor:
     """`nbytes` of device memory, zero-filled. `with pto.Tensor(n) as t:` waits for the
     kernels using `t` when the block ends, then frees it."""
 
+    @at_user_line
     def __init__(self, nbytes, name=None):
         self._buf = _k.DeviceBuffer(int(nbytes), name or f"tensor{next(_ids)}")
         self._freed_at = None  # file:line of the user's free (or the end of its with block)
@@ -67,6 +89,7 @@ class Tensor:
         return f"pto.Tensor({self.name}, {state})"
 
 
+@at_user_line
 def alloc_tensor(nbytes, name=None):
     """Allocates `nbytes` of device memory (a pto.Tensor)."""
     return Tensor(nbytes, name)
@@ -80,11 +103,14 @@ def _buffer(t, what):
     return t._buf
 
 
+@at_user_line
 def memcpy_h2d(dst, src):
-    """Copies the host array `src` into device tensor `dst` (after kernels using `dst` end)."""
+    """Copies the float32 host array `src` into device tensor `dst` (after kernels using `dst`
+    end); a smaller array fills the tensor's first elements."""
     _buffer(dst, "pto.memcpy_h2d").copy_from(np.ascontiguousarray(src))
 
 
+@at_user_line
 def memcpy_d2h(dst, src):
     """Copies device tensor `src` into the host array `dst` once the kernels using `src` end;
     raises the first error of a finished launch."""

@@ -74,6 +74,14 @@ class ControlFlowParser:
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
         if step == 0:
             raise self.error(node, f"pl.{func.name} with step 0 never ends", "use a non-zero step")
+        for what, v in (("start", start), ("stop", stop), ("step", step)):
+            # Python's range refuses floats too: a float bound (a constant or a float scalar) is an error
+            is_float = isinstance(v, float) or (
+                is_ir(v) and isinstance(v.type, ir.ScalarType) and ir.dtype_is_float(v.type.dtype))
+            if is_float:
+                shown = repr(v) if isinstance(v, float) else ir.print_expr(v)
+                raise self.error(node, f"pl.{func.name}: the {what} {shown} is a float; loop bounds are integers",
+                                 f"pass an int (int({shown}), or pl.cast(..., pl.INDEX) for a float scalar)")
         stages = 0
         if func.name == "pipeline":
             stages = self.constant(stage if stage is not None else 2, node, "stage= of pl.pipeline")

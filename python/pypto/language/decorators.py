@@ -7,6 +7,7 @@ DSL text. Bodies are parsed from source, never executed."""
 import ast
 import builtins
 import functools
+import difflib
 import inspect
 import linecache
 import os
@@ -217,7 +218,14 @@ class JitFunction:
             try:
                 bound = inspect.signature(self.func).bind(*args, **kwargs)
             except TypeError as e:
-                raise TypeError(f"{self.__name__}(): {e}; fix: pass one value per parameter") from None
+                from pypto.jit.compiled import _call_site  # the user's line of the call
+                unknown = [k for k in kwargs if k not in params]
+                near = difflib.get_close_matches(unknown[0], params, n=1) if unknown else []
+                hint = f"did you mean '{near[0]}='? " if near else ""
+                what = f"got an unexpected keyword argument '{unknown[0]}'" if unknown else str(e)
+                raise TypeError(f"{_call_site()}: {self.__name__}(): {what}; fix: {hint}call it as "
+                                f"{self.__name__}({', '.join(params)}) (by position or by these names; "
+                                "config= is the run configuration)") from None
             bound.apply_defaults()
             named = dict(bound.arguments)
             values = tuple(named.values())

@@ -67,6 +67,14 @@ class ExprParser:
         return ast.unparse(node)
 
     # -- names ------------------------------------------------------------------------------
+    def rebinding_line(self, name):
+        """' at <file>:<line>' of the first assignment to `name` in the function body, or ''."""
+        fdef = getattr(self, "fdef", None)
+        if fdef is None:
+            return ""
+        lines = [n.lineno for n in ast.walk(fdef) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+        return f" at {self.source.file}:{min(lines) + self.source.line_offset}" if lines else ""
+
     def lookup(self, name, node):
         if name in self.symbols:
             return self.symbols[name]
@@ -161,9 +169,16 @@ class ExprParser:
             raise self.error(node, e.message, e.fix) from None
         except AttributeError:
             owner = self.text(node.value)
+            root = owner.split(".", 1)[0]
+            if root == "pl" and root in getattr(self, "symbols", {}):  # `pl = 3` earlier in the body
+                where = self.rebinding_line(root)
+                raise self.error(node, f"'{owner}.{node.attr}' reads an attribute of the local name 'pl', which this "
+                                       f"function rebinds{where} (it no longer names pypto.language)",
+                                 "rename that variable so 'pl' stays the pypto.language module") from None
             names = dir(base)
             if owner == "pl" or (isinstance(base, ops.OpNamespace)):
                 names = names + sorted(ops.dsl_op_names())
+            names = [n for n in names if n != node.attr]  # never suggest the name itself
             near = difflib.get_close_matches(node.attr, names, n=1)
             if near:
                 fix = f"did you mean '{owner}.{near[0]}'?"

@@ -89,6 +89,7 @@ class ProgramBuilder:
         self.module_functions = {}  # name -> the module-level @pl.function called from the class
         self.strict_ssa = False  # @pl.program(strict_ssa=True)
         self.entry = None  # the @pl.jit function being built (jit form)
+        self.jit_stack = []  # the @pl.jit functions being parsed, outermost first (recursion check)
 
     def parse_function(self, source, fdef, name, opts, is_method, arg_types=None, return_outs=False):
         """Parses one function definition with its @pl.function / @pl.jit options."""
@@ -170,7 +171,25 @@ class ProgramBuilder:
         return self.call_function(caller, self.functions[name], name, args, node)
 
     # -- jit form ---------------------------------------------------------------------------
+    def check_recursion(self, caller, jit_fn, node):
+        """A call of a @pl.jit function that is being parsed (it calls itself, directly or
+        through others) is a ParseError naming the cycle (k -> k, k1 -> k2 -> k1)."""
+        ids = [id(f) for f in self.jit_stack]
+        if id(jit_fn) in ids:
+            cycle = [f.__name__ for f in self.jit_stack[ids.index(id(jit_fn)):]] + [jit_fn.__name__]
+            raise caller.error(node, f"recursive call of @pl.jit function '{jit_fn.__name__}': " + " -> ".join(cycle),
+                               "pl functions are inlined or launched as kernels and cannot recurse: "
+                               "write the repetition as a pl.range / while loop")
+
     def call_jit(self, caller, jit_fn, args, node):
+        self.check_recursion(caller, jit_fn, node)
+        self.jit_stack.append(jit_fn)
+        try:
+            return self._call_jit(caller, jit_fn, args, node)
+        finally:
+            self.jit_stack.pop()
+
+    def _call_jit(self, caller, jit_fn, args, node):
         kind = jit_fn._pl_jit_kind
         entry_kind = self.entry._pl_jit_kind if self.entry is not None else "entry"
         if kind == "inline" or kind == "opaque" or (kind in ("entry", "host") and entry_kind == "host"):
@@ -208,6 +227,7 @@ class ProgramBuilder:
 
     def build_jit(self, entry_source, entry_name, arg_types, jitfn=None):
         self.entry = jitfn
+        self.jit_stack = [jitfn] if jitfn is not None else []
         opts = jit_options(jitfn) if jitfn is not None else None
         func_type = opts.type if opts is not None else ir.FunctionType.Orchestration
         entry = FunctionParser(entry_source, self).parse(entry_name, func_type, arg_types, opts=opts)

@@ -96,6 +96,7 @@ class KernelWriter {
           const Instr& b = k_.code[open.back()];
           const std::string s = "s_" + std::to_string(open.back());
           open.pop_back();
+          body_ << "  if (pto_opt::cancelled(f)) FB(-1);\n";  // an interrupted run stops here
           body_ << "  " << s << " = " << as_int(get(b.step)) << "; " << reg(b.dst_reg) << " += " << s << ";\n";
           body_ << "  } while (pto_opt::loop_continues(" << reg(b.dst_reg) << ", " << as_int(get(b.b)) << ", " << s
                 << ")); }\n";
@@ -131,6 +132,7 @@ class KernelWriter {
           if (open.empty() || open.back() != -2 || whiles_.empty()) return false;
           open.pop_back();
           body_ << "  if (++w_" << whiles_.back() << " >= " << isa::kMaxWhileIterations << "LL) FB(" << pc << ");\n";
+          body_ << "  if (pto_opt::cancelled(f)) FB(-1);\n";
           body_ << "  } }\n";
           whiles_.pop_back();
           break;
@@ -175,9 +177,15 @@ class KernelWriter {
     auto zero_check = [&] {
       if (!fl) body_ << "  if (" << j << " == 0) FB(" << pc << ");\n";
     };
+    // Integer + - *: an overflowing result (base/scalar_ops.h) runs the instruction on the
+    // reference path, which reports it at the user's line.
     auto arith = [&](const char* op) -> Expr {
       if (fl) return {"(" + x + " " + op + " " + y + ")", true};
-      return {"((long long)((unsigned long long)" + i + " " + op + " (unsigned long long)" + j + "))", false};
+      const char* check = op[0] == '+' ? "add" : op[0] == '-' ? "sub" : "mul";
+      const std::string o = "o_" + std::to_string(pc);
+      body_ << "  long long " << o << "; if (pypto::scalar::" << check << "_overflows(" << i << ", " << j << ", &" << o
+            << ")) FB(" << pc << ");\n";
+      return {o, false};
     };
     auto cmp = [&](const char* op) -> Expr {
       return {"((" + (fl ? x : i) + " " + op + " " + (fl ? y : j) + ") ? 1LL : 0LL)", false};

@@ -2,8 +2,11 @@
 // keyed by a hash of the code, the library headers, the compiler and the flags
 // (~/.cache/pypto, PYPTO_CACHE_DIR; PYPTO_CACHE=0 disables it), atomic publication
 // (temp file + rename) so concurrent processes can compile the same kernel, and dlopen.
+// Each library records that hash (pto_kernel_key), checked when it is loaded: a cached file
+// that does not load or records another hash is rebuilt once, then reported.
 // One translation unit per kernel, compiled in parallel with progress on a terminal.
 #include <dlfcn.h>
+#include <elf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <exception>
@@ -152,6 +156,68 @@ std::string native_cache_dir() {
   return std::string(home && *home ? home : "/tmp") + "/.cache/pypto";
 }
 
+namespace {
+
+// Why the shared object at `path` is not a whole 64-bit ELF file ("" when it is): every
+// segment and the section header table must lie inside the file (a truncated library
+// would make dlopen fault with SIGBUS when it maps the missing pages).
+std::string elf_incomplete(const std::string& path) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return "it cannot be read";
+  const uint64_t size = static_cast<uint64_t>(f.tellg());
+  Elf64_Ehdr eh{};
+  f.seekg(0);
+  if (size < sizeof eh || !f.read(reinterpret_cast<char*>(&eh), sizeof eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64)
+    return "it is not a 64-bit ELF file (" + std::to_string(size) + " bytes)";
+  const uint64_t sh_end = eh.e_shoff + static_cast<uint64_t>(eh.e_shnum) * eh.e_shentsize;
+  const uint64_t ph_end = eh.e_phoff + static_cast<uint64_t>(eh.e_phnum) * sizeof(Elf64_Phdr);
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) || ph_end > size || sh_end > size)
+    return "it is truncated (" + std::to_string(size) + " bytes, its headers need " + std::to_string(std::max(sh_end, ph_end)) + ")";
+  f.seekg(static_cast<std::streamoff>(eh.e_phoff));
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    if (!f.read(reinterpret_cast<char*>(&ph), sizeof ph)) return "it is truncated";
+    if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > size)
+      return "it is truncated (" + std::to_string(size) + " bytes, a segment ends at " + std::to_string(ph.p_offset + ph.p_filesz) + ")";
+  }
+  return "";
+}
+
+// Loads `so` into `mod` and checks that it is the library of `key`: the hash of its source,
+// the headers, the compiler and the flags, which every library records (pto_kernel_key).
+// Returns "" on success, else why it cannot be used (the library is unloaded again).
+std::string try_load(const std::string& so, const std::string& key, const std::vector<bool>& natives, NativeModule& mod) {
+  if (std::string why = elf_incomplete(so); !why.empty()) return why;  // dlopen would fault on a short file
+  void* handle = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* e = ::dlerror();
+    return e ? e : "dlopen failed";
+  }
+  const char* recorded = static_cast<const char*>(::dlsym(handle, "pto_kernel_key"));
+  std::string why;
+  if (!recorded) why = "it records no source hash (not a library of this pypto)";
+  else if (key != recorded)
+    why = "it was built from other code (it records hash " + std::string(recorded, strnlen(recorded, 32)) + ", this kernel's is " +
+          key + ")";
+  std::vector<pto_kernel_fn> entries(natives.size(), nullptr);
+  for (size_t i = 0; why.empty() && i < natives.size(); ++i) {
+    if (!natives[i]) continue;
+    entries[i] = reinterpret_cast<pto_kernel_fn>(::dlsym(handle, ("pto_kernel_" + std::to_string(i)).c_str()));
+    if (!entries[i]) why = "it lacks pto_kernel_" + std::to_string(i);
+  }
+  if (!why.empty()) {
+    ::dlclose(handle);
+    return why;
+  }
+  mod.handle = handle;
+  mod.entries = std::move(entries);
+  mod.library_path = so;
+  return "";
+}
+
+}  // namespace
+
 std::shared_ptr<NativeModule> load_native_module(const std::string& source, const std::vector<bool>& natives) {
   const std::string key = hex(fnv1a(source, toolchain_hash()));
   std::string dir = native_cache_dir();
@@ -163,12 +229,13 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
   }
   make_dirs(dir);
   const std::string so = dir + "/" + key + ".so", cpp = dir + "/" + key + ".cpp";
-  if (!cached || !exists(so)) {
+  // Compiles the source (with its key recorded in the library) and publishes the .so.
+  auto build = [&] {
     const std::string suffix = unique_suffix();
     const std::string tmp_cpp = cpp + suffix, tmp_so = so + suffix;
     {
       std::ofstream f(tmp_cpp, std::ios::binary);
-      f << source;
+      f << source << "\nextern \"C\" const char pto_kernel_key[] = \"" << key << "\";\n";
       if (!f)
         fail(ErrorKind::kRuntime, {}, "cannot write generated kernel source " + tmp_cpp,
              "make the cache directory writable or set PYPTO_CACHE_DIR");
@@ -206,21 +273,34 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
            "check that a C++17 compiler is installed (set CXX), or run with RunConfig(engine=\"sim\")");
     }
     std::rename(tmp_so.c_str(), so.c_str());  // atomic: concurrent compilers publish whole files
+  };
+  bool built = false;
+  if (!cached || !exists(so)) {
+    build();
+    built = true;
   }
   auto mod = std::make_shared<NativeModule>();
-  mod->library_path = so;
-  mod->handle = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!mod->handle)
-    fail(ErrorKind::kRuntime, {}, "cannot load native kernel library " + so + ": " + ::dlerror(),
-         "delete the cache directory (" + dir + ") and retry");
-  mod->entries.assign(natives.size(), nullptr);
-  for (size_t i = 0; i < natives.size(); ++i) {
-    if (!natives[i]) continue;
-    mod->entries[i] = reinterpret_cast<pto_kernel_fn>(::dlsym(mod->handle, ("pto_kernel_" + std::to_string(i)).c_str()));
-    if (!mod->entries[i])
-      fail(ErrorKind::kRuntime, {}, "native kernel library " + so + " lacks pto_kernel_" + std::to_string(i),
-           "delete the cache directory (" + dir + ") and retry");
+  std::string why = try_load(so, key, natives, *mod);
+  if (!why.empty() && !built) {
+    // A cached library that does not load (truncated, say) or was built from other code
+    // (swapped in): rebuild it once, then report.
+    std::fprintf(stderr, "pypto: the cached native kernel %s cannot be used (%s); rebuilding it\n", so.c_str(),
+                 why.c_str());
+    build();
+    // Loaded under a fresh name: the rejected library may stay mapped under `so` (C++ libraries
+    // with unique symbols cannot be unloaded), and dlopen would hand that one back.
+    const std::string fresh = so + unique_suffix();
+    if (::link(so.c_str(), fresh.c_str()) == 0) {
+      why = try_load(fresh, key, natives, *mod);
+      ::unlink(fresh.c_str());
+      mod->library_path = so;
+    } else {
+      why = try_load(so, key, natives, *mod);
+    }
   }
+  if (!why.empty())
+    fail(ErrorKind::kRuntime, {}, "cannot load native kernel library " + so + ": " + why,
+         "delete the cache directory (" + dir + ") and retry, or run with RunConfig(engine=\"sim\")");
   if (!cached) {
     std::remove(so.c_str());
     std::remove(cpp.c_str());

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "pypto/engines/cancel.h"
 #include "pypto/engines/native_engine.h"
 #include "pypto/engines/reference.h"
 #include "pypto/engines/scalar_machine.h"
@@ -124,6 +125,9 @@ void NativeCore::run(const isa::Kernel& kernel, const std::vector<HostArg>& args
   frame.scratch_bytes = scratch_bytes_;
   frame.host = this;
   frame.fallback = &fallback_entry;
+  static const std::atomic<bool> never{false};
+  const std::atomic<bool>* flag = current_cancel_flag();
+  frame.cancel = reinterpret_cast<const bool*>(flag != nullptr ? flag : &never);
   current_ = &kernel;
   current_args_ = &args;
   fn(&frame);
@@ -138,6 +142,10 @@ std::string kib(int64_t bytes) {
 }  // namespace
 
 void NativeCore::run_reference(int pc, long long* ri, double* rf) {
+  if (pc == -1) {  // the generated code saw the run's interrupt flag set
+    check_cancelled();
+    return;
+  }
   const isa::Kernel& kernel = *current_;
   const std::vector<HostArg>& args = *current_args_;
   const isa::Instr& instr = kernel.code.at(pc);

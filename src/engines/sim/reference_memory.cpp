@@ -63,7 +63,7 @@ Window window_of(const TileCall& call, const TensorView& tensor, const std::vect
   Window w{tensor, offsets, row_dim, col_dim};
   auto it = call.instr.attrs.find("fold_rows");
   w.fold = rank >= 3 && it != call.instr.attrs.end() && it->second == ir::AttrValue(true);
-  bool inside = offsets[w.col_dim] >= 0 && offsets[w.col_dim] + tile.valid_cols <= tensor.shape[w.col_dim];
+  bool inside = offsets[w.col_dim] >= 0 && offsets[w.col_dim] <= tensor.shape[w.col_dim] - tile.valid_cols;  // (no overflow)
   for (int d = 0; d < rank && inside; ++d)  // the dims the box does not step (fold: those before its rows)
     if (d != w.col_dim && (w.fold ? d < w.row_dim : d != w.row_dim)) inside = offsets[d] >= 0 && offsets[d] < tensor.shape[d];
   if (w.fold) {
@@ -73,11 +73,11 @@ Window window_of(const TileCall& call, const TensorView& tensor, const std::vect
       w.first_row = w.first_row * tensor.shape[d] + offsets[d];
       rows_total *= tensor.shape[d];
     }
-    inside = inside && w.first_row + tile.valid_rows <= rows_total;
+    inside = inside && w.first_row <= rows_total - tile.valid_rows;
   } else {
     const int64_t rows_here = w.row_dim >= 0 ? tensor.shape[w.row_dim] : 1;
     const int64_t row_off = w.row_dim >= 0 ? offsets[w.row_dim] : 0;
-    inside = inside && row_off >= 0 && row_off + tile.valid_rows <= rows_here;
+    inside = inside && row_off >= 0 && row_off <= rows_here - tile.valid_rows;
   }
   if (!inside)
     call.fail_runtime("the" + describe() + " goes past the tensor's shape",

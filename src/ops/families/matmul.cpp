@@ -70,8 +70,9 @@ DataType check_out_dtype(const CallSite& s, const MatmulShape& mm) {
   DataType out = dtype_attr(s, "out_dtype");
   if (out != mm.out)
     op_fail(s, ErrorKind::kType,
-            std::string("out_dtype ") + dtype_name(out) + " is not a cube result for " +
-                dtype_name(tile_arg(s, "lhs").dtype) + " operands (the cube gives " + dtype_name(mm.out) + ")",
+            std::string("the cube multiplies ") + dtype_name(tile_arg(s, "lhs").dtype) + " operands into " + dtype_name(mm.out) +
+                ", but out_dtype is " + dtype_name(out) +
+                (out == DataType::FP32 ? " (the default when out_dtype is not passed)" : ""),
             std::string("pass out_dtype=pl.") + dtype_name(mm.out) + " and pl.cast the result afterwards if needed");
   return out;
 }

@@ -26,7 +26,10 @@ struct pto_frame {
   void* host;
   // Runs instruction `pc` of the kernel through the reference library with the current
   // registers (which it may update: kScalarRead). Throws (a C++ exception) on errors.
+  // pc -1: the run was interrupted (`cancel` reads true); throws the cancellation.
   void (*fallback)(void* host, int pc, long long* int_regs, double* float_regs);
+  // The run's interrupt flag (a std::atomic<bool>, read at every loop iteration); never null.
+  const bool* cancel;
 };
 
 typedef void (*pto_kernel_fn)(const pto_frame* frame);
@@ -39,6 +42,8 @@ using pypto::scalar::float_floor_div;
 using pypto::scalar::float_mod;
 using pypto::scalar::int_floor_div;
 using pypto::scalar::int_floor_mod;
+// Whether the run was interrupted (Ctrl-C): the generated code stops at the next iteration.
+inline bool cancelled(const pto_frame* f) { return __atomic_load_n(f->cancel, __ATOMIC_RELAXED); }
 inline bool loop_continues(long long v, long long stop, long long step) { return step > 0 ? v < stop : v > stop; }
 // A float scalar as an integer one: truncated, saturated, NaN as 0 (runtime::float_to_int).
 inline long long to_int(double v) {

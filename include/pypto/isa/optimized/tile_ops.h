@@ -427,8 +427,8 @@ inline bool window(const pto_tensor& t, const i64* off, int noff, i64 vrows, i64
   if (rank < 1 || noff != rank) return false;
   if (col_dim >= 0) {
     if (col_dim >= rank || row_dim < 0 || row_dim >= rank || row_dim == col_dim || fold) return false;
-    if (off[row_dim] < 0 || off[row_dim] + vrows > t.shape[row_dim] || off[col_dim] < 0 ||
-        off[col_dim] + vcols > t.shape[col_dim])
+    if (off[row_dim] < 0 || off[row_dim] > t.shape[row_dim] - vrows || off[col_dim] < 0 ||
+        off[col_dim] > t.shape[col_dim] - vcols)
       return false;
     i64 e = 0;
     for (int d = 0; d < rank; ++d) {
@@ -442,7 +442,7 @@ inline bool window(const pto_tensor& t, const i64* off, int noff, i64 vrows, i64
   }
   const int rd = rank >= 2 ? rank - 2 : -1, cd = rank - 1;
   i64 rows_here = rd >= 0 ? t.shape[rd] : 1, row_off = rd >= 0 ? off[rd] : 0;
-  if (fold && rank >= 3 && row_off + vrows > rows_here) {
+  if (fold && rank >= 3 && row_off > rows_here - vrows) {
     i64 flat = 0, total = 1;
     for (int d = 0; d <= rd; ++d) {
       if (off[d] < 0 || off[d] >= t.shape[d]) return false;
@@ -450,13 +450,13 @@ inline bool window(const pto_tensor& t, const i64* off, int noff, i64 vrows, i64
       flat = flat * t.shape[d] + off[d];
       total *= t.shape[d];
     }
-    if (flat + vrows > total || off[cd] < 0 || off[cd] + vcols > t.shape[cd]) return false;
+    if (flat > total - vrows || off[cd] < 0 || off[cd] > t.shape[cd] - vcols) return false;
     *base = t.data + (flat * t.strides[rd] + off[cd] * t.strides[cd]) * t.elem_bytes;
     *row_stride = t.strides[rd];
     *col_stride = t.strides[cd];
     return true;
   }
-  if (row_off < 0 || row_off + vrows > rows_here || off[cd] < 0 || off[cd] + vcols > t.shape[cd]) return false;
+  if (row_off < 0 || row_off > rows_here - vrows || off[cd] < 0 || off[cd] > t.shape[cd] - vcols) return false;
   i64 e = 0;
   for (int d = 0; d < rank; ++d) {
     if (d < rd && (off[d] < 0 || off[d] >= t.shape[d])) return false;
