@@ -788,7 +788,7 @@ class TorchEmitter {
     const OpDef& op = *c.op;
     if (op.torch.empty())
       fail(ErrorKind::kValue, c.span, "pl." + op.name + " has no PyTorch spelling for pypto.debug.torch_codegen",
-           "add one to the op's registry definition (OpDef::torch in src/ir/ops/)");
+           "add one to the op's registry definition (OpDef::torch in src/ops/families/)");
     auto [rows, cols] = valid_extent(c.type);
     std::string out;
     const std::string& t = op.torch;
