@@ -14,24 +14,25 @@ static const Span& pick(const Span& a, const Span& b) { return a.line ? a : b; }
 void StmtLowering::lower(const ir::StmtPtr& stmt) {
   if (!stmt) return;
   kb_.set_span(stmt->span);
-  switch (stmt->kind) {
-    case ir::StmtKind::Assign: assign(*stmt->as<ir::AssignStmt>()); break;
-    case ir::StmtKind::Eval: eval(*stmt->as<ir::EvalStmt>()); break;
-    case ir::StmtKind::For: loop(*stmt->as<ir::ForStmt>()); break;
-    case ir::StmtKind::While: while_loop(*stmt->as<ir::WhileStmt>()); break;
-    case ir::StmtKind::If: branch(*stmt->as<ir::IfStmt>()); break;
-    case ir::StmtKind::Yield: yield(*stmt->as<ir::YieldStmt>()); break;
-    case ir::StmtKind::Return:
-      for (auto& v : stmt->as<ir::ReturnStmt>()->values) returned_.push_back(v);
-      break;
-    case ir::StmtKind::Seq:
-      for (auto& s : stmt->as<ir::SeqStmts>()->stmts) lower(s);
-      break;
-    case ir::StmtKind::Scope: lower(stmt->as<ir::ScopeStmt>()->body); break;
+  switch (stmt->kind) {  // one method per statement node, from the node list (ir/nodes.def)
+#define PYPTO_LOWER_STMT(Kind, Class, hook) \
+  case ir::StmtKind::Kind: lower_##hook(*static_cast<const ir::Class*>(stmt.get())); break;
+    PYPTO_STMT_NODES(PYPTO_LOWER_STMT)
+#undef PYPTO_LOWER_STMT
   }
 }
 
-void StmtLowering::assign(const ir::AssignStmt& s) {
+void StmtLowering::lower_return(const ir::ReturnStmt& s) {
+  for (auto& v : s.values) returned_.push_back(v);
+}
+
+void StmtLowering::lower_seq(const ir::SeqStmts& s) {
+  for (auto& x : s.stmts) lower(x);
+}
+
+void StmtLowering::lower_scope(const ir::ScopeStmt& s) { lower(s.body); }
+
+void StmtLowering::lower_assign(const ir::AssignStmt& s) {
   const ir::ExprPtr& value = s.value;
   const ir::Var* var = s.var.get();
   switch (value->kind) {
@@ -59,7 +60,7 @@ void StmtLowering::assign(const ir::AssignStmt& s) {
   }
 }
 
-void StmtLowering::eval(const ir::EvalStmt& s) {
+void StmtLowering::lower_eval(const ir::EvalStmt& s) {
   if (auto* c = s.expr->as<ir::Call>()) {
     kb_.lower_call(*c, nullptr);
   } else if (auto* f = s.expr->as<ir::FuncCall>()) {
@@ -150,7 +151,7 @@ void StmtLowering::copy_into(Carried& target, const ir::ExprPtr& value) {
   }
 }
 
-void StmtLowering::yield(const ir::YieldStmt& s) {
+void StmtLowering::lower_yield(const ir::YieldStmt& s) {
   PYPTO_CHECK(!yield_targets_.empty(), "pl.yield_ outside a loop or branch");
   auto& targets = *yield_targets_.back();
   if (s.values.size() != targets.size())
@@ -161,7 +162,7 @@ void StmtLowering::yield(const ir::YieldStmt& s) {
   for (size_t i = 0; i < targets.size(); ++i) copy_into(targets[i], s.values[i]);
 }
 
-void StmtLowering::loop(const ir::ForStmt& s) {
+void StmtLowering::lower_for(const ir::ForStmt& s) {
   Instr begin;
   begin.kind = InstrKind::kLoopBegin;
   begin.a = kb_.scalar(s.start);
@@ -206,7 +207,7 @@ void StmtLowering::bind_results(const std::vector<ir::VarPtr>& return_vars, std:
 
 // kWhileBegin, the condition's scalar code, kWhileCond, the body (ending with the copies of
 // the yield into the carried homes), kWhileEnd jumping back to kWhileBegin.
-void StmtLowering::while_loop(const ir::WhileStmt& s) {
+void StmtLowering::lower_while(const ir::WhileStmt& s) {
   std::vector<Carried> carried;
   for (size_t i = 0; i < s.iter_args.size(); ++i) carried.push_back(carry(s.iter_args[i], s.init_values[i]));
   kb_.set_span(s.span);
@@ -235,7 +236,7 @@ void StmtLowering::while_loop(const ir::WhileStmt& s) {
   bind_results(s.return_vars, carried);
 }
 
-void StmtLowering::branch(const ir::IfStmt& s) {
+void StmtLowering::lower_if(const ir::IfStmt& s) {
   std::vector<Carried> joined;
   for (auto& rv : s.return_vars) joined.push_back(carry(rv, nullptr));
   Instr cond;

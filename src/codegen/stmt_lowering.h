@@ -23,14 +23,17 @@ class StmtLowering {
     const ir::Var* var = nullptr;  // the variable bound to a tensor slot on the first yield
   };
 
-  void assign(const ir::AssignStmt& s);
-  void eval(const ir::EvalStmt& s);
-  void loop(const ir::ForStmt& s);
-  void while_loop(const ir::WhileStmt& s);
+  void lower_assign(const ir::AssignStmt& s);
+  void lower_eval(const ir::EvalStmt& s);
+  void lower_for(const ir::ForStmt& s);
+  void lower_while(const ir::WhileStmt& s);
   // Binds a finished loop's return vars to the homes of its carried values.
   void bind_results(const std::vector<ir::VarPtr>& return_vars, std::vector<Carried>& carried);
-  void branch(const ir::IfStmt& s);
-  void yield(const ir::YieldStmt& s);
+  void lower_if(const ir::IfStmt& s);
+  void lower_yield(const ir::YieldStmt& s);
+  void lower_return(const ir::ReturnStmt& s);
+  void lower_seq(const ir::SeqStmts& s);
+  void lower_scope(const ir::ScopeStmt& s);
   Carried carry(const ir::VarPtr& var, const ir::ExprPtr& init);
   void copy_into(Carried& target, const ir::ExprPtr& value);
   void copy_tile(int dst, int src);

@@ -691,48 +691,45 @@ class TorchEmitter {
 
  private:
   // -- expressions ---------------------------------------------------------------------------
+  // One method per expression node, dispatched from the node list (ir/nodes.def).
   std::string expr(const ExprPtr& e) {
     if (!e) return "None";
     switch (e->kind) {
-      case ExprKind::Var: return namer_.name(static_cast<const Var*>(e.get()));
-      case ExprKind::ConstInt: return std::to_string(e->as<ConstInt>()->value);
-      case ExprKind::ConstFloat: return python_float(e->as<ConstFloat>()->value);
-      case ExprKind::ConstBool: return e->as<ConstBool>()->value ? "True" : "False";
-      case ExprKind::Binary: {
-        auto* b = e->as<BinaryExpr>();
-        if (b->op == BinaryOp::Min || b->op == BinaryOp::Max)
-          return std::string(b->op == BinaryOp::Min ? "min(" : "max(") + expr(b->a) + ", " + expr(b->b) + ")";
-        if (b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod)  // the engines' rules (base/scalar_ops.h)
-          return "_scalar_divmod(" + expr(b->a) + ", " + expr(b->b) + (b->op == BinaryOp::Mod ? ", True)" : ", False)");
-        const char* sym = b->op == BinaryOp::And ? "and" : b->op == BinaryOp::Or ? "or" : binary_op_symbol(b->op);
-        return operand(b->a) + " " + sym + " " + operand(b->b);
-      }
-      case ExprKind::Unary: {
-        auto* u = e->as<UnaryExpr>();
-        return (u->op == UnaryOp::Neg ? "-" : "not ") + operand(u->a);
-      }
-      case ExprKind::Cast:
-        return "_scalar_cast(" + expr(e->as<CastExpr>()->a) + ", \"" + dtype_name(e->type->as<ScalarType>()->dtype) + "\")";
-      case ExprKind::Call: return call(*e->as<Call>());
-      case ExprKind::FuncCall: {
-        auto* f = e->as<FuncCall>();
-        std::string out = f->callee + "(";
-        for (size_t i = 0; i < f->args.size(); ++i) out += (i ? ", " : "") + expr(f->args[i]);
-        return out + ")";
-      }
-      case ExprKind::List: {
-        std::string out = "[";
-        const auto& xs = e->as<ListExpr>()->elems;
-        for (size_t i = 0; i < xs.size(); ++i) out += (i ? ", " : "") + expr(xs[i]);
-        return out + "]";
-      }
-      case ExprKind::TupleGet: {
-        auto* t = e->as<TupleGetItem>();
-        return operand(t->tuple) + "[" + std::to_string(t->index) + "]";
-      }
+#define PYPTO_TORCH_EXPR(Kind, Class, hook) \
+  case ExprKind::Kind: return emit_##hook(*static_cast<const Class*>(e.get()));
+      PYPTO_EXPR_NODES(PYPTO_TORCH_EXPR)
+#undef PYPTO_TORCH_EXPR
     }
     return "None";
   }
+  std::string emit_var(const Var& v) { return namer_.name(&v); }
+  std::string emit_const_int(const ConstInt& c) { return std::to_string(c.value); }
+  std::string emit_const_float(const ConstFloat& c) { return python_float(c.value); }
+  std::string emit_const_bool(const ConstBool& c) { return c.value ? "True" : "False"; }
+  std::string emit_binary(const BinaryExpr& b) {
+    if (b.op == BinaryOp::Min || b.op == BinaryOp::Max)
+      return std::string(b.op == BinaryOp::Min ? "min(" : "max(") + expr(b.a) + ", " + expr(b.b) + ")";
+    if (b.op == BinaryOp::FloorDiv || b.op == BinaryOp::Mod)  // the engines' rules (base/scalar_ops.h)
+      return "_scalar_divmod(" + expr(b.a) + ", " + expr(b.b) + (b.op == BinaryOp::Mod ? ", True)" : ", False)");
+    const char* sym = b.op == BinaryOp::And ? "and" : b.op == BinaryOp::Or ? "or" : binary_op_symbol(b.op);
+    return operand(b.a) + " " + sym + " " + operand(b.b);
+  }
+  std::string emit_unary(const UnaryExpr& u) { return (u.op == UnaryOp::Neg ? "-" : "not ") + operand(u.a); }
+  std::string emit_cast(const CastExpr& c) {
+    return "_scalar_cast(" + expr(c.a) + ", \"" + dtype_name(c.type->as<ScalarType>()->dtype) + "\")";
+  }
+  std::string emit_call(const Call& c) { return call(c); }
+  std::string emit_func_call(const FuncCall& f) {
+    std::string out = f.callee + "(";
+    for (size_t i = 0; i < f.args.size(); ++i) out += (i ? ", " : "") + expr(f.args[i]);
+    return out + ")";
+  }
+  std::string emit_list(const ListExpr& l) {
+    std::string out = "[";
+    for (size_t i = 0; i < l.elems.size(); ++i) out += (i ? ", " : "") + expr(l.elems[i]);
+    return out + "]";
+  }
+  std::string emit_tuple_get(const TupleGetItem& t) { return operand(t.tuple) + "[" + std::to_string(t.index) + "]"; }
 
   // An operand of an operator, indexing or slicing: parenthesised unless it is atomic.
   std::string operand(const ExprPtr& e) { return wrap(expr(e)); }
@@ -788,7 +785,7 @@ class TorchEmitter {
     const OpDef& op = *c.op;
     if (op.torch.empty())
       fail(ErrorKind::kValue, c.span, "pl." + op.name + " has no PyTorch spelling for pypto.debug.torch_codegen",
-           "add one to the op's registry definition (OpDef::torch in src/ir/ops/)");
+           "add one to the op's registry definition (OpDef::torch in src/ops/families/)");
     auto [rows, cols] = valid_extent(c.type);
     std::string out;
     const std::string& t = op.torch;
@@ -939,92 +936,77 @@ class TorchEmitter {
     line(indent + 1, target + " = " + (vals.size() == 1 ? joined : "(" + joined + ")"));
   }
 
+  // One method per statement node, dispatched from the node list (ir/nodes.def).
   void stmt(const StmtPtr& s, int indent) {
     switch (s->kind) {
-      case StmtKind::Seq:
-        for (const StmtPtr& x : s->as<SeqStmts>()->stmts) stmt(x, indent);
-        break;
-      case StmtKind::Assign: {
-        auto* a = s->as<AssignStmt>();
-        const int at = predicated(a->value, expr(a->var), indent);
-        if (!spmd_launch(a->value, expr(a->var), at)) line(at, expr(a->var) + " = " + expr(a->value));
-        retired_value(a->value, expr(a->var), indent);
-        break;
-      }
-      case StmtKind::Eval: {
-        auto* e = s->as<EvalStmt>();
-        const int at = predicated(e->expr, "", indent);
-        if (!spmd_launch(e->expr, "", at)) line(at, expr(e->expr));
-        break;
-      }
-      case StmtKind::Yield: {
-        auto* y = s->as<YieldStmt>();
-        const std::vector<VarPtr>* targets = yield_targets_.empty() ? nullptr : yield_targets_.back();
-        if (targets && !targets->empty()) line(indent, names(*targets) + " = " + exprs(y->values));
-        break;
-      }
-      case StmtKind::Return: {
-        auto* r = s->as<ReturnStmt>();
-        line(indent, r->values.empty() ? "return" : "return " + exprs(r->values));
-        break;
-      }
-      case StmtKind::For: {
-        auto* f = s->as<ForStmt>();
-        if (!f->iter_args.empty()) line(indent, names(f->iter_args) + " = " + exprs(f->init_values));
-        std::string head = "for " + expr(f->loop_var) + " in range(" + expr(f->start) + ", " + expr(f->stop) + ", " +
-                           expr(f->step) + "):";
-        if (f->for_kind != ForKind::Range) head += std::string("  # pl.") + for_kind_name(f->for_kind);
-        line(indent, head);
-        yield_targets_.push_back(&f->iter_args);
-        block(f->body, indent + 1);
-        yield_targets_.pop_back();
-        if (!f->return_vars.empty()) line(indent, names(f->return_vars) + " = " + names(f->iter_args));
-        break;
-      }
-      case StmtKind::While: {
-        auto* w = s->as<WhileStmt>();
-        if (!w->iter_args.empty()) line(indent, names(w->iter_args) + " = " + exprs(w->init_values));
-        line(indent, "while " + expr(w->cond) + ":");
-        yield_targets_.push_back(&w->iter_args);
-        block(w->body, indent + 1);
-        yield_targets_.pop_back();
-        if (!w->return_vars.empty()) line(indent, names(w->return_vars) + " = " + names(w->iter_args));
-        break;
-      }
-      case StmtKind::If: {
-        auto* i = s->as<IfStmt>();
-        line(indent, "if " + expr(i->cond) + ":");
-        yield_targets_.push_back(&i->return_vars);
-        block(i->then_body, indent + 1);
-        if (i->else_body) {
-          line(indent, "else:");
-          block(i->else_body, indent + 1);
-        }
-        yield_targets_.pop_back();
-        break;
-      }
-      case StmtKind::Scope: {
-        auto* sc = s->as<ScopeStmt>();
-        yield_targets_.push_back(nullptr);
-        if (sc->task.block_num > 0 || sc->task.core_num) {
-          std::string idx = "_block", num;
-          for (const VarPtr& v : sc->block_vars) (v->name == "__block_idx" ? idx : num) = expr(v);
-          const std::string n =
-              sc->task.core_num ? "int(" + expr(sc->task.core_num) + ")" : std::to_string(sc->task.block_num);
-          line(indent, "for " + idx + " in range(" + n + "):  # pl.spmd(" + n + ")");
-          if (!num.empty()) line(indent + 1, num + " = " + n);
-          block(sc->body, indent + 1);
-        } else {
-          line(indent, std::string("# pl.at(level=pl.Level.") + level_name(sc->level) + "): one task");
-          stmt(sc->body, indent);
-        }
-        yield_targets_.pop_back();
-        break;
-      }
-      default:
-        fail(ErrorKind::kValue, s->span, "pypto.debug.torch_codegen cannot express this statement kind yet",
-             "report it with the program");
+#define PYPTO_TORCH_STMT(Kind, Class, hook) \
+  case StmtKind::Kind: emit_##hook(*static_cast<const Class*>(s.get()), indent); break;
+      PYPTO_STMT_NODES(PYPTO_TORCH_STMT)
+#undef PYPTO_TORCH_STMT
     }
+  }
+  void emit_seq(const SeqStmts& q, int indent) {
+    for (const StmtPtr& x : q.stmts) stmt(x, indent);
+  }
+  void emit_assign(const AssignStmt& a, int indent) {
+    const int at = predicated(a.value, expr(a.var), indent);
+    if (!spmd_launch(a.value, expr(a.var), at)) line(at, expr(a.var) + " = " + expr(a.value));
+    retired_value(a.value, expr(a.var), indent);
+  }
+  void emit_eval(const EvalStmt& e, int indent) {
+    const int at = predicated(e.expr, "", indent);
+    if (!spmd_launch(e.expr, "", at)) line(at, expr(e.expr));
+  }
+  void emit_yield(const YieldStmt& y, int indent) {
+    const std::vector<VarPtr>* targets = yield_targets_.empty() ? nullptr : yield_targets_.back();
+    if (targets && !targets->empty()) line(indent, names(*targets) + " = " + exprs(y.values));
+  }
+  void emit_return(const ReturnStmt& r, int indent) {
+    line(indent, r.values.empty() ? "return" : "return " + exprs(r.values));
+  }
+  void emit_for(const ForStmt& f, int indent) {
+    if (!f.iter_args.empty()) line(indent, names(f.iter_args) + " = " + exprs(f.init_values));
+    std::string head = "for " + expr(f.loop_var) + " in range(" + expr(f.start) + ", " + expr(f.stop) + ", " +
+                       expr(f.step) + "):";
+    if (f.for_kind != ForKind::Range) head += std::string("  # pl.") + for_kind_name(f.for_kind);
+    line(indent, head);
+    yield_targets_.push_back(&f.iter_args);
+    block(f.body, indent + 1);
+    yield_targets_.pop_back();
+    if (!f.return_vars.empty()) line(indent, names(f.return_vars) + " = " + names(f.iter_args));
+  }
+  void emit_while(const WhileStmt& w, int indent) {
+    if (!w.iter_args.empty()) line(indent, names(w.iter_args) + " = " + exprs(w.init_values));
+    line(indent, "while " + expr(w.cond) + ":");
+    yield_targets_.push_back(&w.iter_args);
+    block(w.body, indent + 1);
+    yield_targets_.pop_back();
+    if (!w.return_vars.empty()) line(indent, names(w.return_vars) + " = " + names(w.iter_args));
+  }
+  void emit_if(const IfStmt& i, int indent) {
+    line(indent, "if " + expr(i.cond) + ":");
+    yield_targets_.push_back(&i.return_vars);
+    block(i.then_body, indent + 1);
+    if (i.else_body) {
+      line(indent, "else:");
+      block(i.else_body, indent + 1);
+    }
+    yield_targets_.pop_back();
+  }
+  void emit_scope(const ScopeStmt& sc, int indent) {
+    yield_targets_.push_back(nullptr);
+    if (sc.task.block_num > 0 || sc.task.core_num) {
+      std::string idx = "_block", num;
+      for (const VarPtr& v : sc.block_vars) (v->name == "__block_idx" ? idx : num) = expr(v);
+      const std::string n = sc.task.core_num ? "int(" + expr(sc.task.core_num) + ")" : std::to_string(sc.task.block_num);
+      line(indent, "for " + idx + " in range(" + n + "):  # pl.spmd(" + n + ")");
+      if (!num.empty()) line(indent + 1, num + " = " + n);
+      block(sc.body, indent + 1);
+    } else {
+      line(indent, std::string("# pl.at(level=pl.Level.") + level_name(sc.level) + "): one task");
+      stmt(sc.body, indent);
+    }
+    yield_targets_.pop_back();
   }
 
   // Trailing INDEX parameters that are dimensions of tensor parameters (pl.dynamic): each

@@ -113,64 +113,62 @@ class Printer {
     return expr(e);
   }
 
+  // One method per expression node; the dispatch comes from the node list (ir/nodes.def), so a
+  // node without its printer case does not compile.
   std::string expr(const ExprPtr& e) {
     if (!e) return "None";
     switch (e->kind) {
-      case ExprKind::Var: return namer.name(static_cast<const Var*>(e.get()));
-      case ExprKind::ConstInt: {
-        auto* c = e->as<ConstInt>();
-        DataType d = e->type->as<ScalarType>()->dtype;
-        if (d == DataType::INDEX) return std::to_string(c->value);
-        return "pl.const(" + std::to_string(c->value) + ", pl." + dtype_name(d) + ")";
-      }
-      case ExprKind::ConstFloat: {
-        auto* c = e->as<ConstFloat>();
-        DataType d = e->type->as<ScalarType>()->dtype;
-        if (d == DataType::FP32) return python_float(c->value);
-        return "pl.const(" + python_float(c->value) + ", pl." + dtype_name(d) + ")";
-      }
-      case ExprKind::ConstBool: return e->as<ConstBool>()->value ? "True" : "False";
-      case ExprKind::Binary: {
-        auto* b = e->as<BinaryExpr>();
-        if (b->op == BinaryOp::Min || b->op == BinaryOp::Max)
-          return std::string("pl.") + binary_op_symbol(b->op) + "(" + expr(b->a) + ", " + expr(b->b) + ")";
-        return operand(b->a) + " " + binary_op_symbol(b->op) + " " + operand(b->b);
-      }
-      case ExprKind::Unary: {
-        auto* u = e->as<UnaryExpr>();
-        return (u->op == UnaryOp::Neg ? "-" : "not ") + operand(u->a);
-      }
-      case ExprKind::Cast:
-        return "pl.cast(" + expr(e->as<CastExpr>()->a) + ", pl." + dtype_name(e->type->as<ScalarType>()->dtype) + ")";
-      case ExprKind::Call: return call(*e->as<Call>());
-      case ExprKind::FuncCall: {
-        auto* f = e->as<FuncCall>();
-        std::string out = "self." + f->callee + "(";
-        for (size_t i = 0; i < f->args.size(); ++i) out += (i ? ", " : "") + expr(f->args[i]);
-        // A launch's task info as keywords that parse back (ids as integers: the program's
-        // launches after OutlineIncore have no `with ... as` names).
-        std::string kw;
-        if (f->task.task_id >= 0) kw += ", task_id=" + std::to_string(f->task.task_id);
-        if (!f->task.deps.empty() || !f->task.dyn_deps.empty()) {
-          std::string d;
-          for (int64_t t : f->task.deps) d += (d.empty() ? "" : ", ") + std::to_string(t);
-          for (auto& e : f->task.dyn_deps) d += (d.empty() ? "" : ", ") + expr(e);
-          kw += ", deps=[" + d + "]";
-        }
-        if (f->task.block_num > 0) kw += ", block_num=" + std::to_string(f->task.block_num);
-        if (f->task.manual) kw += ", manual=True";
-        kw += hints(f->task);
-        if (!kw.empty()) out += f->args.empty() ? kw.substr(2) : kw;
-        return out + ")";
-      }
-      case ExprKind::List: return list(e->as<ListExpr>()->elems);
-      case ExprKind::TupleGet: {
-        auto* t = e->as<TupleGetItem>();
-        return operand(t->tuple) + "[" + std::to_string(t->index) + "]";
-      }
+#define PYPTO_PRINT_EXPR(Kind, Class, hook) \
+  case ExprKind::Kind: return print_##hook(*static_cast<const Class*>(e.get()));
+      PYPTO_EXPR_NODES(PYPTO_PRINT_EXPR)
+#undef PYPTO_PRINT_EXPR
     }
     return "None";
   }
+
+  std::string print_var(const Var& v) { return namer.name(&v); }
+  std::string print_const_int(const ConstInt& c) {
+    DataType d = c.type->as<ScalarType>()->dtype;
+    if (d == DataType::INDEX) return std::to_string(c.value);
+    return "pl.const(" + std::to_string(c.value) + ", pl." + dtype_name(d) + ")";
+  }
+  std::string print_const_float(const ConstFloat& c) {
+    DataType d = c.type->as<ScalarType>()->dtype;
+    if (d == DataType::FP32) return python_float(c.value);
+    return "pl.const(" + python_float(c.value) + ", pl." + dtype_name(d) + ")";
+  }
+  std::string print_const_bool(const ConstBool& c) { return c.value ? "True" : "False"; }
+  std::string print_binary(const BinaryExpr& b) {
+    if (b.op == BinaryOp::Min || b.op == BinaryOp::Max)
+      return std::string("pl.") + binary_op_symbol(b.op) + "(" + expr(b.a) + ", " + expr(b.b) + ")";
+    return operand(b.a) + " " + binary_op_symbol(b.op) + " " + operand(b.b);
+  }
+  std::string print_unary(const UnaryExpr& u) { return (u.op == UnaryOp::Neg ? "-" : "not ") + operand(u.a); }
+  std::string print_cast(const CastExpr& c) {
+    return "pl.cast(" + expr(c.a) + ", pl." + dtype_name(c.type->as<ScalarType>()->dtype) + ")";
+  }
+  std::string print_call(const Call& c) { return call(c); }
+  std::string print_func_call(const FuncCall& f) {
+    std::string out = "self." + f.callee + "(";
+    for (size_t i = 0; i < f.args.size(); ++i) out += (i ? ", " : "") + expr(f.args[i]);
+    // A launch's task info as keywords that parse back (ids as integers: the program's
+    // launches after OutlineIncore have no `with ... as` names).
+    std::string kw;
+    if (f.task.task_id >= 0) kw += ", task_id=" + std::to_string(f.task.task_id);
+    if (!f.task.deps.empty() || !f.task.dyn_deps.empty()) {
+      std::string d;
+      for (int64_t t : f.task.deps) d += (d.empty() ? "" : ", ") + std::to_string(t);
+      for (auto& e : f.task.dyn_deps) d += (d.empty() ? "" : ", ") + expr(e);
+      kw += ", deps=[" + d + "]";
+    }
+    if (f.task.block_num > 0) kw += ", block_num=" + std::to_string(f.task.block_num);
+    if (f.task.manual) kw += ", manual=True";
+    kw += hints(f.task);
+    if (!kw.empty()) out += f.args.empty() ? kw.substr(2) : kw;
+    return out + ")";
+  }
+  std::string print_list(const ListExpr& l) { return list(l.elems); }
+  std::string print_tuple_get(const TupleGetItem& t) { return operand(t.tuple) + "[" + std::to_string(t.index) + "]"; }
 
   // PyPTO's launch keywords of a pl.at / pl.spmd scope or a kernel launch (", k=v" each).
   std::string hints(const TaskInfo& t, bool scope = false) {
@@ -268,101 +266,93 @@ class Printer {
     return out;
   }
 
+  // One method per statement node, dispatched from the node list (ir/nodes.def).
   void stmt(const StmtPtr& s, int indent) {
     switch (s->kind) {
-      case StmtKind::Assign: {
-        auto* a = s->as<AssignStmt>();
-        line(indent, expr(a->var) + ": " + type(a->var->type) + " = " + expr(a->value));
-        break;
-      }
-      case StmtKind::Eval: line(indent, expr(s->as<EvalStmt>()->expr)); break;
-      case StmtKind::Yield: {
-        auto* y = s->as<YieldStmt>();
-        std::string call = "pl.yield_(" + exprs(y->values) + ")";
-        const auto* rv = yield_targets.empty() ? nullptr : yield_targets.back();
-        line(indent, rv && !rv->empty() ? targets(*rv) + " = " + call : call);
-        break;
-      }
-      case StmtKind::Return: {
-        auto* r = s->as<ReturnStmt>();
-        line(indent, r->values.empty() ? "return" : "return " + exprs(r->values));
-        break;
-      }
-      case StmtKind::Seq: block(s, indent); break;
-      case StmtKind::Scope: {
-        auto* sc = s->as<ScopeStmt>();
-        std::string head = sc->task.core_num       ? "with pl.spmd(" + expr(sc->task.core_num) + ", level=pl.Level."
-                           : sc->task.block_num > 0 ? "with pl.spmd(" + std::to_string(sc->task.block_num) + ", level=pl.Level."
-                                                    : std::string("with pl.at(level=pl.Level.");
-        std::string deps;
-        for (int64_t t : sc->task.deps) deps += (deps.empty() ? "task_" : ", task_") + std::to_string(t);
-        for (auto& e : sc->task.dyn_deps) deps += (deps.empty() ? "" : ", ") + expr(e);
-        head += level_name(sc->level) + (deps.empty() ? "" : ", deps=[" + deps + "]") + (sc->task.manual ? ", manual=True" : "") + hints(sc->task, true) + ")";
-        if (sc->task.task_id >= 0) head += " as task_" + std::to_string(sc->task.task_id);
-        line(indent, head + ":");
-        yield_targets.push_back(nullptr);
-        block(sc->body, indent + 1);
-        yield_targets.pop_back();
-        break;
-      }
-      case StmtKind::For: {
-        auto* f = s->as<ForStmt>();
-        std::string head = "for " + expr(f->loop_var);
-        if (auto m = f->attrs.find("split_aiv"); m != f->attrs.end() && std::holds_alternative<int64_t>(m->second)) {
-          static const char* modes[] = {"NONE", "UP_DOWN", "LEFT_RIGHT"};  // a region of pass SplitAiv
-          line(indent, head + " in pl.split_aiv(" + expr(f->stop) + ", mode=pl.SplitMode." +
-                           modes[std::get<int64_t>(m->second) % 3] + "):");
-          block(f->body, indent + 1);
-          break;
-        }
-        if (!f->iter_args.empty()) head += ", (" + targets(f->iter_args) + (f->iter_args.size() == 1 ? ",)" : ")");
-        head += std::string(" in pl.") + for_kind_name(f->for_kind) + "(" + expr(f->start) + ", " + expr(f->stop) + ", " +
-                expr(f->step);
-        if (!f->init_values.empty())
-          head += ", init_values=(" + exprs(f->init_values) + (f->init_values.size() == 1 ? ",)" : ")");
-        if (f->for_kind == ForKind::Pipeline || f->stages != 0) head += ", stage=" + std::to_string(f->stages);
-        if (!f->attrs.empty()) {
-          head += ", attrs={";
-          bool first = true;
-          for (auto& [k, v] : f->attrs) {
-            head += (first ? "" : ", ") + quote(k) + ": " + print_attr(v);
-            first = false;
-          }
-          head += "}";
-        }
-        line(indent, head + "):");
-        yield_targets.push_back(&f->return_vars);
-        block(f->body, indent + 1);
-        yield_targets.pop_back();
-        break;
-      }
-      case StmtKind::While: {
-        // `for (x_1, n_1) in pl.while_(init_values=(x, n)):` then `pl.cond(...)` first in the body.
-        auto* w = s->as<WhileStmt>();
-        std::string tuple = w->iter_args.size() == 1 ? "(" + targets(w->iter_args) + ",)" : "(" + targets(w->iter_args) + ")";
-        std::string inits = w->init_values.size() == 1 ? "(" + exprs(w->init_values) + ",)" : "(" + exprs(w->init_values) + ")";
-        line(indent, "for " + tuple + " in pl.while_(init_values=" + inits + "):");
-        line(indent + 1, "pl.cond(" + expr(w->cond) + ")");
-        yield_targets.push_back(&w->return_vars);
-        std::vector<StmtPtr> stmts;
-        flatten(w->body, stmts);
-        for (auto& x : stmts) stmt(x, indent + 1);
-        yield_targets.pop_back();
-        break;
-      }
-      case StmtKind::If: {
-        auto* i = s->as<IfStmt>();
-        line(indent, "if " + expr(i->cond) + ":");
-        yield_targets.push_back(&i->return_vars);
-        block(i->then_body, indent + 1);
-        if (i->else_body) {
-          line(indent, "else:");
-          block(i->else_body, indent + 1);
-        }
-        yield_targets.pop_back();
-        break;
-      }
+#define PYPTO_PRINT_STMT(Kind, Class, hook) \
+  case StmtKind::Kind: print_##hook(s, *static_cast<const Class*>(s.get()), indent); break;
+      PYPTO_STMT_NODES(PYPTO_PRINT_STMT)
+#undef PYPTO_PRINT_STMT
     }
+  }
+
+  void print_assign(const StmtPtr&, const AssignStmt& a, int indent) {
+    line(indent, expr(a.var) + ": " + type(a.var->type) + " = " + expr(a.value));
+  }
+  void print_eval(const StmtPtr&, const EvalStmt& e, int indent) { line(indent, expr(e.expr)); }
+  void print_yield(const StmtPtr&, const YieldStmt& y, int indent) {
+    std::string call = "pl.yield_(" + exprs(y.values) + ")";
+    const auto* rv = yield_targets.empty() ? nullptr : yield_targets.back();
+    line(indent, rv && !rv->empty() ? targets(*rv) + " = " + call : call);
+  }
+  void print_return(const StmtPtr&, const ReturnStmt& r, int indent) {
+    line(indent, r.values.empty() ? "return" : "return " + exprs(r.values));
+  }
+  void print_seq(const StmtPtr& s, const SeqStmts&, int indent) { block(s, indent); }
+  void print_scope(const StmtPtr&, const ScopeStmt& sc, int indent) {
+    std::string head = sc.task.core_num       ? "with pl.spmd(" + expr(sc.task.core_num) + ", level=pl.Level."
+                       : sc.task.block_num > 0 ? "with pl.spmd(" + std::to_string(sc.task.block_num) + ", level=pl.Level."
+                                               : std::string("with pl.at(level=pl.Level.");
+    std::string deps;
+    for (int64_t t : sc.task.deps) deps += (deps.empty() ? "task_" : ", task_") + std::to_string(t);
+    for (auto& e : sc.task.dyn_deps) deps += (deps.empty() ? "" : ", ") + expr(e);
+    head += level_name(sc.level) + (deps.empty() ? "" : ", deps=[" + deps + "]") + (sc.task.manual ? ", manual=True" : "") + hints(sc.task, true) + ")";
+    if (sc.task.task_id >= 0) head += " as task_" + std::to_string(sc.task.task_id);
+    line(indent, head + ":");
+    yield_targets.push_back(nullptr);
+    block(sc.body, indent + 1);
+    yield_targets.pop_back();
+  }
+  void print_for(const StmtPtr&, const ForStmt& f, int indent) {
+    std::string head = "for " + expr(f.loop_var);
+    if (auto m = f.attrs.find("split_aiv"); m != f.attrs.end() && std::holds_alternative<int64_t>(m->second)) {
+      static const char* modes[] = {"NONE", "UP_DOWN", "LEFT_RIGHT"};  // a region of pass SplitAiv
+      line(indent, head + " in pl.split_aiv(" + expr(f.stop) + ", mode=pl.SplitMode." +
+                       modes[std::get<int64_t>(m->second) % 3] + "):");
+      block(f.body, indent + 1);
+      return;
+    }
+    if (!f.iter_args.empty()) head += ", (" + targets(f.iter_args) + (f.iter_args.size() == 1 ? ",)" : ")");
+    head += std::string(" in pl.") + for_kind_name(f.for_kind) + "(" + expr(f.start) + ", " + expr(f.stop) + ", " +
+            expr(f.step);
+    if (!f.init_values.empty())
+      head += ", init_values=(" + exprs(f.init_values) + (f.init_values.size() == 1 ? ",)" : ")");
+    if (f.for_kind == ForKind::Pipeline || f.stages != 0) head += ", stage=" + std::to_string(f.stages);
+    if (!f.attrs.empty()) {
+      head += ", attrs={";
+      bool first = true;
+      for (auto& [k, v] : f.attrs) {
+        head += (first ? "" : ", ") + quote(k) + ": " + print_attr(v);
+        first = false;
+      }
+      head += "}";
+    }
+    line(indent, head + "):");
+    yield_targets.push_back(&f.return_vars);
+    block(f.body, indent + 1);
+    yield_targets.pop_back();
+  }
+  void print_while(const StmtPtr&, const WhileStmt& w, int indent) {
+    // `for (x_1, n_1) in pl.while_(init_values=(x, n)):` then `pl.cond(...)` first in the body.
+    std::string tuple = w.iter_args.size() == 1 ? "(" + targets(w.iter_args) + ",)" : "(" + targets(w.iter_args) + ")";
+    std::string inits = w.init_values.size() == 1 ? "(" + exprs(w.init_values) + ",)" : "(" + exprs(w.init_values) + ")";
+    line(indent, "for " + tuple + " in pl.while_(init_values=" + inits + "):");
+    line(indent + 1, "pl.cond(" + expr(w.cond) + ")");
+    yield_targets.push_back(&w.return_vars);
+    std::vector<StmtPtr> stmts;
+    flatten(w.body, stmts);
+    for (auto& x : stmts) stmt(x, indent + 1);
+    yield_targets.pop_back();
+  }
+  void print_if(const StmtPtr&, const IfStmt& i, int indent) {
+    line(indent, "if " + expr(i.cond) + ":");
+    yield_targets.push_back(&i.return_vars);
+    block(i.then_body, indent + 1);
+    if (i.else_body) {
+      line(indent, "else:");
+      block(i.else_body, indent + 1);
+    }
+    yield_targets.pop_back();
   }
 
   void function(const Function& f, int indent) {

@@ -189,22 +189,21 @@ StmtPtr IRMutator::mutate(const StmtPtr& s) {
 
 namespace {
 // How a node is rebuilt from its mutated fields (given in list order), through its make().
+// Generated where make() takes the fields in list order, then the span (ListExpr, IfStmt, ...);
+// written out below for the nodes whose make() differs (a dtype kept from the type, another
+// order, extra arguments). A written-out rebuild is a better match than this template.
+template <class Class, class... Fields>
+auto rebuild(const Class& n, Fields&&... fields) -> decltype(Class::make(std::forward<Fields>(fields)..., n.span)) {
+  return Class::make(std::forward<Fields>(fields)..., n.span);
+}
 ExprPtr rebuild(const ConstInt& n, int64_t v) { return ConstInt::make(v, n.type->as<ScalarType>()->dtype, n.span); }
 ExprPtr rebuild(const ConstFloat& n, double v) { return ConstFloat::make(v, n.type->as<ScalarType>()->dtype, n.span); }
-ExprPtr rebuild(const ConstBool& n, bool v) { return ConstBool::make(v, n.span); }
-ExprPtr rebuild(const BinaryExpr& n, BinaryOp op, ExprPtr a, ExprPtr b) {
-  return BinaryExpr::make(op, std::move(a), std::move(b), n.span);
-}
-ExprPtr rebuild(const UnaryExpr& n, UnaryOp op, ExprPtr a) {
-  return UnaryExpr::make(op, std::move(a), n.span);
-}
 ExprPtr rebuild(const Call& n, const OpDef* op, Attrs attrs, std::vector<ExprPtr> args) {
   return Call::make(op, std::move(args), std::move(attrs), n.span);
 }
 ExprPtr rebuild(const FuncCall& n, std::string callee, std::vector<ExprPtr> args, TaskInfo task) {
   return FuncCall::make(std::move(callee), std::move(args), n.type, n.span, std::move(task));
 }
-ExprPtr rebuild(const ListExpr& n, std::vector<ExprPtr> elems) { return ListExpr::make(std::move(elems), n.span); }
 // The element's type follows the tuple's (e.g. the addresses memory planning gave it).
 ExprPtr rebuild(const TupleGetItem& n, int index, ExprPtr tuple) { return TupleGetItem::make(std::move(tuple), index, n.span); }
 ExprPtr rebuild(const CastExpr& n, ExprPtr a) {
@@ -212,7 +211,6 @@ ExprPtr rebuild(const CastExpr& n, ExprPtr a) {
 }
 
 StmtPtr rebuild(const AssignStmt& n, ExprPtr value, VarPtr var) { return AssignStmt::make(std::move(var), std::move(value), n.span); }
-StmtPtr rebuild(const EvalStmt& n, ExprPtr e) { return EvalStmt::make(std::move(e), n.span); }
 // Passes drop a loop's attrs (parser hints).
 StmtPtr rebuild(const ForStmt& n, ForKind for_kind, int64_t stages, const Attrs&, ExprPtr start, ExprPtr stop, ExprPtr step,
                 std::vector<ExprPtr> init_values, VarPtr loop_var, std::vector<VarPtr> iter_args, StmtPtr body,
@@ -225,12 +223,6 @@ StmtPtr rebuild(const WhileStmt& n, std::vector<ExprPtr> init_values, std::vecto
   return WhileStmt::make(std::move(iter_args), std::move(init_values), std::move(cond), std::move(body),
                          std::move(return_vars), n.span);
 }
-StmtPtr rebuild(const IfStmt& n, ExprPtr cond, StmtPtr then_body, StmtPtr else_body, std::vector<VarPtr> return_vars) {
-  return IfStmt::make(std::move(cond), std::move(then_body), std::move(else_body), std::move(return_vars), n.span);
-}
-StmtPtr rebuild(const YieldStmt& n, std::vector<ExprPtr> values) { return YieldStmt::make(std::move(values), n.span); }
-StmtPtr rebuild(const ReturnStmt& n, std::vector<ExprPtr> values) { return ReturnStmt::make(std::move(values), n.span); }
-StmtPtr rebuild(const SeqStmts& n, std::vector<StmtPtr> stmts) { return SeqStmts::make(std::move(stmts), n.span); }
 StmtPtr rebuild(const ScopeStmt& n, Level level, TaskInfo task, StmtPtr body, std::vector<VarPtr> block_vars) {
   return ScopeStmt::make(level, std::move(body), n.span, std::move(task), std::move(block_vars));
 }

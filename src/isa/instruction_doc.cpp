@@ -1,5 +1,5 @@
 // Renders the instruction table as Markdown: docs/isa.md is this text, regenerated with
-// `python tools/gen_isa_doc.py` and checked for freshness by tests/isa/test_isa_doc.py.
+// `python tools/gen_isa_doc.py` and checked for freshness by tests/isa/test_reference_added.py (test_isa_doc_is_up_to_date).
 #include <cstdio>
 #include <sstream>
 

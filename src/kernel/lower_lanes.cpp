@@ -1,14 +1,19 @@
 // Lane program -> PTO instructions by partial evaluation over the launch: uniform values
-// fold to immediates, lane values become tile rows (TLOAD/TADD/.../TSTORE with valid
-// widths for `if i < n`), and pipeline programs become cube instructions per block with
-// double-buffered locals (see docs/kernel-api.md, "How kernels are compiled").
+// fold to immediates, lane values become tile rows (tile.load / tile.add / ... / tile.store
+// calls with valid widths for `if i < n`), and pipeline programs become cube ops per block
+// with double-buffered locals (see docs/kernel-api.md, "How kernels are compiled"). Every
+// tile operation is an op call built and type-checked by its op record (make_op_call) and
+// lowered by the op's own lowering (KernelBuilder::lower_call), as codegen lowers the tile
+// DSL; the kernel pipeline (InsertSync) then runs on the result.
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <limits>
 #include <set>
 
-#include "pypto/passes/insert_sync.h"
+#include "pypto/ops/kernel_builder.h"
+#include "pypto/ops/op_registry.h"
+#include "pypto/passes/pass.h"
 #include "pypto/isa/chip.h"
 #include "pypto/isa/instructions.h"
 #include "pypto/base/scalar_ops.h"
@@ -42,10 +47,11 @@ struct Val {
   int64_t valid = 0;       // kMask: active lanes [0, valid) of the chunk
 };
 
+// The tile op of a lane operator on loaded values: tile-tile, and tile-scalar (scalar operand second).
 const char* tile_op(const std::string& op, bool scalar) {
   static const std::map<std::string, std::pair<const char*, const char*>> ops = {
-      {"+", {"TADD", "TADDS"}}, {"-", {"TSUB", "TSUBS"}}, {"*", {"TMUL", "TMULS"}},
-      {"/", {"TDIV", "TDIVS"}}, {"max", {"TMAX", "TMAXS"}}, {"min", {"TMIN", "TMINS"}}};
+      {"+", {"tile.add", "tile.adds"}}, {"-", {"tile.sub", "tile.subs"}}, {"*", {"tile.mul", "tile.muls"}},
+      {"/", {"tile.div", "tile.divs"}}, {"max", {"tile.maximum", "tile.maxs"}}, {"min", {"tile.minimum", "tile.mins"}}};
   auto it = ops.find(op);
   if (it == ops.end()) return nullptr;
   return scalar ? it->second.second : it->second.first;
@@ -197,12 +203,14 @@ class Lowerer {
   }
 
  private:
-  // Pipe flags (InsertSync, as for compiled kernels), then the notes of the inserted
-  // set_flag / wait_flag and the user-visible instruction list (see lower_lanes.h).
+  // The kernel pipeline (InsertSync's pipe flags, as for compiled kernels), then the notes of
+  // the inserted set_flag / wait_flag and the user-visible instruction list (see lower_lanes.h).
   LoweredKernel finish() {
     out_.kernel.num_regs = num_regs_;
     out_.kernel.reg_is_float.assign(static_cast<size_t>(num_regs_), false);
-    if (codegen::insert_sync(out_.kernel) > 0) {
+    const size_t before = out_.kernel.code.size();
+    passes::run_kernel_pipeline(out_.kernel);
+    if (out_.kernel.code.size() != before) {
       std::vector<InstrNote> notes;
       notes.reserve(out_.kernel.code.size());
       size_t next = 0;
@@ -472,21 +480,66 @@ class Lowerer {
     return tiles_[key] = static_cast<int>(out_.kernel.tiles.size()) - 1;
   }
 
-  void emit(const std::string& mnem, std::vector<isa::Operand> outs, std::vector<isa::Operand> ins, InstrNote note,
-            ir::Attrs attrs = {}) {
-    isa::Instr in;
-    in.mnemonic = mnem;
-    in.outs = std::move(outs);
-    in.ins = std::move(ins);
-    in.attrs = std::move(attrs);
-    in.span = span_;
+  // The IR value of tile slot `t`: a Var whose TileType is the slot's (placed here: the
+  // lowerer plans its own buffers), bound to the slot in the kernel builder.
+  ir::VarPtr tile_var(int t) {
+    auto it = tile_vars_.find(t);
+    if (it != tile_vars_.end()) return it->second;
+    const isa::TileDesc& d = out_.kernel.tiles.at(t);
+    auto c = [](int64_t v) { return ir::ConstInt::make(v); };
+    auto type = ir::TileType::make({c(d.rows), c(d.cols)}, d.dtype, d.memory, {c(d.valid_rows.i), c(d.valid_cols.i)},
+                                   PadValue::null, d.addr);
+    auto v = ir::Var::make(d.name, type, span_);
+    kb_.bind_tile(v.get(), t);
+    return tile_vars_[t] = v;
+  }
+  // Launch argument `param` (a kernel parameter index) as an IR tensor of its shape.
+  ir::VarPtr tensor_var(int param) {
+    auto it = tensor_vars_.find(param);
+    if (it != tensor_vars_.end()) return it->second;
+    const isa::ParamDesc& d = out_.kernel.params.at(param);
+    std::vector<ir::ExprPtr> shape;
+    for (int64_t e : d.shape) shape.push_back(ir::ConstInt::make(e));
+    auto v = ir::Var::make(d.name, ir::TensorType::make(shape, DataType::FP32), span_);
+    kb_.bind_tensor(v.get(), param);
+    return tensor_vars_[param] = v;
+  }
+  static ir::ExprPtr index_list(const std::vector<int64_t>& xs) {
+    std::vector<ir::ExprPtr> e;
+    for (int64_t x : xs) e.push_back(ir::ConstInt::make(x));
+    return ir::ListExpr::make(e);
+  }
+
+  // One tile op call: built and type-checked by the op's record, lowered by the op's own
+  // lowering (the tile DSL's path through KernelBuilder). `dst` is the tile slot of the result
+  // (-1: none): the lowering defines a fresh slot, which is replaced by `dst`, so a tile keeps
+  // one slot and repeating chunks compare equal. `note` describes each emitted instruction.
+  void call(const std::string& op, const std::vector<ir::ExprPtr>& args,
+            const std::vector<std::pair<std::string, ir::ExprPtr>>& kwargs, const ir::Attrs& attrs, int dst,
+            InstrNote note) {
+    ir::ExprPtr e = ir::make_op_call(op, args, kwargs, attrs, span_);
+    std::vector<isa::Instr>& code = out_.kernel.code;
+    const size_t first = code.size();
+    const int fresh = static_cast<int>(out_.kernel.tiles.size());
+    kb_.set_span(span_);
+    kb_.lower_call(*e->as<ir::Call>(), dst >= 0 ? tile_var(dst) : nullptr);
+    if (dst >= 0) {
+      PYPTO_CHECK(out_.kernel.tiles.size() == static_cast<size_t>(fresh) + 1,
+                  "lane lowering: the lowering of " + op + " defined " + std::to_string(out_.kernel.tiles.size() - fresh) +
+                      " tiles, expected one");
+      out_.kernel.tiles.pop_back();
+      kb_.bind_tile(tile_var(dst).get(), dst);
+      for (size_t pc = first; pc < code.size(); ++pc)
+        for (auto* ops : {&code[pc].outs, &code[pc].ins})
+          for (isa::Operand& o : *ops)
+            if (o.kind == isa::Operand::kTile && o.index == fresh) o.index = dst;
+    }
     note.stage = stage_;
     note.after = after_;
     note.iteration = block_id_;
     if (note.lanes == 0) note.lanes = active();
     if (note.first_lane == 0) note.first_lane = base_;
-    out_.kernel.code.push_back(std::move(in));
-    out_.notes.push_back(note);
+    for (size_t pc = first; pc < code.size(); ++pc) out_.notes.push_back(note);
   }
 
   int new_slot() { return next_slot_--; }  // temporaries: negative slots
@@ -496,7 +549,8 @@ class Lowerer {
     if (v.kind == Val::kData) return tile(v.slot, active());
     if (v.kind == Val::kUniform) {
       const int t = tile(new_slot(), active());
-      emit("TEXPANDS", {isa::Operand::tile(t)}, {isa::Operand::scalar_of(isa::Scalar::immf(v.num))}, {"FILL", "", "", 0, 0, 0, -1, 0, t});
+      call("tile.full", {}, {{"value", ir::ConstFloat::make(v.num)}},
+           {{"shape", std::vector<int64_t>{1, width_}}, {"dtype", DataType::FP32}}, t, {"FILL", "", "", 0, 0, 0, -1, 0, t});
       return t;
     }
     fail(ErrorKind::kType, span_, std::string(cls) + " needs a loaded value or a number here, got a " + kind_name(v),
@@ -563,11 +617,10 @@ class Lowerer {
         note.cls = op == "+" ? "ADD" : op == "-" ? "SUB" : op == "*" ? "MUL" : op == "/" ? "DIV" : op == "min" ? "MIN" : "MAX";
         note.tile = dst;
         if (x.kind == Val::kData && y.kind == Val::kUniform) {
-          emit(tile_op(op, true), {isa::Operand::tile(dst)},
-               {isa::Operand::tile(tile(x.slot, active())), isa::Operand::scalar_of(isa::Scalar::immf(y.num))}, note);
+          call(tile_op(op, true), {tile_var(tile(x.slot, active())), ir::ConstFloat::make(y.num)}, {}, {}, dst, note);
         } else {
           const int a = data_tile(x, "arithmetic"), b = data_tile(y, "arithmetic");
-          emit(tile_op(op, false), {isa::Operand::tile(dst)}, {isa::Operand::tile(a), isa::Operand::tile(b)}, note);
+          call(tile_op(op, false), {tile_var(a), tile_var(b)}, {}, {}, dst, note);
         }
       }
       Val r;
@@ -615,8 +668,8 @@ class Lowerer {
     note.tensor_arg = ptr.arg;
     note.tensor_offset = base_ + ptr.off;
     note.tile = t;
-    emit("TSTORE", {isa::Operand::tensor(param_of_arg_.at(ptr.arg))},
-         {isa::Operand::tile(t), isa::Operand::list_of({isa::Scalar::imm(0), isa::Scalar::imm(base_ + ptr.off)})}, note);
+    call("tile.store", {tile_var(t), index_list({0, base_ + ptr.off}), tensor_var(param_of_arg_.at(ptr.arg))}, {}, {}, -1,
+         note);
   }
 
   // ---- the body -----------------------------------------------------------------------
@@ -670,9 +723,8 @@ class Lowerer {
           note.tensor_arg = ptr.arg;
           note.tensor_offset = base_ + ptr.off;
           note.tile = t;
-          emit("TLOAD", {isa::Operand::tile(t)},
-               {isa::Operand::tensor(param_of_arg_.at(ptr.arg)), isa::Operand::list_of({isa::Scalar::imm(0), isa::Scalar::imm(base_ + ptr.off)})},
-               note);
+          call("tile.load", {tensor_var(param_of_arg_.at(ptr.arg)), index_list({0, base_ + ptr.off})},
+               {{"valid_shape", index_list({1, active()})}}, {{"shape", std::vector<int64_t>{1, width_}}}, t, note);
         }
         set(op.dst, v);
         break;
@@ -764,7 +816,7 @@ class Lowerer {
     return tile(slot, r.cols, mem, r.rows, r.cols);
   }
   // A pointer + byte count as a tile window: the tensor viewed with rows of `cols` elements.
-  isa::Operand window(const Val& ptr, int64_t nbytes, const Role& r, std::vector<isa::Scalar>* offsets, const char* what) {
+  int window(const Val& ptr, int64_t nbytes, const Role& r, std::vector<int64_t>* offsets, const char* what) {
     if (ptr.kind != Val::kPtr || ptr.lane)
       fail(ErrorKind::kType, span_, std::string(what) + " needs `tensor + offset` with a number offset", "compute the offset from the block id");
     if (nbytes != r.rows * r.cols * 4)
@@ -787,30 +839,32 @@ class Lowerer {
       out_.kernel.params.push_back(d);
       view_param_[key] = static_cast<int>(out_.args.size()) - 1;
     }
-    *offsets = {isa::Scalar::imm(ptr.off / r.cols), isa::Scalar::imm(0)};
-    return isa::Operand::tensor(view_param_[key]);
+    *offsets = {ptr.off / r.cols, 0};
+    return view_param_[key];
   }
   void async_load(const LaneOp& op) {
     const int id = local_id(op.args[0]);
     const Role& r = roles_.at(id);
     const Val& ptr = val(op.args[1]);
-    std::vector<isa::Scalar> offs;
-    isa::Operand t = window(ptr, static_cast<int64_t>(uniform_of_val(op.args[2])), r, &offs, "pto.async_load");
+    std::vector<int64_t> offs;
+    const int t = window(ptr, static_cast<int64_t>(uniform_of_val(op.args[2])), r, &offs, "pto.async_load");
     InstrNote note;
     note.cls = "LOAD";
     note.tensor_arg = ptr.arg;
     note.tensor_offset = ptr.off;
     note.lanes = r.rows * r.cols;
     const bool cube = r.mem == MemorySpace::Left || r.mem == MemorySpace::Right;
-    const int staged = local_tile(id, cube ? MemorySpace::Mat : r.mem);
+    const MemorySpace at = cube ? MemorySpace::Mat : r.mem;
+    const int staged = local_tile(id, at);
     note.tile = staged;
-    emit("TLOAD", {isa::Operand::tile(staged)}, {t, isa::Operand::list_of(offs)}, note);
+    call("tile.load", {tensor_var(t), index_list(offs)}, {}, {{"shape", std::vector<int64_t>{r.rows, r.cols}}, {"target_memory", at}},
+         staged, note);
     if (cube) {
       const int dst = local_tile(id, r.mem);
       note.cls = "MOV";
       note.tile = dst;
       note.tensor_arg = -1;
-      emit("TMOV", {isa::Operand::tile(dst)}, {isa::Operand::tile(staged)}, note);
+      call("tile.move", {tile_var(staged)}, {}, {{"target_memory", r.mem}}, dst, note);
     }
   }
   double uniform_of_val(int id) {
@@ -825,17 +879,17 @@ class Lowerer {
     note.cls = "MMA";
     note.tile = acc;
     note.lanes = roles_[c].rows * roles_[c].cols;
-    const isa::Operand l = isa::Operand::tile(local_tile(a, MemorySpace::Left)), r = isa::Operand::tile(local_tile(b, MemorySpace::Right));
-    if (fresh_[c]) emit("TMATMUL", {isa::Operand::tile(acc)}, {l, r}, note);
-    else emit("TMATMUL_ACC", {isa::Operand::tile(acc)}, {isa::Operand::tile(acc), l, r}, note);
+    const ir::VarPtr l = tile_var(local_tile(a, MemorySpace::Left)), r = tile_var(local_tile(b, MemorySpace::Right));
+    if (fresh_[c]) call("tile.matmul", {l, r}, {}, {}, acc, note);
+    else call("tile.matmul_acc", {tile_var(acc), l, r}, {}, {}, acc, note);
     fresh_[c] = false;
   }
   void store_local(const LaneOp& op) {
     const int id = local_id(op.args[1]);
     const Role& r = roles_.at(id);
     const Val& ptr = val(op.args[0]);
-    std::vector<isa::Scalar> offs;
-    isa::Operand t = window(ptr, static_cast<int64_t>(uniform_of_val(op.args[2])), r, &offs, "pto.store");
+    std::vector<int64_t> offs;
+    const int t = window(ptr, static_cast<int64_t>(uniform_of_val(op.args[2])), r, &offs, "pto.store");
     const int src = local_tile(id, r.mem);
     InstrNote note;
     note.cls = "STORE";
@@ -843,7 +897,7 @@ class Lowerer {
     note.tensor_offset = ptr.off;
     note.tile = src;
     note.lanes = r.rows * r.cols;
-    emit("TSTORE", {t}, {isa::Operand::tile(src), isa::Operand::list_of(offs)}, note);
+    call("tile.store", {tile_var(src), index_list(offs), tensor_var(t)}, {}, {}, -1, note);
   }
 
   const LaneProgram& p_;
@@ -859,6 +913,7 @@ class Lowerer {
   std::map<int, int64_t> next_addr_;
   std::map<int, Role> roles_;
   std::map<int, bool> fresh_;
+  std::map<int, ir::VarPtr> tile_vars_, tensor_vars_;  // IR values of tile slots and kernel parameters
   std::vector<int64_t> masks_;
   int64_t width_ = 0, base_ = 0, chunk_ = 0, block_id_ = 0;
   int parity_ = 0, next_slot_ = -1, next_data_slot_ = 0, last_data_slot_ = 0, num_regs_ = 0;
@@ -871,6 +926,8 @@ class Lowerer {
   std::set<const DeviceBuffer*> written_;
   std::string stage_, after_;
   Span span_;
+  // Lowers the op calls (call()) into out_.kernel, as codegen's statement lowering does.
+  codegen::KernelBuilder kb_{out_.kernel.code, num_regs_, out_.kernel.reg_is_float, &out_.kernel.tiles};
 };
 
 }  // namespace

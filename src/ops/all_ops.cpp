@@ -13,7 +13,6 @@ void register_all_ops(OpRegistry& registry) {
   ops::register_math_ops(registry);
   ops::register_generate_ops(registry);
   ops::register_index_ops(registry);
-  ops::register_added_ops(registry);
   ops::register_tensor_ops(registry);
   ops::register_view_ops(registry);
   ops::register_array_ops(registry);

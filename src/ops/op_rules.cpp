@@ -183,6 +183,12 @@ std::vector<int64_t> shape_attr(const CallSite& s, const std::string& name) {
   return *v;
 }
 
+std::vector<int64_t> vec_shape_attr(const CallSite& s) {
+  auto shape = shape_attr(s, "shape");
+  if (shape.size() != 2) op_fail(s, ErrorKind::kType, "'shape' = " + shape_str(shape) + " is not 2-D; tiles are 2-D");
+  return shape;
+}
+
 DataType dtype_attr(const CallSite& s, const std::string& name) {
   auto* v = std::get_if<DataType>(&attr_of(s, name));
   if (!v) op_fail(s, ErrorKind::kType, "argument '" + name + "' must be a dtype such as pl.FP32");

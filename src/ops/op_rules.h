@@ -23,7 +23,6 @@ void register_tensor_ops(OpRegistry& r);
 void register_math_ops(OpRegistry& r);        // bitwise, remainders, partial combines, sin/cos
 void register_generate_ops(OpRegistry& r);    // expands, expand_clone, tri, arange
 void register_index_ops(OpRegistry& r);       // arg-reductions, gather/scatter, sort32/mrgsort
-void register_added_ops(OpRegistry& r);           // PyPTO spellings on existing instructions (random, ci, ...)
 void register_tensor_compute_ops(OpRegistry& r);  // after the tile families it mirrors
 void register_cross_core_ops(OpRegistry& r);      // TPUSH / TPOP / TFREE (mixed tasks)
 void register_array_ops(OpRegistry& r);
@@ -61,6 +60,9 @@ void require_scalar_list(const CallSite& s, const std::string& name, const std::
 
 // Attributes, checked.
 std::vector<int64_t> shape_attr(const CallSite& s, const std::string& name);  // positive extents
+// The 2-D 'shape' attribute of a Vec tile an op makes (rows of any width: padded to 32 bytes in the
+// allocation).
+std::vector<int64_t> vec_shape_attr(const CallSite& s);
 DataType dtype_attr(const CallSite& s, const std::string& name);
 MemorySpace memory_attr(const CallSite& s, const std::string& name);
 PadValue pad_attr(const CallSite& s, const std::string& name);

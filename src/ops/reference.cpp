@@ -37,7 +37,7 @@ std::string signature(const OpDef& op) {
 
 std::string ops_reference_markdown() {
   std::string out =
-      "# Ops reference\n\nGenerated from the op registry (src/ir/ops/). `pl.<name>` resolves to the tile op, or to the "
+      "# Ops reference\n\nGenerated from the op registry (src/ops/families/). `pl.<name>` resolves to the tile op, or to the "
       "tensor op when the first argument is a tensor; a scalar second argument selects the scalar form.\n";
   const std::pair<const char*, const char*> families[] = {
       {"tile.", "Tile ops"}, {"tensor.", "Tensor ops"}, {"array.", "Orchestration arrays"}, {"task.", "Task ids"},

@@ -173,7 +173,7 @@ const TensorView& slot_tensor(const TensorSlots& slots, int slot, const isa::Ins
 
 std::vector<int64_t> int_list_attr(const isa::Instr& in, const char* key);
 
-// kTensorView: slot outs[0] = a view of slot ins[0] (src/runtime/views.cpp builds and checks it).
+// kTensorView: slot outs[0] = a view of slot ins[0] (src/engines/views.cpp builds and checks it).
 void make_view(TensorSlots& slots, const isa::HostProgram& program, const isa::Instr& in, const ScalarMachine& regs) {
   const int parent_slot = in.ins.at(0).index, slot = in.outs.at(0).index;
   const TensorView parent = slot_tensor(slots, parent_slot, in);

@@ -1,7 +1,7 @@
 // Scalar arithmetic of the scalar unit: the one definition of integer and float floor
 // division and modulo, integer overflow and the results of a zero divisor, used by constant
 // folding (passes/simplify.cpp), the scalar machine of both engines and of the host
-// (runtime/scalar_machine.cpp), the native engine's generated C++ (through
+// (engines/scalar_machine.cpp), the native engine's generated C++ (through
 // isa/optimized/abi.h), the @pto.kernel lane API (kernel/lower_lanes.cpp, warp_sim.cpp); the
 // torch script's prelude (codegen/torch_codegen.cpp) states the same rules in Python.
 // Header-only, without includes (generated kernels include it). docs/isa.md "Scalar semantics".

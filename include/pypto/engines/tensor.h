@@ -53,7 +53,7 @@ std::string self_overlap(const std::vector<int64_t>& shape, const std::vector<in
 // Contiguous row-major strides of `shape`.
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape);
 
-// Orchestration views of `parent` (run-time kTensorView; src/runtime/views.cpp). Each checks
+// Orchestration views of `parent` (run-time kTensorView; src/engines/views.cpp). Each checks
 // its window or shape against the parent and fails at `span` (the user's line) otherwise.
 // A window at `offsets` of `extents` (one per parent dimension); `drop_dims` unit axes removed.
 // clamp (pl.slice(..., clamp=True)): the window may run past the parent's end (offsets >= 0);

@@ -123,7 +123,7 @@ struct Call : Expr {
   Call(Key, const OpDef* o, std::vector<ExprPtr> a, Attrs at, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), op(o), args(std::move(a)), attrs(std::move(at)) {}
   // Checks the arguments' types and infers the result type with the op's type rule; user
-  // errors at `s`. (src/ir/op_registry.cpp)
+  // errors at `s`. (src/ops/op_registry.cpp)
   static ExprPtr make(const OpDef* o, std::vector<ExprPtr> a, Attrs at, Span s = {});
   // The same, for a call whose type a pass has refined (a memory, an address, a valid
   // shape): `t` must agree with the inferred type in kind, dtype and rank (for tuples, element

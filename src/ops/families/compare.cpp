@@ -1,6 +1,6 @@
 // Compare and select: cmp / cmps produce a packed mask tile (UINT8, one bit per element:
 // element (r, c) is bit c % 8 of byte (r, c / 8); layout in pypto/isa/instructions.h), and
-// sel picks elementwise from two tiles by such a mask.
+// sel picks elementwise from two tiles by such a mask, sels between a tile and a scalar.
 #include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
@@ -72,6 +72,30 @@ TypePtr infer_sel(const CallSite& s) {
   return TileType::make(a.shape, a.dtype, MemorySpace::Vec, a.valid_shape);
 }
 
+
+TypePtr infer_sels(const CallSite& s) {
+  const TileType& mask = tile_arg(s, "mask");
+  const TileType& a = tile_arg(s, "src");
+  require_vec(s, "mask", mask);
+  require_vec(s, "src", a);
+  require_packed_mask(s, mask, "src", a);
+  tile_arg(s, "tmp");
+  scalar_arg(s, "scalar");
+  return TileType::make(a.shape, a.dtype, MemorySpace::Vec, a.valid_shape);
+}
+
+void lower_sels(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int mask = kb.tile(c.args[0]);
+  int src = kb.tile(c.args[1]);
+  isa::Scalar scalar = kb.scalar(c.args[3]);
+  int out = kb.define_tile(dst);
+  Instr in;
+  in.mnemonic = "TSELS";
+  in.outs = {Operand::tile(out)};
+  in.ins = {Operand::tile(mask), Operand::tile(src), Operand::scalar_of(scalar)};
+  kb.emit(in);
+}
+
 }  // namespace
 
 void register_compare_ops(OpRegistry& r) {
@@ -104,6 +128,16 @@ void register_compare_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .torch = "torch.where(_unpack_mask({mask}, {R}, {C}), {lhs:r}, {rhs:r})"});
+  r.add({.name = "tile.sels",
+         .params = {expr_param("mask"), expr_param("src"), expr_param("tmp"), expr_param("scalar")},
+         .infer_type = infer_sels,
+         .pto = "TSELS",
+         .lower = lower_sels,
+         .doc = "Elementwise mask ? src : scalar over a packed mask as cmp/cmps make; tmp (a scratch tile on the "
+                "NPU) is accepted and unused.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "torch.where(_unpack_mask({mask}, {R}, {C}), {src:r}, torch.tensor({scalar}, dtype={dtype}))"});
 }
 
 }  // namespace pypto::ir::ops

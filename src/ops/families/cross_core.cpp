@@ -5,6 +5,7 @@
 // tile), t = pl.tpop_from_aic(shape, dtype) (lands in Vec), pl.tfree_to_aic(t). Which kind
 // of function an op may appear in is checked when the kernel is lowered (the op does not
 // know its function); the runtime checks that pushes and pops agree (docs/language.md).
+// get_subblock_idx: the AIV lane of a mixed task's vector part.
 #include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
@@ -317,6 +318,16 @@ void lower_buffer(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   kb.emit(in);
 }
 
+
+// pl.get_subblock_idx(): the kernel's hidden __subblock_idx parameter (lower_kernel.cpp adds
+// it to kernels that read it; a mixed task's part passes its lane, any other launch 0).
+void lower_subblock_idx(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  if (!kb.subblock_idx)
+    fail(ErrorKind::kType, c.span, "pl.get_subblock_idx() is read outside kernel code (the orchestration has no lane)",
+         "read it inside an InCore, AIV or AIC function or a pl.at body");
+  if (dst) kb.bind_scalar(dst.get(), kb.scalar(kb.subblock_idx));
+}
+
 }  // namespace
 
 void register_cross_core_ops(OpRegistry& r) {
@@ -433,6 +444,16 @@ void register_cross_core_ops(OpRegistry& r) {
          .aliases = {"system.tfree_to_aic"},
          .torch = "_tfree(\"AIC->AIV\", None, {tile})",
          .effects = true});
+  r.add({.name = "tile.get_subblock_idx",
+         .params = {},
+         .infer_type = [](const CallSite&) { return ScalarType::make(DataType::INDEX); },
+         .pto = "",
+         .lower = lower_subblock_idx,
+         .doc = "The AIV lane (0 or 1) of the vector function running as a part of a Group (mixed) task, as an "
+                "INDEX scalar; 0 on the AIC part and in every kernel that is not a part of a mixed task.",
+         .aliases = {"get_subblock_idx", "tensor.get_subblock_idx"},
+         .scalar_variant = "",
+         .torch = "_subblock_idx()"});
 }
 
 }  // namespace pypto::ir::ops

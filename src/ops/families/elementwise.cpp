@@ -1,6 +1,7 @@
 // Elementwise vector ops on Vec tiles: tile-tile (add ... minimum), tile-scalar (adds ...
-// mins), unary (neg ... relu) and dtype conversion (cast). Results take the shape, dtype and
-// valid shape of the first input.
+// mins, maximums / minimums), unary (neg ... relu), lrelu / prelu, the ternary addc / subc and
+// their scalar forms addsc / subsc (composites: TADDS or TSUBS, then TADD), and dtype conversion
+// (cast). Results take the shape, dtype and valid shape of the first input.
 #include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
@@ -128,6 +129,63 @@ std::vector<ParamSpec> binary_params(const std::string& name) {
   return p;
 }
 
+
+// ---- elementwise families -------------------------------------------------------------------
+
+TypePtr infer_tile_scalar(const CallSite& s) {
+  const TileType& a = tile_arg(s, "lhs");
+  require_vec(s, "lhs", a);
+  tile_shape(s, "lhs", a);
+  scalar_arg(s, "rhs");
+  return same_as(a);
+}
+
+TypePtr infer_lrelu(const CallSite& s) {
+  const TileType& a = tile_arg(s, "tile");
+  require_vec(s, "tile", a);
+  tile_shape(s, "tile", a);
+  require_instr_dtype(s, "tile", a, "TLRELU");
+  scalar_arg(s, "slope");
+  return same_as(a);
+}
+
+TypePtr infer_prelu(const CallSite& s) {
+  const TileType& a = tile_arg(s, "tile");
+  const TileType& b = tile_arg(s, "slope");
+  require_vec(s, "tile", a);
+  require_vec(s, "slope", b);
+  require_same_shape_dtype(s, "tile", a, "slope", b);
+  require_instr_dtype(s, "tile", a, "TPRELU");
+  tile_arg(s, "tmp");
+  return same_as(a);
+}
+
+TypePtr infer_ternary(const CallSite& s) {
+  const TileType& a = tile_arg(s, "lhs");
+  const TileType& b = tile_arg(s, "rhs");
+  const TileType& c = tile_arg(s, "rhs2");
+  for (auto [n, t] : {std::pair{"lhs", &a}, {"rhs", &b}, {"rhs2", &c}}) require_vec(s, n, *t);
+  require_same_shape_dtype(s, "lhs", a, "rhs", b);
+  require_same_shape_dtype(s, "lhs", a, "rhs2", c);
+  return same_as(a);
+}
+
+TypePtr infer_ternary_scalar(const CallSite& s) {
+  const TileType& a = tile_arg(s, "lhs");
+  const TileType& c = tile_arg(s, "rhs2");
+  require_vec(s, "lhs", a);
+  require_vec(s, "rhs2", c);
+  scalar_arg(s, "rhs");
+  require_same_shape_dtype(s, "lhs", a, "rhs2", c);
+  return same_as(a);
+}
+
+// addsc(a, s, c) = (a + s) + c; subsc(a, s, c) = (a - s) + c.
+ExprPtr expand_ternary_scalar(const Call& c, OpExpander& x, const char* first) {
+  ExprPtr t = x.call("t", first, {c.args[0], c.args[1]}, {}, c.span);
+  return make_op_call("tile.add", {t, c.args[2]}, {}, {}, c.span);
+}
+
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
@@ -201,6 +259,79 @@ void register_elementwise_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .torch = "_cast({tile:r}, {dtype}, {mode})"});
+  struct TS {
+    const char* name;
+    const char* pto;
+    const char* doc;
+    const char* torch;
+  };
+  for (const TS& e : {TS{"maximums", "TMAXS", "max(lhs, scalar rhs), as pl.tile.maxs.", "torch.clamp_min({lhs:r}, {rhs})"},
+                      TS{"minimums", "TMINS", "min(lhs, scalar rhs), as pl.tile.mins.", "torch.clamp_max({lhs:r}, {rhs})"}})
+    r.add({.name = std::string("tile.") + e.name,
+           .params = {expr_param("lhs"), expr_param("rhs")},
+           .infer_type = infer_tile_scalar,
+           .pto = e.pto,
+           .lower = {},
+           .doc = e.doc,
+           .aliases = {},
+           .scalar_variant = "",
+           .torch = e.torch});
+  r.add({.name = "tile.lrelu",
+         .params = {expr_param("tile"), expr_param("slope")},
+         .infer_type = infer_lrelu,
+         .pto = "TLRELU",
+         .lower = {},
+         .doc = "Leaky ReLU: x > 0 ? x : x * slope (slope a scalar).",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "torch.where({tile:r} > 0, {tile:r}, {tile:r} * {slope})"});
+  r.add({.name = "tile.prelu",
+         .params = {expr_param("tile"), expr_param("slope"), hint(expr_param("tmp"))},
+         .infer_type = infer_prelu,
+         .pto = "TPRELU",
+         .lower = {},  // the default lowering: TPRELU(tile, slope); tmp is a hint
+         .doc = "Parametric ReLU: x > 0 ? x : x * slope elementwise (slope a tile like x); tmp (a scratch tile on "
+                "the NPU) is accepted and unused.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "torch.where({tile:r} > 0, {tile:r}, {tile:r} * {slope:r})"});
+  for (const TS& e : {TS{"addc", "TADDC", "lhs + rhs + rhs2 elementwise.", "{lhs:r} + {rhs:r} + {rhs2:r}"},
+                      TS{"subc", "TSUBC", "lhs - rhs + rhs2 elementwise.", "{lhs:r} - {rhs:r} + {rhs2:r}"}})
+    r.add({.name = std::string("tile.") + e.name,
+           .params = {expr_param("lhs"), expr_param("rhs"), expr_param("rhs2")},
+           .infer_type = infer_ternary,
+           .pto = e.pto,
+           .lower = {},
+           .doc = e.doc,
+           .aliases = {},
+           .scalar_variant = "",
+           .torch = e.torch});
+  r.add({.name = "tile.addsc",
+         .params = {expr_param("lhs"), expr_param("rhs"), expr_param("rhs2")},
+         .infer_type = infer_ternary_scalar,
+         .pto = "TADDS",
+         .lower = {},
+         .doc = "lhs + scalar rhs + tile rhs2 elementwise. No PTO instruction computes it: ExpandOps emits TADDS, "
+                "then TADD.",
+         .aliases = {},
+         .scalar_variant = "",
+         .writes = "",
+         .view = false,
+         .torch = "{lhs:r} + {rhs} + {rhs2:r}",
+         .expand = [](const Call& c, OpExpander& x) { return expand_ternary_scalar(c, x, "tile.adds"); }});
+  r.add({.name = "tile.subsc",
+         .params = {expr_param("lhs"), expr_param("rhs"), expr_param("rhs2")},
+         .infer_type = infer_ternary_scalar,
+         .pto = "TSUBS",
+         .lower = {},
+         .doc = "lhs - scalar rhs + tile rhs2 elementwise. No PTO instruction computes it: ExpandOps emits TSUBS, "
+                "then TADD.",
+         .aliases = {},
+         .scalar_variant = "",
+         .writes = "",
+         .view = false,
+         .torch = "{lhs:r} - {rhs} + {rhs2:r}",
+         .expand = [](const Call& c, OpExpander& x) { return expand_ternary_scalar(c, x, "tile.subs"); }});
 }
 
 }  // namespace pypto::ir::ops

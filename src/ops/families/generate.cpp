@@ -1,7 +1,8 @@
 // Tiles made from scalars and shapes: expands (a tile shaped like another, every element a
 // scalar: TEXPANDS), expand_clone (a row, column or single element broadcast to a shape, as
 // a new tile: TROWEXPAND / TCOLEXPAND / TMOV), tri (a triangular 0/1 mask: TTRI) and arange
-// (consecutive values in row-major order: TCI).
+// (consecutive values in row-major order: TCI), PyPTO's ci (TCI, counting up or down) and
+// random (the Philox generator: TRANDOM).
 #include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
@@ -215,6 +216,85 @@ void lower_arange(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
   emit_from_scalars(c, dst, kb, "TCI", {start});
 }
 
+
+void require_dtype_of(const CallSite& s, DataType dt, const std::string& pto) {
+  const isa::InstrDef* def = isa::find_instr(pto);
+  if (def->allows(dt)) return;
+  std::string list;
+  for (DataType d : def->dtypes) list += (list.empty() ? "" : ", ") + std::string(dtype_name(d));
+  op_fail(s, ErrorKind::kType, std::string("dtype ") + dtype_name(dt) + " is not one " + pto + " writes (" + list + ")",
+          "pick one of those dtypes and pl.cast the result if needed");
+}
+
+// ---- random: Philox4x32 ------------------------------------------------------------------
+
+const char* kRandomWords[] = {"key0", "key1", "counter0", "counter1", "counter2", "counter3"};
+
+TypePtr infer_random(const CallSite& s) {
+  DataType dt = dtype_attr(s, "dtype");
+  require_dtype_of(s, dt, "TRANDOM");
+  auto shape = vec_shape_attr(s);
+  for (const char* w : kRandomWords) require_int_scalar(s, w);
+  int64_t rounds = int_attr(s, "rounds");
+  if (rounds < 1 || rounds > 64)
+    op_fail(s, ErrorKind::kValue, "rounds = " + std::to_string(rounds) + " is outside 1..64",
+            "use Philox's usual 10 rounds (the default) or 7 for the faster variant");
+  auto valid = list_arg(s, "valid_shape");
+  if (!valid.empty()) {
+    if (valid.size() != 2)
+      op_fail(s, ErrorKind::kType, "'valid_shape' must have 2 entries [rows, cols], got " + std::to_string(valid.size()));
+    for (size_t i = 0; i < 2; ++i) {
+      auto v = as_const_int(valid[i]);
+      if (v && (*v < 0 || *v > shape[i]))
+        op_fail(s, ErrorKind::kValue,
+                "valid_shape[" + std::to_string(i) + "] = " + std::to_string(*v) + " is outside 0.." +
+                    std::to_string(shape[i]),
+                "the valid shape is a prefix of the tile shape " + shape_str(shape));
+    }
+  }
+  return TileType::make(const_shape(shape), dt, MemorySpace::Vec, valid);
+}
+
+void lower_random(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  std::vector<isa::Scalar> words;
+  for (size_t k = 0; k < 6; ++k) words.push_back(kb.scalar(c.args[k]));
+  int out = kb.define_tile(dst);
+  Instr in;
+  in.mnemonic = "TRANDOM";
+  in.outs = {Operand::tile(out)};
+  for (auto& w : words) in.ins.push_back(Operand::scalar_of(w));
+  in.attrs = {{"rounds", c.attrs.at("rounds")}};
+  kb.emit(in);
+}
+
+// ---- ci: iota, counting up or down ----------------------------------------------------------
+
+TypePtr infer_ci(const CallSite& s) {
+  DataType dt = dtype_attr(s, "dtype");
+  require_dtype_of(s, dt, "TCI");
+  auto shape = vec_shape_attr(s);
+  const ScalarType& st = scalar_arg(s, "start");
+  if (dtype_is_float(st.dtype) && !dtype_is_float(dt))
+    op_fail(s, ErrorKind::kType,
+            std::string("'start' is a ") + dtype_name(st.dtype) + " scalar but the tile is " + dtype_name(dt),
+            "pass an integer start, or dtype=pl.FP32 for float values");
+  bool_attr(s, "descending");
+  return TileType::make(const_shape(shape), dt, MemorySpace::Vec);
+}
+
+void lower_ci(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  isa::Scalar start = kb.scalar(c.args[0]);
+  int out = kb.define_tile(dst);
+  Instr in;
+  in.mnemonic = "TCI";
+  in.outs = {Operand::tile(out)};
+  in.ins = {Operand::scalar_of(start)};
+  const AttrValue& d = c.attrs.at("descending");
+  bool down = std::holds_alternative<bool>(d) ? std::get<bool>(d) : std::get<int64_t>(d) != 0;
+  in.attrs = {{"descending", down}};
+  kb.emit(in);
+}
+
 }  // namespace
 
 void register_generate_ops(OpRegistry& r) {
@@ -266,6 +346,32 @@ void register_generate_ops(OpRegistry& r) {
          .scalar_variant = "",
          .torch = "_arange({R}, {C}, {start=0}, {dtype}, {descending})",
          .expand = expand_arange});
+  r.add({.name = "tile.random",
+         .params = {expr_param("key0"), expr_param("key1"), expr_param("counter0"), expr_param("counter1"),
+                    expr_param("counter2"), expr_param("counter3"), attr_param("shape"), list_param("valid_shape", true),
+                    attr_param("dtype", DataType::UINT32), attr_param("rounds", int64_t{10})},
+         .infer_type = infer_random,
+         .pto = "TRANDOM",
+         .lower = lower_random,
+         .doc = "Counter-based random numbers, Philox4x32 with `rounds` rounds (Random123's philox4x32_R): key "
+                "(key0, key1), 128-bit counter (counter0 lowest word); element i of the valid region in row-major "
+                "order is word i % 4 of the block for counter + i / 4. UINT32/INT32 take the word; floats its top "
+                "significand bits as k / 2^p in [0, 1).",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_philox({R}, {C}, {key0}, {key1}, {counter0}, {counter1}, {counter2}, {counter3}, {rounds}, "
+                  "{dtype})"});
+  r.add({.name = "tile.ci",
+         .params = {expr_param("start"), attr_param("shape"), attr_param("dtype", DataType::INT32),
+                    attr_param("descending", false)},
+         .infer_type = infer_ci,
+         .pto = "TCI",
+         .lower = lower_ci,
+         .doc = "Consecutive integers in row-major order: element (r, c) is start + (r * cols + c), or start - "
+                "(r * cols + c) with descending=True (PyPTO's ci; pl.tile.arange takes the shape first).",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_arange({R}, {C}, {start}, {dtype}, {descending})"});
 }
 
 }  // namespace pypto::ir::ops

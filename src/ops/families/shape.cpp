@@ -1,6 +1,7 @@
 // Shape ops on tiles: views of the same buffer (reshape, set_validshape), copies into a new
 // layout (transpose, transpose_view, slice, concat), writes into part of a tile (assemble)
-// and padding of the invalid region (fillpad).
+// and padding of the invalid region (fillpad; fillpad_expand into a larger tile: TFILLPAD_EXPAND,
+// fillpad_inplace: TFILLPAD); extract copies a window at a row and column out (TEXTRACT).
 #include <cmath>
 
 #include "../op_rules.h"
@@ -289,6 +290,88 @@ TypePtr infer_set_validshape(const CallSite& s) {
   return TileType::make(t.shape, t.dtype, t.memory, valid, t.pad);
 }
 
+
+// ---- fillpad_expand / fillpad_inplace -------------------------------------------------------
+
+PadValue checked_pad(const CallSite& s) {
+  PadValue pad = pad_attr(s, "pad_value");
+  if (pad == PadValue::null)
+    op_fail(s, ErrorKind::kValue, "pad_value must be zero, max or min", "write pad_value=pl.PadValue.zero");
+  return pad;
+}
+
+TypePtr infer_fillpad_expand(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  require_vec(s, "tile", t);
+  auto src = tile_shape(s, "tile", t);
+  auto shape = vec_shape_attr(s);
+  for (int d = 0; d < 2; ++d)
+    if (shape[d] < src[d])
+      op_fail(s, ErrorKind::kValue,
+              "'shape' = " + shape_str(shape) + " is smaller than the " + shape_str(src) + " tile in dimension " +
+                  std::to_string(d),
+              "fillpad_expand copies into a shape at least as large as the tile; use pl.tile.slice to cut one");
+  return TileType::make(const_shape(shape), t.dtype, MemorySpace::Vec, {}, checked_pad(s));
+}
+
+TypePtr infer_fillpad_inplace(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  tile_shape(s, "tile", t);
+  require_vec(s, "tile", t);
+  return TileType::make(t.shape, t.dtype, MemorySpace::Vec, {}, checked_pad(s));
+}
+
+// ---- extract ----------------------------------------------------------------------------------
+
+TypePtr infer_extract(const CallSite& s) {
+  const TileType& t = tile_arg(s, "src");
+  auto outer = tile_shape(s, "src", t);
+  auto shape = shape_attr(s, "shape");
+  if (shape.size() != 2) op_fail(s, ErrorKind::kType, "'shape' = " + shape_str(shape) + " is not 2-D; tiles are 2-D");
+  require_int_scalar(s, "index_row");
+  require_int_scalar(s, "index_col");
+  const char* names[] = {"index_row", "index_col"};
+  for (int d = 0; d < 2; ++d) {
+    auto off = as_const_int(s.arg(names[d]));
+    if (off && (*off < 0 || *off + shape[d] > outer[d]))
+      op_fail(s, ErrorKind::kValue,
+              "the " + shape_str(shape) + " window at " + names[d] + " = " + std::to_string(*off) + " leaves the " +
+                  shape_str(outer) + " tile",
+              "keep index + extent within the tile");
+  }
+  MemorySpace target = t.memory;
+  const AttrValue& m = s.attr("target_memory");
+  if (std::get_if<MemorySpace>(&m)) target = memory_attr(s, "target_memory");
+  if (target != t.memory) {
+    using M = MemorySpace;
+    bool ok = (t.memory == M::Mat && (target == M::Left || target == M::Right || target == M::Bias)) ||
+              (t.memory == M::Acc && (target == M::Vec || target == M::Mat)) || (t.memory == M::Vec && target == M::Mat);
+    if (!ok)
+      op_fail(s, ErrorKind::kType,
+              std::string("cannot extract from a ") + memory_space_name(t.memory) + " tile into " +
+                  memory_space_name(target),
+              "extract within one memory, or Mat -> Left/Right/Bias, Acc -> Vec/Mat, Vec -> Mat");
+  }
+  return TileType::make(const_shape(shape), t.dtype, target);
+}
+
+ParamSpec index_param(const std::string& name) {
+  ParamSpec p = expr_param(name);
+  p.index = true;
+  return p;
+}
+
+void lower_extract(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int src = kb.tile(c.args[0]);
+  std::vector<isa::Scalar> offsets = {kb.scalar(c.args[1]), kb.scalar(c.args[2])};
+  int out = kb.define_tile(dst);
+  Instr in;
+  in.mnemonic = "TEXTRACT";
+  in.outs = {Operand::tile(out)};
+  in.ins = {Operand::tile(src), Operand::list_of(offsets)};
+  kb.emit(in);
+}
+
 }  // namespace
 
 void register_shape_ops(OpRegistry& r) {
@@ -388,6 +471,37 @@ void register_shape_ops(OpRegistry& r) {
          .writes = "",
          .view = true,
          .torch = "{tile}"});
+  r.add({.name = "tile.fillpad_expand",
+         .params = {aka(expr_param("tile"), {"value", "tensor"}), attr_param("shape"), attr_param("pad_value", PadValue::zero)},
+         .infer_type = infer_fillpad_expand,
+         .pto = "TFILLPAD_EXPAND",
+         .lower = {},
+         .doc = "Copy the tile's valid region into a new fully valid tile of the larger `shape`; every other "
+                "element holds pad_value (zero, max or min).",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_fit({tile:v}, {R}, {C}, {pad_value})"});
+  r.add({.name = "tile.fillpad_inplace",
+         .params = {expr_param("tile"), attr_param("pad_value", PadValue::zero)},
+         .infer_type = infer_fillpad_inplace,
+         .pto = "TFILLPAD",
+         .lower = {},
+         .doc = "The tile made fully valid, its invalid region set to pad_value (zero, max or min); the values "
+                "are pl.tile.fillpad's (memory planning decides whether the result shares the tile's buffer).",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "{tile:v}"});
+  r.add({.name = "tile.extract",
+         .params = {expr_param("src"), index_param("index_row"), index_param("index_col"), attr_param("shape"),
+                    attr_param("target_memory", std::string())},
+         .infer_type = infer_extract,
+         .pto = "TEXTRACT",
+         .lower = lower_extract,
+         .doc = "Copy the [rows, cols] window at (index_row, index_col) out of a tile, into target_memory (default: "
+                "the source's; Mat -> Left/Right/Bias, Acc -> Vec/Mat, Vec -> Mat).",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_window({src}, [{index_row}, {index_col}], {R}, {C})"});
 }
 
 }  // namespace pypto::ir::ops

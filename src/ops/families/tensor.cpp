@@ -1,6 +1,7 @@
 // Tensor-level ops: global-memory arrays made by the orchestration (create_tensor), their
 // extents (dim), single elements read as scalars (read), and tiles written into them
-// (assemble, the target of `out[a:b, c:d] = tile`).
+// (assemble, the target of `out[a:b, c:d] = tile`); one-element access: tensor.write, tile.read,
+// tile.write (the scalar unit's kScalarRead / kScalarWrite).
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -341,6 +342,115 @@ void lower_dump_tag(const Call& c, const VarPtr&, KernelBuilder& kb) {
   kb.dump_slots.insert(kb.tensor(c.args[0]));
 }
 
+
+// ---- tensor.write: one element ------------------------------------------------------------------
+
+// pl.write's `value`: a float value needs a float container (an int one would truncate it
+// silently); `what` is "tensor" or "tile".
+void check_written_value(const CallSite& s, DataType container, const char* what) {
+  const ScalarType& v = scalar_arg(s, "value");
+  if (dtype_is_float(v.dtype) && !dtype_is_float(container))
+    op_fail(s, ErrorKind::kType,
+            std::string("'value' is a ") + dtype_name(v.dtype) + " scalar but the " + what + " is " + dtype_name(container),
+            std::string("convert it first: pl.cast(value, pl.") + dtype_name(container) + ")");
+}
+
+TypePtr infer_write(const CallSite& s) {
+  const TensorType& t = tensor_arg(s, "tensor");
+  auto idx = list_arg(s, "indices");
+  require_scalar_list(s, "indices", idx);
+  if (flat_index_ok(s, idx, t.shape)) {  // pl.write(t, flat, v)
+    check_written_value(s, t.dtype, "tensor");
+    return s.arg("tensor")->type;
+  }
+  if (idx.size() != t.shape.size())
+    op_fail(s, ErrorKind::kType,
+            "'indices' has " + std::to_string(idx.size()) + " entries but the tensor has rank " + std::to_string(t.shape.size()),
+            "give one index per tensor dimension, or one flat row-major index");
+  for (size_t d = 0; d < idx.size(); ++d) {
+    auto i = as_const_int(idx[d]);
+    auto n = as_const_int(t.shape[d]);
+    if (i && (*i < 0 || (n && *i >= *n)))
+      op_fail(s, ErrorKind::kValue, "index " + std::to_string(*i) + " of dimension " + std::to_string(d) + " is out of range" +
+                                        (n ? " 0.." + std::to_string(*n - 1) : std::string()),
+              "keep the index inside the tensor's shape");
+  }
+  check_written_value(s, t.dtype, "tensor");
+  return s.arg("tensor")->type;
+}
+
+void lower_write(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int tensor = kb.tensor(c.args[0]);
+  auto idx = kb.scalars(unravel_flat_index(c.args[1], c.args[0]->type->as<TensorType>()->shape, c.span));
+  isa::Scalar value = kb.scalar(c.args[2]);
+  Instr in;
+  in.kind = isa::InstrKind::kScalarWrite;
+  in.ins = {Operand::tensor(tensor), Operand::list_of(idx), Operand::scalar_of(value)};
+  kb.emit(in);
+  if (dst) kb.bind_tensor(dst.get(), tensor);
+}
+
+// ---- tile.read / tile.write: one element of a tile ------------------------------------------------
+
+void check_tile_indices(const CallSite& s, const TileType& t) {
+  auto shape = tile_shape(s, "tile", t);
+  auto idx = list_arg(s, "indices");
+  require_scalar_list(s, "indices", idx);
+  if (flat_index_ok(s, idx, const_shape(shape))) return;  // pl.read(t, flat): row-major over the allocated shape
+  if (idx.size() != 2)
+    op_fail(s, ErrorKind::kType, "'indices' has " + std::to_string(idx.size()) + " entries; a tile element is [row, col]",
+            "write pl.tile.read(t, [r, c]), or pass one flat row-major index");
+  for (size_t d = 0; d < 2; ++d) {
+    auto i = as_const_int(idx[d]);
+    if (i && (*i < 0 || *i >= shape[d]))
+      op_fail(s, ErrorKind::kValue,
+              "index " + std::to_string(*i) + " of dimension " + std::to_string(d) + " is outside the " + shape_str(shape) +
+                  " tile (0.." + std::to_string(shape[d] - 1) + ")",
+              "keep the index inside the tile's shape");
+  }
+}
+
+TypePtr infer_tile_read(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  check_tile_indices(s, t);
+  return ScalarType::make(t.dtype);
+}
+
+// The tile's index list, a flat index unravelled over its allocated [rows, cols].
+std::vector<isa::Scalar> tile_indices(const Call& c, KernelBuilder& kb) {
+  return kb.scalars(unravel_flat_index(c.args[1], c.args[0]->type->as<TileType>()->shape, c.span));
+}
+
+void lower_tile_read(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int tile = kb.tile(c.args[0]);
+  auto idx = tile_indices(c, kb);
+  Instr in;
+  in.kind = isa::InstrKind::kScalarRead;
+  in.dst_reg = kb.define_scalar(dst);
+  in.ins = {Operand::tile(tile), Operand::list_of(idx)};
+  kb.emit(in);
+}
+
+TypePtr infer_tile_write(const CallSite& s) {
+  const TileType& t = tile_arg(s, "tile");
+  check_tile_indices(s, t);
+  check_written_value(s, t.dtype, "tile");
+  return s.arg("tile")->type;
+}
+
+// Writes the element in the tile's own buffer; the result is a view of that buffer, so
+// `pl.tile.write(t, [r, c], v)` as a statement updates t.
+void lower_tile_write(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
+  int tile = kb.tile(c.args[0]);
+  auto idx = tile_indices(c, kb);
+  isa::Scalar value = kb.scalar(c.args[2]);
+  Instr in;
+  in.kind = isa::InstrKind::kScalarWrite;
+  in.ins = {Operand::tile(tile), Operand::list_of(idx), Operand::scalar_of(value)};
+  kb.emit(in);
+  if (dst) kb.define_view(dst, tile);
+}
+
 }  // namespace
 
 void register_tensor_ops(OpRegistry& r) {
@@ -397,6 +507,41 @@ void register_tensor_ops(OpRegistry& r) {
          .scalar_variant = "",
          .writes = "target",
          .torch = "_store({target}, {offsets}, {src:v}, {atomic})"});
+  r.add({.name = "tile.read",
+         .params = {expr_param("tile"), list_param("indices")},
+         .infer_type = infer_tile_read,
+         .pto = "",
+         .lower = lower_tile_read,
+         .doc = "One element of the tile at [row, col] (of its allocated shape), as a scalar of the tile's dtype.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "_read({tile}, {indices})"});
+  r.add({.name = "tile.write",  // PyPTO's pl.write(dst, offset, value) by keyword
+         .params = {aka(expr_param("tile"), {"dst"}), aka(list_param("indices"), {"offset"}), expr_param("value")},
+         .infer_type = infer_tile_write,
+         .pto = "",
+         .lower = lower_tile_write,
+         .doc = "Set the tile's element at [row, col] to value (converted to the tile's dtype), in the tile's own "
+                "buffer; returns the tile.",
+         .aliases = {},
+         .scalar_variant = "",
+         .writes = "",
+         .view = true,
+         .torch = "_write({tile}, {indices}, {value})",
+         .expand = {},
+         .effects = true});
+  r.add({.name = "tensor.write",
+         .params = {aka(expr_param("tensor"), {"dst"}), aka(list_param("indices"), {"offset"}), expr_param("value")},
+         .infer_type = infer_write,
+         .pto = "",
+         .lower = lower_write,
+         .doc = "Set one element of the tensor at indices to value (converted to the tensor's dtype); returns the "
+                "updated tensor. In orchestration the host writes it once earlier tasks are done.",
+         .aliases = {},
+         .scalar_variant = "",
+         .writes = "tensor",
+         .view = false,
+         .torch = "_write({tensor}, {indices}, {value})"});
 }
 
 }  // namespace pypto::ir::ops

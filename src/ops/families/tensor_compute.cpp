@@ -272,7 +272,7 @@ void register_tensor_compute_ops(OpRegistry& r) {
   for (const char* n : {"ands", "ors", "xors", "shls", "shrs", "rems", "fmods", "and_", "or_", "xor", "shl", "shr",
                         "rem", "fmod", "not_", "sin", "cos"})
     add_form(r, n, S::kElementwise);
-  // PyPTO's further elementwise spellings (src/ops/families/added.cpp) and the partial combines
+  // PyPTO's further elementwise spellings (src/ops/families/elementwise.cpp) and the partial combines
   // (on whole tensors every element is valid: part_add is add).
   for (const char* n : {"maximums", "minimums", "lrelu", "addc", "subc", "addsc", "subsc", "part_add", "part_mul",
                         "part_max", "part_min", "expands"})
