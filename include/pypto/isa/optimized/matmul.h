@@ -34,6 +34,11 @@ constexpr long long KC = 256;  // even: vdpbf16ps pairs never straddle a K block
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
 #define PTO_MM_DPBF16 1
 #endif
+// AMX (Sapphire Rapids and later): BF16 blocks of 32 x 32 on the tile registers. Compiled
+// only for targets with AMX-BF16 (-march=native on such a CPU); untested on machines without.
+#if defined(PTO_MM_DPBF16) && defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__linux__)
+#define PTO_MM_AMX 1
+#endif
 
 // The paths this compilation takes, by operand dtype (the native engine reports them:
 // pypto._core.native_matmul_paths(), benchmarks' "path" field).
@@ -59,7 +64,9 @@ constexpr long long KC = 256;  // even: vdpbf16ps pairs never straddle a K block
 #define PTO_MM_MAC " mul+add "
 #endif
 constexpr const char* kMatmulPathFp32 = PTO_MM_ISA PTO_MM_MAC PTO_MM_BLOCK;
-#if defined(PTO_MM_DPBF16)
+#if defined(PTO_MM_AMX)
+constexpr const char* kMatmulPathBf16 = "amx tdpbf16ps 32x32 (else avx512_bf16 vdpbf16ps " PTO_MM_BLOCK ")";
+#elif defined(PTO_MM_DPBF16)
 constexpr const char* kMatmulPathBf16 = "avx512_bf16 vdpbf16ps " PTO_MM_BLOCK;
 #else
 constexpr const char* kMatmulPathBf16 = PTO_MM_ISA " widen" PTO_MM_MAC PTO_MM_BLOCK;
@@ -173,6 +180,60 @@ inline vi interleave_rows(const unsigned short* r0, const unsigned short* r1) {
   vi r;
   __builtin_memcpy(&r, &x, sizeof r);
   return r;
+}
+#endif
+
+#if defined(PTO_MM_AMX)
+// The cube's Left / Right / Acc on AMX tile registers: tmm0-3 four 16 x 16 FP32 Acc blocks
+// (32 x 32 of C), tmm4-5 two 16-row x 32-bf16 Left blocks (A in place, row stride lda),
+// tmm6-7 two 16-pair x 16-column Right blocks of the pair-interleaved B panel (row stride
+// NR pairs). Linux grants the tile data state on request (arch_prctl ARCH_REQ_XCOMP_PERM,
+// feature 18), once per process; a refusal keeps the vdpbf16ps path.
+inline bool amx_permitted() {
+  static const int ok = [] {
+    long r;
+    asm volatile("syscall" : "=a"(r) : "0"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
+    return r == 0 ? 1 : 0;
+  }();
+  return ok;
+}
+struct alignas(64) AmxConfig {
+  unsigned char palette, start_row, reserved[14];
+  unsigned short colsb[16];
+  unsigned char rows[16];
+};
+// C[32 x 32] (ldc) += A[32 x k] (lda, bf16) @ the packed panel (k / 2 pair rows of NR);
+// k a multiple of 32.
+inline void amx_block(float* C, long long ldc, const unsigned short* A, long long lda, const unsigned short* panel,
+                      long long k) {
+  static thread_local bool configured = false;
+  if (!configured) {
+    AmxConfig cfg{};
+    cfg.palette = 1;
+    for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    asm volatile("ldtilecfg %0" ::"m"(cfg));
+    configured = true;
+  }
+  const long long sc = ldc * 4, sa = lda * 2, sb = NR * 4;
+  asm volatile("tileloadd (%0,%1,1), %%tmm0" ::"r"(C), "r"(sc));
+  asm volatile("tileloadd (%0,%1,1), %%tmm1" ::"r"(C + 16), "r"(sc));
+  asm volatile("tileloadd (%0,%1,1), %%tmm2" ::"r"(C + 16 * ldc), "r"(sc));
+  asm volatile("tileloadd (%0,%1,1), %%tmm3" ::"r"(C + 16 * ldc + 16), "r"(sc));
+  for (long long p = 0; p < k; p += 32) {
+    const unsigned short* b = panel + (p / 2) * NR * 2;
+    asm volatile("tileloadd (%0,%1,1), %%tmm4" ::"r"(A + p), "r"(sa));
+    asm volatile("tileloadd (%0,%1,1), %%tmm5" ::"r"(A + 16 * lda + p), "r"(sa));
+    asm volatile("tileloadd (%0,%1,1), %%tmm6" ::"r"(b), "r"(sb));
+    asm volatile("tileloadd (%0,%1,1), %%tmm7" ::"r"(b + 32), "r"(sb));
+    asm volatile("tdpbf16ps %%tmm6, %%tmm4, %%tmm0\n\t"
+                 "tdpbf16ps %%tmm7, %%tmm4, %%tmm1\n\t"
+                 "tdpbf16ps %%tmm6, %%tmm5, %%tmm2\n\t"
+                 "tdpbf16ps %%tmm7, %%tmm5, %%tmm3" ::);
+  }
+  asm volatile("tilestored %%tmm0, (%0,%1,1)" ::"r"(C), "r"(sc) : "memory");
+  asm volatile("tilestored %%tmm1, (%0,%1,1)" ::"r"(C + 16), "r"(sc) : "memory");
+  asm volatile("tilestored %%tmm2, (%0,%1,1)" ::"r"(C + 16 * ldc), "r"(sc) : "memory");
+  asm volatile("tilestored %%tmm3, (%0,%1,1)" ::"r"(C + 16 * ldc + 16), "r"(sc) : "memory");
 }
 #endif
 
@@ -298,7 +359,14 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
         const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
         const unsigned short* panel = Bq + jp * nq * NR * 2;
         auto bl = [&](long long q, int v) { return ldi(panel + (q * NR + v * W) * 2); };
-        for (long long ip = 0; ip < mpan; ++ip) {
+        long long ip = 0;
+#if defined(PTO_MM_AMX)
+        if (nn == NR && kc % 32 == 0 && amx_permitted())
+          for (; ip * MR + 32 <= M; ip += 32 / MR)  // MR = 8: whole 32-row blocks
+            amx_block(C + ip * MR * ldc + j0, ldc, reinterpret_cast<const unsigned short*>(A) + ip * MR * lda + k0, lda,
+                      panel, kc);
+#endif
+        for (; ip < mpan; ++ip) {
           const long long i0 = ip * MR, mm = M - i0 < MR ? M - i0 : MR;
           const unsigned short* a[MR];
           for (int i = 0; i < MR; ++i)
