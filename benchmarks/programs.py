@@ -1,5 +1,5 @@
-"""The benchmarked PyPTO programs: a tiled fp32 GEMM (matmul + matmul_acc over K, one task
-per output tile), row softmax (fp32 and fp16), RMSNorm, elementwise add, a graph of tiny tasks, and the
+"""The benchmarked PyPTO programs: a tiled GEMM (matmul + matmul_acc over K, one task per
+output tile; fp32 or bf16 operands), a GEMV-shaped bf16 matmul, row softmax (fp32 and fp16), RMSNorm, elementwise add, a graph of tiny tasks, and the
 seed's instruction-level vector_add (@pto.kernel)."""
 
 import pypto as pto
@@ -8,6 +8,8 @@ import pypto.language as pl
 GEMM_N, GEMM_T = 1024, 128  # 1024^3 GEMM, 128x128 output tiles, K in 128 steps
 ROWS, COLS, RB = 4096, 4096, 2  # softmax / rmsnorm: 2 rows x 4096 per step
 ADD_ROWS, ADD_COLS, ADD_RB = 4096, 4096, 2  # 16M fp32 elements
+GEMV_M, GEMV_K, GEMV_N = 16, 8192, 1024  # [16, 8192] x [8192, 1024] bf16 weights (a decode projection)
+GEMV_KT, GEMV_NT = 256, 128  # per step: Left 16x256, Right 256x128 bf16 (64 KiB); one task per 128 columns
 HALF_RB = 4  # fp16 softmax: 4 rows x 4096 per step (t, e and the row reductions' tmp_tile fit UB)
 
 
@@ -30,6 +32,28 @@ def gemm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     for i in pl.range(GEMM_N // GEMM_T):
         for j in pl.range(GEMM_N // GEMM_T):
             c = gemm_tile(a, b, c, i, j)
+    return c
+
+
+@pl.jit.incore
+def gemv_tile(a: pl.Tensor, w: pl.Tensor, c: pl.Out[pl.Tensor], j: pl.Scalar[pl.INDEX]):
+    ta = pl.load(a, [0, 0], [GEMV_M, GEMV_KT], target_memory=pl.MemorySpace.Mat)
+    tw = pl.load(w, [0, j * GEMV_NT], [GEMV_KT, GEMV_NT], target_memory=pl.MemorySpace.Mat)
+    acc = pl.matmul(pl.move(ta, target_memory=pl.MemorySpace.Left), pl.move(tw, target_memory=pl.MemorySpace.Right))
+    for k in pl.range(1, GEMV_K // GEMV_KT):
+        ta2 = pl.load(a, [0, k * GEMV_KT], [GEMV_M, GEMV_KT], target_memory=pl.MemorySpace.Mat)
+        tw2 = pl.load(w, [k * GEMV_KT, j * GEMV_NT], [GEMV_KT, GEMV_NT], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul_acc(acc, pl.move(ta2, target_memory=pl.MemorySpace.Left),
+                            pl.move(tw2, target_memory=pl.MemorySpace.Right))
+    c = pl.store(acc, [0, j * GEMV_NT], c)
+    return c
+
+
+@pl.jit
+def gemv(a: pl.Tensor, w: pl.Tensor, c: pl.Out[pl.Tensor]):
+    """c[16, N] (fp32) = a[16, K] @ w[K, N] (bf16): every weight read once."""
+    for j in pl.range(GEMV_N // GEMV_NT):
+        c = gemv_tile(a, w, c, j)
     return c
 
 

@@ -4,7 +4,9 @@ we are as fast or faster), after a header naming the CPU, its vector features an
 optimised library's paths. `--json PATH` writes {"machine": {...}, "cases": [{"case",
 "ours_s", "numpy_s", "torch_s", "torch_compile_s", "path"}]}; "path" says which fast path
 the case took (the library's vector / fp16 paths, and per kernel the tile instructions with a
-fast path and those on the reference library).
+fast path and those on the reference library). Matmul cases
+also carry the native engine's matmul fast path for their dtype, and the GEMV case "gb_s",
+"stream_gb_s" (numpy's 1 GiB copy, measured in the same run) and "torch_gb_s".
 
 Run: python -m benchmarks   (or python benchmarks/run.py); works against a development
 build (PYTHONPATH=python) and an installed package alike.
@@ -123,14 +125,59 @@ def machine():
             "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "(unset)")}
 
 
+def matmul_path(dtype):
+    """The matmul fast path the native engine compiles to for `dtype` operands (matmul.h's name)."""
+    return pto._core.native_matmul_paths()[dtype]
+
+
 def case_gemm(rng):
+    """1024^3 fp32, 128x128 tiles; the three run in turns (best of 10)."""
     a = rng.standard_normal((1024, 1024), dtype=np.float32)
     b = rng.standard_normal((1024, 1024), dtype=np.float32)
     c = np.zeros_like(a)
     ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-    ours = best(lambda: P.gemm(a, b, c))
+    ours, t_np, t_torch = best_interleaved([lambda: P.gemm(a, b, c), lambda: a @ b, lambda: ta @ tb])
     np.testing.assert_allclose(c, a @ b, rtol=1e-3, atol=1e-3)
-    return ours, best(lambda: a @ b), best(lambda: ta @ tb)
+    return ours, t_np, t_torch, {"path": matmul_path("FP32")}
+
+
+def case_gemm_bf16(rng):
+    """1024^3 with bf16 operands, fp32 accumulation, fp32 result (ours); torch.matmul on bf16
+    tensors (bf16 result). numpy has no bf16: its column is fp32 a @ b on the same values."""
+    a = torch.from_numpy(rng.standard_normal((1024, 1024), dtype=np.float32)).to(torch.bfloat16)
+    b = torch.from_numpy(rng.standard_normal((1024, 1024), dtype=np.float32)).to(torch.bfloat16)
+    c = torch.zeros(1024, 1024)
+    af, bf = a.float().numpy(), b.float().numpy()
+    ours, t_np, t_torch = best_interleaved([lambda: P.gemm(a, b, c), lambda: af @ bf, lambda: torch.matmul(a, b)])
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-4, atol=1e-3)
+    return ours, t_np, t_torch, {"path": matmul_path("BF16")}
+
+
+def stream_bandwidth(n_bytes=1 << 30):
+    """Bytes moved per second by numpy copying a 1 GiB array into another (read + write),
+    best of 3: the machine's measured stream bandwidth."""
+    src = np.ones(n_bytes // 4, np.float32)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)
+    t = best(lambda: np.copyto(dst, src), repeat=3)
+    return 2 * n_bytes / t
+
+
+def case_gemv_bf16(rng):
+    """[16, 8192] x [8192, 1024] bf16 weights (16 MiB), fp32 accumulation: a decode-layer
+    projection. GB/s = bytes that must move (weights + activations + result) / time, against
+    the stream bandwidth measured in the same run."""
+    M, K, N = P.GEMV_M, P.GEMV_K, P.GEMV_N
+    x = torch.from_numpy(rng.standard_normal((M, K), dtype=np.float32)).to(torch.bfloat16)
+    w = torch.from_numpy(rng.standard_normal((K, N), dtype=np.float32) / 64).to(torch.bfloat16)
+    y = torch.zeros(M, N)
+    xf, wf = x.float().numpy(), w.float().numpy()
+    ours, t_np, t_torch = best_interleaved([lambda: P.gemv(x, w, y), lambda: xf @ wf, lambda: torch.matmul(x, w)])
+    torch.testing.assert_close(y, x.float() @ w.float(), rtol=1e-4, atol=1e-3)
+    moved = 2 * (M * K + K * N) + 4 * M * N
+    bw = stream_bandwidth()
+    return ours, t_np, t_torch, {"path": matmul_path("BF16"), "gb_s": moved / ours / 1e9,
+                                 "stream_gb_s": bw / 1e9, "torch_gb_s": moved / t_torch / 1e9}
 
 
 def case_softmax(rng):
@@ -317,6 +364,8 @@ def case_compile_warm(rng):
 
 CASES = [
     ("gemm_fp32_1024", case_gemm),
+    ("gemm_bf16_1024", case_gemm_bf16),
+    ("gemv_bf16_16x8192x1024", case_gemv_bf16),
     ("softmax_4096x4096", case_softmax),
     ("softmax_fp16_4096x4096", case_softmax_fp16),
     ("rmsnorm_4096x4096", case_rmsnorm),
@@ -354,7 +403,8 @@ def main(argv=None):
     info = machine()
     print(f"CPU: {info['cpu']} ({info['cpus']} CPUs), vector features: {' '.join(info['vector_features']) or '-'}")
     print(f"library paths: {info['library_paths']}; torch {info['torch']} threads: {info['torch_threads']}, "
-          f"numpy {info['numpy']}, OPENBLAS_CORETYPE={info['OPENBLAS_CORETYPE']}")
+          f"numpy {info['numpy']}, OPENBLAS_CORETYPE={info['OPENBLAS_CORETYPE']}, "
+          f"PYPTO_NATIVE_ISA={os.environ.get('PYPTO_NATIVE_ISA') or 'native'}")
     print(f"{'case':24} {'ours':>11} {'numpy':>11} {'torch':>11} {'compile':>11} {'numpy/ours':>10} "
           f"{'torch/ours':>10} {'compile/ours':>12}  path")
     for name, fn in CASES:
@@ -363,6 +413,9 @@ def main(argv=None):
         ours, np_s, torch_s, *more = fn(rng)
         extra = more[0] if more else {}
         tc_s, path = extra.get("torch_compile_s"), extra.get("path", "")
+        if "gb_s" in extra:
+            path = (f"{extra['gb_s']:.1f} GB/s = {100 * extra['gb_s'] / extra['stream_gb_s']:.0f}% of stream "
+                    f"{extra['stream_gb_s']:.1f} GB/s (torch {extra['torch_gb_s']:.1f}); {path}")
         print(f"{name:24} {fmt(ours):>11} {fmt(np_s):>11} {fmt(torch_s):>11} {fmt(tc_s):>11} {ratio(np_s, ours):>10} "
               f"{ratio(torch_s, ours):>10} {ratio(tc_s, ours):>12}  {path}", flush=True)
         rows.append({"case": name, "ours_s": ours, "numpy_s": np_s, "torch_s": torch_s, "torch_compile_s": tc_s,

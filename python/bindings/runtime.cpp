@@ -3,6 +3,7 @@
 // the IR appear as their DSL spellings ("FP32", "Vec", "In"), tensors as raw views.
 #include "pypto/engines/comm.h"
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -18,6 +19,7 @@
 #include <mutex>
 #include <chrono>
 #include "bindings.h"
+#include "pypto/base/env.h"
 #include "pypto/passes/insert_sync.h"
 #include "pypto/codegen/pto_text.h"
 #include "pypto/isa/instructions.h"
@@ -706,6 +708,14 @@ void bind_runtime(nb::module_& m) {
         "The optimised library's paths the kernel compiler builds here, e.g. \"vector=avx512 f16=f16c\" (compiles a "
         "probe kernel once; disk cache).");
   m.def("native_cache_dir", &runtime::native_cache_dir);
+  m.def("native_matmul_paths", &runtime::native_matmul_paths,
+        "The matmul fast path native kernels compile to now, by operand dtype ('FP32', 'FP16', 'BF16'), and 'isa': "
+        "the PYPTO_NATIVE_ISA target (docs/isa.md \"Matmul fast paths\").");
+  m.def("cache_key_env_vars", [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& v : cache_key_env_vars()) out.emplace_back(v.name, v.summary);
+    return out;
+  }, "The environment variables that change the native engine's kernel cache key: (name, summary) pairs.");
   m.def(
       "chip_clock_ghz",
       [](const std::string& platform) {

@@ -62,6 +62,33 @@ const char* cross_core_fifo_markdown() {
          "  waits on a FIFO, the run fails and names each part, its instruction, its line and the FIFO state.\n";
 }
 
+// The native engine's matmul paths per CPU feature (include/pypto/isa/optimized/matmul.h).
+std::string matmul_fast_paths_markdown() {
+  return "### Matmul fast paths (native engine)\n\n"
+         "The native engine compiles TMATMUL / TMATMUL_ACC / TMATMUL_BIAS / TGEMV* with ND operands into\n"
+         "include/pypto/isa/optimized/matmul.h; the kernel's compile target picks the path (-march=native,\n"
+         "so the machine that runs it). `PYPTO_NATIVE_ISA` forces a lower target: `avx512` (x86-64-v4),\n"
+         "`avx2` (x86-64-v3), `scalar` (x86-64, SSE2), or `native` (the default); it is part of the\n"
+         "kernel cache key (pypto/base/env.h, `pypto._core.cache_key_env_vars()`). `pypto._core.native_matmul_paths()`\n"
+         "names the path of each operand dtype under the current setting.\n\n"
+         "| Target has | FP32 | BF16 | FP16 |\n"
+         "|---|---|---|---|\n"
+         "| AMX-BF16 (AMX-TILE) | as AVX-512 | `tdpbf16ps` on tile registers, 32 x 32 C blocks (M % 32, N % 32, K % 32 = 0; "
+         "else vdpbf16ps) | as AVX-512 |\n"
+         "| AVX-512F + AVX512_BF16 | 8 x 32 FMA micro-kernel | `vdpbf16ps` on (k, k+1) pairs, 8 x 32 | F16C widened, 8 x 32 FMA |\n"
+         "| AVX-512F | 8 x 32 FMA | widened (a shift), 8 x 32 FMA | F16C widened, 8 x 32 FMA |\n"
+         "| AVX2 + FMA | 6 x 16 FMA | widened, 6 x 16 FMA | F16C widened, 6 x 16 FMA |\n"
+         "| baseline (SSE2) | 6 x 8 mul + add | widened, 6 x 8 | widened (fp16.h), 6 x 8 |\n\n"
+         "B is packed per K block (KC = 256) into NR-wide column panels (pair-interleaved for vdpbf16ps\n"
+         "and AMX), A is read in place (FP16 / BF16 rows widened first on the FMA paths); M <= 16 rows\n"
+         "(GEMV-shaped, N a multiple of the vector) take a 16-row kernel (8 without AVX-512) that reads\n"
+         "every B row once, unpacked. Every path accumulates in FP32 and differs from the reference only\n"
+         "in the order of the additions (products of FP16 / BF16 values are exact in FP32), so results\n"
+         "agree within gamma_(K+1) * sum_k |a_ik b_kj| (tests/isa/test_matmul_fast_paths.py, on every\n"
+         "target the CPU runs); vdpbf16ps and tdpbf16ps also flush subnormal inputs and results to zero.\n"
+         "The AMX path requests the tile state from Linux (arch_prctl ARCH_REQ_XCOMP_PERM) once per process.\n";
+}
+
 // The accumulation order of TROW* / TCOL* (src/isa/families/reduction.cpp;
 // include/pypto/isa/optimized/tile_ops.h keeps the same order).
 std::string reduction_order_markdown() {
@@ -159,6 +186,7 @@ std::string instruction_table_markdown() {
     }
     if (family == InstrFamily::kCompare) os << "\n" << packed_mask_layout_markdown();
     if (family == InstrFamily::kReduction) os << "\n" << reduction_order_markdown();
+    if (family == InstrFamily::kMatmul) os << "\n" << matmul_fast_paths_markdown();
     if (family == InstrFamily::kCrossCore) os << "\n" << cross_core_fifo_markdown();
   }
   return os.str();

@@ -3,6 +3,7 @@
 // and loaded with dlopen. Instructions without a fast path run through the reference
 // library from inside the compiled code, so both engines compute the same programs.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,10 @@ void set_native_include_dir(const std::string& dir);
 std::string native_include_dir();
 // The on-disk cache directory ("" when PYPTO_CACHE=0).
 std::string native_cache_dir();
+// The matmul fast path kernels compile to now, by operand dtype ("FP32", "FP16", "BF16"; and
+// "isa": the PYPTO_NATIVE_ISA target), as matmul.h names them (a probe compiled and cached
+// like a kernel, once per setting).
+std::map<std::string, std::string> native_matmul_paths();
 
 // One worker's virtual core for the native engine.
 class NativeCore : public CoreRunner {

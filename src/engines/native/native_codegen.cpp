@@ -354,7 +354,7 @@ class KernelWriter {
     if (fast.kind == isa::FastPath::kColExpand && tiles.size() == 3)
       return "ok = " + covers(1, R, C) + " && " + covers(2, "1", C) + "; if (ok) pto_opt::col_expand(" + P(0) + ", " +
              ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + R + ", " + C + ", pto_opt::" + fast.functor + "{});";
-    // FP16 / BF16 operands into an FP32 Acc: widened in scratch, then the FP32 kernel.
+    // FP16 / BF16 operands into an FP32 Acc: matmul.h's half paths (vdpbf16ps, or widened while packing).
     std::string H;
     if (def->family == isa::InstrFamily::kMatmul && T.empty() && tiles.size() >= 3 &&
         tiles[0]->dtype == DataType::FP32) {
@@ -379,9 +379,8 @@ class KernelWriter {
       if (static_cast<int>(tiles.size()) < first + 2) return "";
       const int L = first, Rt = first + 1;
       const std::string K = vc(L);
-      const std::string extra = H.empty() ? "" : " + " + R + " * " + K + " + " + K + " * " + C;
-      std::string cond = covers(L, R, K) + " && " + covers(Rt, K, C) + " && (pto_opt::matmul_scratch_floats(" + R + ", " +
-                         C + ", " + K + ")" + extra + ") * 4 <= f->scratch_bytes";
+      std::string cond = covers(L, R, K) + " && " + covers(Rt, K, C) + " && pto_opt::matmul_scratch_floats(" + R + ", " +
+                         C + ", " + K + ") * 4 <= f->scratch_bytes";
       auto PF = [&](int t) { return ptr(*tiles[t], "float"); };
       auto PO = [&](int t) { return H.empty() ? PF(t) : ptr(*tiles[t], H.c_str()); };
       std::string mode = "0", init = "nullptr", ldi = "0";
@@ -394,7 +393,7 @@ class KernelWriter {
         cond += " && " + covers(3, "1", C);
       }
       uses_matmul_ = true;
-      return "ok = " + cond + "; if (ok) pto_opt::" + (H.empty() ? "matmul(" : "matmul_half(") + PF(0) + ", " + ld(0) +
+      return "ok = " + cond + "; if (ok) pto_opt::" + "matmul(" + PF(0) + ", " + ld(0) +
              ", " + PO(L) + ", " + ld(L) + ", " + PO(Rt) + ", " + ld(Rt) + ", " + R + ", " + C + ", " + K + ", " + mode +
              ", " + init + ", " + ldi + ", (float*)f->scratch);";
     }

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "compile_progress.h"
+#include "pypto/base/env.h"
 #include "pypto/engines/native_engine.h"
 
 #ifndef PYPTO_SOURCE_INCLUDE_DIR
@@ -63,7 +64,9 @@ std::string compiler() {
   return cxx && *cxx ? cxx : "c++";
 }
 
-const char* kFlags = "-O3 -march=native -std=c++17 -shared -fPIC -fno-plt -w";
+// The compile flags: the target is -march=native unless PYPTO_NATIVE_ISA forces a lower one
+// (pypto/base/env.h); the target's features pick the fast paths (docs/isa.md).
+std::string compile_flags() { return "-O3 " + native_isa_flag() + " -std=c++17 -shared -fPIC -fno-plt -w"; }
 // The link: a kernel needs libm (the double exp / log of the half-precision paths), libc's
 // memcpy and libgcc's helpers, so the default link (crt files, libstdc++: ~80 ms of ld for a
 // hello world) is cut to those three. libm and libc are named so that their symbols bind to
@@ -94,15 +97,18 @@ std::string compiler_identity() {
   return path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtime);
 }
 
-// Hash of everything that determines the compiled code besides the source.
+// Hash of everything that determines the compiled code besides the source: the compiler,
+// the flags, the library headers and the registered environment variables (pypto/base/env.h).
 uint64_t toolchain_hash() {
-  static const uint64_t h = [] {
-    std::string all = compiler_identity() + "\n" + kFlags + " " + kFastLinkHead + " " + kFastLinkTail + "\n";
-    for (const char* h : {"abi.h", "vec.h", "half.h", "tile_ops.h", "matmul.h", "../../base/fp16.h", "../../base/scalar_cast.h", "../../base/scalar_ops.h"})
-      all += read_file(native_include_dir() + "/pypto/isa/optimized/" + h);
-    return fnv1a(all);
-  }();
-  return h;
+  static std::mutex mu;
+  static std::map<std::string, uint64_t> by_env;  // the headers are read once per setting
+  const std::string env = cache_key_env();
+  std::lock_guard<std::mutex> lk(mu);
+  if (auto it = by_env.find(env); it != by_env.end()) return it->second;
+  std::string all = compiler_identity() + "\n" + compile_flags() + " " + kFastLinkHead + " " + kFastLinkTail + "\n" + env + "\n";
+  for (const char* h : {"abi.h", "vec.h", "half.h", "tile_ops.h", "matmul.h", "../../base/fp16.h", "../../base/scalar_cast.h", "../../base/scalar_ops.h"})
+    all += read_file(native_include_dir() + "/pypto/isa/optimized/" + h);
+  return by_env[env] = fnv1a(all);
 }
 
 std::string hex(uint64_t v) {
@@ -243,7 +249,7 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
     std::rename(tmp_cpp.c_str(), cpp.c_str());
     std::string output;
     auto command = [&](bool fast) {
-      return compiler() + " " + kFlags + (fast ? std::string(" ") + kFastLinkHead : std::string()) + " -I" +
+      return compiler() + " " + compile_flags() + (fast ? std::string(" ") + kFastLinkHead : std::string()) + " -I" +
              shell_quote(native_include_dir()) + " " + shell_quote(cpp) + " -o " + shell_quote(tmp_so) +
              (fast ? std::string(" ") + kFastLinkTail : std::string());
     };
@@ -335,7 +341,7 @@ std::shared_ptr<NativeModule> native_module_for(const std::vector<const isa::Ker
   std::vector<Part> parts(kernels.size());
   for (size_t i = 0; i < kernels.size(); ++i) {
     parts[i].source = generate_native_source({kernels[i]}, chip, parts[i].natives);
-    parts[i].key = parts[i].source + (parts[i].natives[0] ? '1' : '0');
+    parts[i].key = parts[i].source + (parts[i].natives[0] ? '1' : '0') + cache_key_env();
   }
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<NativeModule>> loaded;  // modules stay loaded
@@ -390,6 +396,29 @@ std::shared_ptr<NativeModule> native_module_for(const std::vector<const isa::Ker
     if (mod->library_path.empty()) mod->library_path = mod->parts[i]->library_path;
   }
   return mod;
+}
+
+std::map<std::string, std::string> native_matmul_paths() {
+  static std::mutex mu;
+  static std::map<std::string, std::map<std::string, std::string>> by_env;
+  const std::string env = cache_key_env();
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    if (auto it = by_env.find(env); it != by_env.end()) return it->second;
+  }
+  // A probe compiled like a kernel: matmul.h's own names of the paths it compiled in.
+  const std::string src =
+      "#include \"pypto/isa/optimized/matmul.h\"\n"
+      "extern \"C\" const char* pto_matmul_path(int d) {\n"
+      "  return d == 0 ? pto_opt::kMatmulPathFp32 : d == 1 ? pto_opt::kMatmulPathFp16 : pto_opt::kMatmulPathBf16;\n}\n";
+  auto mod = load_native_module(src, {});
+  auto fn = reinterpret_cast<const char* (*)(int)>(::dlsym(mod->handle, "pto_matmul_path"));
+  if (!fn) fail(ErrorKind::kRuntime, {}, "the matmul path probe " + mod->library_path + " lacks pto_matmul_path",
+                "delete the cache directory (" + native_cache_dir() + ") and retry");
+  std::map<std::string, std::string> out = {{"isa", native_isa()}, {"FP32", fn(0)}, {"FP16", fn(1)}, {"BF16", fn(2)}};
+  std::lock_guard<std::mutex> lk(mu);
+  by_env[env] = out;
+  return out;
 }
 
 }  // namespace pypto::runtime

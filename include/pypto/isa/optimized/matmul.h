@@ -1,86 +1,415 @@
-// The cube of the optimised library: fp32 C[M, N] (+)= A[M, K] @ B[K, N] as a packed,
-// register-blocked GEMM. B is packed into K x NR column panels, A into MR x K row panels
-// (zero padded), and an MR x NR micro-kernel keeps its accumulators in vector registers
-// (6 x 16 with AVX2, 6 x 32 with AVX-512, 6 x 8 portable). K is blocked by KC for cache.
+// The cube of the optimised library: C[M, N] (+)= A[M, K] @ B[K, N] into an FP32 C, with FP32,
+// FP16 or BF16 operands, as a register-blocked GEMM. The path is chosen when the kernel is
+// compiled, by the target's features (-march=native, or the lower target PYPTO_NATIVE_ISA
+// forces; docs/isa.md "Matmul fast paths"):
+//   - FP32: B packed into K x NR column panels, A read in place (MR row pointers, each value
+//     broadcast), an MR x NR micro-kernel with its accumulators in vector registers
+//     (8 x 32 with AVX-512, 6 x 16 with AVX2, 6 x 8 portable). K is blocked by KC.
+//   - BF16 with AVX512_BF16: vdpbf16ps on (k, k+1) pairs: B packed pair-interleaved, A's pairs
+//     broadcast in place; FP32 accumulation (the instruction flushes subnormal inputs and
+//     results to zero).
+//   - FP16, and BF16 without AVX512_BF16: the operands widened to FP32 while packing (exact),
+//     then the FP32 micro-kernel.
+//   - M <= GR (GEMV-shaped: a few rows against a large weight): no packing; every B row is
+//     read once, straight from the tile, by a GR x W kernel (pairs interleaved on the fly for
+//     vdpbf16ps, widened on the fly otherwise).
+// Products of two FP16 / BF16 values are exact in FP32, so every path differs from the
+// reference only in the order of the FP32 additions (and, for vdpbf16ps, in flushing).
 #pragma once
 #include "pypto/isa/optimized/half.h"
 #include "pypto/isa/optimized/vec.h"
 
 namespace pto_opt {
 
-constexpr int MR = 6;
+#if defined(__AVX512F__)
+constexpr int MR = 8;   // 16 accumulators + 2 B vectors of 32 zmm registers
+constexpr int GR = 16;  // the GEMV kernel: 16 accumulators + 1 B vector
+#else
+constexpr int MR = 6;  // 12 accumulators + 2 B + 1 broadcast of 16 registers
+constexpr int GR = 8;
+#endif
 constexpr int NR = 2 * W;
-constexpr long long KC = 256;
+constexpr long long KC = 256;  // even: vdpbf16ps pairs never straddle a K block
 
-// acc[MR x NR] += Ap (k x MR, k-major) @ Bp (k x NR, k-major), then added to C.
-inline void micro_kernel(long long k, const float* __restrict Ap, const float* __restrict Bp, float* C, long long ldc,
-                         long long m, long long n) {
-  vf c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {}, c40 = {}, c41 = {}, c50 = {},
-     c51 = {};
-  for (long long p = 0; p < k; ++p, Ap += MR, Bp += NR) {
-    const vf b0 = ld(Bp), b1 = ld(Bp + W);
-    vf a;
-    a = splat(Ap[0]); c00 += a * b0; c01 += a * b1;
-    a = splat(Ap[1]); c10 += a * b0; c11 += a * b1;
-    a = splat(Ap[2]); c20 += a * b0; c21 += a * b1;
-    a = splat(Ap[3]); c30 += a * b0; c31 += a * b1;
-    a = splat(Ap[4]); c40 += a * b0; c41 += a * b1;
-    a = splat(Ap[5]); c50 += a * b0; c51 += a * b1;
-  }
-  const vf rows[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-  if (m == MR && n == NR) {
-    for (int i = 0; i < MR; ++i) {
-      st(C + i * ldc, ld(C + i * ldc) + rows[i][0]);
-      st(C + i * ldc + W, ld(C + i * ldc + W) + rows[i][1]);
+#if defined(__AVX512BF16__) && defined(__AVX512F__)
+#define PTO_MM_DPBF16 1
+#endif
+// AMX (Sapphire Rapids and later): BF16 blocks of 32 x 32 on the tile registers. Compiled
+// only for targets with AMX-BF16 (-march=native on such a CPU); untested on machines without.
+#if defined(PTO_MM_DPBF16) && defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__linux__)
+#define PTO_MM_AMX 1
+#endif
+
+// The paths this compilation takes, by operand dtype (the native engine reports them:
+// pypto._core.native_matmul_paths(), benchmarks' "path" field).
+#if defined(__AVX512F__)
+#define PTO_MM_ISA "avx512"
+#elif defined(__AVX2__) && defined(__FMA__)
+#define PTO_MM_ISA "avx2"
+#elif defined(__AVX__)
+#define PTO_MM_ISA "avx"
+#else
+#define PTO_MM_ISA "scalar"  // SSE2 (x86-64) or the host's baseline vectors
+#endif
+#if defined(__AVX512F__)
+#define PTO_MM_BLOCK "8x32"
+#elif defined(__AVX__)
+#define PTO_MM_BLOCK "6x16"
+#else
+#define PTO_MM_BLOCK "6x8"
+#endif
+#if defined(__FMA__)
+#define PTO_MM_MAC " fma "
+#else
+#define PTO_MM_MAC " mul+add "
+#endif
+constexpr const char* kMatmulPathFp32 = PTO_MM_ISA PTO_MM_MAC PTO_MM_BLOCK;
+#if defined(PTO_MM_AMX)
+constexpr const char* kMatmulPathBf16 = "amx tdpbf16ps 32x32 (else avx512_bf16 vdpbf16ps " PTO_MM_BLOCK ")";
+#elif defined(PTO_MM_DPBF16)
+constexpr const char* kMatmulPathBf16 = "avx512_bf16 vdpbf16ps " PTO_MM_BLOCK;
+#else
+constexpr const char* kMatmulPathBf16 = PTO_MM_ISA " widen" PTO_MM_MAC PTO_MM_BLOCK;
+#endif
+#if defined(__F16C__) && defined(__AVX__)
+constexpr const char* kMatmulPathFp16 = PTO_MM_ISA " f16c widen" PTO_MM_MAC PTO_MM_BLOCK;
+#else
+constexpr const char* kMatmulPathFp16 = PTO_MM_ISA " widen" PTO_MM_MAC PTO_MM_BLOCK;
+#endif
+
+// ---- the FP32 micro-kernels ----------------------------------------------------------------
+
+// C[m x n] += sum_p a[i][p] * B(p) for R rows (a: R row pointers, rows past m repeat a valid
+// row; their sums are dropped) and V vectors of columns; `bl(p, v)` gives B's vector v of row p.
+template <int R, int V, class BL>
+inline void fma_kernel(long long k, const float* const* a, BL bl, float* C, long long ldc, long long m, long long n) {
+  vf c[R][V];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) c[i][v] = vf{};
+  for (long long p = 0; p < k; ++p) {
+    vf b[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) b[v] = bl(p, v);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const vf x = splat(a[i][p]);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) c[i][v] += x * b[v];
     }
+  }
+  if (m == R && n == V * W) {
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) st(C + i * ldc + v * W, ld(C + i * ldc + v * W) + c[i][v]);
     return;
   }
   for (long long i = 0; i < m; ++i) {
-    float t[NR];
-    st(t, rows[i][0]);
-    st(t + W, rows[i][1]);
+    float t[V * W];
+    for (int v = 0; v < V; ++v) st(t + v * W, c[i][v]);
     for (long long j = 0; j < n; ++j) C[i * ldc + j] += t[j];
+  }
+}
+
+#if defined(PTO_MM_DPBF16)
+// acc (16 fp32) += pairs of b (32 bf16) . the bf16 pair at a, broadcast (vdpbf16ps). Written
+// as assembly so that no intrinsic header is parsed and both GCC and Clang accept it.
+inline void dpbf16(vf& acc, vi b, const unsigned short* a) {
+  asm("vdpbf16ps %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(b), "m"(*reinterpret_cast<const int*>(a)));
+}
+inline void dpbf16_reg(vf& acc, vi b, vi a) { asm("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(b), "v"(a)); }
+inline vi ldi(const void* p) {
+  typedef int vi_u __attribute__((vector_size(W * 4), aligned(2), may_alias));
+  return *reinterpret_cast<const vi_u*>(p);
+}
+
+// The vdpbf16ps kernel: k values of K (pairs from a[i] + 0, an odd last one alone); bl(q, v)
+// gives the 32 bf16 of pair q (rows 2q, 2q+1 interleaved) for vector v of columns.
+template <int R, int V, class BL>
+inline void dp_kernel(long long k, const unsigned short* const* a, BL bl, float* C, long long ldc, long long m,
+                      long long n) {
+  vf c[R][V];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) c[i][v] = vf{};
+  const long long pairs = k / 2;
+  for (long long q = 0; q < pairs; ++q) {
+    vi b[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) b[v] = bl(q, v);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) dpbf16(c[i][v], b[v], a[i] + 2 * q);
+  }
+  if (k & 1) {  // the last k alone: the pair (a, 0); bl gives (b, 0)
+    vi b[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) b[v] = bl(pairs, v);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      vi x = {static_cast<int>(a[i][k - 1])};
+      x = __builtin_shuffle(x, vi{});
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) dpbf16_reg(c[i][v], b[v], x);
+    }
+  }
+  if (m == R && n == V * W) {
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) st(C + i * ldc + v * W, ld(C + i * ldc + v * W) + c[i][v]);
+    return;
+  }
+  for (long long i = 0; i < m; ++i) {
+    float t[V * W];
+    for (int v = 0; v < V; ++v) st(t + v * W, c[i][v]);
+    for (long long j = 0; j < n; ++j) C[i * ldc + j] += t[j];
+  }
+}
+
+// The 32 bf16 (r0[j], r1[j]) for j < W (r1 null: zeros).
+inline vi interleave_rows(const unsigned short* r0, const unsigned short* r1) {
+  const vh lo = ld_bits(r0), hi = r1 ? ld_bits(r1) : vh{};
+  typedef unsigned short v2h __attribute__((vector_size(W * 4)));
+  const v2h x = __builtin_shufflevector(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23, 8, 24, 9, 25,
+                                        10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  vi r;
+  __builtin_memcpy(&r, &x, sizeof r);
+  return r;
+}
+#endif
+
+#if defined(PTO_MM_AMX)
+// The cube's Left / Right / Acc on AMX tile registers: tmm0-3 four 16 x 16 FP32 Acc blocks
+// (32 x 32 of C), tmm4-5 two 16-row x 32-bf16 Left blocks (A in place, row stride lda),
+// tmm6-7 two 16-pair x 16-column Right blocks of the pair-interleaved B panel (row stride
+// NR pairs). Linux grants the tile data state on request (arch_prctl ARCH_REQ_XCOMP_PERM,
+// feature 18), once per process; a refusal keeps the vdpbf16ps path.
+inline bool amx_permitted() {
+  static const int ok = [] {
+    long r;
+    asm volatile("syscall" : "=a"(r) : "0"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
+    return r == 0 ? 1 : 0;
+  }();
+  return ok;
+}
+struct alignas(64) AmxConfig {
+  unsigned char palette, start_row, reserved[14];
+  unsigned short colsb[16];
+  unsigned char rows[16];
+};
+// C[32 x 32] (ldc) += A[32 x k] (lda, bf16) @ the packed panel (k / 2 pair rows of NR);
+// k a multiple of 32.
+inline void amx_block(float* C, long long ldc, const unsigned short* A, long long lda, const unsigned short* panel,
+                      long long k) {
+  static thread_local bool configured = false;
+  if (!configured) {
+    AmxConfig cfg{};
+    cfg.palette = 1;
+    for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    asm volatile("ldtilecfg %0" ::"m"(cfg));
+    configured = true;
+  }
+  const long long sc = ldc * 4, sa = lda * 2, sb = NR * 4;
+  asm volatile("tileloadd (%0,%1,1), %%tmm0" ::"r"(C), "r"(sc));
+  asm volatile("tileloadd (%0,%1,1), %%tmm1" ::"r"(C + 16), "r"(sc));
+  asm volatile("tileloadd (%0,%1,1), %%tmm2" ::"r"(C + 16 * ldc), "r"(sc));
+  asm volatile("tileloadd (%0,%1,1), %%tmm3" ::"r"(C + 16 * ldc + 16), "r"(sc));
+  for (long long p = 0; p < k; p += 32) {
+    const unsigned short* b = panel + (p / 2) * NR * 2;
+    asm volatile("tileloadd (%0,%1,1), %%tmm4" ::"r"(A + p), "r"(sa));
+    asm volatile("tileloadd (%0,%1,1), %%tmm5" ::"r"(A + 16 * lda + p), "r"(sa));
+    asm volatile("tileloadd (%0,%1,1), %%tmm6" ::"r"(b), "r"(sb));
+    asm volatile("tileloadd (%0,%1,1), %%tmm7" ::"r"(b + 32), "r"(sb));
+    asm volatile("tdpbf16ps %%tmm6, %%tmm4, %%tmm0\n\t"
+                 "tdpbf16ps %%tmm7, %%tmm4, %%tmm1\n\t"
+                 "tdpbf16ps %%tmm6, %%tmm5, %%tmm2\n\t"
+                 "tdpbf16ps %%tmm7, %%tmm5, %%tmm3" ::);
+  }
+  asm volatile("tilestored %%tmm0, (%0,%1,1)" ::"r"(C), "r"(sc) : "memory");
+  asm volatile("tilestored %%tmm1, (%0,%1,1)" ::"r"(C + 16), "r"(sc) : "memory");
+  asm volatile("tilestored %%tmm2, (%0,%1,1)" ::"r"(C + 16 * ldc), "r"(sc) : "memory");
+  asm volatile("tilestored %%tmm3, (%0,%1,1)" ::"r"(C + 16 * ldc + 16), "r"(sc) : "memory");
+}
+#endif
+
+// ---- packing -------------------------------------------------------------------------------
+
+inline float to_f32(float x) { return x; }
+inline float to_f32(f16 x) { return widen1(x); }
+inline float to_f32(bf16 x) { return widen1(x); }
+inline vf ld_f32(const float* p) { return ld(p); }
+template <class H> inline vf ld_f32(const H* p) { return ldh(p); }
+
+// B[k0 .. k0 + kc, j0 .. j0 + NR] (nn valid columns) as FP32 rows of NR, zero padded.
+template <class T>
+inline void pack_b(float* dst, const T* B, long long ldb, long long k0, long long kc, long long j0, long long nn) {
+  for (long long p = 0; p < kc; ++p) {
+    const T* src = B + (k0 + p) * ldb + j0;
+    if (nn == NR) {
+      st(dst + p * NR, ld_f32(src));
+      st(dst + p * NR + W, ld_f32(src + W));
+    } else {
+      for (long long j = 0; j < NR; ++j) dst[p * NR + j] = j < nn ? to_f32(src[j]) : 0.0f;
+    }
   }
 }
 
 // Scratch floats matmul needs for these sizes.
 inline long long matmul_scratch_floats(long long M, long long N, long long K) {
   const long long kc = K < KC ? K : KC;
-  return ((M + MR - 1) / MR) * MR * kc + ((N + NR - 1) / NR) * NR * kc + 64;
+  const long long mp = (M + MR - 1) / MR * MR, np = (N + NR - 1) / NR * NR;
+  const long long gemv = M <= GR ? GR * (K + 1) : 0;  // A k-major for the GEMV kernel
+  const long long blocked = np * kc + mp * kc;         // B panels; widened A rows (FP16 / BF16)
+  return (gemv > blocked ? gemv : blocked) + 64;
 }
 
-// C (ldc) += A (lda) @ B (ldb); M x N x K fp32. `scratch` holds matmul_scratch_floats.
-inline void gemm_acc(float* C, long long ldc, const float* A, long long lda, const float* B, long long ldb, long long M,
+// The GEMV shape (M <= GR, N a multiple of W): A packed k-major (GR values per k, rows past
+// M zero), every B row read once, in place, W columns at a time.
+template <class T>
+inline void gemv_acc(float* C, long long ldc, const T* A, long long lda, const T* B, long long ldb, long long M,
                      long long N, long long K, float* scratch) {
-  float* Bp = scratch;
-  for (long long k0 = 0; k0 < K; k0 += KC) {
-    const long long kc = K - k0 < KC ? K - k0 : KC;
-    const long long npan = (N + NR - 1) / NR, mpan = (M + MR - 1) / MR;
-    float* Ap = Bp + npan * NR * kc;
-    for (long long jp = 0; jp < npan; ++jp) {  // pack B panels: Bp[jp][p][j]
-      const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
-      float* dst = Bp + jp * NR * kc;
-      for (long long p = 0; p < kc; ++p) {
-        const float* src = B + (k0 + p) * ldb + j0;
-        if (nn == NR) {
-          st(dst + p * NR, ld(src));
-          st(dst + p * NR + W, ld(src + W));
-        } else {
-          for (long long j = 0; j < NR; ++j) dst[p * NR + j] = j < nn ? src[j] : 0.0f;
+#if defined(PTO_MM_DPBF16)
+  if constexpr (sizeof(T) == 2 && !__is_same(T, f16)) {
+    const unsigned short* a = reinterpret_cast<const unsigned short*>(A);
+    const unsigned short* b = reinterpret_cast<const unsigned short*>(B);
+    unsigned* Aq = reinterpret_cast<unsigned*>(scratch);  // [q][i]: the pair (A[i][2q], A[i][2q+1])
+    const long long nq = (K + 1) / 2;
+    for (long long q = 0; q < nq; ++q)
+      for (int i = 0; i < GR; ++i) {
+        const unsigned lo = i < M ? a[i * lda + 2 * q] : 0, hi = i < M && 2 * q + 1 < K ? a[i * lda + 2 * q + 1] : 0;
+        Aq[q * GR + i] = lo | hi << 16;
+      }
+    for (long long j0 = 0; j0 < N; j0 += W) {
+      vf c[GR];
+#pragma GCC unroll 16
+      for (int i = 0; i < GR; ++i) c[i] = vf{};
+      const unsigned short* col = b + j0;
+      const unsigned* aq = Aq;
+      for (long long q = 0; q < nq; ++q, aq += GR) {
+        const unsigned short* r0 = col + 2 * q * ldb;
+        const vi bv = interleave_rows(r0, 2 * q + 1 < K ? r0 + ldb : nullptr);
+#pragma GCC unroll 16
+        for (int i = 0; i < GR; ++i) dpbf16(c[i], bv, reinterpret_cast<const unsigned short*>(aq + i));
+      }
+      for (long long i = 0; i < M; ++i) st(C + i * ldc + j0, ld(C + i * ldc + j0) + c[i]);
+    }
+    return;
+  }
+#endif
+  float* Ap = scratch;  // [p][i]
+  for (long long p = 0; p < K; ++p)
+    for (int i = 0; i < GR; ++i) Ap[p * GR + i] = i < M ? to_f32(A[i * lda + p]) : 0.0f;
+  for (long long j0 = 0; j0 < N; j0 += W) {
+    vf c[GR];
+#pragma GCC unroll 16
+    for (int i = 0; i < GR; ++i) c[i] = vf{};
+    const T* col = B + j0;
+    const float* ap = Ap;
+    for (long long p = 0; p < K; ++p, ap += GR) {
+      const vf bv = ld_f32(col + p * ldb);
+#pragma GCC unroll 16
+      for (int i = 0; i < GR; ++i) c[i] += splat(ap[i]) * bv;
+    }
+    for (long long i = 0; i < M; ++i) st(C + i * ldc + j0, ld(C + i * ldc + j0) + c[i]);
+  }
+}
+
+// C (ldc) += A (lda) @ B (ldb); M x N x K; T is float, f16 or bf16. `scratch` holds
+// matmul_scratch_floats(M, N, K) floats.
+template <class T>
+inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T* B, long long ldb, long long M,
+                     long long N, long long K, float* scratch) {
+  if (M <= 0 || N <= 0 || K <= 0) return;
+  if (M <= GR && N % W == 0) {
+    gemv_acc(C, ldc, A, lda, B, ldb, M, N, K, scratch);
+    return;
+  }
+  const long long npan = (N + NR - 1) / NR, mpan = (M + MR - 1) / MR;
+#if defined(PTO_MM_DPBF16)
+  if constexpr (sizeof(T) == 2 && !__is_same(T, f16)) {
+    const unsigned short* b = reinterpret_cast<const unsigned short*>(B);
+    unsigned short* Bq = reinterpret_cast<unsigned short*>(scratch);  // [jp][q][j][2]
+    for (long long k0 = 0; k0 < K; k0 += KC) {
+      const long long kc = K - k0 < KC ? K - k0 : KC, nq = (kc + 1) / 2;
+      for (long long jp = 0; jp < npan; ++jp) {  // pack B pair-interleaved
+        const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
+        unsigned short* dst = Bq + jp * nq * NR * 2;
+        for (long long q = 0; q < nq; ++q) {
+          const unsigned short* r0 = b + (k0 + 2 * q) * ldb + j0;
+          const unsigned short* r1 = 2 * q + 1 < kc ? r0 + ldb : nullptr;
+          unsigned short* d = dst + q * NR * 2;
+          if (nn == NR) {
+            const vi x0 = interleave_rows(r0, r1), x1 = interleave_rows(r0 + W, r1 ? r1 + W : nullptr);
+            __builtin_memcpy(d, &x0, sizeof x0);
+            __builtin_memcpy(d + 2 * W, &x1, sizeof x1);
+          } else {
+            for (long long j = 0; j < NR; ++j) {
+              d[2 * j] = j < nn ? r0[j] : 0;
+              d[2 * j + 1] = j < nn && r1 ? r1[j] : 0;
+            }
+          }
+        }
+      }
+      for (long long jp = 0; jp < npan; ++jp) {
+        const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
+        const unsigned short* panel = Bq + jp * nq * NR * 2;
+        auto bl = [&](long long q, int v) { return ldi(panel + (q * NR + v * W) * 2); };
+        long long ip = 0;
+#if defined(PTO_MM_AMX)
+        if (nn == NR && kc % 32 == 0 && amx_permitted())
+          for (; ip * MR + 32 <= M; ip += 32 / MR)  // MR = 8: whole 32-row blocks
+            amx_block(C + ip * MR * ldc + j0, ldc, reinterpret_cast<const unsigned short*>(A) + ip * MR * lda + k0, lda,
+                      panel, kc);
+#endif
+        for (; ip < mpan; ++ip) {
+          const long long i0 = ip * MR, mm = M - i0 < MR ? M - i0 : MR;
+          const unsigned short* a[MR];
+          for (int i = 0; i < MR; ++i)
+            a[i] = reinterpret_cast<const unsigned short*>(A + (i0 + (i < mm ? i : mm - 1)) * lda + k0);
+          dp_kernel<MR, 2>(kc, a, bl, C + i0 * ldc + j0, ldc, mm, nn);
         }
       }
     }
-    for (long long ip = 0; ip < mpan; ++ip) {  // pack A panels: Ap[ip][p][i]
-      const long long i0 = ip * MR, mm = M - i0 < MR ? M - i0 : MR;
-      float* dst = Ap + ip * MR * kc;
-      for (long long p = 0; p < kc; ++p)
-        for (long long i = 0; i < MR; ++i) dst[p * MR + i] = i < mm ? A[(i0 + i) * lda + k0 + p] : 0.0f;
+    return;
+  }
+#endif
+  float* Bp = scratch;
+  for (long long k0 = 0; k0 < K; k0 += KC) {
+    const long long kc = K - k0 < KC ? K - k0 : KC;
+    float* Aw = Bp + npan * NR * kc;  // FP16 / BF16: A's rows of this K block, widened
+    for (long long jp = 0; jp < npan; ++jp) {
+      const long long j0 = jp * NR;
+      pack_b(Bp + jp * NR * kc, B, ldb, k0, kc, j0, N - j0 < NR ? N - j0 : NR);
+    }
+    if constexpr (!__is_same(T, float)) {
+      for (long long i = 0; i < M; ++i) {
+        const T* s = A + i * lda + k0;
+        float* d = Aw + i * kc;
+        long long kk = 0;
+        for (; kk + W <= kc; kk += W) st(d + kk, ld_f32(s + kk));
+        for (; kk < kc; ++kk) d[kk] = to_f32(s[kk]);
+      }
     }
     for (long long jp = 0; jp < npan; ++jp) {
       const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
+      const float* panel = Bp + jp * NR * kc;
+      auto bl = [panel](long long p, int v) { return ld(panel + p * NR + v * W); };
       for (long long ip = 0; ip < mpan; ++ip) {
         const long long i0 = ip * MR, mm = M - i0 < MR ? M - i0 : MR;
-        micro_kernel(kc, Ap + ip * MR * kc, Bp + jp * NR * kc, C + i0 * ldc + j0, ldc, mm, nn);
+        const float* a[MR];
+        for (int i = 0; i < MR; ++i) {
+          const long long r = i0 + (i < mm ? i : mm - 1);
+          if constexpr (__is_same(T, float))
+            a[i] = reinterpret_cast<const float*>(A) + r * lda + k0;
+          else
+            a[i] = Aw + r * kc;
+        }
+        fma_kernel<MR, 2>(kc, a, bl, C + i0 * ldc + j0, ldc, mm, nn);
       }
     }
   }
@@ -88,7 +417,9 @@ inline void gemm_acc(float* C, long long ldc, const float* A, long long lda, con
 
 // TMATMUL / TMATMUL_ACC / TMATMUL_BIAS: C = init + A @ B where init is zero (mode 0), the
 // tile `init` (mode 1, M x N, row stride ldi; may be C itself) or the bias row (mode 2).
-inline void matmul(float* C, long long ldc, const float* A, long long lda, const float* B, long long ldb, long long M,
+// T (A's and B's element type): float, f16 or bf16; C is FP32.
+template <class T>
+inline void matmul(float* C, long long ldc, const T* A, long long lda, const T* B, long long ldb, long long M,
                    long long N, long long K, int mode, const float* init, long long ldi, float* scratch) {
   for (long long i = 0; i < M; ++i) {
     float* c = C + i * ldc;
@@ -102,20 +433,11 @@ inline void matmul(float* C, long long ldc, const float* A, long long lda, const
   gemm_acc(C, ldc, A, lda, B, ldb, M, N, K, scratch);
 }
 
-
-// TMATMUL* with FP16 / BF16 operands (H: f16 or bf16) and an FP32 Acc: the operands widened to
-// FP32 in `scratch` (products of two halves are exact in FP32), then the FP32 kernel; `scratch`
-// holds M * K + K * N floats more than matmul_scratch_floats(M, N, K).
+// The FP16 / BF16 spelling the code generator emits (the same template).
 template <class H>
 inline void matmul_half(float* C, long long ldc, const H* A, long long lda, const H* B, long long ldb, long long M,
                         long long N, long long K, int mode, const float* init, long long ldi, float* scratch) {
-  float* a = scratch;
-  float* b = a + M * K;
-  for (long long i = 0; i < M; ++i)
-    for (long long k = 0; k < K; ++k) a[i * K + k] = widen1(A[i * lda + k]);
-  for (long long k = 0; k < K; ++k)
-    for (long long j = 0; j < N; ++j) b[k * N + j] = widen1(B[k * ldb + j]);
-  matmul(C, ldc, a, K, b, N, M, N, K, mode, init, ldi, b + K * N);
+  matmul(C, ldc, A, lda, B, ldb, M, N, K, mode, init, ldi, scratch);
 }
 
 }  // namespace pto_opt

@@ -1,0 +1,162 @@
+"""The native engine's matmul fast paths (include/pypto/isa/optimized/matmul.h), one by one:
+every target this CPU can run (PYPTO_NATIVE_ISA = native, and the lower avx512 / avx2 /
+scalar it supports) with FP32, FP16 and BF16 operands, on shapes that take each kernel
+(the blocked micro-kernel with row / column / K tails and several K blocks; the GEMV kernel
+for M <= 16 rows), against float64 numpy of the same operands and against the reference
+library (the sim engine).
+
+Tolerance, from the arithmetic: the operands are exact (BF16 / FP16 values, or FP32), every
+product of two of them is exact in FP32 (8 + 8 or 11 + 11 significant bits <= 24; FP32 x FP32
+products round once), and the K products are added in FP32 in some order, so each result is
+within gamma_(K+1) * sum_k |a_ik b_kj| (+ |init|) of the exact sum, gamma_n = n u / (1 - n u),
+u = 2^-24 (Higham, Accuracy and Stability, 3.1). The operands here have no subnormals (which
+vdpbf16ps flushes to zero)."""
+
+import os
+
+import numpy as np
+import pytest
+
+from pypto import _core
+
+U = 2.0 ** -24
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+FLAGS = cpu_flags()
+X86 = os.uname().machine in ("x86_64", "AMD64")
+# The targets this machine runs: native always; the forced lower ones where the CPU has them.
+TARGETS = ["native"] + ([t for t, need in [("avx512", {"avx512f", "avx512bw", "avx512dq", "avx512vl"}),
+                                          ("avx2", {"avx2", "fma", "f16c"}), ("scalar", set())]
+                         if need <= FLAGS] if X86 else [])
+
+
+@pytest.fixture(params=TARGETS)
+def target(request, monkeypatch):
+    if request.param == "native":
+        monkeypatch.delenv("PYPTO_NATIVE_ISA", raising=False)
+    else:
+        monkeypatch.setenv("PYPTO_NATIVE_ISA", request.param)
+    return request.param
+
+
+def bf16_bits(x):
+    """Round-to-nearest-even FP32 -> BF16 bit patterns (uint16)."""
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def bf16_value(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def operands(rng, shape, dtype):
+    """(array passed to the instruction, its exact FP64 values)."""
+    x = rng.uniform(-2, 2, size=shape).astype(np.float32)
+    if dtype == "BF16":
+        b = bf16_bits(x)
+        return b, bf16_value(b).astype(np.float64)
+    if dtype == "FP16":
+        h = x.astype(np.float16)
+        return h, h.astype(np.float64)
+    return x, x.astype(np.float64)
+
+
+def execute(name, out, ins, dtype, engine):
+    out = out.copy()
+    kw = {}
+    if dtype == "BF16":
+        kw["dtypes"] = [None] * (1 + (name == "TMATMUL_ACC")) + ["BF16", "BF16"] + [None] * (name == "TMATMUL_BIAS")
+    mem = {"TMATMUL": ["Acc", "Left", "Right"], "TMATMUL_ACC": ["Acc", "Acc", "Left", "Right"],
+           "TMATMUL_BIAS": ["Acc", "Left", "Right", "Bias"]}[name]
+    _core.isa_execute(name, [out], ins, {}, engine=engine, memories=mem, **kw)
+    return out
+
+
+# (M, N, K), each operand within a2a3's 64 KiB Left / Right buffers: the blocked kernel with
+# every tail and 2 K blocks (KC = 256), GEMV shapes (M <= 16, N a multiple of 16; an odd K:
+# vdpbf16ps's lone last k), a few rows whose N is no multiple of the vector (blocked path),
+# and single rows / columns.
+SHAPES = [(128, 128, 128), (67, 45, 77), (37, 40, 300), (16, 64, 256), (5, 64, 33), (16, 32, 511),
+          (9, 40, 70), (1, 16, 7), (1, 1, 1), (20, 33, 2)]
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "FP16", "BF16"])
+@pytest.mark.parametrize("name", ["TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS"])
+def test_fast_path_matches_numpy_and_reference(target, name, dtype):
+    rng = np.random.default_rng(sum(map(ord, name + dtype)))
+    for M, N, K in SHAPES:
+        a, a64 = operands(rng, (M, K), dtype)
+        b, b64 = operands(rng, (K, N), dtype)
+        exact = a64 @ b64
+        bound = np.abs(a64) @ np.abs(b64)
+        ins = [a, b]
+        if name == "TMATMUL_ACC":
+            init = rng.uniform(-2, 2, size=(M, N)).astype(np.float32)
+            ins = [init] + ins
+            exact, bound = exact + init, bound + np.abs(init)
+        elif name == "TMATMUL_BIAS":
+            bias = rng.uniform(-2, 2, size=(1, N)).astype(np.float32)
+            ins = ins + [bias]
+            exact, bound = exact + bias, bound + np.abs(bias)
+        n = K + 1
+        tol = n * U / (1 - n * U) * bound + 1e-30
+        zero = np.zeros((M, N), np.float32)
+        nat = execute(name, zero, ins, dtype, "native")
+        ref = execute(name, zero, ins, dtype, "sim")
+        where = f"{name} {dtype} {M}x{N}x{K} on {target}"
+        assert np.all(np.abs(nat - exact) <= tol), f"{where}: native {np.max(np.abs(nat - exact) / tol):.2f}x the bound"
+        assert np.all(np.abs(ref - exact) <= tol), f"{where}: reference off the bound"
+        assert np.all(np.abs(nat - ref) <= 2 * tol), where
+
+
+def test_paths_reported_per_target(target):
+    """native_matmul_paths names the path each dtype compiles to under the target: the lower
+    targets take their own paths, vdpbf16ps only where the target has AVX512_BF16."""
+    p = _core.native_matmul_paths()
+    assert p["isa"] == target
+    if target == "native":
+        if X86 and "avx512f" in FLAGS:
+            assert p["FP32"].startswith("avx512 fma")
+            want = "avx512_bf16 vdpbf16ps" if "avx512_bf16" in FLAGS else "avx512 widen fma"
+            assert p["BF16"].startswith(want), p
+        return
+    assert p["FP32"].startswith(target), p
+    assert p["BF16"].startswith(target + " widen "), p
+    assert p["FP16"].startswith(target), p
+
+
+def test_forced_target_changes_the_compiled_kernel(monkeypatch):
+    """The same instruction under two targets compiles twice (the variable is part of the cache
+    key, pypto/base/env.h) and both agree with numpy."""
+    names = [n for n, _ in _core.cache_key_env_vars()]
+    assert "PYPTO_NATIVE_ISA" in names
+    if "avx2" not in TARGETS:
+        pytest.skip("no lower target on this CPU")
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((16, 64), dtype=np.float32), rng.standard_normal((64, 32), dtype=np.float32)
+    outs = []
+    for t in ("native", "avx2"):
+        monkeypatch.setenv("PYPTO_NATIVE_ISA", t)
+        outs.append(execute("TMATMUL", np.zeros((16, 32), np.float32), [a, b], "FP32", "native"))
+        assert _core.native_matmul_paths()["isa"] == t
+    for o in outs:
+        np.testing.assert_allclose(o, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_unknown_target_is_a_user_error(monkeypatch):
+    monkeypatch.setenv("PYPTO_NATIVE_ISA", "avx9000")
+    a = np.ones((4, 4), np.float32)
+    with pytest.raises(_core.PyptoError) as e:
+        execute("TMATMUL", np.zeros((4, 4), np.float32), [a, a], "FP32", "native")
+    assert "PYPTO_NATIVE_ISA=avx9000" in str(e.value) and "fix:" in str(e.value)
