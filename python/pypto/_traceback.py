@@ -22,6 +22,16 @@ NOTE = ("(pypto-internal traceback frames are hidden; set PYPTO_FULL_TRACEBACK=1
         "in a bug report)")
 
 
+def call_site() -> str:
+    """`file:line` of the first caller outside pypto: where the user called the program."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "<unknown>"
+
+
 # -- the user's source line under a message ------------------------------------------------
 _CARET_LINE = re.compile(r"\n {4,}\^+( [^\n]*)?(\n|$)")  # the caret line of an excerpt already there
 

@@ -485,15 +485,7 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
         return bound, cfg
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _call_site() -> str:
-    """`file:line` of the first caller outside pypto: where the user called the program."""
-    frame = sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "<unknown>"
+from pypto._traceback import call_site as _call_site  # noqa: E402  (one rule: the first frame outside pypto)
 
 
 def _at_call_site(error: Exception) -> Exception:

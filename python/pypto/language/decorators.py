@@ -218,7 +218,7 @@ class JitFunction:
             try:
                 bound = inspect.signature(self.func).bind(*args, **kwargs)
             except TypeError as e:
-                from pypto.jit.compiled import _call_site  # the user's line of the call
+                from pypto._traceback import call_site as _call_site  # the user's line of the call
                 unknown = [k for k in kwargs if k not in params]
                 near = difflib.get_close_matches(unknown[0], params, n=1) if unknown else []
                 hint = f"did you mean '{near[0]}='? " if near else ""
