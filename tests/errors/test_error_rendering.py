@@ -16,7 +16,7 @@ from pypto import PyptoError
 from pypto.runtime import RunConfig
 
 PACKAGE = pathlib.Path(pypto.__file__).resolve().parent
-PYTHON = str(pathlib.Path(__file__).resolve().parents[2] / "python")
+PYTHON = str(pathlib.Path(pypto.__file__).resolve().parents[1])  # the pypto under test (a dev build or the installed package)
 
 SCRIPT = '''\
 import numpy as np

@@ -13,6 +13,8 @@ import time
 import numpy as np
 import pytest
 
+import pypto
+
 import pypto.language as pl
 from pypto import PyptoError
 from pypto.runtime import RunConfig
@@ -79,7 +81,7 @@ LONG_KERNEL = textwrap.dedent(
 def test_ctrl_c_stops_a_long_kernel_within_half_a_second(engine, tmp_path):
     script = tmp_path / "long_kernel.py"
     script.write_text(LONG_KERNEL)
-    env = dict(os.environ, PYTHONPATH=str(HERE.parents[2] / "python"))
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(pypto.__file__).resolve().parents[1]))
     proc = subprocess.Popen([sys.executable, str(script), engine], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
     try:
@@ -441,7 +443,7 @@ CACHED_KERNELS = textwrap.dedent(
 
 
 def run_cached(script, which, cache):
-    env = dict(os.environ, PYTHONPATH=str(HERE.parents[2] / "python"), PYPTO_CACHE_DIR=str(cache), PYPTO_CACHE="1")
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(pypto.__file__).resolve().parents[1]), PYPTO_CACHE_DIR=str(cache), PYPTO_CACHE="1")
     p = subprocess.run([sys.executable, str(script), which], capture_output=True, text=True, env=env, timeout=300)
     return p
 

@@ -11,6 +11,8 @@ import textwrap
 
 import pytest
 
+import pypto
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PROGRAM = textwrap.dedent("""
@@ -44,7 +46,7 @@ def run_with_wrapper(tmp_path, refuse_short_link):
     script = tmp_path / "prog.py"  # pl.jit reads the source file
     script.write_text(PROGRAM)
     env = dict(os.environ, CXX=str(wrapper), PYPTO_CACHE_DIR=str(tmp_path / "cache"), PYPTO_ENGINE="native")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in [os.path.join(ROOT, "python"), env.get("PYTHONPATH", "")] if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [os.path.dirname(os.path.dirname(os.path.abspath(pypto.__file__))), env.get("PYTHONPATH", "")] if p)
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
     return log.read_text().splitlines()
