@@ -35,16 +35,19 @@ bool same(const AffineForm& a, const AffineForm& b) { return a.known == b.known 
 AffineForm add(const AffineForm& a, const AffineForm& b, int64_t sign) {
   if (!a.known || !b.known) return unknown();
   AffineForm r;
-  r.c = a.c + sign * b.c;
+  if (sign > 0 ? __builtin_add_overflow(a.c, b.c, &r.c) : __builtin_sub_overflow(a.c, b.c, &r.c)) return unknown();
   size_t i = 0, j = 0;
   while (i < a.terms.size() || j < b.terms.size()) {
     if (j == b.terms.size() || (i < a.terms.size() && a.terms[i].first < b.terms[j].first)) {
       r.terms.push_back(a.terms[i++]);
     } else if (i == a.terms.size() || b.terms[j].first < a.terms[i].first) {
+      if (sign < 0 && b.terms[j].second == INT64_MIN) return unknown();
       r.terms.push_back({b.terms[j].first, sign * b.terms[j].second});
       ++j;
     } else {
-      const int64_t c = a.terms[i].second + sign * b.terms[j].second;
+      int64_t c = 0;
+      const int64_t x = a.terms[i].second, y = b.terms[j].second;
+      if (sign > 0 ? __builtin_add_overflow(x, y, &c) : __builtin_sub_overflow(x, y, &c)) return unknown();
       if (c != 0) r.terms.push_back({a.terms[i].first, c});
       ++i, ++j;
     }
@@ -56,8 +59,11 @@ AffineForm scale(const AffineForm& a, int64_t k) {
   if (!a.known) return a;
   if (k == 0) return constant(0);
   AffineForm r = a;
-  r.c *= k;
-  for (auto& t : r.terms) t.second *= k;
+  // An offset that overflows 64 bits is not an affine footprint: the run reports the overflow
+  // at the user's line (scalar_ops.h); here it is only unknown.
+  if (__builtin_mul_overflow(r.c, k, &r.c)) return unknown();
+  for (auto& t : r.terms)
+    if (__builtin_mul_overflow(t.second, k, &t.second)) return unknown();
   return r;
 }
 
