@@ -64,7 +64,7 @@ def test_native_report_names_fast_and_reference_instructions():
 def test_machine_record_matches_the_cpu():
     info = run.machine()
     assert info["cpu"] and info["cpus"] == os.cpu_count()
-    m = re.fullmatch(r"vector=(avx512|avx2|portable) f16=(f16c|portable)", info["library_paths"])
+    m = re.fullmatch(r"vector=(avx512|avx2|portable) f16=(f16c|portable) store=(movnt|plain)", info["library_paths"])
     assert m, info["library_paths"]
     flags = cpu_flags()
     if flags is not None:

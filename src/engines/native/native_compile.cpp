@@ -323,7 +323,7 @@ std::string native_library_paths() {
     const std::string probe =
         "// pypto: which paths of the optimised library this compiler builds\n"
         "#include \"pypto/isa/optimized/tile_ops.h\"\n"
-        "extern \"C\" const char* pto_opt_paths() { return \"vector=\" PTO_OPT_VECTOR_PATH \" f16=\" PTO_OPT_F16_PATH; }\n";
+        "extern \"C\" const char* pto_opt_paths() { return \"vector=\" PTO_OPT_VECTOR_PATH \" f16=\" PTO_OPT_F16_PATH \" store=\" PTO_OPT_STREAM_PATH; }\n";
     auto mod = load_native_module(probe, {});
     auto fn = reinterpret_cast<const char* (*)()>(::dlsym(mod->handle, "pto_opt_paths"));
     paths = fn ? fn() : "unknown";

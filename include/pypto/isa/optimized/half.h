@@ -155,18 +155,40 @@ template <class Op> struct has_ref<Op, decltype((void)&Op::ref)> { static conste
 // element is computed as the reference computes it. kSlack is well above the error of
 // vexp / vlog / 1/sqrt (at most 2 ulps).
 constexpr int kSlack = 8;
+// The lanes of y whose narrowing could change within kSlack ulps: narrowing y - kSlack and
+// y + kSlack ulps (the general test).
+template <class H>
+inline vi unsure_lanes(vf y, vh h, H) {
+  const vh up = narrow(as_float(as_int(y) + kSlack), H{}), down = narrow(as_float(as_int(y) - kSlack), H{});
+  return __builtin_convertvector((up != h) | (down != h), vi);
+}
+// The same test on the bits of y where the rounding boundaries of H are fixed bit patterns:
+// fp16 results of magnitude in [2^-14, 65504) (normal fp16; the fp32 bits below the 10
+// mantissa bits, 13 of them, are halfway at 0x1000) and bf16 results of finite y (16 low
+// bits, halfway at 0x8000). Within a binade the narrowing is monotonic and changes only
+// where those low bits pass the halfway pattern, so a lane whose low bits lie more than
+// kSlack from it narrows the same at y - kSlack and y + kSlack ulps (across a binade the low
+// bits run on from 0 and the result does not change either). `special`: the lanes outside
+// that range, which take the general test (the whole vector does, where any lane is one).
+inline vi low_bits_near_half(vf y, f16, vi& special) {
+  const vi m = as_int(y) & 0x7fffffff;
+  special = (m < 0x38800000) | (m >= 0x477fe000);
+  return ((m & 0x1fff) >= 0x1000 - kSlack) & ((m & 0x1fff) <= 0x1000 + kSlack);
+}
+inline vi low_bits_near_half(vf y, bf16, vi& special) {
+  const vi m = as_int(y) & 0x7fffffff;
+  special = m >= 0x7f800000;
+  return ((m & 0xffff) >= 0x8000 - kSlack) & ((m & 0xffff) <= 0x8000 + kSlack);
+}
 template <class H, class Op, class... A>
 inline vh narrow_op(Op op, A... a) {
   const vf y = op(a...);
   vh h = narrow(y, H{});
   if constexpr (has_ref<Op>::value) {
-    const vh up = narrow(as_float(as_int(y) + kSlack), H{}), down = narrow(as_float(as_int(y) - kSlack), H{});
-    const vh unsure = (up != h) | (down != h);
-    unsigned long long q[W / 4];
-    __builtin_memcpy(q, &unsure, sizeof q);
-    unsigned long long any = 0;
-    for (int i = 0; i < W / 4; ++i) any |= q[i];
-    if (any)
+    vi special;
+    vi unsure = low_bits_near_half(y, H{}, special);
+    if (__builtin_expect(any(special), 0)) unsure = unsure_lanes(y, h, H{});
+    if (__builtin_expect(any(unsure), 0))
       for (int i = 0; i < W; ++i)
         if (unsure[i]) h[i] = narrow_double(Op::ref(a[i]...), H{});
   }

@@ -90,6 +90,46 @@ inline void unary(T* d, i64 ds, const T* a, i64 as, i64 rows, i64 cols, Op op) {
     if (c < cols) put_part(d + c, cols - c, op, ld_part(a + c, cols - c));
   }
 }
+// TEXP on fp16 / bf16 tiles: the element has 65536 values, so the reference's result of each
+// (exp in double, rounded once: Exp::ref, narrow_double) is a table of 128 KiB, built on the
+// first call of the kernel library (about a millisecond) and read one element at a time
+// (the inputs of a softmax touch a few KiB of it). Bit for bit the reference by construction,
+// NaNs included. A call that finds the table being built by another worker takes the vector
+// path (the same results) instead of waiting.
+template <class H>
+struct HalfExpTable {
+  static inline unsigned short v[65536];
+  static inline int state = 0;  // 0 empty, 1 being built, 2 ready
+  static const unsigned short* get() {
+    int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (s == 2) return v;
+    if (s == 1 || !__atomic_compare_exchange_n(&state, &s, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return nullptr;
+    for (unsigned i = 0; i < 65536; ++i) v[i] = narrow_double(Exp::ref(widen1(H{static_cast<unsigned short>(i)})), H{});
+    __atomic_store_n(&state, 2, __ATOMIC_RELEASE);
+    return v;
+  }
+};
+template <class H>
+inline void unary_exp_half(H* d, i64 ds, const H* a, i64 as, i64 rows, i64 cols) {
+  const unsigned short* t = HalfExpTable<H>::get();
+  if (!t) {
+    for (i64 r = 0; r < rows; ++r, d += ds, a += as) {
+      i64 c = 0;
+      for (; c + W <= cols; c += W) put(d + c, Exp{}, ld(a + c));
+      if (c < cols) put_part(d + c, cols - c, Exp{}, ld_part(a + c, cols - c));
+    }
+    return;
+  }
+  for (i64 r = 0; r < rows; ++r, d += ds, a += as)
+    for (i64 c = 0; c < cols; ++c) d[c].bits = t[a[c].bits];
+}
+inline void unary(f16* d, i64 ds, const f16* a, i64 as, i64 rows, i64 cols, Exp) {
+  unary_exp_half(d, ds, a, as, rows, cols);
+}
+inline void unary(bf16* d, i64 ds, const bf16* a, i64 as, i64 rows, i64 cols, Exp) {
+  unary_exp_half(d, ds, a, as, rows, cols);
+}
 // d = a converted to D (TCVT between fp32, fp16 and bf16; narrowing rounds to nearest even).
 // Quieting NaNs changes nothing for fp16 / bf16 results (narrowing quiets them too).
 template <class D, class S>
@@ -482,6 +522,46 @@ inline void copy_region(unsigned char* d, i64 drs, i64 dcs, const unsigned char*
   }
 }
 
+// Streaming stores for TSTORE into large tensors: a tensor of more than kStreamBytes is not
+// read back from the cache by the task that writes it (it does not fit the CPU's caches
+// beside the other operands), so rows of at least kStreamRowBytes contiguous bytes go out with
+// non-temporal stores, which skip reading each destination line into the cache first (a
+// third of the memory traffic of a streaming add). Other stores copy through the cache.
+constexpr i64 kStreamBytes = i64(8) << 20, kStreamRowBytes = 1024;
+inline i64 tensor_bytes(const pto_tensor& t) {
+  i64 n = t.elem_bytes;
+  for (int d = 0; d < t.rank; ++d) n *= t.shape[d];
+  return n;
+}
+#if defined(__AVX__)
+inline void stream_row(unsigned char* d, const unsigned char* s, i64 bytes) {
+  const i64 head = (-reinterpret_cast<long long>(d)) & (sizeof(vf) - 1);
+  __builtin_memcpy(d, s, head);
+  i64 i = head;
+  for (; i + static_cast<i64>(sizeof(vf)) <= bytes; i += sizeof(vf)) {
+    vf v;
+    __builtin_memcpy(&v, s + i, sizeof v);
+#if defined(__AVX512F__)
+    __builtin_ia32_movntps512(reinterpret_cast<float*>(d + i), v);
+#else
+    __builtin_ia32_movntps256(reinterpret_cast<float*>(d + i), v);
+#endif
+  }
+  __builtin_memcpy(d + i, s + i, bytes - i);
+}
+inline bool stream_region(unsigned char* d, i64 drs, i64 dcs, const unsigned char* s, i64 srs, i64 rows, i64 cols,
+                          int esize, i64 total_bytes) {
+  if (dcs != 1 || cols * esize < kStreamRowBytes || total_bytes <= kStreamBytes) return false;
+  for (i64 r = 0; r < rows; ++r) stream_row(d + r * drs * esize, s + r * srs * esize, cols * esize);
+  __builtin_ia32_sfence();  // the stores are visible before the task is reported done
+  return true;
+}
+#define PTO_OPT_STREAM_PATH "movnt"
+#else
+inline bool stream_region(unsigned char*, i64, i64, const unsigned char*, i64, i64, i64, int, i64) { return false; }
+#define PTO_OPT_STREAM_PATH "plain"
+#endif
+
 // TLOAD: tile (rows x cols at `tile`) valid region from tensor t at offsets; fp32 pads
 // fill the rest when `pad_mode` is 1 (value `pad`).
 inline bool tload(unsigned char* tile, i64 cols, i64 rows, i64 vr, i64 vc, const pto_tensor& t, const i64* off,
@@ -505,7 +585,8 @@ inline bool tstore(const pto_tensor& t, const i64* off, int noff, const unsigned
   i64 rs, cs;
   if (!window(t, off, noff, vr, vc, &base, &rs, &cs, fold, row_dim, col_dim)) return false;
   if (!atomic_add) {
-    copy_region(base, rs, cs, tile, cols, 1, vr, vc, t.elem_bytes);
+    if (!stream_region(base, rs, cs, tile, cols, vr, vc, t.elem_bytes, tensor_bytes(t)))
+      copy_region(base, rs, cs, tile, cols, 1, vr, vc, t.elem_bytes);
     return true;
   }
   if (cs != 1) return false;

@@ -61,10 +61,31 @@ inline vf pow2i(vi n) { return as_float((n + 127) << 23); }
 // scaling by 2^n in two steps so that subnormal results are exact. Accuracy: within 1 ulp
 // of the correctly rounded result over the whole float range (measured against glibc
 // expf by the differential test); exp(NaN) = NaN, overflow gives +inf, underflow 0.
+// Whether any lane of a compare mask is set (one OR over the mask's 64-bit words).
+inline bool any(vi m) {
+#if defined(__AVX__)
+  typedef long long v4di_ __attribute__((vector_size(32)));
+  v4di_ q[W / 8];
+  __builtin_memcpy(q, &m, sizeof q);
+  v4di_ r = q[0];
+  for (int i = 1; i < W / 8; ++i) r |= q[i];
+  return !__builtin_ia32_ptestz256(r, r);
+#else
+  unsigned long long q[W / 2];
+  __builtin_memcpy(q, &m, sizeof q);
+  unsigned long long r = 0;
+  for (int i = 0; i < W / 2; ++i) r |= q[i];
+  return r != 0;
+#endif
+}
+// The range clamp is written as min / max (`a < b ? a : b`, one vminps / vmaxps; a NaN lane
+// becomes a bound) and the lanes out of range or NaN are fixed up only where the vector has
+// one (xc != x): softmax's exp(x - max) never does. The polynomial and the scaling are the
+// same for every lane, so the results equal the branch-free form's bit for bit.
 inline vf vexp(vf x) {
   const vf hi = splat(88.72283935546875f), lo = splat(-103.972084045410f);
-  vf xc = x > hi ? hi : x;
-  xc = xc < lo ? lo : xc;
+  vf xc = x < hi ? x : hi;
+  xc = xc > lo ? xc : lo;
   vf fx = xc * 1.44269504088896341f;
   fx = (fx + 12582912.0f) - 12582912.0f;  // round to nearest
   vf r = xc - fx * 0.693359375f;
@@ -79,6 +100,7 @@ inline vf vexp(vf x) {
   vi n = __builtin_convertvector(fx, vi);
   vi n1 = n >> 1, n2 = n - n1;
   vf y = p * pow2i(n1) * pow2i(n2);
+  if (__builtin_expect(!any(xc != x), 1)) return y;
   y = x > hi ? splat(__builtin_inff()) : y;
   y = x < lo ? splat(0.0f) : y;
   return x != x ? x : y;
