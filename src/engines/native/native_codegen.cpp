@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -49,6 +50,7 @@ class KernelWriter {
     body_ << "  long long ri[" << n << "] = {}; double rf[" << n << "] = {};\n";
     body_ << "  (void)ri; (void)rf;\n";
     body_ << "#define FB(pc) f->fallback(f->host, pc, ri, rf)\n";
+    plan_direct();
     int scalar_index = 0;
     for (const auto& p : k_.params) {
       if (p.is_tensor) continue;
@@ -148,6 +150,133 @@ class KernelWriter {
   bool uses_matmul() const { return uses_matmul_; }
 
  private:
+  // ---- matmul operands read straight from the global tensor --------------------------------
+  // A Mat tile written only by TLOADs and read only by TMOVs into Left / Right tiles that only
+  // matmuls read (as that operand) is never copied: the TLOAD records the tensor window
+  // (pointer, row stride, rows, cols: gp/gl/gr/gc<tile>), the TMOV hands it on, and the
+  // matmul reads A or B in place (a GEMV-shaped matmul streams each weight once). Whenever
+  // that cannot hold at run time (a window that is not row-contiguous, a region outside the
+  // window, the fast path refusing, the tensor overlapping one the kernel writes) the tile is
+  // materialised first: the copies the TLOAD and TMOV would have made, then the usual code.
+  std::set<int> direct_;                   // the tiles (Mat and Left / Right) taking part
+  std::map<int, std::string> direct_ro_;   // tensor parameter -> its "not written here" flag
+  bool tile_read_only_by(int t, const std::function<bool(const Instr&, size_t)>& ok) const {
+    for (const Instr& in : k_.code)
+      for (size_t i = 0; i < in.ins.size(); ++i)
+        if (in.ins[i].kind == Operand::kTile && in.ins[i].index == t && !ok(in, i)) return false;
+    return true;
+  }
+  static bool is_matmul(const Instr& in) {
+    const isa::InstrDef* d = isa::find_instr(in.mnemonic);
+    return d && d->family == isa::InstrFamily::kMatmul;
+  }
+  // Which input of matmul `in` is its Left (0) / Right (1) operand, else -1.
+  static int matmul_operand(const Instr& in, size_t i) {
+    const size_t first = in.mnemonic == "TMATMUL_ACC" || in.mnemonic == "TGEMV_ACC" ? 1 : 0;
+    return i == first ? 0 : i == first + 1 ? 1 : -1;
+  }
+  void plan_direct() {
+    direct_.clear();
+    direct_ro_.clear();
+    const int nt = static_cast<int>(k_.tiles.size());
+    std::vector<std::vector<const Instr*>> writers(nt);
+    std::set<int> written_tensors, read_tiles;
+    for (const Instr& in : k_.code) {
+      for (const Operand& o : in.outs) {
+        if (o.kind == Operand::kTile && o.index >= 0 && o.index < nt) writers[o.index].push_back(&in);
+        if (o.kind == Operand::kTensor) written_tensors.insert(o.index);
+      }
+      for (size_t i = 0; i < in.ins.size(); ++i) {
+        const Operand& o = in.ins[i];
+        if (o.kind == Operand::kTile) read_tiles.insert(o.index);
+        // Tensors any instruction other than a TLOAD / scalar read hands over: treated as written.
+        if (o.kind == Operand::kTensor && !(i == 0 && ((in.kind == isa::InstrKind::kTile && in.mnemonic == "TLOAD") ||
+                                                       in.kind == isa::InstrKind::kScalarRead)))
+          written_tensors.insert(o.index);
+      }
+    }
+    auto placed = [&](int t) { return t >= 0 && t < nt && tile_of(Operand::tile(t)) != nullptr; };
+    // L0 tiles: written only by TMOVs of one dtype, read only by matmuls as Left / Right.
+    std::set<int> l0;
+    for (int t = 0; t < nt; ++t) {
+      const isa::TileDesc& d = k_.tiles[t];
+      if ((d.memory != MemorySpace::Left && d.memory != MemorySpace::Right) || !placed(t) || writers[t].empty()) continue;
+      const int want = d.memory == MemorySpace::Left ? 0 : 1;
+      bool ok = true;
+      for (const Instr* w : writers[t])
+        ok = ok && w->kind == isa::InstrKind::kTile && w->mnemonic == "TMOV" && w->outs.size() == 1 &&
+             w->ins.size() == 1 && w->ins[0].kind == Operand::kTile && placed(w->ins[0].index) &&
+             k_.tiles[w->ins[0].index].dtype == d.dtype && k_.tiles[w->ins[0].index].memory == MemorySpace::Mat;
+      ok = ok && tile_read_only_by(t, [&](const Instr& in, size_t i) {
+             return in.kind == isa::InstrKind::kTile && is_matmul(in) && matmul_operand(in, i) == want;
+           });
+      if (ok) l0.insert(t);
+    }
+    // Mat tiles: written only by plain TLOADs (no pad, same dtype), read only by TMOVs into those L0 tiles.
+    for (int t = 0; t < nt; ++t) {
+      const isa::TileDesc& d = k_.tiles[t];
+      if (d.memory != MemorySpace::Mat || !placed(t) || writers[t].empty() || d.pad != PadValue::null) continue;
+      bool ok = true;
+      for (const Instr* w : writers[t])
+        ok = ok && w->kind == isa::InstrKind::kTile && w->mnemonic == "TLOAD" && w->outs.size() == 1 &&
+             w->ins.size() == 2 && w->ins[0].kind == Operand::kTensor && w->ins[0].index >= 0 &&
+             static_cast<size_t>(w->ins[0].index) < k_.params.size() && k_.params[w->ins[0].index].dtype == d.dtype;
+      std::vector<int> dsts;
+      ok = ok && tile_read_only_by(t, [&](const Instr& in, size_t) {
+             if (in.kind != isa::InstrKind::kTile || in.mnemonic != "TMOV" || in.outs.size() != 1 ||
+                 in.outs[0].kind != Operand::kTile || !l0.count(in.outs[0].index))
+               return false;
+             dsts.push_back(in.outs[0].index);
+             return true;
+           });
+      if (!ok || dsts.empty()) continue;
+      direct_.insert(t);
+      for (int y : dsts) direct_.insert(y);
+      for (const Instr* w : writers[t]) direct_ro_[w->ins[0].index];
+    }
+    // An L0 tile some of whose writers read a Mat tile that does not take part: not direct.
+    for (int t : l0)
+      if (direct_.count(t))
+        for (const Instr* w : writers[t])
+          if (!direct_.count(w->ins[0].index)) direct_.erase(t);
+    // A tile sharing bytes with a direct one that something reads: the copies must be made.
+    for (int t = 0; t < nt; ++t) {
+      if (direct_.count(t) || !read_tiles.count(t) || !placed(t)) continue;
+      const isa::TileDesc& a = k_.tiles[t];
+      const long long a1 = a.addr + a.rows * a.cols * dtype_bytes(a.dtype);
+      for (auto it = direct_.begin(); it != direct_.end();) {
+        const isa::TileDesc& b = k_.tiles[*it];
+        const long long b1 = b.addr + b.rows * b.cols * dtype_bytes(b.dtype);
+        if (a.memory == b.memory && a.addr < b1 && b.addr < a1) it = direct_.erase(it);
+        else ++it;
+      }
+    }
+    if (direct_.empty()) return;
+    for (int t : direct_) {
+      const std::string n = std::to_string(t);
+      body_ << "  const unsigned char* gp" << n << " = nullptr; long long gl" << n << " = 0, gr" << n << " = 0, gc" << n
+            << " = 0; (void)gp" << n << "; (void)gl" << n << "; (void)gr" << n << "; (void)gc" << n << ";\n";
+    }
+    // A tensor read in place must not share bytes with one this kernel writes (checked per call).
+    for (auto& [i, flag] : direct_ro_) {
+      flag = "ro" + std::to_string(i);
+      body_ << "  const bool " << flag << " = true";
+      for (int w : written_tensors)
+        if (w >= 0 && static_cast<size_t>(w) < k_.params.size() && w != i)
+          body_ << " && !pto_opt::tensors_overlap(f->tensors[" << i << "], f->tensors[" << w << "])";
+      if (written_tensors.count(i)) body_ << " && false";
+      body_ << ";\n";
+    }
+  }
+  // The copy that makes direct tile t hold its window (what its TLOAD / TMOV would have copied).
+  std::string materialize(int t) const {
+    const isa::TileDesc& d = k_.tiles[t];
+    const std::string n = std::to_string(t);
+    return "if (gp" + n + ") { pto_opt::copy_region(" + ptr(d, "unsigned char") + ", " + std::to_string(d.cols) +
+           ", 1, gp" + n + ", gl" + n + ", 1, gr" + n + ", gc" + n + ", " + std::to_string(dtype_bytes(d.dtype)) +
+           "); gp" + n + " = nullptr; }";
+  }
+
   std::vector<int> whiles_;  // kWhileBegin pcs of the open while loops
   bool is_float_reg(int r) const { return r >= 0 && static_cast<size_t>(r) < k_.reg_is_float.size() && k_.reg_is_float[r]; }
   std::string reg(int r) const { return (is_float_reg(r) ? "rf[" : "ri[") + std::to_string(r) + "]"; }
@@ -282,6 +411,8 @@ class KernelWriter {
       }
       if (load) {
         if (t.pad != PadValue::null && t.dtype != DataType::FP32) return "";
+        window_off_ = off;
+        window_call_ = "pto_opt::tensor_window(" + tensor + ", off, " + n + ", " + R + ", " + C + ", " + fold + dims;
         const float pad = t.pad == PadValue::max ? 3.4028234663852886e38f : t.pad == PadValue::min ? -3.4028234663852886e38f : 0.0f;
         return off + " ok = pto_opt::tload(" + ptr(t, "unsigned char") + ", " + std::to_string(t.cols) + ", " +
                std::to_string(t.rows) + ", " + R + ", " + C + ", " + tensor + ", off, " + n + ", " +
@@ -382,7 +513,15 @@ class KernelWriter {
       std::string cond = covers(L, R, K) + " && " + covers(Rt, K, C) + " && pto_opt::matmul_scratch_floats(" + R + ", " +
                          C + ", " + K + ") * 4 <= f->scratch_bytes";
       auto PF = [&](int t) { return ptr(*tiles[t], "float"); };
-      auto PO = [&](int t) { return H.empty() ? PF(t) : ptr(*tiles[t], H.c_str()); };
+      auto PO = [&](int t) {
+        const std::string ty = H.empty() ? "float" : H;
+        if (auto it = operand_ptr_.find(t); it != operand_ptr_.end()) return "((const " + ty + "*)" + it->second + ")";
+        return ptr(*tiles[t], ty.c_str());
+      };
+      auto LD = [&](int t) {
+        auto it = operand_ld_.find(t);
+        return it != operand_ld_.end() ? it->second : ld(t);
+      };
       std::string mode = "0", init = "nullptr", ldi = "0";
       if (acc_in) {
         mode = "1", init = PF(1), ldi = ld(1);
@@ -394,7 +533,7 @@ class KernelWriter {
       }
       uses_matmul_ = true;
       return "ok = " + cond + "; if (ok) pto_opt::" + "matmul(" + PF(0) + ", " + ld(0) +
-             ", " + PO(L) + ", " + ld(L) + ", " + PO(Rt) + ", " + ld(Rt) + ", " + R + ", " + C + ", " + K + ", " + mode +
+             ", " + PO(L) + ", " + LD(L) + ", " + PO(Rt) + ", " + LD(Rt) + ", " + R + ", " + C + ", " + K + ", " + mode +
              ", " + init + ", " + ldi + ", (float*)f->scratch);";
     }
     return "";
@@ -612,25 +751,95 @@ class KernelWriter {
           if (!d) placed = false;
           tiles.push_back(d);
         }
+    // Direct tiles (plan_direct) this instruction writes or reads.
+    const int out0 = !in.outs.empty() && in.outs[0].kind == Operand::kTile ? in.outs[0].index : -1;
+    const int in0 = !in.ins.empty() && in.ins[0].kind == Operand::kTile ? in.ins[0].index : -1;
+    std::vector<std::pair<int, int>> direct_operands;  // matmul: (position in `tiles`, tile) of Left / Right
+    std::string materialize_all;                       // the copies of every direct tile this reads
+    int pos = 0;
+    for (const auto* list : {&in.outs, &in.ins})
+      for (size_t i = 0; i < list->size(); ++i) {
+        const Operand& o = (*list)[i];
+        if (o.kind != Operand::kTile) continue;
+        if (list == &in.ins && direct_.count(o.index)) {
+          materialize_all += materialize(o.index) + " ";
+          if (is_matmul(in) && matmul_operand(in, i) >= 0) direct_operands.push_back({pos, o.index});
+        }
+        ++pos;
+      }
+    if (placed && is_matmul(in))
+      for (auto [p, t] : direct_operands) {
+        operand_ptr_[p] = "dp" + std::to_string(p);
+        operand_ld_[p] = "dl" + std::to_string(p);
+      }
+    window_call_.clear();
     std::string fast = placed ? fast_path(in, tiles) : "";
+    operand_ptr_.clear();
+    operand_ld_.clear();
     body_ << "  /* " << in.mnemonic << " */ ";
     if (fast.empty()) {
-      body_ << "FB(" << pc << ");\n";
+      body_ << materialize_all << "FB(" << pc << ");\n";
       reference_.push_back(in.mnemonic);
       return;
     }
     fast_.push_back(in.mnemonic);
-    body_ << "{ bool ok = true;";
-    std::string check;
+    std::string decls, check;
     for (size_t t = 0; t < tiles.size(); ++t) {
       const isa::TileDesc& d = *tiles[t];
-      body_ << " const long long " << vr(t) << " = " << as_int(get(d.valid_rows)) << ", " << vc(t) << " = "
-            << as_int(get(d.valid_cols)) << ";";
+      decls += " const long long " + vr(t) + " = " + as_int(get(d.valid_rows)) + ", " + vc(t) + " = " +
+               as_int(get(d.valid_cols)) + ";";
       check += (check.empty() ? "" : " && ") + std::string("pto_opt_valid(") + vr(t) + ", " + vc(t) + ", " +
                std::to_string(d.rows) + ", " + std::to_string(d.cols) + ")";
     }
-    body_ << "\n    if (" << check << ") { " << fast << " } else ok = false;\n    if (!ok) FB(" << pc << "); }\n";
+    const std::string usual = "{ bool ok = true;" + decls + "\n    if (" + check + ") { " + fast +
+                              " } else ok = false;\n    if (!ok) FB(" + std::to_string(pc) + "); }";
+    if (in.mnemonic == "TLOAD" && direct_.count(out0) && !window_call_.empty()) {
+      // Record the window; the copy is made only if a later step needs it (materialize).
+      const std::string n = std::to_string(out0);
+      auto ro = direct_ro_.find(in.ins[0].index);
+      body_ << "{" << decls << " gp" << n << " = nullptr;\n    if (" << (ro == direct_ro_.end() ? "false" : ro->second)
+            << " && " << check << ") { " << window_off_ << " gp" << n << " = " << window_call_ << ", &gl" << n
+            << "); gr" << n << " = " << vr(0) << "; gc" << n << " = " << vc(0) << "; }\n    if (!gp" << n << ") "
+            << usual << " }\n";
+      return;
+    }
+    if (in.mnemonic == "TMOV" && direct_.count(out0)) {
+      const std::string y = std::to_string(out0), x = std::to_string(in0);
+      body_ << "{" << decls << " gp" << y << " = nullptr;\n";
+      if (direct_.count(in0))  // hand the window on when the moved region lies inside it
+        body_ << "    if (gp" << x << " && " << check << " && " << vr(0) << " <= gr" << x << " && " << vc(0) << " <= gc"
+              << x << ") { gp" << y << " = gp" << x << "; gl" << y << " = gl" << x << "; gr" << y << " = " << vr(0)
+              << "; gc" << y << " = " << vc(0) << "; }\n";
+      body_ << "    if (!gp" << y << ") { " << materialize_all << usual << " } }\n";
+      return;
+    }
+    if (!direct_operands.empty() && is_matmul(in)) {
+      // Left reads vr0 x K, Right K x vc0 (K: Left's valid columns); outside the window: copy.
+      const std::string K = vc(direct_operands.size() ? matmul_left_pos(in) : 0);
+      body_ << "{" << decls << "\n";
+      for (auto [p, t] : direct_operands) {
+        const std::string n = std::to_string(t), P = std::to_string(p);
+        const bool left = p == matmul_left_pos(in);
+        const std::string rows = left ? vr(0) : K, cols = left ? K : vc(0);
+        body_ << "    const unsigned char* dp" << P << " = " << ptr(k_.tiles[t], "unsigned char") << "; long long dl" << P
+              << " = " << k_.tiles[t].cols << ";\n    if (gp" << n << " && " << rows << " <= gr" << n << " && " << cols
+              << " <= gc" << n << ") { dp" << P << " = gp" << n << "; dl" << P << " = gl" << n << "; } else "
+              << materialize(t) << "\n";
+      }
+      std::string fix;  // the fast path refused: the reference reads the tiles
+      for (auto [p, t] : direct_operands) fix += materialize(t) + " ";
+      body_ << "    bool ok = true;\n    if (" << check << ") { " << fast << " } else ok = false;\n    if (!ok) { " << fix
+            << "FB(" << pc << "); } }\n";
+      return;
+    }
+    body_ << materialize_all << usual << "\n";
   }
+  // The position of a matmul's Left operand in its tile list (outs, then ins).
+  static int matmul_left_pos(const Instr& in) {
+    return in.mnemonic == "TMATMUL_ACC" || in.mnemonic == "TGEMV_ACC" ? 2 : 1;
+  }
+  std::map<int, std::string> operand_ptr_, operand_ld_;  // matmul operands read in place (by position)
+  std::string window_off_, window_call_;                 // the last TLOAD's offsets and window call
 
  public:
   // The tile instructions written so far with a fast path / through the reference library.

@@ -578,6 +578,46 @@ inline bool tload(unsigned char* tile, i64 cols, i64 rows, i64 vr, i64 vc, const
   return true;
 }
 
+// A TLOAD's window read in place (a matmul operand that is never copied, native_codegen.cpp
+// plan_direct): its first element, its row stride in elements (*ld); null unless the window
+// lies inside t and its columns are contiguous.
+inline const unsigned char* tensor_window(const pto_tensor& t, const i64* off, int noff, i64 vr, i64 vc, bool fold,
+                                          int row_dim, int col_dim, i64* ld) {
+  unsigned char* base;
+  i64 rs, cs;
+  if (vr <= 0 || vc <= 0 || !window(t, off, noff, vr, vc, &base, &rs, &cs, fold, row_dim, col_dim) || cs != 1)
+    return nullptr;
+  *ld = rs;
+  return base;
+}
+inline const unsigned char* tensor_window(const pto_tensor& t, const i64* off, int noff, i64 vr, i64 vc, bool fold,
+                                          i64* ld) {
+  return tensor_window(t, off, noff, vr, vc, fold, -1, -1, ld);
+}
+
+// Whether two tensors' element ranges (from the lowest to the highest byte any index reaches)
+// share a byte; an empty tensor shares none.
+inline void tensor_extent(const pto_tensor& t, const unsigned char** lo, const unsigned char** hi) {
+  i64 a = 0, b = 0;
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.shape[d] <= 0) {
+      *lo = *hi = t.data;
+      return;
+    }
+    const i64 e = (t.shape[d] - 1) * t.strides[d];
+    (e < 0 ? a : b) += e;
+  }
+  *lo = t.data + a * t.elem_bytes;
+  *hi = t.data + (b + 1) * t.elem_bytes;
+}
+inline bool tensors_overlap(const pto_tensor& x, const pto_tensor& y) {
+  if (!x.data || !y.data) return false;
+  const unsigned char *xl, *xh, *yl, *yh;
+  tensor_extent(x, &xl, &xh);
+  tensor_extent(y, &yl, &yh);
+  return xl < xh && yl < yh && xl < yh && yl < xh;
+}
+
 // TSTORE: tensor t at offsets = tile's valid region (atomic: add, fp32).
 inline bool tstore(const pto_tensor& t, const i64* off, int noff, const unsigned char* tile, i64 cols, i64 vr, i64 vc,
                    bool atomic_add, bool fold = false, int row_dim = -1, int col_dim = -1) {
