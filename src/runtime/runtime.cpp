@@ -697,7 +697,7 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
               block.block_num = static_cast<int>(blocks);
               for (size_t i = 0; i < kernel.params.size(); ++i)
                 if (is_block_param(kernel.params[i])) block.args[i] = HostArg::of_int(kernel.params[i].name == "__block_idx" ? b : blocks);
-              ids.push_back(pool.submit(std::move(block)));
+              ids.push_back(pool.stage(std::move(block)));  // enters the pool in batches (wait_all flushes)
             }
             if (prep.task_values) launches.push_back(ids);
             for (int64_t r : int_list_attr(in, "launch_reg"))
