@@ -551,6 +551,26 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
     if (args[i].kind == HostArg::kTensor) slots.views[i] = args[i].tensor;
     else regs.set(next_reg++, args[i].scalar());
   }
+  // The attributes of each call, looked up once per run instead of once per task.
+  struct CallAttrs {
+    bool manual = false;
+    std::vector<int64_t> dump_args, deps, dep_regs, no_dep_args, predicate, block_num, block_num_reg, launch_reg;
+  };
+  std::vector<CallAttrs> call_attrs(program.code.size());
+  for (size_t pc = 0; pc < program.code.size(); ++pc) {
+    const isa::Instr& in = program.code[pc];
+    if (in.kind != isa::InstrKind::kCall) continue;
+    CallAttrs& c = call_attrs[pc];
+    c.manual = attr_flag(in, "manual");
+    c.dump_args = int_list_attr(in, "dump_args");
+    c.deps = int_list_attr(in, "deps");
+    c.dep_regs = int_list_attr(in, "dep_regs");
+    c.no_dep_args = int_list_attr(in, "no_dep_args");
+    c.predicate = int_list_attr(in, "predicate");
+    c.block_num = int_list_attr(in, "block_num");
+    c.block_num_reg = int_list_attr(in, "block_num_reg");
+    c.launch_reg = int_list_attr(in, "launch_reg");
+  }
   const std::vector<std::vector<int>>& releases = prep.releases;
   const std::vector<int>& ordinals = prep.ordinals;
   std::vector<std::vector<size_t>> call_tasks(program.code.size());  // by call ordinal: its latest tasks
@@ -611,25 +631,26 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
             check_interrupt(in.span);
             if (pool.failed()) break;  // stop submitting; wait_all rethrows the error
             const isa::Kernel& kernel = program.kernels[in.callee];
+            const CallAttrs& attrs = call_attrs[pc];
             TaskSpec spec;
             spec.kernel = &kernel;
             spec.footprint = &prep.footprints[in.callee];
             spec.parts = prep.part_kernels[in.callee];
             spec.span = &in.span;
-            spec.manual = attr_flag(in, "manual");
+            spec.manual = attrs.manual;
             spec.args = call_args(kernel, in, slots, regs);
             if (options.dump_args >= 2) {  // every tensor argument
               for (size_t i = 0; i < kernel.params.size(); ++i)
                 if (kernel.params[i].is_tensor) spec.dump.push_back(static_cast<int>(i));
             } else if (options.dump_args == 1) {  // those tagged by pl.dump_tag / dumps=
-              for (int64_t i : int_list_attr(in, "dump_args")) spec.dump.push_back(static_cast<int>(i));
+              for (int64_t i : attrs.dump_args) spec.dump.push_back(static_cast<int>(i));
             }
-            for (int64_t d : int_list_attr(in, "deps")) {
+            for (int64_t d : attrs.deps) {
               if (d < 0 || static_cast<size_t>(d) >= call_tasks.size() || call_tasks[d].empty())
                 unsatisfiable_dependency(program, ordinals, ordinals[pc], static_cast<int>(d), in.span);
               spec.deps.insert(spec.deps.end(), call_tasks[d].begin(), call_tasks[d].end());
             }
-            for (int64_t r : int_list_attr(in, "dep_regs")) {  // deps=[arr[j]]: task ids read now
+            for (int64_t r : attrs.dep_regs) {  // deps=[arr[j]]: task ids read now
               const int64_t t = regs.get(isa::Scalar::r(static_cast<int>(r))).as_int();
               if (t == isa::kNoTask) continue;  // an element never written: no edge
               if (t < 0 || t > static_cast<int64_t>(launches.size()))
@@ -643,8 +664,8 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
             for (const isa::Operand& op : in.ins)
               if (op.kind == isa::Operand::kTensor && static_cast<size_t>(op.index) < slots.owners.size() && slots.owners[op.index])
                 spec.keep_alive.push_back(slots.owners[op.index]);
-            spec.no_dep_args = int_list_attr(in, "no_dep_args");
-            if (const std::vector<int64_t> pr = int_list_attr(in, "predicate"); !pr.empty()) {
+            spec.no_dep_args = attrs.no_dep_args;
+            if (const std::vector<int64_t>& pr = attrs.predicate; !pr.empty()) {
               // predicate=(t[i] OP v): the element's position and v are read now, the element
               // when the task is dispatched (after its deps).
               const TensorView view = slot_tensor(slots, static_cast<int>(pr[0]), in);
@@ -679,8 +700,8 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
                 }
               };
             }
-            const std::vector<int64_t> bn = int_list_attr(in, "block_num");
-            const std::vector<int64_t> bn_reg = int_list_attr(in, "block_num_reg");
+            const std::vector<int64_t>& bn = attrs.block_num;
+            const std::vector<int64_t>& bn_reg = attrs.block_num_reg;
             const int64_t blocks = !bn_reg.empty() ? regs.get(isa::Scalar::r(static_cast<int>(bn_reg[0]))).as_int()
                                    : bn.empty()    ? 1
                                                    : bn[0];
@@ -697,10 +718,10 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
               block.block_num = static_cast<int>(blocks);
               for (size_t i = 0; i < kernel.params.size(); ++i)
                 if (is_block_param(kernel.params[i])) block.args[i] = HostArg::of_int(kernel.params[i].name == "__block_idx" ? b : blocks);
-              ids.push_back(pool.submit(std::move(block)));
+              ids.push_back(pool.stage(std::move(block)));  // enters the pool in batches (wait_all flushes)
             }
             if (prep.task_values) launches.push_back(ids);
-            for (int64_t r : int_list_attr(in, "launch_reg"))
+            for (int64_t r : attrs.launch_reg)
               regs.set(static_cast<int>(r), ScalarValue::of_int(static_cast<int64_t>(launches.size())));
             break;
           }

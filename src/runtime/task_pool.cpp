@@ -78,12 +78,15 @@ void TaskPool::reset(CoreFactory factory, uint64_t runner_key, size_t ring_size,
   tasks_.clear();
   buckets_.clear();
   ready_.clear();
+  PYPTO_CHECK(staged_.empty(), "TaskPool::reset with staged tasks");
+  next_id_ = 0;
   ready_hint_.store(0, std::memory_order_release);
   std::fill(aic_busy_.begin(), aic_busy_.end(), 0);
   std::fill(aiv_busy_.begin(), aiv_busy_.end(), 0);
   finished_ = 0;
   ring_resume_ = SIZE_MAX;
   error_ = nullptr;
+  failed_.store(false, std::memory_order_release);
   stats_ = PoolStats{};
   ring_size_ = ring_size;
   record_ = record;
@@ -99,8 +102,9 @@ void TaskPool::reset(CoreFactory factory, uint64_t runner_key, size_t ring_size,
 }
 
 void TaskPool::cancel() {
+  drop_staged();
   std::unique_lock<std::mutex> lk(mu_);
-  if (!error_) error_ = std::make_exception_ptr(std::runtime_error("run cancelled"));  // skip queued tasks
+  set_error(std::make_exception_ptr(std::runtime_error("run cancelled")));  // skip queued tasks
   lk.unlock();
   work_cv_.notify_all();
   lk.lock();
@@ -114,10 +118,11 @@ bool TaskPool::stopped() {
 }
 
 TaskPool::~TaskPool() {
+  drop_staged();
   {
     std::lock_guard<std::mutex> lk(mu_);
     stop_ = true;
-    if (!error_) error_ = std::make_exception_ptr(std::runtime_error("run cancelled"));  // skip queued tasks
+    set_error(std::make_exception_ptr(std::runtime_error("run cancelled")));  // skip queued tasks
   }
   work_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -214,14 +219,76 @@ void TaskPool::regions_of(const TaskSpec& spec, std::vector<Region>& out) const 
 }
 
 size_t TaskPool::submit(TaskSpec spec) {
+  flush();  // staged tasks come first (ids are in submission order)
   thread_local std::vector<Region> regions;
   regions_of(spec, regions);
   thread_local std::vector<std::pair<const uint8_t*, const uint8_t*>> views;
   views.clear();
   for (const HostArg& a : spec.args)
     if (a.kind == HostArg::kTensor) views.push_back(a.tensor.byte_range());
-
   std::unique_lock<std::mutex> lk(mu_);
+  const size_t id = enter(std::move(spec), regions.data(), regions.size(), views.data(), views.size(), lk);
+  next_id_ = id + 1;
+  // Wake workers in batches: a wake-up costs more than a tiny task, so ready tasks are
+  // handed over once a batch is queued, or when the host waits (wait_all, a full ring).
+  if (ready_.size() < kWakeBatch && running_ > 0) return id;
+  lk.unlock();
+  work_cv_.notify_all();
+  return id;
+}
+
+size_t TaskPool::stage(TaskSpec spec) {
+  Staged st;
+  st.region_begin = staged_regions_.size();
+  thread_local std::vector<Region> regions;
+  regions_of(spec, regions);
+  staged_regions_.insert(staged_regions_.end(), regions.begin(), regions.end());
+  st.region_end = staged_regions_.size();
+  st.view_begin = staged_views_.size();
+  for (const HostArg& a : spec.args)
+    if (a.kind == HostArg::kTensor) staged_views_.push_back(a.tensor.byte_range());
+  st.view_end = staged_views_.size();
+  st.spec = std::move(spec);
+  staged_.push_back(std::move(st));
+  const size_t id = next_id_++;
+  // Under a ring (RunConfig(ring_size=)) a batch is at most a quarter of it: staged tasks
+  // keep their tensors alive, and the ring bounds the memory in flight.
+  const size_t batch = ring_size_ > 0 ? std::clamp<size_t>(ring_size_ / 4, 1, kStageBatch) : kStageBatch;
+  if (staged_.size() >= batch) flush();
+  return id;
+}
+
+void TaskPool::flush() {
+  if (staged_.empty()) return;
+  try {
+    std::unique_lock<std::mutex> lk(mu_);
+    for (Staged& st : staged_)
+      enter(std::move(st.spec), staged_regions_.data() + st.region_begin, st.region_end - st.region_begin,
+            staged_views_.data() + st.view_begin, st.view_end - st.view_begin, lk);
+  } catch (...) {  // a deadlock report while the ring was full: the rest never become tasks
+    std::lock_guard<std::mutex> lk(mu_);
+    next_id_ = tasks_.size();
+    staged_.clear();
+    staged_regions_.clear();
+    staged_views_.clear();
+    throw;
+  }
+  staged_.clear();
+  staged_regions_.clear();
+  staged_views_.clear();
+  work_cv_.notify_all();
+}
+
+void TaskPool::drop_staged() {
+  next_id_ -= staged_.size();
+  staged_.clear();  // releases what their specs keep alive; they never became tasks
+  staged_regions_.clear();
+  staged_views_.clear();
+}
+
+size_t TaskPool::enter(TaskSpec&& spec, const Region* regions_data, size_t num_regions,
+                       const std::pair<const uint8_t*, const uint8_t*>* views_data, size_t num_views,
+                       std::unique_lock<std::mutex>& lk) {
   // Back-pressure: wait for a slot of the ring.
   if (ring_size_ > 0 && tasks_.size() - finished_ >= ring_size_) {
     // Resume once a quarter of the ring is free, so that the host and the workers do not
@@ -256,7 +323,8 @@ size_t TaskPool::submit(TaskSpec spec) {
   // views, newest first. A write that covers the region orders every older conflict
   // already (they conflict with it too), so that bucket's scan stops there. A manual task
   // (pl.manual_scope) gets no edges to other manual tasks and orders nothing older than it.
-  for (const Region& x : regions) {
+  for (size_t r = 0; r < num_regions; ++r) {
+    const Region& x = regions_data[r];
     for (Bucket& b : buckets_) {
       if (!(x.blo < b.hi && b.lo < x.bhi)) continue;
       if (!x.write && b.writers == 0) continue;
@@ -288,12 +356,12 @@ size_t TaskPool::submit(TaskSpec spec) {
     tasks_[earlier].dependents.push_back(id);
   }
   // Enter this task's regions in the bucket of their view.
-  for (size_t r = 0; r < regions.size(); ++r) {
-    const Region& x = regions[r];
+  for (size_t r = 0; r < num_regions; ++r) {
+    const Region& x = regions_data[r];
     std::pair<const uint8_t*, const uint8_t*> view{x.blo, x.bhi};
-    for (const auto& v : views)
-      if (v.first <= x.blo && x.bhi <= v.second) {
-        view = v;
+    for (size_t v = 0; v < num_views; ++v)
+      if (views_data[v].first <= x.blo && x.bhi <= views_data[v].second) {
+        view = views_data[v];
         break;
       }
     Bucket* bucket = nullptr;
@@ -325,11 +393,6 @@ size_t TaskPool::submit(TaskSpec spec) {
   if (!ready) return id;  // a finishing dependency hands it to a worker
   ready_.push_back(id);
   ready_hint_.store(ready_.size(), std::memory_order_release);
-  // Wake workers in batches: a wake-up costs more than a tiny task, so ready tasks are
-  // handed over once a batch is queued, or when the host waits (wait_all, a full ring).
-  if (ready_.size() < kWakeBatch && running_ > 0) return id;
-  lk.unlock();
-  work_cv_.notify_all();
   return id;
 }
 
@@ -355,13 +418,14 @@ void TaskPool::report_deadlock(std::unique_lock<std::mutex>& lk, const std::stri
     ++shown;
   }
   stop_ = true;
-  if (!error_) error_ = std::make_exception_ptr(std::runtime_error("run cancelled"));
+  set_error(std::make_exception_ptr(std::runtime_error("run cancelled")));
   lk.unlock();
   work_cv_.notify_all();
   fail(ErrorKind::kRuntime, {}, msg, "make every task depend only on tasks submitted before it");
 }
 
 void TaskPool::wait_all() {
+  flush();
   work_cv_.notify_all();  // hand over a partly filled batch
   std::unique_lock<std::mutex> lk(mu_);
   done_cv_.wait(lk, [&] { return finished_ == tasks_.size() || stalled(); });
@@ -369,28 +433,36 @@ void TaskPool::wait_all() {
   if (error_) std::rethrow_exception(error_);
 }
 
-bool TaskPool::failed() {
-  std::lock_guard<std::mutex> lk(mu_);
-  return error_ != nullptr;
+bool TaskPool::failed() { return failed_.load(std::memory_order_acquire); }
+
+void TaskPool::set_error(std::exception_ptr err) {
+  if (error_) return;
+  error_ = std::move(err);
+  failed_.store(true, std::memory_order_release);
 }
 
 size_t TaskPool::num_tasks() {
+  flush();
   std::lock_guard<std::mutex> lk(mu_);
   return tasks_.size();
 }
 
 PoolStats TaskPool::stats() {
+  flush();
   std::lock_guard<std::mutex> lk(mu_);
   return stats_;
 }
 
 std::vector<TaskRecord> TaskPool::records() {
+  flush();
   std::lock_guard<std::mutex> lk(mu_);
   std::vector<TaskRecord> out;
   if (!record_) return out;
   out.reserve(tasks_.size());
-  for (const Task& t : tasks_)
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const Task& t = tasks_[i];
     out.push_back({t.kernel->name, t.kind, t.vcore, t.worker, t.block_idx, t.block_num, t.start_us, t.end_us, t.deps, t.cycles, t.busy, t.retired});
+  }
   return out;
 }
 
@@ -531,7 +603,7 @@ void TaskPool::worker_loop(int worker) {
     std::vector<std::shared_ptr<void>> release = std::move(task.keep_alive);
     release.clear();  // intermediate tensors no later task uses are freed here
     lk.lock();
-    if (err && !error_) error_ = err;
+    if (err) set_error(err);
     task.start_us = start;
     task.end_us = end;
     task.cycles = cycles;

@@ -103,11 +103,18 @@ class TaskPool {
   // Queues a task; returns its id (0, 1, ... in submission order). Blocks while the ring is
   // full; a deadlock found while blocked is a runtime error naming the tasks involved.
   size_t submit(TaskSpec spec);
+  // Like submit, without waking anyone yet: the task is computed outside the pool's lock
+  // and enters the pool with the other staged ones under one lock hold, once kStageBatch
+  // are staged or at flush / wait_all (a chain of tiny tasks then costs one lock round per
+  // batch, not per task). Only the submitting thread stages, flushes and submits.
+  size_t stage(TaskSpec spec);
+  // Hands the staged tasks to the pool (in order) and wakes the workers.
+  void flush();
   // Blocks until every submitted task has finished; rethrows the first task error; reports
   // a deadlock (tasks that can never run) instead of hanging.
   void wait_all();
   // True once a task has failed (later tasks are skipped).
-  bool failed();
+  bool failed();  // lock-free (the host checks it before every submission)
   int num_workers() const { return static_cast<int>(workers_.size()); }
   // Records every task's modelled timeline into `trace` (worker i is virtual core i); call
   // before the first submit.
@@ -137,17 +144,17 @@ class TaskPool {
     bool exact;                // box and strides are valid (else only the hull)
   };
   struct Task {
-    const isa::Kernel* kernel;
+    const isa::Kernel* kernel = nullptr;
     std::vector<const isa::Kernel*> parts;  // mixed tasks
     std::vector<HostArg> args;
     std::vector<std::shared_ptr<void>> keep_alive;
     std::vector<size_t> dependents;
     std::vector<size_t> deps;  // kept for records and deadlock reports
-    const Span* span;
+    const Span* span = nullptr;
     int pending = 0;
     bool done = false;
     bool started = false;
-    CoreKind kind;
+    CoreKind kind = CoreKind::AIV;
     bool manual = false;
     bool retired = false;
     std::function<bool()> predicate;
@@ -158,6 +165,28 @@ class TaskPool {
     std::array<double, 7> busy{};
     std::vector<int> dump;
   };
+  // Every task of the run, in chunks of kChunk (a deque of Task holds one per node: a
+  // malloc and a free per task); references stay valid while the run grows. clear() empties
+  // the tasks (releasing what they hold) and keeps the chunks for the next run.
+  class TaskStore {
+   public:
+    static constexpr size_t kChunk = 256;
+    size_t size() const { return size_; }
+    Task& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+    const Task& operator[](size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+    void push_back(Task&& t) {
+      if (size_ == chunks_.size() * kChunk) chunks_.push_back(std::make_unique<Task[]>(kChunk));
+      (*this)[size_++] = std::move(t);
+    }
+    void clear() {
+      for (size_t i = 0; i < size_; ++i) (*this)[i] = Task{};
+      size_ = 0;
+    }
+
+   private:
+    std::vector<std::unique_ptr<Task[]>> chunks_;
+    size_t size_ = 0;
+  };
   // Regions of one tensor view's byte range, with the unfinished tasks touching them.
   struct Bucket {
     const uint8_t *lo, *hi;
@@ -165,7 +194,16 @@ class TaskPool {
     size_t writers = 0;                               // unfinished writing entries
     size_t prune_at = 64;
   };
+  struct Staged {
+    TaskSpec spec;
+    size_t region_begin, region_end, view_begin, view_end;  // in staged_regions_ / staged_views_
+  };
   void regions_of(const TaskSpec& spec, std::vector<Region>& out) const;
+  // Enters one task (lock held; waits on a full ring); returns its id.
+  size_t enter(TaskSpec&& spec, const Region* regions, size_t num_regions,
+               const std::pair<const uint8_t*, const uint8_t*>* views, size_t num_views, std::unique_lock<std::mutex>& lk);
+  void drop_staged();
+  void set_error(std::exception_ptr err);  // the first error wins (lock held)
   void worker_loop(int worker);
   int acquire_vcore(CoreKind kind);
   void release_vcore(CoreKind kind, int id);
@@ -181,7 +219,7 @@ class TaskPool {
   bool record_;
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
-  std::deque<Task> tasks_;         // every task of the run; references stay valid
+  TaskStore tasks_;                // every task of the run; references stay valid
   std::vector<Bucket> buckets_;
   std::deque<size_t> ready_;
   std::vector<uint8_t> aic_busy_, aiv_busy_;
@@ -196,6 +234,13 @@ class TaskPool {
   static constexpr int kPollRounds = 4000;
   bool stop_ = false;
   std::exception_ptr error_;
+  std::atomic<bool> failed_{false};  // error_ is set
+  // Staged tasks (the submitting thread's, not under mu_) and the id the next one gets.
+  static constexpr size_t kStageBatch = 32;
+  std::vector<Staged> staged_;
+  std::vector<Region> staged_regions_;
+  std::vector<std::pair<const uint8_t*, const uint8_t*>> staged_views_;
+  size_t next_id_ = 0;
   PoolStats stats_;
   std::vector<Region> scratch_regions_;
   std::chrono::steady_clock::time_point t0_;
