@@ -79,6 +79,7 @@ class DeviceBuffer {
   void retain_for_launch();        // a queued launch uses this buffer
   void release_from_launch();
   void wait_idle();                // until no queued or running launch uses it
+  bool wait_idle_for(int ms);      // wait_idle for at most `ms` milliseconds; true: idle
   int pending() const { return pending_.load(); }
   void free();                     // wait_idle, then release the memory
 

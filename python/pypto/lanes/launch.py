@@ -97,8 +97,13 @@ def sync():
 
 
 def _drain_at_exit():
-    """Lets queued launches finish before the interpreter tears down."""
+    """Lets queued launches finish before the interpreter tears down; after an uncaught
+    KeyboardInterrupt (Ctrl-C outside pto.sync) they are cancelled instead."""
+    import sys
+
     try:
+        if isinstance(getattr(sys, "last_value", None), KeyboardInterrupt):
+            _k.cancel_launches()
         _k.sync()
     except Exception:  # noqa: BLE001  (an unreported launch error at exit is dropped)
         pass
