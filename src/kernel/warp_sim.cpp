@@ -66,6 +66,7 @@ struct WarpStepper::Impl {
     if (args_.size() != p.params.size())
       fail(ErrorKind::kValue, {}, "kernel '" + p.name + "' takes " + std::to_string(p.params.size()) +
                " arguments, got " + std::to_string(args_.size()), "pass one argument per parameter");
+    check_launch_shape(p, shape_);
     for (const LaneOp& op : p.ops)
       if (op.kind != LaneOpKind::kConst && op.kind != LaneOpKind::kParam && op.kind != LaneOpKind::kGlobalId &&
           op.kind != LaneOpKind::kBlockId && op.kind != LaneOpKind::kLaneId && op.kind != LaneOpKind::kBinary &&

@@ -108,4 +108,10 @@ struct LaunchShape {
   int64_t block = 1;  // lanes per block (block x*y*z)
 };
 
+// Lanes one launch may have (grid x block): 2**32, far beyond any tensor a lane can index
+// here; a larger launch would run for hours computing nothing.
+constexpr int64_t kMaxLaunchLanes = int64_t{1} << 32;
+// Positive sizes and at most kMaxLaunchLanes lanes, else a user error naming the launch.
+void check_launch_shape(const LaneProgram& program, LaunchShape shape);
+
 }  // namespace pypto::kernel

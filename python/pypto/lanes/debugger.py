@@ -19,7 +19,7 @@ from pypto._core import PyptoError
 from pypto._core import kernel as _k
 
 from .launch import Kernel, kernel_args, launch_shape, sync
-from .memory import Tensor
+from .memory import Tensor, at_user_line
 
 TimelineEntry = namedtuple("TimelineEntry", "cycle lane inst end pipe index stage")
 Race = namedtuple(
@@ -256,11 +256,12 @@ class WarpDebugContext(DebugContext):
         )
 
 
+@at_user_line
 def debug_kernel(k, args=(), grid=None, block=None, platform="a2a3sim", show_lanes=4):
     """A DebugContext for `k` with `args` (grid and block default to the kernel's last
     launch). Stepping runs the real instructions on a sim core and writes the outputs; a
     kernel with barriers steps the warp model a launch runs (WarpDebugContext)."""
-    frame = inspect.currentframe().f_back
+    frame = inspect.currentframe().f_back.f_back  # the caller of at_user_line's wrapper
     if isinstance(k, Kernel) and not k.program.lowers_to_tiles:
         return WarpDebugContext(k, args, grid, block, show_lanes, frame)
     return DebugContext(k, args, grid, block, platform, show_lanes, frame)
