@@ -97,6 +97,7 @@ void bind_compiler(nb::module_& m) {
       "The chip table's numbers of a simulated platform (src/isa/chip.cpp): cores, clusters, per-core buffer "
       "bytes by memory space (capacity; 0 for DDR), clock, alignment.");
   m.def("simulated_platforms", &isa::simulated_platforms, "The platforms of the chip table.");
+  m.def("is_hardware_platform", &isa::is_hardware_platform, "A real Ascend NPU platform name (a2a3, a5).");
   m.def("move_path", &ir::move_path, nb::arg("from_mem"), nb::arg("to_mem"),
         "The memories a tile passes through from `from_mem` to `to_mem` over the chip's legal on-chip moves "
         "(empty when equal), or None.");

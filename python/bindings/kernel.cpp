@@ -13,6 +13,7 @@
 #include "pypto/kernel/launch_queue.h"
 #include "pypto/kernel/lower_lanes.h"
 #include "pypto/kernel/timeline.h"
+#include "pypto/kernel/warp_sim.h"
 #include "pypto/runtime/runtime.h"
 
 namespace nb = nanobind;
@@ -126,6 +127,54 @@ int64_t check_host_copy(const char* what, const DeviceBuffer& b, const nb::ndarr
   return n;
 }
 
+// Waits until `ready(ms)` (a bounded wait without the GIL) is true, watching for Ctrl-C between
+// waits: a signal cancels the launches (running kernels stop at their next loop iteration,
+// queued ones do not start), and the KeyboardInterrupt is raised once they have stopped, with
+// the stream ready for the next launch.
+template <typename Ready>
+void wait_interruptibly(Ready ready) {
+  while (true) {
+    {
+      nb::gil_scoped_release r;
+      if (ready(20)) return;
+    }
+    if (PyErr_CheckSignals() != 0) {
+      {
+        nb::gil_scoped_release r;
+        cancel_launches();
+      }
+      throw nb::python_error();
+    }
+  }
+}
+
+void wait_buffer(DeviceBuffer& b) {
+  wait_interruptibly([&](int ms) { return b.wait_idle_for(ms); });
+}
+
+nb::dict race_dict(const WarpRace& r) {
+  nb::dict d;
+  d["kernel"] = r.kernel; d["tensor"] = r.tensor; d["arg"] = r.arg; d["block"] = r.block;
+  d["element"] = r.element; d["byte_offset"] = r.byte_offset;
+  d["first_lane"] = r.first_lane; d["second_lane"] = r.second_lane;
+  d["first_access"] = r.first_write ? "write" : "read"; d["second_access"] = r.second_write ? "write" : "read";
+  d["first_line"] = r.first_line; d["second_line"] = r.second_line;
+  d["first_warp"] = r.first_lane / 32; d["second_warp"] = r.second_lane / 32;
+  d["step"] = r.step; d["file"] = r.span.file; d["message"] = r.message; d["fix"] = r.fix;
+  d["text"] = std::string(r.error().what());
+  return d;
+}
+
+nb::dict step_dict(const WarpStep& s) {
+  nb::dict d;
+  d["index"] = s.index; d["block"] = s.block; d["warp"] = s.warp; d["first_lane"] = s.first_lane;
+  d["lanes"] = s.lanes; d["op"] = s.op; d["what"] = s.what; d["line"] = s.line; d["raced"] = s.raced;
+  nb::list effects;
+  for (const WarpLaneEffect& e : s.effects) effects.append(nb::make_tuple(e.lane, e.arg, e.element, e.value));
+  d["effects"] = effects;
+  return d;
+}
+
 }  // namespace
 
 void bind_kernel(nb::module_& root) {
@@ -140,21 +189,25 @@ void bind_kernel(nb::module_& root) {
       .def_prop_ro("pending", [](const BufferRef& r) { return r.buf->pending(); })
       .def_prop_rw("label", [](const BufferRef& r) { return r.buf->label(); },
                    [](BufferRef& r, const std::string& l) { r.buf->set_label(l); })
-      .def("wait_idle", [](BufferRef& r) { nb::gil_scoped_release g; r.buf->wait_idle(); })
-      .def("free", [](BufferRef& r) { nb::gil_scoped_release g; r.buf->free(); })
+      .def("wait_idle", [](BufferRef& r) { wait_buffer(*r.buf); })
+      .def("free", [](BufferRef& r) {
+        wait_buffer(*r.buf);
+        nb::gil_scoped_release g;
+        r.buf->free();
+      })
       .def("copy_from", [](BufferRef& r, nb::ndarray<nb::device::cpu, nb::c_contig> a) {
         DeviceBuffer& b = *r.buf;
         b.data("pto.memcpy_h2d");
         const int64_t n = check_host_copy("pto.memcpy_h2d", b, a, "x.astype(np.float32)");
         uint8_t* dst = b.data("pto.memcpy_h2d");
-        { nb::gil_scoped_release g; b.wait_idle(); }
+        wait_buffer(b);
         std::memcpy(dst, a.data(), static_cast<size_t>(n));
       })
       .def("copy_to", [](BufferRef& r, nb::ndarray<nb::device::cpu, nb::c_contig> a) {
         DeviceBuffer& b = *r.buf;
         b.data("pto.memcpy_d2h");
         const int64_t n = check_host_copy("pto.memcpy_d2h", b, a, "np.zeros(n, dtype=np.float32)");
-        { nb::gil_scoped_release g; b.wait_idle(); }
+        wait_buffer(b);
         raise_launch_error();
         std::memcpy(a.data(), b.data("pto.memcpy_d2h"), static_cast<size_t>(n));
       });
@@ -223,6 +276,9 @@ void bind_kernel(nb::module_& root) {
         std::vector<LaunchArg> la = launch_args(args);
         auto p = std::make_shared<LaneProgram>(program);  // owned by C++ (the job ends off the GIL)
         runtime::resolve_run_target({platform, engine, 1});
+        // A submission that must wait for the stream (its task list is full) waits here,
+        // where Ctrl-C can stop it.
+        if (launch_would_wait(platform)) wait_interruptibly([](int ms) { return wait_launches_for(ms); });
         if (lowers_to_tiles(*p)) {
           auto lowered = std::make_shared<const LoweredKernel>(lower_lanes(*p, la, {grid, block}, platform));
           nb::gil_scoped_release r;  // a submission may wait (the stream's task list is full)
@@ -234,7 +290,13 @@ void bind_kernel(nb::module_& root) {
       }, "program"_a, "args"_a, "grid"_a, "block"_a, "platform"_a = "a2a3sim", "engine"_a = "sim");
 
   m.def("sync", [] {
-    { nb::gil_scoped_release r; sync_launches(); }
+    wait_interruptibly([](int ms) { return wait_launches_for(ms); });
+    nb::gil_scoped_release r;
+    sync_launches();
+  });
+  m.def("cancel_launches", [] {
+    nb::gil_scoped_release r;
+    cancel_launches();
   });
   m.def("raise_launch_error", &raise_launch_error);
   m.def("launches_in_flight", &launches_in_flight);
@@ -245,6 +307,25 @@ void bind_kernel(nb::module_& root) {
     nb::gil_scoped_release r;
     run_warps(p, la, {grid, block});
   }, "program"_a, "args"_a, "grid"_a, "block"_a);
+
+  // The warp model one step at a time (the debugger of kernels with barriers).
+  nb::class_<WarpStepper>(m, "WarpStepper")
+      .def(nb::new_([](const LaneProgram& p, const nb::list& args, int64_t grid, int64_t block) {
+             std::vector<LaunchArg> la = launch_args(args);
+             held(la);  // a freed tensor is an error here
+             return std::make_shared<WarpStepper>(std::make_shared<const LaneProgram>(p), std::move(la),
+                                                  LaunchShape{grid, block}, true);
+           }), "program"_a, "args"_a, "grid"_a, "block"_a)
+      .def_prop_ro("done", &WarpStepper::done)
+      .def_prop_ro("finished", &WarpStepper::finished)
+      .def_prop_ro("stopped", &WarpStepper::stopped)
+      .def_prop_ro("steps", &WarpStepper::steps)
+      .def("next", [](const WarpStepper& s) { return step_dict(s.next()); })
+      .def("step", [](WarpStepper& s) { return step_dict(s.step()); })
+      .def_prop_ro("race", [](const WarpStepper& s) -> nb::object {
+        if (!s.race()) return nb::none();
+        return race_dict(*s.race());
+      });
 
   nb::class_<KernelStepper>(m, "KernelStepper")
       .def(nb::new_([](std::shared_ptr<LoweredKernel> l, const std::string& platform) {

@@ -27,7 +27,10 @@ def call_site() -> str:
     import sys
 
     frame = sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+    while frame is not None and (
+        os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR)
+        or (frame.f_code.co_filename == "<string>" and frame.f_code.co_name == "__init__")  # a dataclass's __init__
+    ):
         frame = frame.f_back
     return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "<unknown>"
 

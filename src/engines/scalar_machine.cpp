@@ -127,7 +127,12 @@ int ScalarMachine::step(const std::vector<isa::Instr>& code, int pc) {
     case K::kLoopBegin: {
       check_reg(in.dst_reg, regs_.size(), in.span);
       const int64_t step = get(in.step).as_int();
-      if (step == 0) fail(ErrorKind::kRuntime, in.span, "loop step is 0", "use a non-zero range step");
+      // Compiled loops count upwards (a constant step <= 0 is a compile error, stmt_lowering.cpp);
+      // a run-time step must too, else the loop would silently run zero times.
+      if (step <= 0)
+        fail(ErrorKind::kRuntime, in.span,
+             step == 0 ? std::string("loop step is 0") : "loop step is " + std::to_string(step) + "; pl.range steps must be positive",
+             step == 0 ? "use a non-zero range step" : "count upwards: pl.range(start, stop, step) with step > 0");
       set(in.dst_reg, get(in.a));
       return loop_continues(regs_[in.dst_reg].as_int(), get(in.b).as_int(), step) ? pc + 1 : in.jump;
     }

@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <thread>
 
+#include "pypto/engines/cancel.h"
 #include "pypto/isa/validate.h"
 #include "pypto/engines/native_engine.h"
 #include "pypto/runtime/runtime.h"
@@ -50,6 +52,11 @@ void DeviceBuffer::release_from_launch() {
 void DeviceBuffer::wait_idle() {
   std::unique_lock<std::mutex> lock(mu_);
   idle_.wait(lock, [&] { return pending_.load() == 0; });
+}
+
+bool DeviceBuffer::wait_idle_for(int ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return pending_.load() == 0; });
 }
 
 void DeviceBuffer::free() {
@@ -173,7 +180,7 @@ class Stream {
       {
         std::lock_guard<std::mutex> e(err_mu_);
         if (err && !error_ && !report) error_ = err;
-        --in_flight_;
+        if (--in_flight_ == 0) idle_cv_.notify_all();
       }
       if (report) report(err);
     };
@@ -220,6 +227,34 @@ class Stream {
     std::lock_guard<std::mutex> e(err_mu_);
     return in_flight_;
   }
+  // Whether a submission now would first wait for the queued launches (a platform change,
+  // or a task list at its bound).
+  bool would_wait(const std::string& platform) {
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    const std::optional<isa::ChipSpec> chip = isa::chip_for_platform(platform);
+    return pool_ && (!chip || chip_.platform != chip->platform || tasks_.size() >= kMaxTasks);
+  }
+  bool wait_for(int ms) {
+    std::unique_lock<std::mutex> e(err_mu_);
+    return idle_cv_.wait_for(e, std::chrono::milliseconds(ms), [&] { return in_flight_ == 0; });
+  }
+  // Sets the cancel flag the pool's workers install around each task (the kernels check it),
+  // waits for every task, clears it; drops the cancellations' errors, keeps another one.
+  void cancel() {
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    cancel_.store(true);
+    drain();
+    cancel_.store(false);
+    std::lock_guard<std::mutex> e(err_mu_);
+    if (error_) {
+      try {
+        std::rethrow_exception(error_);
+      } catch (const runtime::RunCancelled&) {
+        error_ = nullptr;
+      } catch (...) {
+      }
+    }
+  }
 
  private:
   // Waits for every task and starts a new run of the pool (its task list starts empty).
@@ -227,6 +262,7 @@ class Stream {
     if (!pool_) return;
     pool_->wait_all();  // task bodies catch their errors: the pool itself never fails
     pool_->reset(factory(), 0, 0, false);  // the same factory: workers keep their LaneCores
+    pool_->set_interrupt(&cancel_);        // reset clears it
     tasks_.clear();
     previous_.clear();
   }
@@ -238,15 +274,17 @@ class Stream {
     const std::optional<isa::ChipSpec> chip = isa::chip_for_platform(platform);
     if (pool_ && chip_.platform == chip->platform) {
       // A long stream of launches without a sync: bound the pool's task list.
-      if (tasks_.size() >= 4096) drain();
+      if (tasks_.size() >= kMaxTasks) drain();
       return;
     }
     drain();  // another platform: the launches before it finish first
     chip_ = *chip;
     pool_.reset();
     pool_ = std::make_unique<runtime::TaskPool>(chip_, 0, factory());
+    pool_->set_interrupt(&cancel_);  // Ctrl-C (cancel): running kernels stop, queued tasks are skipped
   }
 
+  static constexpr size_t kMaxTasks = 4096;
   std::mutex submit_mu_;  // submissions and drains
   std::unique_ptr<runtime::TaskPool> pool_;
   isa::ChipSpec chip_;
@@ -256,6 +294,8 @@ class Stream {
   std::mutex err_mu_;                             // error_, in_flight_ (taken by finishing tasks)
   std::exception_ptr error_;
   int in_flight_ = 0;
+  std::condition_variable idle_cv_;  // in_flight_ reached 0
+  std::atomic<bool> cancel_{false};
 };
 
 // How the chunks of `lowered` are split: the number of SPMD blocks (1: the whole kernel in one
@@ -364,6 +404,12 @@ void sync_launches() {
   Stream::get().wait();
   raise_launch_error();
 }
+
+bool launch_would_wait(const std::string& platform) { return Stream::get().would_wait(platform); }
+
+bool wait_launches_for(int ms) { return Stream::get().wait_for(ms); }
+
+void cancel_launches() { Stream::get().cancel(); }
 
 int launches_in_flight() { return Stream::get().in_flight(); }
 

@@ -932,6 +932,17 @@ class Lowerer {
 
 }  // namespace
 
+void check_launch_shape(const LaneProgram& program, LaunchShape shape) {
+  if (shape.grid < 1 || shape.block < 1)
+    fail(ErrorKind::kValue, {}, "launch of '" + program.name + "' with grid " + std::to_string(shape.grid) + " and block " +
+             std::to_string(shape.block), "use positive grid and block sizes");
+  if (shape.grid > kMaxLaunchLanes / shape.block)  // grid * block > the limit, without overflow
+    fail(ErrorKind::kCapacity, {}, "launch of '" + program.name + "' with grid " + std::to_string(shape.grid) +
+             " x block " + std::to_string(shape.block) + " has more than " + std::to_string(kMaxLaunchLanes) +
+             " lanes (2**32, the most one launch may have)",
+         "launch ceil(n / block) blocks for n elements: grid=((n + block - 1) // block, 1, 1)");
+}
+
 bool lowers_to_tiles(const LaneProgram& program) {
   return !program.uses(LaneOpKind::kBarrier) && !program.uses(LaneOpKind::kBarrierBlock);
 }
@@ -943,9 +954,7 @@ LoweredKernel lower_lanes(const LaneProgram& program, const std::vector<LaunchAr
          "kernel '" + program.name + "' takes " + std::to_string(program.params.size()) + " arguments, got " +
              std::to_string(args.size()),
          "pass args=(...) with one entry per kernel parameter");
-  if (shape.grid < 1 || shape.block < 1)
-    fail(ErrorKind::kValue, {}, "launch of '" + program.name + "' with grid " + std::to_string(shape.grid) + " and block " +
-             std::to_string(shape.block), "use positive grid and block sizes");
+  check_launch_shape(program, shape);
   if (!isa::chip_for_platform(platform)) fail(ErrorKind::kPlatform, {}, "unknown platform '" + platform + "'", "use a2a3sim");
   Lowerer l(program, args, shape, *isa::chip_for_platform(platform));
   if (program.uses(LaneOpKind::kPipelineRun) || program.uses(LaneOpKind::kMma)) return l.pipeline();

@@ -511,7 +511,7 @@ CALL_CASES = [
     ("readonly_output", lambda: add(A, A, np.broadcast_to(np.float32(0), (32, 64))), ValueError, r"output 'c' is a read-only numpy array.*fix"),
     ("hardware_platform", lambda: add(A, A, A.copy(), config=RunConfig(platform="a5")), PyptoError, r"names real Ascend NPU hardware.*fix: run on a simulated chip"),
     ("unknown_platform", lambda: add(A, A, A.copy(), config=RunConfig(platform="910c")), PyptoError, r"unknown platform '910c'.*fix: use one of"),
-    ("unknown_engine", lambda: RunConfig(engine="cuda"), ValueError, r"unknown engine; available"),
+    ("unknown_engine", lambda: RunConfig(engine="cuda"), ValueError, r"unknown engine; fix: use one of"),
 ]
 
 

@@ -79,6 +79,7 @@ class DeviceBuffer {
   void retain_for_launch();        // a queued launch uses this buffer
   void release_from_launch();
   void wait_idle();                // until no queued or running launch uses it
+  bool wait_idle_for(int ms);      // wait_idle for at most `ms` milliseconds; true: idle
   int pending() const { return pending_.load(); }
   void free();                     // wait_idle, then release the memory
 
@@ -106,5 +107,11 @@ struct LaunchShape {
   int64_t grid = 1;   // blocks (grid x*y*z)
   int64_t block = 1;  // lanes per block (block x*y*z)
 };
+
+// Lanes one launch may have (grid x block): 2**32, far beyond any tensor a lane can index
+// here; a larger launch would run for hours computing nothing.
+constexpr int64_t kMaxLaunchLanes = int64_t{1} << 32;
+// Positive sizes and at most kMaxLaunchLanes lanes, else a user error naming the launch.
+void check_launch_shape(const LaneProgram& program, LaunchShape shape);
 
 }  // namespace pypto::kernel

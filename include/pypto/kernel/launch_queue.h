@@ -23,6 +23,17 @@ void enqueue_warps(std::shared_ptr<const LaneProgram> program, std::vector<Launc
                    const std::string& platform);
 // Waits for every queued launch; rethrows the first launch error since the last report.
 void sync_launches();
+// Waits at most `ms` milliseconds for the queued launches to end; true when none is left
+// (sync_launches then returns at once). Lets the caller watch for Ctrl-C between waits.
+bool wait_launches_for(int ms);
+// Whether a launch on `platform` now would first wait for the queued ones (the caller then
+// waits with wait_launches_for, watching for Ctrl-C).
+bool launch_would_wait(const std::string& platform);
+// Ctrl-C: stops every queued launch (a running kernel at its next loop iteration or warp
+// step, a queued one before it starts), waits for them, and leaves the stream ready for the
+// next launch. The cancellation is not reported as a launch error; an earlier launch's error
+// stays pending.
+void cancel_launches();
 // Rethrows (and clears) a pending launch error without waiting.
 void raise_launch_error();
 // Launches queued or running.

@@ -2,9 +2,9 @@
 programs (step, inspect_l1, breakpoints, instruction timeline). torch_codegen: a program as
 an equivalent, runnable PyTorch script."""
 
-from pypto.lanes.debugger import DebugContext, TimelineEntry, debug_kernel
+from pypto.lanes.debugger import DebugContext, Race, TimelineEntry, WarpDebugContext, debug_kernel
 
-__all__ = ["DebugContext", "TimelineEntry", "debug_kernel", "torch_codegen"]
+__all__ = ["DebugContext", "Race", "TimelineEntry", "WarpDebugContext", "debug_kernel", "torch_codegen"]
 
 
 def torch_codegen(program, *args, path=None) -> str:

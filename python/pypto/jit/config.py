@@ -4,6 +4,7 @@ checks of the compile options it shares with pypto.ir.compile and PassManager.""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -155,28 +156,46 @@ class RunConfig:
     dump_ptoas_passes: bool = _default("dump_ptoas_passes")
 
     def __post_init__(self):
+        try:
+            self._check()
+        except (TypeError, ValueError) as e:
+            from pypto._traceback import call_site
+
+            # the user's RunConfig(...) line in front (once: a nested replace() keeps one)
+            if re.match(r"^\S+:\d+: ", str(e)):
+                raise
+            raise type(e)(f"{call_site()}: {e}") from None
+
+    def _check(self):
         # PyPTO programs may name the chip family through backend_type instead of platform.
         self.strategy = check_strategy(self.strategy, "RunConfig")
         self.platform = backend_platform(self.backend_type, self.platform, "RunConfig", None) or default_platform()
+        if not isinstance(self.platform, str) or not (
+            self.platform in _core.simulated_platforms() or _core.is_hardware_platform(self.platform)
+        ):
+            raise ValueError(
+                f"RunConfig(platform={self.platform!r}): unknown platform; fix: use one of "
+                + ", ".join(repr(p) for p in _core.simulated_platforms())
+            )
         if self.engine not in ENGINES:
             raise ValueError(
-                f"RunConfig(engine={self.engine!r}): unknown engine; available: "
+                f"RunConfig(engine={self.engine!r}): unknown engine; fix: use one of "
                 + ", ".join(repr(e) for e in ENGINES)
             )
         if not isinstance(self.num_workers, int) or self.num_workers < 0:
             raise ValueError(
                 f"RunConfig(num_workers={self.num_workers!r}): must be an int >= 0 "
-                "(0 = one worker per host CPU)"
+                "(0 = one worker per host CPU); fix: pass e.g. num_workers=0"
             )
         if not isinstance(self.ring_size, int) or self.ring_size < 0:
             raise ValueError(
                 f"RunConfig(ring_size={self.ring_size!r}): must be an int >= 0 (tasks in flight at "
-                "most; 0 = unbounded)"
+                "most; 0 = unbounded); fix: pass e.g. ring_size=0"
             )
         self._check_dfx()
         if self.verify not in VERIFY_LEVELS:
             raise ValueError(
-                f"RunConfig(verify={self.verify!r}): unknown verification level; use one of "
+                f"RunConfig(verify={self.verify!r}): unknown verification level; fix: use one of "
                 + ", ".join(repr(v) for v in VERIFY_LEVELS)
             )
 

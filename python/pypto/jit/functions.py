@@ -6,6 +6,7 @@ runnable thing a user passes compiles to)."""
 from __future__ import annotations
 
 import inspect
+import re
 import weakref
 
 from pypto import _core
@@ -40,11 +41,12 @@ def _annotated_scalar(jitfn, index, fits, default):
 
 def arg_specs(jitfn, args):
     specs = []
-    names = _param_names(jitfn, len(args))
-    if len(names) != len(args):
+    known = _param_names(jitfn, 0)  # empty when the signature cannot be read
+    names = known + [f"argument {i}" for i in range(len(known), len(args))]
+    if known and len(known) != len(args):
         fn = getattr(jitfn, "__name__", "jit function")
         raise TypeError(
-            f"{fn}() takes {len(names)} arguments ({', '.join(names)}), got {len(args)}; "
+            f"{fn}() takes {len(known)} arguments ({', '.join(known)}), got {len(args)}; "
             "fix: pass one array or number per parameter"
         )
     for i, a in enumerate(args):
@@ -138,14 +140,32 @@ def _open_dims(specs, dims):
 
 
 
+_SITED = re.compile(r"^\S+:\d+: ")  # a message that starts at a line already
+
+
 def jit_call(jitfn, args, config: RunConfig | None = None):
     """Runs `jitfn` on `args`, compiling it on first use for these shapes and dtypes."""
-    config = config or RunConfig()
+    config = RunConfig() if config is None else config
+    if not isinstance(config, RunConfig):
+        from pypto._traceback import call_site
+
+        raise TypeError(
+            f"{call_site()}: {getattr(jitfn, '__name__', 'jit function')}(config=...) must be a "
+            f"pypto.runtime.RunConfig, got {type(config).__name__}; fix: pass config=RunConfig(...) "
+            "(e.g. RunConfig(engine='sim'))"
+        )
     try:
         compiled = jit_compile(jitfn, args, config)
+        return compiled(*args, config=config)
     except (TypeError, ValueError) as e:
+        if _SITED.match(str(e)):
+            raise
         raise _at_call_site(e) from None
-    return compiled(*args, config=config)
+    except _core.PyptoError as e:
+        # an error of the run itself (a cache directory, a platform) names the user's call
+        if _SITED.match(str(e)):
+            raise
+        raise _at_call_site(e) from None
 
 
 def jit_lower(jitfn, args, config: RunConfig | None = None):

@@ -4,6 +4,7 @@ pool (src/kernel/launch_queue.cpp; docs/kernel-api.md "How launches run")."""
 
 import atexit
 import math
+import operator
 
 from pypto._core import PyptoError
 from pypto._core import kernel as _k
@@ -41,12 +42,17 @@ def _size(v, what):
     if isinstance(v, int):
         v = (v,)
     try:
-        dims = tuple(int(x) for x in v)
+        dims = tuple(operator.index(x) for x in v)  # 2.5 blocks is an error, not 2
     except TypeError:
-        raise PyptoError(f"pto.launch: {what} must be an int or a tuple of ints, got {v!r}") from None
+        raise PyptoError(f"pto.launch: {what} must be an int or a tuple of ints, got {v!r}\n"
+                         f"  fix: e.g. {what}=(4, 1, 1); round a computed size with int(...) or math.ceil(...)") from None
     if not dims or any(d < 1 for d in dims):
         raise PyptoError(f"pto.launch: {what}={v!r} must have positive sizes\n  fix: e.g. {what}=(4, 1, 1)")
-    return math.prod(dims)
+    n = math.prod(dims)
+    if n >= 2**63:  # not a 64-bit size (the lane limit itself is checked in C++: check_launch_shape)
+        raise PyptoError(f"pto.launch: {what}={v!r} is {n} in all, more than a 64-bit size\n"
+                         f"  fix: launch ceil(n / block) blocks for n elements")
+    return n
 
 
 def kernel_args(k, args):
@@ -97,8 +103,13 @@ def sync():
 
 
 def _drain_at_exit():
-    """Lets queued launches finish before the interpreter tears down."""
+    """Lets queued launches finish before the interpreter tears down; after an uncaught
+    KeyboardInterrupt (Ctrl-C outside pto.sync) they are cancelled instead."""
+    import sys
+
     try:
+        if isinstance(getattr(sys, "last_value", None), KeyboardInterrupt):
+            _k.cancel_launches()
         _k.sync()
     except Exception:  # noqa: BLE001  (an unreported launch error at exit is dropped)
         pass

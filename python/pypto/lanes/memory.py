@@ -4,6 +4,7 @@ dropping a Tensor while a kernel runs is safe, and a freed tensor raises a clear
 
 import functools
 import itertools
+import operator
 import re
 
 import numpy as np
@@ -46,7 +47,14 @@ class Tensor:
 
     @at_user_line
     def __init__(self, nbytes, name=None):
-        self._buf = _k.DeviceBuffer(int(nbytes), name or f"tensor{next(_ids)}")
+        try:
+            size = operator.index(nbytes)  # ints and numpy ints; 4.5 or "64" is not a size
+        except TypeError:
+            raise PyptoError(
+                f"pto.alloc_tensor({nbytes!r}): the size must be an int number of bytes, got "
+                f"{type(nbytes).__name__}\n  fix: pass n * 4 for n fp32 elements, e.g. pto.alloc_tensor(x.nbytes)"
+            ) from None
+        self._buf = _k.DeviceBuffer(size, name or f"tensor{next(_ids)}")
         self._freed_at = None  # file:line of the user's free (or the end of its with block)
 
     @property

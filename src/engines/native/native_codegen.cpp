@@ -87,7 +87,7 @@ class KernelWriter {
         case K::kLoopBegin: {
           if (is_float_reg(in.dst_reg) || in.dst_reg < 0 || in.dst_reg >= k_.num_regs) return false;
           const std::string r = reg(in.dst_reg);
-          body_ << "  { long long s_" << pc << " = " << as_int(get(in.step)) << "; if (!s_" << pc << ") FB(" << pc << ");\n";
+          body_ << "  { long long s_" << pc << " = " << as_int(get(in.step)) << "; if (s_" << pc << " <= 0) FB(" << pc << ");\n";
           body_ << "  " << r << " = " << as_int(get(in.a)) << ";\n";
           body_ << "  if (pto_opt::loop_continues(" << r << ", " << as_int(get(in.b)) << ", s_" << pc << ")) do {\n";
           open.push_back(pc);

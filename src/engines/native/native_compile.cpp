@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +58,23 @@ bool exists(const std::string& p) {
 void make_dirs(const std::string& dir) {
   for (size_t i = 1; i <= dir.size(); ++i)
     if (i == dir.size() || dir[i] == '/') ::mkdir(dir.substr(0, i).c_str(), 0755);
+}
+
+// Where the kernel cache directory comes from (native_cache_dir's order), for messages.
+std::string cache_dir_origin() {
+  if (const char* d = std::getenv("PYPTO_CACHE_DIR"); d && *d) return "$PYPTO_CACHE_DIR";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return "$XDG_CACHE_HOME/pypto";
+  return "~/.cache/pypto";
+}
+
+// The cache directory must be a directory once make_dirs ran: a file in its place (or in
+// its path) is an error naming it and where it was configured.
+void check_cache_dir(const std::string& dir, bool cached) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return;
+  const std::string why = ::stat(dir.c_str(), &st) == 0 ? "is not a directory" : std::string("cannot be created (") + std::strerror(errno) + ")";
+  fail(ErrorKind::kRuntime, {}, "the kernel cache directory '" + dir + "' " + why + (cached ? " (from " + cache_dir_origin() + ")" : ""),
+       "point PYPTO_CACHE_DIR at a writable directory, or set PYPTO_CACHE=0 to compile without a cache");
 }
 
 std::string compiler() {
@@ -234,6 +252,7 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
     dir = tmpl;
   }
   make_dirs(dir);
+  check_cache_dir(dir, cached);
   const std::string so = dir + "/" + key + ".so", cpp = dir + "/" + key + ".cpp";
   // Compiles the source (with its key recorded in the library) and publishes the .so.
   auto build = [&] {
@@ -243,8 +262,8 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
       std::ofstream f(tmp_cpp, std::ios::binary);
       f << source << "\nextern \"C\" const char pto_kernel_key[] = \"" << key << "\";\n";
       if (!f)
-        fail(ErrorKind::kRuntime, {}, "cannot write generated kernel source " + tmp_cpp,
-             "make the cache directory writable or set PYPTO_CACHE_DIR");
+        fail(ErrorKind::kRuntime, {}, "cannot write generated kernel source " + tmp_cpp + " (" + std::strerror(errno) + ")",
+             "make the cache directory writable, point PYPTO_CACHE_DIR at a writable directory, or set PYPTO_CACHE=0");
     }
     std::rename(tmp_cpp.c_str(), cpp.c_str());
     std::string output;
