@@ -2,6 +2,8 @@
 // mins, maximums / minimums), unary (neg ... relu), lrelu / prelu, the ternary addc / subc and
 // their scalar forms addsc / subsc (composites: TADDS or TSUBS, then TADD), and dtype conversion
 // (cast). Results take the shape, dtype and valid shape of the first input.
+#include <algorithm>
+
 #include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
@@ -238,10 +240,17 @@ void register_elementwise_ops(OpRegistry& r) {
       {"sqrt", "TSQRT", "Elementwise square root.", "torch.sqrt({tile:r})"},
       {"rsqrt", "TRSQRT", "Elementwise 1 / sqrt(x).", "torch.rsqrt({tile:r})"},
   };
+  // The type rule follows the instruction record's dtypes: an instruction on floats only
+  // refuses other tiles with the fix (a cast), the others check the record's dtypes.
+  auto floats_only = [](const char* pto) {
+    const isa::InstrDef* d = isa::find_instr(pto);
+    PYPTO_CHECK(d != nullptr, std::string("unary op of unknown instruction ") + pto);
+    return std::all_of(d->dtypes.begin(), d->dtypes.end(), [](DataType t) { return dtype_is_float(t); });
+  };
   for (size_t i = 0; i < std::size(unary); ++i)
     r.add({.name = std::string("tile.") + unary[i].name,
            .params = unary_params(unary[i].name),
-           .infer_type = i < 3 ? InferTypeFn(infer_unary) : InferTypeFn(infer_unary_float),
+           .infer_type = floats_only(unary[i].pto) ? InferTypeFn(infer_unary_float) : InferTypeFn(infer_unary),
            .pto = unary[i].pto,
            .lower = {},
            .doc = unary[i].doc,
