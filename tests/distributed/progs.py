@@ -189,3 +189,27 @@ def host_function_form(x: pl.Tensor, y: pl.Out[pl.Tensor]):
     for r in pl.range(pld.world_size()):
         read_back(pld.window(data_buf, [R, C], dtype=pl.FP32), y[r], device=r)
     return y
+
+
+@pl.jit
+def a2av_chip(x: pl.Tensor, send_a: pl.Tensor, recv_a: pl.Tensor, send_b: pl.Tensor, recv_b: pl.Tensor,
+              rows: pld.DistributedTensor[[MAXR, C], pl.FP32], sig: pld.DistributedTensor[[1], pl.INT32],
+              ys: pl.Out[pl.Tensor]):
+    # Two rounds of all_to_all_v on one target and signal (counts a, then b): ys[k] = the target after round k.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pld.tensor.all_to_all_v(x, rows, sig, send_a, recv_a)
+        pl.store(pl.load(rows, [0, 0], [MAXR, C]), [0, 0, 0], ys)
+        pld.tensor.all_to_all_v(x, rows, sig, send_b, recv_b)
+        pl.store(pl.load(rows, [0, 0], [MAXR, C]), [1, 0, 0], ys)
+    return ys
+
+
+@pl.jit.host
+def host_a2av(x: pl.Tensor, send_a: pl.Tensor, recv_a: pl.Tensor, send_b: pl.Tensor, recv_b: pl.Tensor,
+              ys: pl.Out[pl.Tensor]):
+    rows_buf = pld.alloc_window_buffer([MAXR, C], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        a2av_chip(x[r], send_a[r], recv_a[r], send_b[r], recv_b[r], pld.window(rows_buf, [MAXR, C], dtype=pl.FP32),
+                  pld.window(sig_buf, [1], dtype=pl.INT32), ys[r], device=r)
+    return ys

@@ -242,3 +242,43 @@ def test_every_pld_name_of_the_surface_doc_exists(monkeypatch):
         elif isinstance(obj, type) and issubclass(obj, int):  # an enum: its members
             missing += [f"{r.namespace}.{r.name}.{m}" for m in r.members if not hasattr(obj, m)]
     assert not missing, missing
+
+
+def a2av_reference(x, send):
+    """numpy: row p of rank r's result holds the first send[p, r] elements of row r of rank p's x, then zeros."""
+    n = x.shape[0]
+    out = np.zeros_like(x)
+    for r in range(n):
+        for p in range(n):
+            c = send[p, r]
+            out[r, p, :c] = x[p, r, :c]
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_all_to_all_v_against_numpy(n):
+    rng = np.random.default_rng(20 + n)
+    x = rng.random((n, progs.MAXR, progs.C), dtype=np.float32) + 1.0
+    send_a = rng.integers(0, progs.C + 1, (n, progs.MAXR)).astype(np.int32)
+    send_a[:, 0] = progs.C      # a full row
+    send_a[0, 1 % n] = 0        # an empty one
+    send_b = (send_a // 3).astype(np.int32)  # round b sends less: the tails of round a must not survive
+    recv_a = np.zeros_like(send_a)
+    recv_b = np.zeros_like(send_b)
+    recv_a[:, :n] = send_a[:n, :n].T  # what rank r receives from p is what p sends to r
+    recv_b[:, :n] = send_b[:n, :n].T
+    ys = np.full((n, 2, progs.MAXR, progs.C), -1.0, np.float32)
+    progs.host_a2av(x, send_a, recv_a, send_b, recv_b, ys, config=cfg(n))
+    for k, send in enumerate((send_a, send_b)):
+        want = a2av_reference(x, send)
+        np.testing.assert_array_equal(ys[:, k, :n], want[:, :n])
+
+
+def test_all_to_all_v_count_past_the_row_is_an_error_at_the_users_line():
+    n = 2
+    x = np.ones((n, progs.MAXR, progs.C), np.float32)
+    counts = np.full((n, progs.MAXR), 3, np.int32)
+    counts[1, 0] = progs.C + 5
+    ys = np.zeros((n, 2, progs.MAXR, progs.C), np.float32)
+    with pytest.raises(RuntimeError, match=r"rank 1 failed: .*progs.py:\d+: .*valid shape 1x69 outside its 1x64"):
+        progs.host_a2av(x, counts, counts, counts, counts, ys, config=cfg(n))

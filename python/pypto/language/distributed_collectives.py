@@ -16,6 +16,11 @@ calling kernel (the parser calls `_pl_splice` to pick the body and bind its cons
   of every rank.
 - all_to_all(input[NR, S], target[NR, S], signal): row p of rank r's input lands in row r of
   rank p's target (remote stores), then a barrier.
+- all_to_all_v(input[NR, S], target[NR, S], signal, send_counts[NR], recv_counts[NR]): the
+  first send_counts[p] elements of row p of rank r's input land in row r of rank p's target;
+  afterwards row p of my target holds recv_counts[p] received elements, the rest of the row is
+  zero. Barrier, remote stores, barrier, zero the tails (the first barrier keeps a peer's next
+  round from landing before my tails are cleared: reusable in loops).
 - put / get: one tile between this rank's tensor and a peer's window.
 Targets are one static tile (2-D, fitting the vector buffer).
 """
@@ -152,6 +157,23 @@ def _all_to_all(src, target, signal, zeros, shape):
 
 
 @jit.inline
+def _all_to_all_v(src, target, signal, zeros, shape, send_counts, recv_counts):
+    ctx = get_comm_ctx(signal)
+    me = rank(ctx)
+    n = nranks(ctx)
+    _barrier(signal, zeros)  # every rank is done with its target (a previous round's cleanup)
+    for p in pl.range(n):
+        sent = pl.read(send_counts, [p])
+        row = pl.load(src, [p, 0], shape, valid_shape=[1, sent])
+        _remote_store(row, target, p, [me, 0])
+    _barrier(signal, zeros)
+    for p in pl.range(n):
+        got = pl.read(recv_counts, [p])
+        row = pl.tile.fillpad(pl.load(target, [p, 0], shape, valid_shape=[1, got]), pad_value=pl.PadValue.zero)
+        pl.store(row, [p, 0], target)
+
+
+@jit.inline
 def _put(dst, peer, src, dst_offsets, src_offsets, shape, atomic):
     data = pl.load(src, src_offsets, shape)
     _remote_store(data, dst, peer, dst_offsets, atomic=atomic)
@@ -212,9 +234,24 @@ def _bind_all_to_all(input, target, signal):
     return _all_to_all, [input, target, signal, _zeros(signal, "all_to_all"), [1, dims[1]]]
 
 
+def _counts(t, what, name):
+    ty = getattr(t, "type", None)
+    dims = getattr(ty, "shape", None)
+    dtype = getattr(ty, "dtype", None)
+    if dims is None or len(dims) != 1 or getattr(dtype, "name", "") not in ("INT32", "INT64"):
+        raise TypeError(f"pld.tensor.{what}: {name} is a 1-D INT32 (or INT64) tensor with one element count per rank, "
+                        f"got {t!r}; fix: pass a pl.Tensor[[nranks], pl.INT32] (a kernel parameter or a window)")
+    return t
+
+
 def _bind_all_to_all_v(input, target, signal, send_counts, recv_counts):
-    raise NotImplementedError("pld.tensor.all_to_all_v is not implemented yet (docs/distributed.md, 'Missing'); fix: "
-                              "use pld.tensor.all_to_all with padded rows, or pld.tile.remote_store and a barrier")
+    dims = _shape(target, "all_to_all_v")
+    if len(dims) != 2 or _shape(input, "all_to_all_v") != dims:
+        raise TypeError(f"pld.tensor.all_to_all_v: input and target are [nranks, S] of one shape, got "
+                        f"{_shape(input, 'all_to_all_v')} and {dims}")
+    return _all_to_all_v, [input, target, signal, _zeros(signal, "all_to_all_v"), [1, dims[1]],
+                           _counts(send_counts, "all_to_all_v", "send_counts"),
+                           _counts(recv_counts, "all_to_all_v", "recv_counts")]
 
 
 def _region(dst, src, dst_offsets, src_offsets, shape, what):
@@ -253,6 +290,9 @@ def _not_yet(name):
                                   "build it from _remote_store and pld.tensor.barrier")
     return bind
 
+
+for _body in (_barrier, _allreduce, _broadcast, _allgather, _reduce_scatter, _all_to_all, _all_to_all_v, _put, _get):
+    _body._pl_user_span = True  # errors and deadlock reports name the user's call line (program_builder)
 
 barrier = _Splice("barrier", _bind_barrier)
 allreduce = _Splice("allreduce", _bind_allreduce)
