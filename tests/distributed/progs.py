@@ -213,3 +213,44 @@ def host_a2av(x: pl.Tensor, send_a: pl.Tensor, recv_a: pl.Tensor, send_b: pl.Ten
         a2av_chip(x[r], send_a[r], recv_a[r], send_b[r], recv_b[r], pld.window(rows_buf, [MAXR, C], dtype=pl.FP32),
                   pld.window(sig_buf, [1], dtype=pl.INT32), ys[r], device=r)
     return ys
+
+
+@pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+def host_combine(data, mid, factor):
+    ...
+
+
+@pl.jit
+def add_rank(mid: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        me = pld.rank(pld.get_comm_ctx(mid))
+        pl.store(pl.add(pl.load(mid, [0, 0], [R, C]), me * 1.0), [0, 0], y)
+    return y
+
+
+@pl.jit.host
+def host_with_callback(x: pl.Tensor, mid: pl.Tensor, y: pl.Out[pl.Tensor], factor):
+    # chip phase (windows <- x[r]), host callback (mid <- f(every rank's window)), chip phase (y[r] <- mid[r] + r)
+    buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+    data = pld.window(buf, [R, C], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        fill_rank(data, x[r], device=r)
+    host_combine(data, mid, factor)
+    for r in pl.range(pld.world_size()):
+        add_rank(mid[r], y[r], device=r)
+    return y
+
+
+@pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+def host_part(mid, k):
+    ...
+
+
+@pl.jit.host
+def host_two_callbacks(x: pl.Tensor, mid: pl.Tensor, y: pl.Out[pl.Tensor]):
+    # two callbacks with no dispatch between (concurrent on num_sub_workers threads), then a chip phase
+    host_part(mid, 0)
+    host_part(mid, 1)
+    for r in pl.range(pld.world_size()):
+        add_rank(mid[r], y[r], device=r)
+    return y

@@ -282,3 +282,69 @@ def test_all_to_all_v_count_past_the_row_is_an_error_at_the_users_line():
     ys = np.zeros((n, 2, progs.MAXR, progs.C), np.float32)
     with pytest.raises(RuntimeError, match=r"rank 1 failed: .*progs.py:\d+: .*valid shape 1x69 outside its 1x64"):
         progs.host_a2av(x, counts, counts, counts, counts, ys, config=cfg(n))
+
+
+def test_host_callback_runs_between_the_chip_phases():
+    from pypto.ir import compile as ir_compile
+    n = 3
+    rng = np.random.default_rng(31)
+    x = rng.random((n, progs.R, progs.C), dtype=np.float32)
+    mid = np.zeros_like(x)
+    y = np.zeros_like(x)
+    seen = []
+
+    def combine(data, mid, factor):  # data: every rank's window copy, [n, R, C]
+        seen.append(data.shape)
+        mid[...] = np.cumsum(data, axis=0) * factor  # rank r gets the sum of ranks 0..r's windows
+
+    prog = ir_compile(progs.host_with_callback, distributed_config=DistributedConfig(device_ids=list(range(n))))
+    with prog.prepare(callbacks={"host_combine": combine}) as worker:
+        worker.run(prog, x, mid, y, 0.5)
+    assert seen == [(n, progs.R, progs.C)]
+    want = np.cumsum(x, axis=0) * 0.5 + np.arange(n, dtype=np.float32)[:, None, None]
+    np.testing.assert_allclose(y, want, rtol=1e-6)
+    np.testing.assert_allclose(mid, np.cumsum(x, axis=0) * 0.5, rtol=1e-6)
+
+
+def test_host_callback_errors():
+    from pypto.ir import compile as ir_compile
+    from pypto.language.errors import ParseError
+    x = np.zeros((2, progs.R, progs.C), np.float32)
+    with pytest.raises(ValueError, match=r"progs.py:\d+: host callback 'host_combine' .* is not bound; fix: .*"
+                                         r"prepare\(callbacks=\{'host_combine': fn\}\)"):
+        progs.host_with_callback(x, x.copy(), x.copy(), 1.0, config=cfg(2))
+    prog = ir_compile(progs.host_with_callback, distributed_config=DistributedConfig(device_ids=[0, 1]))
+
+    def broken(data, mid, factor):
+        raise KeyError("no such table")
+
+    with prog.prepare(callbacks={progs.host_combine: broken}) as worker:
+        with pytest.raises(RuntimeError, match=r"progs.py:\d+: host callback 'host_combine' failed: KeyError"):
+            worker.run(prog, x, x.copy(), x.copy(), 1.0)
+    with pytest.raises(ParseError, match="has a body"):
+        @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+        def with_body(a):
+            return a
+    with pytest.raises(ValueError, match="num_sub_workers"):
+        DistributedConfig(device_ids=[0, 1], num_sub_workers=-1)
+    with pytest.raises(ValueError, match="not callable"):
+        prog.prepare(callbacks={"host_combine": 3})
+
+
+def test_num_sub_workers_runs_adjacent_callbacks_at_once():
+    import threading
+    from pypto.ir import compile as ir_compile
+    both = threading.Barrier(2, timeout=60)  # passes only when the two callbacks run at the same time
+
+    def part(mid, k):
+        both.wait()
+        mid[k] = k + 10.0
+
+    dc = DistributedConfig(device_ids=[0, 1], num_sub_workers=2)
+    prog = ir_compile(progs.host_two_callbacks, distributed_config=dc)
+    x = np.zeros((2, progs.R, progs.C), np.float32)
+    mid, y = np.zeros_like(x), np.zeros_like(x)
+    with prog.prepare(callbacks={"host_part": part}) as worker:
+        worker.run(prog, x, mid, y)
+    np.testing.assert_array_equal(y[0], 10.0)
+    np.testing.assert_array_equal(y[1], 12.0)  # 11 + rank 1
