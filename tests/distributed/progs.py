@@ -254,3 +254,76 @@ def host_two_callbacks(x: pl.Tensor, mid: pl.Tensor, y: pl.Out[pl.Tensor]):
     for r in pl.range(pld.world_size()):
         add_rank(mid[r], y[r], device=r)
     return y
+
+
+@pl.jit
+def defer_chip(x: pl.Tensor, wait_sig: pld.DistributedTensor[[1], pl.INT32],
+               send_sig: pld.DistributedTensor[[1], pl.INT32], data: pld.DistributedTensor[[R, C], pl.FP32],
+               y: pl.Out[pl.Tensor]):
+    # Three tasks per rank on one worker: A waits for the left neighbour's notify, B sends mine to the
+    # right neighbour (it touches neither of A's tensors), C (after A: y) adds the neighbour's data.
+    # A deferred wait frees the only core for B; a blocking one (blocking_chip) holds it: every rank deadlocks.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pld.system.defer_wait(wait_sig, [0], 1, cmp=pld.WaitCmp.Ge)
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], y)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ctx = pld.get_comm_ctx(data)
+        right = (pld.rank(ctx) + 1) % pld.nranks(ctx)
+        pld.tile.remote_store(pl.load(x, [0, 0], [R, C]), data, right, [0, 0])
+        pld.system.notify(send_sig, right, [0], 1, op=pld.NotifyOp.AtomicAdd)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.add(pl.load(data, [0, 0], [R, C]), pl.load(y, [0, 0], [R, C])), [0, 0], y)
+    return y
+
+
+@pl.jit
+def blocking_chip(x: pl.Tensor, wait_sig: pld.DistributedTensor[[1], pl.INT32],
+                  send_sig: pld.DistributedTensor[[1], pl.INT32], data: pld.DistributedTensor[[R, C], pl.FP32],
+                  y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pld.system.wait(wait_sig, [0], 1, cmp=pld.WaitCmp.Ge)
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], y)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ctx = pld.get_comm_ctx(data)
+        right = (pld.rank(ctx) + 1) % pld.nranks(ctx)
+        pld.tile.remote_store(pl.load(x, [0, 0], [R, C]), data, right, [0, 0])
+        pld.system.notify(send_sig, right, [0], 1, op=pld.NotifyOp.AtomicAdd)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.add(pl.load(data, [0, 0], [R, C]), pl.load(y, [0, 0], [R, C])), [0, 0], y)
+    return y
+
+
+@pl.jit.host
+def host_defer(x: pl.Tensor, y: pl.Out[pl.Tensor], blocking):
+    # an even rank count: rank r waits on buffer r % 2, the neighbour notifies it through its own view of it
+    bufs = [pld.alloc_window_buffer([1], dtype=pl.INT32), pld.alloc_window_buffer([1], dtype=pl.INT32)]
+    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        if blocking:
+            blocking_chip(x[r], pld.window(bufs[r % 2], [1], dtype=pl.INT32),
+                          pld.window(bufs[(r + 1) % 2], [1], dtype=pl.INT32),
+                          pld.window(data_buf, [R, C], dtype=pl.FP32), y[r], device=r)
+        else:
+            defer_chip(x[r], pld.window(bufs[r % 2], [1], dtype=pl.INT32),
+                       pld.window(bufs[(r + 1) % 2], [1], dtype=pl.INT32),
+                       pld.window(data_buf, [R, C], dtype=pl.FP32), y[r], device=r)
+    return y
+
+
+@pl.jit
+def short_count(x: pl.Tensor, sig: pld.DistributedTensor[[MAXR], pl.INT32], y: pl.Out[pl.Tensor]):
+    # Each rank adds 1 to its right neighbour's cell 2 but waits for 2 on its own: the report names the notifier.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ctx = pld.get_comm_ctx(sig)
+        pld.system.notify(sig, (pld.rank(ctx) + 1) % pld.nranks(ctx), [2], 1, op=pld.NotifyOp.AtomicAdd)
+        pld.system.wait(sig, [2], 2, cmp=pld.WaitCmp.Eq)
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], y)
+    return y
+
+
+@pl.jit.host
+def host_short_count(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        short_count(x[r], pld.window(sig_buf, [MAXR], dtype=pl.INT32), y[r], device=r)
+    return y

@@ -348,3 +348,40 @@ def test_num_sub_workers_runs_adjacent_callbacks_at_once():
         worker.run(prog, x, mid, y)
     np.testing.assert_array_equal(y[0], 10.0)
     np.testing.assert_array_equal(y[1], 12.0)  # 11 + rank 1
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_defer_wait_frees_the_core(n):
+    # One worker per rank: the deferred wait lets the rank's next task run (see progs.defer_chip).
+    x = np.random.default_rng(40 + n).random((n, progs.R, progs.C), dtype=np.float32)
+    y = np.zeros_like(x)
+    dc = DistributedConfig(device_ids=list(range(n)))
+    progs.host_defer(x, y, False, config=RunConfig(num_workers=1, distributed_config=dc))
+    np.testing.assert_allclose(y, x + np.roll(x, 1, axis=0), rtol=1e-6)
+
+
+def test_blocking_wait_on_the_only_core_is_a_deadlock_naming_the_notifier():
+    n = 2
+    x = np.ones((n, progs.R, progs.C), np.float32)
+    y = np.zeros_like(x)
+    dc = DistributedConfig(device_ids=list(range(n)))
+    with pytest.raises(RuntimeError) as e:
+        progs.host_defer(x, y, True, config=RunConfig(num_workers=1, distributed_config=dc))
+    text = str(e.value)
+    assert "deadlock" in text and "rank 0 waits at" in text and "rank 1 waits at" in text
+    assert "nobody notified it" in text
+
+
+def test_deadlock_report_names_who_notified_the_cell():
+    import re
+    n = 3
+    x = np.ones((n, progs.R, progs.C), np.float32)
+    with pytest.raises(RuntimeError) as e:
+        progs.host_short_count(x, np.zeros_like(x), config=cfg(n))
+    text = str(e.value)
+    src = (HERE / "progs.py").read_text().splitlines()
+    line = next(i + 1 for i, t in enumerate(src) if "pld.system.notify(sig, (pld.rank(ctx) + 1)" in t)
+    for r in range(n):
+        left = (r - 1) % n
+        assert re.search(rf"rank {r} waits at \S*progs.py:\d+ \(sig\[2\]\) for == 2, current value 1, notified by "
+                         rf"rank {left} \(added 1 at progs.py:{line}\)", text), text
