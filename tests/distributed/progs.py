@@ -327,3 +327,88 @@ def host_short_count(x: pl.Tensor, y: pl.Out[pl.Tensor]):
     for r in pl.range(pld.world_size()):
         short_count(x[r], pld.window(sig_buf, [MAXR], dtype=pl.INT32), y[r], device=r)
     return y
+
+
+BR, BC, BN = 300, 1000, 10000  # larger than one tile: [BR, BC] windows, [BN] rows
+
+
+@pl.jit
+def big_collectives(x: pl.Tensor, v: pl.Tensor, xi: pl.Tensor, send: pl.Tensor, recv: pl.Tensor,
+                    big: pl.InOut[pld.DistributedTensor[[BR, BC], pl.FP32]],
+                    big_i: pl.InOut[pld.DistributedTensor[[BR, BC], pl.INT32]],
+                    flat: pl.InOut[pld.DistributedTensor[[BN], pl.FP32]], rows: pl.InOut[pld.DistributedTensor[[4, BN], pl.FP32]],
+                    rows2: pl.InOut[pld.DistributedTensor[[4, BN], pl.FP32]], sig: pld.DistributedTensor[[1], pl.INT32],
+                    out_sum: pl.Out[pl.Tensor], out_max_i: pl.Out[pl.Tensor], out_bcast: pl.Out[pl.Tensor],
+                    out_flat: pl.Out[pl.Tensor], out_gather: pl.Out[pl.Tensor], out_rs: pl.Out[pl.Tensor],
+                    out_a2a: pl.Out[pl.Tensor], out_a2av: pl.Out[pl.Tensor]):
+    # x: [BR, BC], v: [4, BN] (row r = what rank r ... sends), xi: [BR, BC] INT32, send/recv: [4] counts.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pld.tensor.allreduce(big, sig, op=pld.ReduceOp.Sum)          # big holds x (a chip task before)
+        pld.tensor.allreduce(big_i, sig, op=pld.ReduceOp.Max)
+        pld.tensor.allreduce(flat, sig, op=pld.ReduceOp.Prod)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(BR // 20):
+            pl.store(pl.load(big, [i * 20, 0], [20, BC]), [i * 20, 0], out_sum)
+            pl.store(pl.load(big_i, [i * 20, 0], [20, BC]), [i * 20, 0], out_max_i)
+            pl.store(pl.load(x, [i * 20, 0], [20, BC]), [i * 20, 0], big)
+        for j in pl.range(BN // 2000):
+            pl.store(pl.load(flat, [j * 2000], [1, 2000]), [j * 2000], out_flat)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pld.tensor.broadcast(big, sig, root=1)
+        pld.tensor.allgather(v, rows, sig)                             # row 0 of v of every rank
+        pld.tensor.reduce_scatter(rows2, sig, op=pld.ReduceOp.Sum)     # rows2 holds v
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(BR // 20):
+            pl.store(pl.load(big, [i * 20, 0], [20, BC]), [i * 20, 0], out_bcast)
+        for r in pl.range(4):
+            for j in pl.range(BN // 2000):
+                pl.store(pl.load(rows, [r, j * 2000], [1, 2000]), [r, j * 2000], out_gather)
+                pl.store(pl.load(rows2, [r, j * 2000], [1, 2000]), [r, j * 2000], out_rs)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pld.tensor.all_to_all(v, rows, sig)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for r in pl.range(4):
+            for j in pl.range(BN // 2000):
+                pl.store(pl.load(rows, [r, j * 2000], [1, 2000]), [r, j * 2000], out_a2a)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pld.tensor.all_to_all_v(v, rows, sig, send, recv)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for r in pl.range(4):
+            for j in pl.range(BN // 2000):
+                pl.store(pl.load(rows, [r, j * 2000], [1, 2000]), [r, j * 2000], out_a2av)
+    return out_sum
+
+
+@pl.jit
+def fill_big(x: pl.Tensor, v: pl.Tensor, xi: pl.Tensor, f: pl.Tensor, big: pl.Out[pld.DistributedTensor[[BR, BC], pl.FP32]],
+             big_i: pl.Out[pld.DistributedTensor[[BR, BC], pl.INT32]], flat: pl.Out[pld.DistributedTensor[[BN], pl.FP32]],
+             rows2: pl.Out[pld.DistributedTensor[[4, BN], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(BR // 20):
+            pl.store(pl.load(x, [i * 20, 0], [20, BC]), [i * 20, 0], big)
+            pl.store(pl.load(xi, [i * 20, 0], [20, BC]), [i * 20, 0], big_i)
+        for j in pl.range(BN // 2000):
+            pl.store(pl.load(f, [j * 2000], [1, 2000]), [j * 2000], flat)
+            for r in pl.range(4):
+                pl.store(pl.load(v, [r, j * 2000], [1, 2000]), [r, j * 2000], rows2)
+    return big
+
+
+@pl.jit.host
+def host_big(x: pl.Tensor, v: pl.Tensor, xi: pl.Tensor, f: pl.Tensor, send: pl.Tensor, recv: pl.Tensor,
+             out_sum: pl.Out[pl.Tensor], out_max_i: pl.Out[pl.Tensor], out_bcast: pl.Out[pl.Tensor],
+             out_flat: pl.Out[pl.Tensor], out_gather: pl.Out[pl.Tensor], out_rs: pl.Out[pl.Tensor],
+             out_a2a: pl.Out[pl.Tensor], out_a2av: pl.Out[pl.Tensor]):
+    big = pld.window(pld.alloc_window_buffer([BR, BC], dtype=pl.FP32), [BR, BC], dtype=pl.FP32)
+    big_i = pld.window(pld.alloc_window_buffer([BR, BC], dtype=pl.INT32), [BR, BC], dtype=pl.INT32)
+    flat = pld.window(pld.alloc_window_buffer([BN], dtype=pl.FP32), [BN], dtype=pl.FP32)
+    rows = pld.window(pld.alloc_window_buffer([4, BN], dtype=pl.FP32), [4, BN], dtype=pl.FP32)
+    rows2 = pld.window(pld.alloc_window_buffer([4, BN], dtype=pl.FP32), [4, BN], dtype=pl.FP32)
+    sig = pld.window(pld.alloc_window_buffer([1], dtype=pl.INT32), [1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        fill_big(x[r], v[r], xi[r], f[r], big, big_i, flat, rows2, device=r)
+    for r in pl.range(pld.world_size()):
+        big_collectives(x[r], v[r], xi[r], send[r], recv[r], big, big_i, flat, rows, rows2, sig, out_sum[r],
+                        out_max_i[r], out_bcast[r], out_flat[r], out_gather[r], out_rs[r], out_a2a[r], out_a2av[r],
+                        device=r)
+    return out_sum

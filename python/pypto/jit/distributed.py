@@ -58,13 +58,12 @@ class _Segment:
         return np.ndarray(shape, dtype=dtype, buffer=self.shm.buf, offset=offset, strides=strides)
 
     def close(self):
+        # Unlinked only: the mapping goes when the last array over it does. (numpy keeps the
+        # memoryview, not a buffer export, so an explicit close would unmap memory that the
+        # arguments of a failed call, held by its traceback, still point into.)
         try:
             self.shm.unlink()
         except FileNotFoundError:
-            pass
-        try:
-            self.shm.close()
-        except BufferError:  # a view is still alive; the mapping goes with the process
             pass
 
 
