@@ -421,3 +421,32 @@ def test_collectives_over_many_tiles_against_numpy(n):
             c = send[p, r]
             np.testing.assert_array_equal(out_a2av[r, p, :c], v[p, r, :c])
             np.testing.assert_array_equal(out_a2av[r, p, c:], 0)
+
+
+def test_per_rank_diagnostics_and_one_swimlane_of_every_rank(tmp_path):
+    import json
+    n = 2
+    x = np.random.default_rng(60).random((n, progs.R, progs.C), dtype=np.float32)
+    y = np.zeros_like(x)
+    rc = RunConfig(output_dir=str(tmp_path), enable_chip_swimlane=1, enable_dep_gen=True, enable_scope_stats=True,
+                   distributed_config=DistributedConfig(device_ids=[0, 1]))
+    progs.host_shift(x, y, 0.5, config=rc)
+    np.testing.assert_allclose(y, np.roll(x, 1, axis=0), rtol=1e-6)
+    for r in range(n):
+        d = tmp_path / "dfx_outputs" / f"rank{r}" / "d0"
+        deps = json.loads((d / "deps.json").read_text())
+        assert [t["kernel"] for t in deps["tasks"]] == ["shift_kernel"]
+        assert (d / "scope_stats" / "scope_stats.jsonl").exists() and (d / "chip_swimlane_records.json").exists()
+        assert len(json.loads((d / "signal_events.json").read_text())) > 0
+    trace = json.loads((tmp_path / "swimlane.json").read_text())["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in trace if e.get("name") == "process_name"}
+    assert procs[0] == "rank 0 (host wall clock)" and procs[1] == "rank 1 (host wall clock)"
+    tasks = [e for e in trace if e.get("ph") == "X" and e.get("cat") == "task"]
+    assert sorted({e["pid"] for e in tasks}) == [0, 1] and all(e["name"] == "shift_kernel" for e in tasks)
+    lanes = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace if e.get("name") == "thread_name"}
+    assert any(name.startswith("AIV") for (pid, _), name in lanes.items() if pid == 1)
+    # arrows: each barrier's wait on rank r was released by notifies of both ranks; at least one crosses ranks
+    starts = {e["id"]: e for e in trace if e.get("ph") == "s" and e.get("cat") == "signal"}
+    ends = [e for e in trace if e.get("ph") == "f" and e.get("cat") == "signal"]
+    assert ends and all(starts[e["id"]]["ts"] <= e["ts"] for e in ends)
+    assert any(starts[e["id"]]["pid"] != e["pid"] for e in ends)

@@ -125,6 +125,11 @@ class TaskPool {
   // Records of finished tasks (record = true), in id order; call after wait_all.
   std::vector<TaskRecord> records();
   PoolStats stats();
+  // The start of the run's clock (records' start_us / end_us count from it), in microseconds
+  // of the steady clock (CLOCK_MONOTONIC: one clock for every process of the machine).
+  double epoch_us() const {
+    return std::chrono::duration<double, std::micro>(t0_.time_since_epoch()).count();
+  }
 
  private:
   struct Region {

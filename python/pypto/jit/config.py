@@ -147,6 +147,7 @@ class RunConfig:
     enable_pmu: int = _default("enable_pmu")
     enable_dep_gen: bool = _default("enable_dep_gen")
     enable_scope_stats: bool = _default("enable_scope_stats")
+    dfx_dir: str | None = _default("dfx_dir")  # ours: where the DFX files go (None: <output_dir>/dfx_outputs)
     compile_profiling: bool = _default("compile_profiling")
     diagnostic_phase: Any = None
     disabled_diagnostics: Any = None
@@ -219,10 +220,6 @@ class RunConfig:
         if self.any_dfx_enabled():
             self.save_kernels = True
         return self
-
-    def dfx_dir(self, output_dir: str) -> str:
-        """Where the DFX files of a run go: <output_dir>/dfx_outputs."""
-        return os.path.join(output_dir, "dfx_outputs")
 
     def _check_dfx(self):
         def bad(name, value, want):

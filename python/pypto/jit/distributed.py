@@ -121,7 +121,15 @@ def _rank_main(rank, nranks, conn, env):
             try:
                 fn = _load_function(modules, file, qualname)
                 args = [_rebuild_arg(seg, s) for s in specs]
-                fn(*args, config=run_config)
+                signals = run_config is not None and run_config.enable_chip_swimlane and run_config.dfx_dir
+                if signals:
+                    _core.comm_record_signals(True)
+                try:
+                    fn(*args, config=run_config)
+                finally:
+                    if signals:
+                        _write_signal_events(run_config.dfx_dir, _core.comm_take_signals())
+                        _core.comm_record_signals(False)
                 comm_set_state(2)
                 conn.send(("ok", None))
             except BaseException as e:  # noqa: BLE001 - reported to the driver, and to the other ranks
@@ -132,6 +140,14 @@ def _rank_main(rank, nranks, conn, env):
             finally:
                 del args
             continue
+
+
+def _write_signal_events(dfx_dir, events):
+    import json
+    os.makedirs(dfx_dir, exist_ok=True)
+    keys = ("kind", "t_us", "rank", "peer", "cell_offset", "value", "where")
+    with open(os.path.join(dfx_dir, "signal_events.json"), "w") as f:
+        json.dump([dict(zip(keys, e)) for e in events], f)
 
 
 def _load_function(modules, file, qualname):
@@ -306,6 +322,7 @@ class HostSession:
         self.window_bytes = window_bytes
         self.dispatched = [[] for _ in range(self.n)]
         self.callbacks = {}  # name -> the bound callable (DistributedWorker callbacks=)
+        self.dispatch_count = [0] * self.n  # dispatches sent to each rank (d{k} of its diagnostics)
         # The call's sequence: ("dispatch", rank, entry) and ("callback", SubWorkerFunction, args, where).
         self.steps = []
 
@@ -653,6 +670,7 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
         ranks = worker._ranks if worker is not None else _ranks(session.n)
         with ranks.lock:
             _execute(ranks, seg, session)
+        write_merged_swimlane(session)
         for name, v in originals.items():
             v[...] = staged[name]
         value = result[1] if result else None
@@ -732,7 +750,8 @@ def _run_dispatches(ranks, seg, session, steps):
             raise HostError(f"{where}: chip function '{fn.__name__}' is defined inside a function; rank "
                             "processes import it by name; fix: define chip functions at module level")
         specs = [_arg_spec(seg, a, r) for a in args]
-        ranks.conns[r].send(("call", file, qual, specs, session.rank_config))
+        ranks.conns[r].send(("call", file, qual, specs, _dispatch_config(session, r)))
+        session.dispatch_count[r] += 1
         counts[r] += 1
     failures = []
     for r in range(session.n):
@@ -746,6 +765,131 @@ def _run_dispatches(ranks, seg, session, steps):
     if failures:
         primary = next((f for f in failures if "stopped waiting" not in f), failures[0])
         raise RuntimeError(primary)
+
+
+def _diagnostics_dir(session):
+    """The directory of a distributed call's diagnostics (None: none asked for): the caller's
+    output_dir, else build_output/<host function>."""
+    rc = session.rank_config
+    if rc is None or not (rc.any_dfx_enabled() or rc.output_dir):
+        return None
+    return rc.output_dir or os.path.join("build_output", session.fn.__name__)
+
+
+def _dispatch_config(session, r):
+    """The RunConfig of rank r's next dispatch: its build directory <base>/rank{r}, its DFX
+    files (and swimlane) under <base>/dfx_outputs/rank{r}/d{k} for its k-th dispatch."""
+    rc, base = session.rank_config, _diagnostics_dir(session)
+    if base is None:
+        return rc
+    changes = {"output_dir": os.path.join(base, f"rank{r}")}
+    if rc.any_dfx_enabled():
+        dfx = os.path.join(base, "dfx_outputs", f"rank{r}", f"d{session.dispatch_count[r]}")
+        changes["dfx_dir"] = dfx
+        if rc.enable_chip_swimlane:
+            changes["trace_path"] = os.path.join(dfx, "chip_swimlane_records.json")
+    return dataclasses.replace(rc, **changes)
+
+
+def write_merged_swimlane(session):
+    """One Chrome trace of every rank of the call (enable_chip_swimlane): a process per rank
+    (its virtual cores as lanes, on one clock), and on each rank's "signals" lane an arrow from
+    every notify to the wait it released (the latest notify into that cell before the wait
+    returned). Written to the caller's trace_path, else <base>/swimlane.json; returns the path."""
+    import json
+    rc, base = session.rank_config, _diagnostics_dir(session)
+    if base is None or not rc.enable_chip_swimlane:
+        return None
+    files = []
+    for r in range(session.n):
+        for k in range(session.dispatch_count[r]):
+            d = os.path.join(base, "dfx_outputs", f"rank{r}", f"d{k}")
+            lane = os.path.join(d, "chip_swimlane_records.json")
+            if os.path.exists(lane):
+                with open(lane) as f:
+                    trace = json.load(f)
+                sig = os.path.join(d, "signal_events.json")
+                events = json.load(open(sig)) if os.path.exists(sig) else []
+                files.append((r, k, trace, events))
+    if not files:
+        return None
+    epochs = [t.get("otherData", {}).get("epoch_us") for _, _, t, _ in files]
+    sig_times = [e["t_us"] for *_, ev in files for e in ev]
+    t0 = min([e for e in epochs if e is not None] + sig_times) if (any(e is not None for e in epochs) or sig_times) else 0
+    out, names, flow = [], set(), 0
+    SIG = 1 << 20  # the signals lane
+
+    def meta(pid, tid, kind, value):
+        key = (pid, tid, kind)
+        if key not in names:
+            names.add(key)
+            ev = {"ph": "M", "name": kind, "pid": pid, "args": {"name" if kind.endswith("name") else "sort_index": value}}
+            if tid is not None:
+                ev["tid"] = tid
+            out.append(ev)
+
+    for (r, k, trace, _), epoch in zip(files, epochs):
+        shift = (epoch - t0) if epoch is not None else 0
+        ids = {}
+        for ev in trace.get("traceEvents", []):
+            ev = dict(ev)
+            modelled = ev.get("pid", 0) == 1
+            ev["pid"] = session.n + r if modelled else r
+            if ev.get("ph") == "M":
+                if ev.get("name") == "process_name":
+                    meta(ev["pid"], None, "process_name",
+                         f"rank {r}" + (" (modelled cycles, per dispatch)" if modelled else " (host wall clock)"))
+                    meta(ev["pid"], None, "process_sort_index", ev["pid"])
+                elif (ev["pid"], ev.get("tid"), ev["name"]) not in names:
+                    names.add((ev["pid"], ev.get("tid"), ev["name"]))
+                    out.append(ev)
+                continue
+            if not modelled and "ts" in ev:
+                ev["ts"] = round(ev["ts"] + shift, 3)
+            if ev.get("ph") in ("s", "f"):
+                if ev["id"] not in ids:
+                    flow += 1
+                    ids[ev["id"]] = flow
+                ev["id"] = ids[ev["id"]]
+            ev.setdefault("args", {})
+            if isinstance(ev["args"], dict) and ev.get("ph") == "X":
+                ev["args"]["dispatch"] = k
+            out.append(ev)
+    notifies = []
+    for r, k, _, events in files:
+        for e in events:
+            pid = e["rank"]
+            meta(pid, SIG, "thread_name", "signals (notify -> wait)")
+            meta(pid, SIG, "thread_sort_index", SIG)
+            what = (f"notify rank {e['peer']} cell @{e['cell_offset']} {e['value']:+d}" if e["kind"] == "n"
+                    else f"wait cell @{e['cell_offset']} (expected {e['value']})")
+            out.append({"ph": "i", "s": "t", "name": what, "cat": "signal", "pid": pid, "tid": SIG,
+                        "ts": round(e["t_us"] - t0, 3), "args": {"where": e["where"], "dispatch": k}})
+            if e["kind"] == "n":
+                notifies.append(e)
+    notifies.sort(key=lambda e: e["t_us"])
+    for r, k, _, events in files:
+        for w in events:
+            if w["kind"] != "w":
+                continue
+            src = None
+            for n in notifies:
+                if n["t_us"] > w["t_us"]:
+                    break
+                if n["peer"] == w["rank"] and n["cell_offset"] == w["cell_offset"]:
+                    src = n
+            if src is None:
+                continue
+            flow += 1
+            out.append({"ph": "s", "name": "notify", "cat": "signal", "id": flow, "pid": src["rank"], "tid": SIG,
+                        "ts": round(src["t_us"] - t0, 3)})
+            out.append({"ph": "f", "bp": "e", "name": "notify", "cat": "signal", "id": flow, "pid": w["rank"],
+                        "tid": SIG, "ts": round(w["t_us"] - t0, 3)})
+    path = rc.trace_path or os.path.join(base, "swimlane.json")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"displayTimeUnit": "ns", "otherData": {"ranks": session.n}, "traceEvents": out}, f)
+    return path
 
 
 def _callback_arg(seg, a):

@@ -2,14 +2,17 @@
 // TSTORE (tensor windows) and MGATHER / MSCATTER (flat indices). Their records are in
 // src/isa/families/memory.cpp; these functions stay with the engines because global tensors
 // (TensorView, pypto/engines/tensor.h) are an engine type, above the isa layer.
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <type_traits>
 
 #include "pypto/engines/comm.h"
 #include "pypto/engines/deferred_wait.h"
+#include "pypto/engines/signal_events.h"
 
 #include "pypto/engines/reference.h"
 
@@ -263,6 +266,21 @@ void put_text(char* dst, size_t cap, const std::string& text) {
   dst[n] = 0;
 }
 
+std::atomic<bool> g_record_signals{false};
+std::mutex g_signal_mu;
+std::vector<SignalEvent> g_signal_events;
+
+double steady_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void record_signal(char kind, int rank, int peer, int64_t cell_offset, int64_t value, const Span& span) {
+  if (!g_record_signals.load(std::memory_order_relaxed)) return;
+  SignalEvent e{kind, steady_us(), rank, peer, cell_offset, value, span.str()};
+  std::lock_guard<std::mutex> lk(g_signal_mu);
+  g_signal_events.push_back(std::move(e));
+}
+
 void signal_notify(const TileCall& call) {
   const TensorView& t = *call.outs.at(0).tensor;
   const int64_t peer = call.ins.at(1).scalar.as_int();
@@ -288,6 +306,7 @@ void signal_notify(const TileCall& call) {
   rec.set = op == "Set";
   rec.line = call.instr.span.line;
   __atomic_store_n(&rec.cell_offset, reinterpret_cast<uint8_t*>(cell) - d.base, __ATOMIC_RELEASE);
+  record_signal('n', d.rank, static_cast<int>(peer), reinterpret_cast<uint8_t*>(cell) - d.base, value, call.instr.span);
   __atomic_fetch_add(reinterpret_cast<int64_t*>(d.base + comm::kNotifyCount), 1, __ATOMIC_RELEASE);
 }
 
@@ -322,6 +341,11 @@ class WaitWatch {
       : d_(d), span_(std::move(span)), where_(std::move(where)), cell_(cell), expected_(expected), ge_(ge),
         start_(std::chrono::steady_clock::now()), last_check_(start_), quiet_since_(start_), blocked_since_(start_) {
     seen_notifies_ = __atomic_load_n(notifies(), __ATOMIC_ACQUIRE);
+  }
+
+  // The condition held: a wait event for the swimlane's notify -> wait arrows.
+  void released() const {
+    record_signal('w', d_.rank, d_.rank, reinterpret_cast<uint8_t*>(cell_) - d_.base, expected_, span_);
   }
 
   bool holds() const {
@@ -425,7 +449,10 @@ void signal_wait(const TileCall& call) {
   const bool ge = call.attr_string("cmp", "Eq") == "Ge";
   std::string where = call.instr.span.str() + " (" + t.name + "[" + join(call.ins.at(1).list) + "])";
   auto watch = std::make_shared<WaitWatch>(d, call.instr.span, where, cell, expected, ge);
-  if (watch->holds()) return;
+  if (watch->holds()) {
+    watch->released();
+    return;
+  }
   if (call.attr_string("defer", "") == "1") {
     if (t_deferred.size() >= static_cast<size_t>(kMaxDeferredWaits))
       call.fail_runtime("a task defers more than " + std::to_string(kMaxDeferredWaits) + " waits",
@@ -441,6 +468,7 @@ void signal_wait(const TileCall& call) {
     watch->check();
   }
   watch->unblock();
+  watch->released();
   __atomic_thread_fence(__ATOMIC_ACQUIRE);
 }
 
@@ -460,6 +488,7 @@ DeferredPoll take_deferred_poll() {
     for (auto& w : pending)
       if (w.get() != open) w->unblock();  // at most one shows in the rank's watchdog slot
     if (open == nullptr) {
+      for (auto& w : pending) w->released();
       __atomic_thread_fence(__ATOMIC_ACQUIRE);
       return true;
     }
@@ -471,6 +500,19 @@ DeferredPoll take_deferred_poll() {
 }
 
 void drop_deferred_waits() { t_deferred.clear(); }
+
+void record_signal_events(bool on) {
+  std::lock_guard<std::mutex> lk(g_signal_mu);
+  g_record_signals.store(on);
+  if (!on) g_signal_events.clear();
+}
+
+std::vector<SignalEvent> take_signal_events() {
+  std::lock_guard<std::mutex> lk(g_signal_mu);
+  std::vector<SignalEvent> out = std::move(g_signal_events);
+  g_signal_events.clear();
+  return out;
+}
 
 void add_memory_instrs(ReferenceTable& t) {
   t["REMOTE_LOAD"] = remote_load;
