@@ -2,6 +2,7 @@
 // instruction execution on numpy arrays, and running programs. Conversions only: enums of
 // the IR appear as their DSL spellings ("FP32", "Vec", "In"), tensors as raw views.
 #include "pypto/engines/comm.h"
+#include "pypto/engines/signal_events.h"
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
@@ -517,6 +518,17 @@ void bind_runtime(nb::module_& m) {
   m.def("comm_abort", &runtime::comm::abort_domain, nb::arg("message"));
   m.def("comm_abort_message", &runtime::comm::abort_message);
   m.def("comm_abort_segment", &runtime::comm::abort_segment, nb::arg("segment"), nb::arg("rank"), nb::arg("message"));
+  m.def("comm_record_signals", &runtime::record_signal_events, nb::arg("on"),
+        "Starts (True) or stops recording this rank's notify / wait events (the swimlane's arrows).");
+  m.def(
+      "comm_take_signals",
+      [] {
+        nb::list out;
+        for (const auto& e : runtime::take_signal_events())
+          out.append(nb::make_tuple(std::string(1, e.kind), e.t_us, e.rank, e.peer, e.cell_offset, e.value, e.where));
+        return out;
+      },
+      "The recorded signal events since the last call: (kind 'n'|'w', t_us, rank, peer, cell_offset, value, where).");
   m.def("comm_header_bytes", [] { return runtime::comm::kHeaderBytes; });
 
   m.def(

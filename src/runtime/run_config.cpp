@@ -77,7 +77,7 @@ RunOptions run_options(const RunConfig& config, const std::string& output_dir) {
   } else {
     options.trace_path = config.trace_path.value_or("");
   }
-  options.dfx_dir = (fs::path(dir) / "dfx_outputs").string();
+  options.dfx_dir = config.dfx_dir && !config.dfx_dir->empty() ? *config.dfx_dir : (fs::path(dir) / "dfx_outputs").string();
   options.dump_args = config.enable_dump_args;
   options.dep_gen = config.enable_dep_gen;
   options.pmu = config.enable_pmu != 0;

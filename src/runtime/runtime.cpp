@@ -773,7 +773,7 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
   pool.set_dump_hook(nullptr);
   if (!options.trace_path.empty()) trace.write_chrome_json(options.trace_path);
   if (options.stats) options.stats->modelled_cycles = trace.makespan();
-  if (!options.swimlane_path.empty()) write_swimlane(options.swimlane_path, pool.records(), prep.chip);
+  if (!options.swimlane_path.empty()) write_swimlane(options.swimlane_path, pool.records(), prep.chip, pool.epoch_us());
   if (dumper) dumper->finish();
   if (options.dep_gen) write_deps_json(options.dfx_dir + "/deps.json", pool.records());
   if (options.scope_stats) write_scope_stats(options.dfx_dir + "/scope_stats/scope_stats.jsonl", pool.records());

@@ -32,7 +32,8 @@ std::string num(double v) {
 
 }  // namespace
 
-void write_swimlane(const std::string& path, const std::vector<TaskRecord>& records, const isa::ChipSpec& chip) {
+void write_swimlane(const std::string& path, const std::vector<TaskRecord>& records, const isa::ChipSpec& chip,
+                    double epoch_us) {
   const int aic = chip.aic_cores, aiv = chip.aiv_cores;
   const int host_lane = aic + aiv;  // tasks that found no free virtual core of their kind
   // The lanes of a task: its AIC or AIV, or the whole cluster of a mixed task.
@@ -43,7 +44,9 @@ void write_swimlane(const std::string& path, const std::vector<TaskRecord>& reco
     return {r.vcore, aic + 2 * r.vcore, aic + 2 * r.vcore + 1};
   };
   std::ostringstream o;
-  o << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  o << "{\"displayTimeUnit\":\"ns\",";
+  if (epoch_us >= 0) o << "\"otherData\":{\"epoch_us\":" << num(epoch_us) << "},";
+  o << "\"traceEvents\":[\n";
   o << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":" << json_string(chip.platform + " (host wall clock)") << "}}";
   std::vector<bool> used(host_lane + 256, false);
   for (const TaskRecord& r : records)

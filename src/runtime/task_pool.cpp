@@ -13,6 +13,7 @@
 
 #include "pypto/runtime/mixed_task.h"
 #include "pypto/engines/cancel.h"
+#include "pypto/engines/deferred_wait.h"
 #include "pypto/engines/sim_engine.h"
 
 namespace pypto::runtime {
@@ -125,7 +126,65 @@ TaskPool::~TaskPool() {
     set_error(std::make_exception_ptr(std::runtime_error("run cancelled")));  // skip queued tasks
   }
   work_cv_.notify_all();
+  deferred_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
+  if (deferred_thread_.joinable()) deferred_thread_.join();
+}
+
+size_t TaskPool::finish_locked(size_t id) {
+  Task& task = tasks_[id];
+  task.done = true;
+  ++finished_;
+  size_t woke = 0;
+  for (size_t d : task.dependents)
+    if (--tasks_[d].pending == 0) {
+      ready_.push_back(d);
+      ++woke;
+    }
+  ready_hint_.store(ready_.size(), std::memory_order_release);
+  return woke;
+}
+
+void TaskPool::deferred_loop() {
+  std::unique_lock<std::mutex> lk(mu_);
+  int64_t sleep_us = 1;
+  for (;;) {
+    deferred_cv_.wait(lk, [&] { return stop_ || !deferred_.empty(); });
+    if (stop_) return;
+    // Idle: this rank runs nothing else, so the deadlock watchdog counts it as waiting.
+    const bool idle = running_ == 0 && ready_.empty();
+    const bool skip = error_ != nullptr || (interrupt_ != nullptr && interrupt_->load());
+    size_t finished = 0, woke = 0;
+    for (size_t i = 0; i < deferred_.size();) {
+      bool done = skip;
+      if (!done) {
+        try {
+          done = deferred_[i].second(idle);
+        } catch (...) {
+          if (!error_) error_ = std::current_exception();
+          done = true;
+        }
+      }
+      if (!done) {
+        ++i;
+        continue;
+      }
+      tasks_[deferred_[i].first].keep_alive.clear();
+      woke += finish_locked(deferred_[i].first);
+      deferred_.erase(deferred_.begin() + static_cast<std::ptrdiff_t>(i));
+      ++finished;
+    }
+    if (finished > 0) {
+      sleep_us = 1;
+      if (woke > 0) work_cv_.notify_all();
+      done_cv_.notify_all();
+      continue;
+    }
+    lk.unlock();
+    std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+    sleep_us = std::min<int64_t>(sleep_us * 2, 1000);
+    lk.lock();
+  }
 }
 
 double TaskPool::now_us() const {
@@ -396,7 +455,9 @@ size_t TaskPool::enter(TaskSpec&& spec, const Region* regions_data, size_t num_r
   return id;
 }
 
-bool TaskPool::stalled() const { return running_ == 0 && ready_.empty() && finished_ < tasks_.size() && !stop_; }
+bool TaskPool::stalled() const {
+  return running_ == 0 && ready_.empty() && deferred_.empty() && finished_ < tasks_.size() && !stop_;
+}
 
 std::string TaskPool::describe(size_t id) const {
   const Task& t = tasks_[id];
@@ -600,25 +661,31 @@ void TaskPool::worker_loop(int worker) {
       }
     }
     const double end = record_ ? now_us() : 0;
-    std::vector<std::shared_ptr<void>> release = std::move(task.keep_alive);
-    release.clear();  // intermediate tensors no later task uses are freed here
+    // pld.system.defer_wait: the conditions the kernel left open; the core is freed now and
+    // the task finishes when they hold (deferred_loop).
+    DeferredPoll deferred;
+    if (err) drop_deferred_waits();
+    else deferred = take_deferred_poll();
+    if (!deferred) {
+      std::vector<std::shared_ptr<void>> release = std::move(task.keep_alive);
+      release.clear();  // intermediate tensors no later task uses are freed here
+    }
     lk.lock();
     if (err) set_error(err);
     task.start_us = start;
     task.end_us = end;
     task.cycles = cycles;
     task.busy = busy;
-    task.done = true;
     release_vcore(task.kind, task.vcore);
     --running_;
-    ++finished_;
-    size_t woke = 0;
-    for (size_t d : task.dependents)
-      if (--tasks_[d].pending == 0) {
-        ready_.push_back(d);
-        ++woke;
-      }
-    ready_hint_.store(ready_.size(), std::memory_order_release);
+    if (deferred) {
+      deferred_.emplace_back(id, std::move(deferred));
+      if (!deferred_thread_.joinable()) deferred_thread_ = std::thread([this] { deferred_loop(); });
+      deferred_cv_.notify_one();
+      if (running_ == 0) done_cv_.notify_all();
+      continue;  // keep_alive stays with the task until it finishes
+    }
+    const size_t woke = finish_locked(id);
     if (woke > 1) work_cv_.notify_all();  // this worker takes one itself
     if (finished_ == tasks_.size() || running_ == 0 || tasks_.size() - finished_ == ring_resume_) done_cv_.notify_all();
   }

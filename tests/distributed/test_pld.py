@@ -242,3 +242,211 @@ def test_every_pld_name_of_the_surface_doc_exists(monkeypatch):
         elif isinstance(obj, type) and issubclass(obj, int):  # an enum: its members
             missing += [f"{r.namespace}.{r.name}.{m}" for m in r.members if not hasattr(obj, m)]
     assert not missing, missing
+
+
+def a2av_reference(x, send):
+    """numpy: row p of rank r's result holds the first send[p, r] elements of row r of rank p's x, then zeros."""
+    n = x.shape[0]
+    out = np.zeros_like(x)
+    for r in range(n):
+        for p in range(n):
+            c = send[p, r]
+            out[r, p, :c] = x[p, r, :c]
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_all_to_all_v_against_numpy(n):
+    rng = np.random.default_rng(20 + n)
+    x = rng.random((n, progs.MAXR, progs.C), dtype=np.float32) + 1.0
+    send_a = rng.integers(0, progs.C + 1, (n, progs.MAXR)).astype(np.int32)
+    send_a[:, 0] = progs.C      # a full row
+    send_a[0, 1 % n] = 0        # an empty one
+    send_b = (send_a // 3).astype(np.int32)  # round b sends less: the tails of round a must not survive
+    recv_a = np.zeros_like(send_a)
+    recv_b = np.zeros_like(send_b)
+    recv_a[:, :n] = send_a[:n, :n].T  # what rank r receives from p is what p sends to r
+    recv_b[:, :n] = send_b[:n, :n].T
+    ys = np.full((n, 2, progs.MAXR, progs.C), -1.0, np.float32)
+    progs.host_a2av(x, send_a, recv_a, send_b, recv_b, ys, config=cfg(n))
+    for k, send in enumerate((send_a, send_b)):
+        want = a2av_reference(x, send)
+        np.testing.assert_array_equal(ys[:, k, :n], want[:, :n])
+
+
+def test_all_to_all_v_count_past_the_row_is_an_error_at_the_users_line():
+    n = 2
+    x = np.ones((n, progs.MAXR, progs.C), np.float32)
+    counts = np.full((n, progs.MAXR), 3, np.int32)
+    counts[1, 0] = progs.C + 5
+    ys = np.zeros((n, 2, progs.MAXR, progs.C), np.float32)
+    with pytest.raises(RuntimeError, match=r"rank 1 failed: .*progs.py:\d+: .*valid shape 1x69 outside its 1x64"):
+        progs.host_a2av(x, counts, counts, counts, counts, ys, config=cfg(n))
+
+
+def test_host_callback_runs_between_the_chip_phases():
+    from pypto.ir import compile as ir_compile
+    n = 3
+    rng = np.random.default_rng(31)
+    x = rng.random((n, progs.R, progs.C), dtype=np.float32)
+    mid = np.zeros_like(x)
+    y = np.zeros_like(x)
+    seen = []
+
+    def combine(data, mid, factor):  # data: every rank's window copy, [n, R, C]
+        seen.append(data.shape)
+        mid[...] = np.cumsum(data, axis=0) * factor  # rank r gets the sum of ranks 0..r's windows
+
+    prog = ir_compile(progs.host_with_callback, distributed_config=DistributedConfig(device_ids=list(range(n))))
+    with prog.prepare(callbacks={"host_combine": combine}) as worker:
+        worker.run(prog, x, mid, y, 0.5)
+    assert seen == [(n, progs.R, progs.C)]
+    want = np.cumsum(x, axis=0) * 0.5 + np.arange(n, dtype=np.float32)[:, None, None]
+    np.testing.assert_allclose(y, want, rtol=1e-6)
+    np.testing.assert_allclose(mid, np.cumsum(x, axis=0) * 0.5, rtol=1e-6)
+
+
+def test_host_callback_errors():
+    from pypto.ir import compile as ir_compile
+    from pypto.language.errors import ParseError
+    x = np.zeros((2, progs.R, progs.C), np.float32)
+    with pytest.raises(ValueError, match=r"progs.py:\d+: host callback 'host_combine' .* is not bound; fix: .*"
+                                         r"prepare\(callbacks=\{'host_combine': fn\}\)"):
+        progs.host_with_callback(x, x.copy(), x.copy(), 1.0, config=cfg(2))
+    prog = ir_compile(progs.host_with_callback, distributed_config=DistributedConfig(device_ids=[0, 1]))
+
+    def broken(data, mid, factor):
+        raise KeyError("no such table")
+
+    with prog.prepare(callbacks={progs.host_combine: broken}) as worker:
+        with pytest.raises(RuntimeError, match=r"progs.py:\d+: host callback 'host_combine' failed: KeyError"):
+            worker.run(prog, x, x.copy(), x.copy(), 1.0)
+    with pytest.raises(ParseError, match="has a body"):
+        @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+        def with_body(a):
+            return a
+    with pytest.raises(ValueError, match="num_sub_workers"):
+        DistributedConfig(device_ids=[0, 1], num_sub_workers=-1)
+    with pytest.raises(ValueError, match="not callable"):
+        prog.prepare(callbacks={"host_combine": 3})
+
+
+def test_num_sub_workers_runs_adjacent_callbacks_at_once():
+    import threading
+    from pypto.ir import compile as ir_compile
+    both = threading.Barrier(2, timeout=60)  # passes only when the two callbacks run at the same time
+
+    def part(mid, k):
+        both.wait()
+        mid[k] = k + 10.0
+
+    dc = DistributedConfig(device_ids=[0, 1], num_sub_workers=2)
+    prog = ir_compile(progs.host_two_callbacks, distributed_config=dc)
+    x = np.zeros((2, progs.R, progs.C), np.float32)
+    mid, y = np.zeros_like(x), np.zeros_like(x)
+    with prog.prepare(callbacks={"host_part": part}) as worker:
+        worker.run(prog, x, mid, y)
+    np.testing.assert_array_equal(y[0], 10.0)
+    np.testing.assert_array_equal(y[1], 12.0)  # 11 + rank 1
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_defer_wait_frees_the_core(n):
+    # One worker per rank: the deferred wait lets the rank's next task run (see progs.defer_chip).
+    x = np.random.default_rng(40 + n).random((n, progs.R, progs.C), dtype=np.float32)
+    y = np.zeros_like(x)
+    dc = DistributedConfig(device_ids=list(range(n)))
+    progs.host_defer(x, y, False, config=RunConfig(num_workers=1, distributed_config=dc))
+    np.testing.assert_allclose(y, x + np.roll(x, 1, axis=0), rtol=1e-6)
+
+
+def test_blocking_wait_on_the_only_core_is_a_deadlock_naming_the_notifier():
+    n = 2
+    x = np.ones((n, progs.R, progs.C), np.float32)
+    y = np.zeros_like(x)
+    dc = DistributedConfig(device_ids=list(range(n)))
+    with pytest.raises(RuntimeError) as e:
+        progs.host_defer(x, y, True, config=RunConfig(num_workers=1, distributed_config=dc))
+    text = str(e.value)
+    assert "deadlock" in text and "rank 0 waits at" in text and "rank 1 waits at" in text
+    assert "nobody notified it" in text
+
+
+def test_deadlock_report_names_who_notified_the_cell():
+    import re
+    n = 3
+    x = np.ones((n, progs.R, progs.C), np.float32)
+    with pytest.raises(RuntimeError) as e:
+        progs.host_short_count(x, np.zeros_like(x), config=cfg(n))
+    text = str(e.value)
+    src = (HERE / "progs.py").read_text().splitlines()
+    line = next(i + 1 for i, t in enumerate(src) if "pld.system.notify(sig, (pld.rank(ctx) + 1)" in t)
+    for r in range(n):
+        left = (r - 1) % n
+        assert re.search(rf"rank {r} waits at \S*progs.py:\d+ \(sig\[2\]\) for == 2, current value 1, notified by "
+                         rf"rank {left} \(added 1 at progs.py:{line}\)", text), text
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_collectives_over_many_tiles_against_numpy(n):
+    # Windows far larger than one tile ([300, 1000] FP32 and INT32, [10000] and [4, 10000] FP32): the
+    # collectives walk them in tiles with ragged tails.
+    R, C, N = progs.BR, progs.BC, progs.BN
+    rng = np.random.default_rng(50 + n)
+    x = rng.random((n, R, C), dtype=np.float32)
+    xi = rng.integers(-1000, 1000, (n, R, C)).astype(np.int32)
+    v = np.zeros((n, 4, N), np.float32)
+    v[:, :n] = rng.random((n, n, N), dtype=np.float32)
+    f = (rng.random((n, N), dtype=np.float32) * 0.5 + 0.75).astype(np.float32)
+    send = np.zeros((n, 4), np.int32)
+    send[:, :n] = rng.integers(0, N + 1, (n, n))
+    send[0, n - 1] = N  # a full row, and (below) one empty row and one ending inside the last tile
+    send[n - 1, 0] = 0
+    send[1, 0] = 4097 + 11
+    recv = np.zeros_like(send)
+    recv[:, :n] = send[:, :n].T
+    outs = [np.zeros((n, R, C), np.float32), np.zeros((n, R, C), np.int32), np.zeros((n, R, C), np.float32),
+            np.zeros((n, N), np.float32)] + [np.zeros((n, 4, N), np.float32) for _ in range(4)]
+    progs.host_big(x, v, xi, f, send, recv, *outs, config=cfg(n))
+    out_sum, out_max_i, out_bcast, out_flat, out_gather, out_rs, out_a2a, out_a2av = outs
+    for r in range(n):
+        np.testing.assert_allclose(out_sum[r], x.sum(0), rtol=1e-5)
+        np.testing.assert_array_equal(out_max_i[r], xi.max(0))
+        np.testing.assert_allclose(out_flat[r], f.prod(0), rtol=1e-5)
+        np.testing.assert_array_equal(out_bcast[r], x[1])
+        np.testing.assert_array_equal(out_gather[r, :n], v[:, 0])       # row 0 of every rank's v
+        np.testing.assert_allclose(out_rs[r, r], v[:, r].sum(0), rtol=1e-5)
+        np.testing.assert_array_equal(out_a2a[r, :n], v[:, r])          # row p from rank p
+        for p in range(n):
+            c = send[p, r]
+            np.testing.assert_array_equal(out_a2av[r, p, :c], v[p, r, :c])
+            np.testing.assert_array_equal(out_a2av[r, p, c:], 0)
+
+
+def test_per_rank_diagnostics_and_one_swimlane_of_every_rank(tmp_path):
+    import json
+    n = 2
+    x = np.random.default_rng(60).random((n, progs.R, progs.C), dtype=np.float32)
+    y = np.zeros_like(x)
+    rc = RunConfig(output_dir=str(tmp_path), enable_chip_swimlane=1, enable_dep_gen=True, enable_scope_stats=True,
+                   distributed_config=DistributedConfig(device_ids=[0, 1]))
+    progs.host_shift(x, y, 0.5, config=rc)
+    np.testing.assert_allclose(y, np.roll(x, 1, axis=0), rtol=1e-6)
+    for r in range(n):
+        d = tmp_path / "dfx_outputs" / f"rank{r}" / "d0"
+        deps = json.loads((d / "deps.json").read_text())
+        assert [t["kernel"] for t in deps["tasks"]] == ["shift_kernel"]
+        assert (d / "scope_stats" / "scope_stats.jsonl").exists() and (d / "chip_swimlane_records.json").exists()
+        assert len(json.loads((d / "signal_events.json").read_text())) > 0
+    trace = json.loads((tmp_path / "swimlane.json").read_text())["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in trace if e.get("name") == "process_name"}
+    assert procs[0] == "rank 0 (host wall clock)" and procs[1] == "rank 1 (host wall clock)"
+    tasks = [e for e in trace if e.get("ph") == "X" and e.get("cat") == "task"]
+    assert sorted({e["pid"] for e in tasks}) == [0, 1] and all(e["name"] == "shift_kernel" for e in tasks)
+    lanes = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace if e.get("name") == "thread_name"}
+    assert any(name.startswith("AIV") for (pid, _), name in lanes.items() if pid == 1)
+    # arrows: each barrier's wait on rank r was released by notifies of both ranks; at least one crosses ranks
+    starts = {e["id"]: e for e in trace if e.get("ph") == "s" and e.get("cat") == "signal"}
+    ends = [e for e in trace if e.get("ph") == "f" and e.get("cat") == "signal"]
+    assert ends and all(starts[e["id"]]["ts"] <= e["ts"] for e in ends)
+    assert any(starts[e["id"]]["pid"] != e["pid"] for e in ends)

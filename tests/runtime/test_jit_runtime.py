@@ -195,7 +195,7 @@ _CHANGED = {
     "trace_path": "trace.json", "ring_size": 64, "enable_chip_swimlane": 1, "enable_dump_args": 1,
     "enable_pmu": 2, "enable_dep_gen": True, "enable_scope_stats": True, "codegen_only": True, "device_id": 1,
     "rtol": 0.5, "atol": 0.5, "golden_data_dir": "golden", "aicpu_thread_num": 3,
-    "analyze_auto_scopes_for_deps": True, "dump_ptoas_passes": True,
+    "analyze_auto_scopes_for_deps": True, "dump_ptoas_passes": True, "dfx_dir": "dfx",
 }
 
 

@@ -37,6 +37,8 @@ enum class ConfigUse { kCompile, kRun };
   X(int, enable_pmu, 0, kRun, "pmu.csv: per task, modelled busy cycles of each pipe")                               \
   X(bool, enable_dep_gen, false, kRun, "deps.json: every task and the tasks it waited for")                          \
   X(bool, enable_scope_stats, false, kRun, "scope_stats/scope_stats.jsonl")                                          \
+  X(std::optional<std::string>, dfx_dir, std::nullopt, kRun,                                                        \
+    "where the DFX files go (None: <output_dir>/dfx_outputs; a rank of a distributed run: .../rank{r}/d{k})")     \
   X(bool, codegen_only, false, kRun, "compile, do not run")                                                         \
   X(int, device_id, 0, kRun, "accepted (one virtual chip)")                                                         \
   X(double, rtol, 1e-5, kRun, "relative tolerance of run(golden=...)")                                               \
@@ -67,7 +69,7 @@ const std::vector<ConfigField>& run_config_fields();
 
 // The runtime's options of a run with `config`, whose build directory is `output_dir`
 // (config.output_dir when set): the swimlane goes to trace_path or <dir>/swimlane.json
-// (the directory is made), the DFX files under <dir>/dfx_outputs.
+// (the directory is made), the DFX files under config.dfx_dir, else <dir>/dfx_outputs.
 RunOptions run_options(const RunConfig& config, const std::string& output_dir);
 // The build directory of a run: config.output_dir when set, else `fallback`.
 std::string run_output_dir(const RunConfig& config, const std::string& fallback);

@@ -15,6 +15,9 @@ namespace pypto::runtime {
 std::string json_string(const std::string& s);
 
 // Writes `records` (task id = index) to `path`; a file that cannot be written is a user error.
-void write_swimlane(const std::string& path, const std::vector<TaskRecord>& records, const isa::ChipSpec& chip);
+// `epoch_us` (TaskPool::epoch_us, when >= 0) goes into "otherData" so that the swimlanes of
+// several processes (the ranks of a distributed run) can be laid on one clock.
+void write_swimlane(const std::string& path, const std::vector<TaskRecord>& records, const isa::ChipSpec& chip,
+                    double epoch_us = -1);
 
 }  // namespace pypto::runtime

@@ -132,6 +132,11 @@ class TaskPool {
   // Records of finished tasks (record = true), in id order; call after wait_all.
   std::vector<TaskRecord> records();
   PoolStats stats();
+  // The start of the run's clock (records' start_us / end_us count from it), in microseconds
+  // of the steady clock (CLOCK_MONOTONIC: one clock for every process of the machine).
+  double epoch_us() const {
+    return std::chrono::duration<double, std::micro>(t0_.time_since_epoch()).count();
+  }
 
  private:
   struct Region {
@@ -205,6 +210,12 @@ class TaskPool {
   void drop_staged();
   void set_error(std::exception_ptr err);  // the first error wins (lock held)
   void worker_loop(int worker);
+  // Tasks whose kernel deferred its completion (pld.system.defer_wait): polled by one thread,
+  // started with the first such task; a task finishes when its conditions hold.
+  void deferred_loop();
+  // Marks task `id` done and hands its dependents whose last dependency it was to the ready
+  // queue; returns how many. Call with mu_ held.
+  size_t finish_locked(size_t id);
   int acquire_vcore(CoreKind kind);
   void release_vcore(CoreKind kind, int id);
   [[noreturn]] void report_deadlock(std::unique_lock<std::mutex>& lk, const std::string& where);
@@ -245,6 +256,9 @@ class TaskPool {
   std::vector<Region> scratch_regions_;
   std::chrono::steady_clock::time_point t0_;
   std::vector<std::thread> workers_;
+  std::vector<std::pair<size_t, std::function<bool(bool)>>> deferred_;  // (task, poll): the core is free
+  std::thread deferred_thread_;
+  std::condition_variable deferred_cv_;
   int num_workers_ = 0;
   TraceRecorder* trace_ = nullptr;
   const std::atomic<bool>* interrupt_ = nullptr;

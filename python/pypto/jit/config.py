@@ -73,9 +73,11 @@ def default_engine() -> str:
 @dataclass
 class DistributedConfig:
     """PyPTO's distributed configuration: one rank per entry of `device_ids` (a rank process
-    each, here). `num_sub_workers` (host callbacks), `runtime` and `aicpu_thread_num` are
-    accepted; the embedded transport ignores them. `timeout_s`: how long a signal wait may
-    block before it fails (ours; the deadlock watchdog fires sooner when every rank waits)."""
+    each, here). `num_sub_workers`: the driver threads that run host callbacks following each
+    other with no dispatch between (0 or 1: one after the other on the driver's thread).
+    `runtime` and `aicpu_thread_num` are accepted; the embedded transport ignores them.
+    `timeout_s`: how long a signal wait may block before it fails (ours; the deadlock watchdog
+    fires sooner when every rank waits)."""
 
     device_ids: list = field(default_factory=lambda: [0, 1])
     num_sub_workers: int = 0
@@ -94,6 +96,10 @@ class DistributedConfig:
             raise ValueError(f"DistributedConfig(device_ids=...): {len(ids)} ranks, more than the 64 the embedded "
                              "transport holds; fix: use at most 64 devices")
         self.device_ids = ids
+        n = self.num_sub_workers
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"DistributedConfig(num_sub_workers={n!r}): the number of host-callback threads is an "
+                             "int >= 0; fix: write DistributedConfig(device_ids=[0, 1], num_sub_workers=1)")
 
     @property
     def world_size(self) -> int:
@@ -142,6 +148,7 @@ class RunConfig:
     enable_pmu: int = _default("enable_pmu")
     enable_dep_gen: bool = _default("enable_dep_gen")
     enable_scope_stats: bool = _default("enable_scope_stats")
+    dfx_dir: str | None = _default("dfx_dir")  # ours: where the DFX files go (None: <output_dir>/dfx_outputs)
     compile_profiling: bool = _default("compile_profiling")
     diagnostic_phase: Any = None
     disabled_diagnostics: Any = None
@@ -232,10 +239,6 @@ class RunConfig:
         if self.any_dfx_enabled():
             self.save_kernels = True
         return self
-
-    def dfx_dir(self, output_dir: str) -> str:
-        """Where the DFX files of a run go: <output_dir>/dfx_outputs."""
-        return os.path.join(output_dir, "dfx_outputs")
 
     def _check_dfx(self):
         def bad(name, value, want):

@@ -58,13 +58,12 @@ class _Segment:
         return np.ndarray(shape, dtype=dtype, buffer=self.shm.buf, offset=offset, strides=strides)
 
     def close(self):
+        # Unlinked only: the mapping goes when the last array over it does. (numpy keeps the
+        # memoryview, not a buffer export, so an explicit close would unmap memory that the
+        # arguments of a failed call, held by its traceback, still point into.)
         try:
             self.shm.unlink()
         except FileNotFoundError:
-            pass
-        try:
-            self.shm.close()
-        except BufferError:  # a view is still alive; the mapping goes with the process
             pass
 
 
@@ -122,7 +121,15 @@ def _rank_main(rank, nranks, conn, env):
             try:
                 fn = _load_function(modules, file, qualname)
                 args = [_rebuild_arg(seg, s) for s in specs]
-                fn(*args, config=run_config)
+                signals = run_config is not None and run_config.enable_chip_swimlane and run_config.dfx_dir
+                if signals:
+                    _core.comm_record_signals(True)
+                try:
+                    fn(*args, config=run_config)
+                finally:
+                    if signals:
+                        _write_signal_events(run_config.dfx_dir, _core.comm_take_signals())
+                        _core.comm_record_signals(False)
                 comm_set_state(2)
                 conn.send(("ok", None))
             except BaseException as e:  # noqa: BLE001 - reported to the driver, and to the other ranks
@@ -133,6 +140,14 @@ def _rank_main(rank, nranks, conn, env):
             finally:
                 del args
             continue
+
+
+def _write_signal_events(dfx_dir, events):
+    import json
+    os.makedirs(dfx_dir, exist_ok=True)
+    keys = ("kind", "t_us", "rank", "peer", "cell_offset", "value", "where")
+    with open(os.path.join(dfx_dir, "signal_events.json"), "w") as f:
+        json.dump([dict(zip(keys, e)) for e in events], f)
 
 
 def _load_function(modules, file, qualname):
@@ -247,6 +262,46 @@ class HostError(Exception):
     pass
 
 
+class SubWorkerFunction:
+    """`@pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)` with a `...` body: a host
+    callback. A host function calls it like a chip function without device=; the driver runs the
+    Python callable bound to its name by `prepare(callbacks={name: fn})` once every dispatch
+    before the call has finished on every rank, and dispatches after it wait for it. Host
+    tensors reach the callable as numpy arrays (shared memory the ranks see), window views as
+    [nranks, *shape] arrays of every rank's copy."""
+
+    def __init__(self, func, where):
+        self.func, self.where = func, where
+        self.__name__ = func.__name__
+        self.__doc__ = func.__doc__
+        self.signature = inspect.signature(func)
+
+    @classmethod
+    def declared(cls, func, span):
+        from pypto.language.errors import parse_error
+        where = f"{span.file}:{span.line}"
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(func))).body[0]
+        except (OSError, TypeError, SyntaxError):
+            return cls(func, where)
+        body = [st for st in tree.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
+                                               and isinstance(st.value.value, str))]
+        is_ellipsis = len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and body[0].value.value is Ellipsis
+        if body and not is_ellipsis:
+            raise parse_error(span, f"host callback '{func.__name__}' (role=pl.Role.SubWorker) has a body; its "
+                                    "body is the Python callable bound by prepare(callbacks=...)",
+                              f"write `...` as its body and bind it: prog.prepare(callbacks={{'{func.__name__}': fn}})")
+        return cls(func, where)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"host callback '{self.__name__}' runs when a @pl.jit.host function calls it; fix: call "
+                           "it in the host function's body and bind it with prepare(callbacks={...})")
+
+    def __repr__(self):
+        return f"<host callback {self.__name__} ({self.where})>"
+
+
 def _span(fn, node):
     file = inspect.getsourcefile(fn.func) or "<unknown>"
     line = fn.func.__code__.co_firstlineno + node.lineno - 1 - _decorator_offset(fn)
@@ -266,6 +321,14 @@ class HostSession:
         self.window_used = 0
         self.window_bytes = window_bytes
         self.dispatched = [[] for _ in range(self.n)]
+        self.callbacks = {}  # name -> the bound callable (DistributedWorker callbacks=)
+        self.dispatch_count = [0] * self.n  # dispatches sent to each rank (d{k} of its diagnostics)
+        # The call's sequence: ("dispatch", rank, entry) and ("callback", SubWorkerFunction, args, where).
+        self.steps = []
+
+    def add_dispatch(self, rank, entry):
+        self.dispatched[rank].append(entry)
+        self.steps.append(("dispatch", rank, entry))
 
     def world_size(self):
         return self.n
@@ -359,6 +422,9 @@ class _Walker:
         if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and self.is_dispatch(st.value):
             self.dispatch(st.value)
             return None
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and self.is_callback(st.value):
+            self.callback(st.value)
+            return None
         if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and self.is_collective(st.value):
             self.host_collective(st.value)
             return None
@@ -366,6 +432,9 @@ class _Walker:
             if isinstance(st.value, ast.Call) and self.is_dispatch(st.value):
                 self.dispatch(st.value)
                 return None
+            if isinstance(st.value, ast.Call) and self.is_callback(st.value):
+                self.fail(st, f"host callback '{ast.unparse(st.value.func)}' returns nothing to the host function",
+                          "call it as a statement; it writes its results into the tensors it is given")
             value = self.eval(st.value)
             for t in st.targets:
                 self.assign(t, value)
@@ -454,7 +523,34 @@ class _Walker:
         else:
             self.fail(call, f"pld.tensor.{name} is not available at host level", "call it inside a kernel")
         for r in range(self.s.n):
-            self.s.dispatched[r].append((fn, list(fargs), self.where(call), qual))
+            self.s.add_dispatch(r, (fn, list(fargs), self.where(call), qual))
+
+    def is_callback(self, call):
+        try:
+            return isinstance(self.eval(call.func), SubWorkerFunction)
+        except HostError:
+            return False
+
+    def callback(self, call):
+        """A host callback call: checked against its declaration, run by _execute in its place."""
+        cb = self.eval(call.func)
+        if any(k.arg == "device" for k in call.keywords):
+            self.fail(call, f"host callback '{cb.__name__}' runs on the host, not on a device",
+                      f"call it without device=: {cb.__name__}(...)")
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            self.fail(call, "a host callback takes its arguments one by one", f"write {cb.__name__}(a, b)")
+        args = [self.eval(a) for a in call.args]
+        kwargs = {k.arg: self.eval(k.value) for k in call.keywords}
+        try:
+            cb.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            self.fail(call, f"host callback '{cb.__name__}' declared at {cb.where}: {e}",
+                      f"pass the parameters of its declaration {cb.__name__}{cb.signature}")
+        for i, a in enumerate(list(args) + list(kwargs.values())):
+            if not isinstance(a, (np.ndarray, Window, int, float, bool, np.integer, np.floating, str)):
+                self.fail(call, f"argument {i} of host callback '{cb.__name__}' is {type(a).__name__}",
+                          "pass host tensors (x or x[r]), pld.window(...) views or Python numbers")
+        self.s.steps.append(("callback", cb, (args, kwargs), self.where(call)))
 
     def is_dispatch(self, call):
         return any(k.arg == "device" for k in call.keywords)
@@ -493,7 +589,7 @@ class _Walker:
                           "pass every tensor before the scalars")
             if not is_tensor and seen_scalar is None:
                 seen_scalar = i
-        self.s.dispatched[r].append((fn, args, self.where(call), None))
+        self.s.add_dispatch(r, (fn, args, self.where(call), None))
 
 
 def dispatches_to_devices(fn):
@@ -570,9 +666,11 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
             result = _Walker(session, fn, node, env).run(node.body)
         finally:
             pld._set_host(prev)
+        _bind_callbacks(session, worker.callbacks if worker is not None else None)
         ranks = worker._ranks if worker is not None else _ranks(session.n)
         with ranks.lock:
             _execute(ranks, seg, session)
+        write_merged_swimlane(session)
         for name, v in originals.items():
             v[...] = staged[name]
         value = result[1] if result else None
@@ -620,38 +718,219 @@ def _arg_spec(seg, a, rank):
 
 
 def _execute(ranks, seg, session):
-    """Attaches every rank to the segment, sends each its dispatches, collects the replies;
-    the first failure is raised as "rank k failed: ..."."""
+    """Attaches every rank to the segment and runs the call's steps: each rank's dispatches in
+    order; a host callback runs once every dispatch before it has finished, and the dispatches
+    after it are sent when it returns. The first failure is raised as "rank k failed: ..."."""
     replies = ranks.broadcast(("attach", seg.shm.name, seg.window_bytes, float(session.config.timeout_s)))
     errors = [r[1] for r in replies if r[0] != "ok"]
     if errors:
         raise RuntimeError(errors[0])
     try:
-        counts = []
-        for r in range(session.n):
-            for fn, args, where, builtin in session.dispatched[r]:
-                file = inspect.getsourcefile(fn.func)
-                qual = builtin or fn.func.__qualname__
-                if "<locals>" in qual:
-                    raise HostError(f"{where}: chip function '{fn.__name__}' is defined inside a function; rank "
-                                    "processes import it by name; fix: define chip functions at module level")
-                specs = [_arg_spec(seg, a, r) for a in args]
-                ranks.conns[r].send(("call", file, qual, specs, session.rank_config))
-            counts.append(len(session.dispatched[r]))
-        failures = []
-        for r in range(session.n):
-            for _ in range(counts[r]):
-                status, text = ranks.reply(r)
-                if status != "ok":
-                    failures.append(text)
-                    if not ranks.procs[r].is_alive():
-                        _abort_in_header(seg, r, text)  # the others stop waiting for the dead rank
-                        break
-        if failures:
-            primary = next((f for f in failures if "stopped waiting" not in f), failures[0])
-            raise RuntimeError(primary)
+        steps = session.steps
+        i = 0
+        while i < len(steps):
+            j = i
+            while j < len(steps) and steps[j][0] == steps[i][0]:
+                j += 1
+            if steps[i][0] == "dispatch":
+                _run_dispatches(ranks, seg, session, steps[i:j])
+            else:
+                _run_callbacks(seg, session, steps[i:j])
+            i = j
     finally:
         ranks.broadcast(("detach",))
+
+
+def _run_dispatches(ranks, seg, session, steps):
+    counts = [0] * session.n
+    for _, r, (fn, args, where, builtin) in steps:
+        file = inspect.getsourcefile(fn.func)
+        qual = builtin or fn.func.__qualname__
+        if "<locals>" in qual:
+            raise HostError(f"{where}: chip function '{fn.__name__}' is defined inside a function; rank "
+                            "processes import it by name; fix: define chip functions at module level")
+        specs = [_arg_spec(seg, a, r) for a in args]
+        ranks.conns[r].send(("call", file, qual, specs, _dispatch_config(session, r)))
+        session.dispatch_count[r] += 1
+        counts[r] += 1
+    failures = []
+    for r in range(session.n):
+        for _ in range(counts[r]):
+            status, text = ranks.reply(r)
+            if status != "ok":
+                failures.append(text)
+                if not ranks.procs[r].is_alive():
+                    _abort_in_header(seg, r, text)  # the others stop waiting for the dead rank
+                    break
+    if failures:
+        primary = next((f for f in failures if "stopped waiting" not in f), failures[0])
+        raise RuntimeError(primary)
+
+
+def _diagnostics_dir(session):
+    """The directory of a distributed call's diagnostics (None: none asked for): the caller's
+    output_dir, else build_output/<host function>."""
+    rc = session.rank_config
+    if rc is None or not (rc.any_dfx_enabled() or rc.output_dir):
+        return None
+    return rc.output_dir or os.path.join("build_output", session.fn.__name__)
+
+
+def _dispatch_config(session, r):
+    """The RunConfig of rank r's next dispatch: its build directory <base>/rank{r}, its DFX
+    files (and swimlane) under <base>/dfx_outputs/rank{r}/d{k} for its k-th dispatch."""
+    rc, base = session.rank_config, _diagnostics_dir(session)
+    if base is None:
+        return rc
+    changes = {"output_dir": os.path.join(base, f"rank{r}")}
+    if rc.any_dfx_enabled():
+        dfx = os.path.join(base, "dfx_outputs", f"rank{r}", f"d{session.dispatch_count[r]}")
+        changes["dfx_dir"] = dfx
+        if rc.enable_chip_swimlane:
+            changes["trace_path"] = os.path.join(dfx, "chip_swimlane_records.json")
+    return dataclasses.replace(rc, **changes)
+
+
+def write_merged_swimlane(session):
+    """One Chrome trace of every rank of the call (enable_chip_swimlane): a process per rank
+    (its virtual cores as lanes, on one clock), and on each rank's "signals" lane an arrow from
+    every notify to the wait it released (the latest notify into that cell before the wait
+    returned). Written to the caller's trace_path, else <base>/swimlane.json; returns the path."""
+    import json
+    rc, base = session.rank_config, _diagnostics_dir(session)
+    if base is None or not rc.enable_chip_swimlane:
+        return None
+    files = []
+    for r in range(session.n):
+        for k in range(session.dispatch_count[r]):
+            d = os.path.join(base, "dfx_outputs", f"rank{r}", f"d{k}")
+            lane = os.path.join(d, "chip_swimlane_records.json")
+            if os.path.exists(lane):
+                with open(lane) as f:
+                    trace = json.load(f)
+                sig = os.path.join(d, "signal_events.json")
+                events = json.load(open(sig)) if os.path.exists(sig) else []
+                files.append((r, k, trace, events))
+    if not files:
+        return None
+    epochs = [t.get("otherData", {}).get("epoch_us") for _, _, t, _ in files]
+    sig_times = [e["t_us"] for *_, ev in files for e in ev]
+    t0 = min([e for e in epochs if e is not None] + sig_times) if (any(e is not None for e in epochs) or sig_times) else 0
+    out, names, flow = [], set(), 0
+    SIG = 1 << 20  # the signals lane
+
+    def meta(pid, tid, kind, value):
+        key = (pid, tid, kind)
+        if key not in names:
+            names.add(key)
+            ev = {"ph": "M", "name": kind, "pid": pid, "args": {"name" if kind.endswith("name") else "sort_index": value}}
+            if tid is not None:
+                ev["tid"] = tid
+            out.append(ev)
+
+    for (r, k, trace, _), epoch in zip(files, epochs):
+        shift = (epoch - t0) if epoch is not None else 0
+        ids = {}
+        for ev in trace.get("traceEvents", []):
+            ev = dict(ev)
+            modelled = ev.get("pid", 0) == 1
+            ev["pid"] = session.n + r if modelled else r
+            if ev.get("ph") == "M":
+                if ev.get("name") == "process_name":
+                    meta(ev["pid"], None, "process_name",
+                         f"rank {r}" + (" (modelled cycles, per dispatch)" if modelled else " (host wall clock)"))
+                    meta(ev["pid"], None, "process_sort_index", ev["pid"])
+                elif (ev["pid"], ev.get("tid"), ev["name"]) not in names:
+                    names.add((ev["pid"], ev.get("tid"), ev["name"]))
+                    out.append(ev)
+                continue
+            if not modelled and "ts" in ev:
+                ev["ts"] = round(ev["ts"] + shift, 3)
+            if ev.get("ph") in ("s", "f"):
+                if ev["id"] not in ids:
+                    flow += 1
+                    ids[ev["id"]] = flow
+                ev["id"] = ids[ev["id"]]
+            ev.setdefault("args", {})
+            if isinstance(ev["args"], dict) and ev.get("ph") == "X":
+                ev["args"]["dispatch"] = k
+            out.append(ev)
+    notifies = []
+    for r, k, _, events in files:
+        for e in events:
+            pid = e["rank"]
+            meta(pid, SIG, "thread_name", "signals (notify -> wait)")
+            meta(pid, SIG, "thread_sort_index", SIG)
+            what = (f"notify rank {e['peer']} cell @{e['cell_offset']} {e['value']:+d}" if e["kind"] == "n"
+                    else f"wait cell @{e['cell_offset']} (expected {e['value']})")
+            out.append({"ph": "i", "s": "t", "name": what, "cat": "signal", "pid": pid, "tid": SIG,
+                        "ts": round(e["t_us"] - t0, 3), "args": {"where": e["where"], "dispatch": k}})
+            if e["kind"] == "n":
+                notifies.append(e)
+    notifies.sort(key=lambda e: e["t_us"])
+    for r, k, _, events in files:
+        for w in events:
+            if w["kind"] != "w":
+                continue
+            src = None
+            for n in notifies:
+                if n["t_us"] > w["t_us"]:
+                    break
+                if n["peer"] == w["rank"] and n["cell_offset"] == w["cell_offset"]:
+                    src = n
+            if src is None:
+                continue
+            flow += 1
+            out.append({"ph": "s", "name": "notify", "cat": "signal", "id": flow, "pid": src["rank"], "tid": SIG,
+                        "ts": round(src["t_us"] - t0, 3)})
+            out.append({"ph": "f", "bp": "e", "name": "notify", "cat": "signal", "id": flow, "pid": w["rank"],
+                        "tid": SIG, "ts": round(w["t_us"] - t0, 3)})
+    path = rc.trace_path or os.path.join(base, "swimlane.json")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"displayTimeUnit": "ns", "otherData": {"ranks": session.n}, "traceEvents": out}, f)
+    return path
+
+
+def _callback_arg(seg, a):
+    if isinstance(a, Window):  # every rank's copy: [nranks, *shape], zero-copy
+        dt = _np_dtype(a.dtype)
+        inner = np.empty(a.shape, dt).strides
+        return seg.array(seg.header + a.buf.offset, (seg.nranks, *a.shape), dt, (seg.window_bytes, *inner))
+    return a
+
+
+def _run_callbacks(seg, session, steps):
+    """Host callbacks that follow each other with no dispatch between: in order on the driver's
+    thread, or on up to DistributedConfig.num_sub_workers threads at once."""
+    def run(step):
+        _, cb, (args, kwargs), where = step
+        fn = session.callbacks[cb.__name__]
+        try:
+            fn(*[_callback_arg(seg, a) for a in args], **{k: _callback_arg(seg, v) for k, v in kwargs.items()})
+        except Exception as e:  # noqa: BLE001 - the user's callable; reported at the host function's line
+            raise RuntimeError(f"{where}: host callback '{cb.__name__}' failed: {type(e).__name__}: {e}") from e
+
+    workers = int(session.config.num_sub_workers)
+    if workers <= 1 or len(steps) == 1:
+        for st in steps:
+            run(st)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pld-sub-worker") as pool:
+        for f in [pool.submit(run, st) for st in steps]:
+            f.result()
+
+
+def _bind_callbacks(session, callbacks):
+    """The bound callable of every host callback the call uses, or a HostError naming the first unbound one."""
+    session.callbacks = dict(callbacks or {})
+    for step in session.steps:
+        if step[0] == "callback" and step[1].__name__ not in session.callbacks:
+            name = step[1].__name__
+            raise HostError(f"{step[3]}: host callback '{name}' (declared at {step[1].where}) is not bound; fix: "
+                            f"prog = pypto.ir.compile(host_fn, distributed_config=dc); "
+                            f"worker = prog.prepare(callbacks={{'{name}': fn}}); worker.run(prog, ...)")
 
 
 def _abort_in_header(seg, rank, text):
@@ -693,6 +972,7 @@ class DistributedWorker:
                              "DistributedConfig(device_ids=[0, 1]))")
         self.persistent = persistent
         self.reset = reset_persistent_windows
+        self.callbacks = _callback_table(callbacks)
         self._ranks = _Ranks(self.config.world_size)
         self._seg = None
         self._blocks = {}
@@ -801,6 +1081,25 @@ class DistributedWorker:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _callback_table(callbacks):
+    """prepare(callbacks=...): {name or declared SubWorkerFunction: callable} -> {name: callable}."""
+    if callbacks is None:
+        return {}
+    if not isinstance(callbacks, dict):
+        raise ValueError(f"callbacks={callbacks!r} is not a dict; fix: prepare(callbacks={{'name': fn}}) with the name "
+                         "of a @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker) declaration")
+    table = {}
+    for key, fn in callbacks.items():
+        name = key.__name__ if isinstance(key, SubWorkerFunction) else key
+        if not isinstance(name, str):
+            raise ValueError(f"callbacks key {key!r} is neither a name nor a host callback declaration; fix: key it "
+                             "by the declaration's name")
+        if not callable(fn):
+            raise ValueError(f"callbacks['{name}'] = {fn!r} is not callable; fix: bind a Python function")
+        table[name] = fn
+    return table
 
 
 class _Registration:

@@ -47,13 +47,16 @@ class ExprParser:
 
     # -- positions and errors -------------------------------------------------------------
     def span(self, node):
+        spliced = getattr(self, "splice_span", None)  # a pld collective's body: the user's call line
+        if spliced is not None:
+            return spliced
         return ir.Span(self.source.file, getattr(node, "lineno", 0) + self.source.line_offset,
                        getattr(node, "col_offset", 0))
 
     def columns(self, node):
         """The columns [start, end) of `node` in the file's line (the caret of an error)."""
         col = getattr(node, "col_offset", None)
-        if col is None:
+        if col is None or getattr(self, "splice_span", None) is not None:
             return None, None
         shift = getattr(self.source, "col_offset", 0)
         end = getattr(node, "end_col_offset", None)

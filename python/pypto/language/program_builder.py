@@ -195,7 +195,13 @@ class ProgramBuilder:
         if kind == "inline" or kind == "opaque" or (kind in ("entry", "host") and entry_kind == "host"):
             # Spliced into the caller: an .opaque function (and, from a .host entry, another
             # @pl.jit entry) runs its statements, loops and pl.at scopes in the caller's place.
-            return FunctionParser(jit_fn.source(), self).parse_inline(args, node, caller)
+            inline = FunctionParser(jit_fn.source(), self)
+            # The spliced bodies of pld's collectives report (and run) at the user's call line.
+            if getattr(caller, "splice_span", None) is not None:
+                inline.splice_span = caller.splice_span
+            elif getattr(jit_fn, "_pl_user_span", False):
+                inline.splice_span = caller.span(node)
+            return inline.parse_inline(args, node, caller)
         if kind in ("entry", "host"):
             raise caller.error(node, f"'{jit_fn.__name__}' is a @pl.jit entry and cannot be called from another "
                                      "plain @pl.jit entry",

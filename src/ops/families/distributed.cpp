@@ -151,6 +151,7 @@ void lower_wait(const Call& c, const VarPtr&, KernelBuilder& kb) {
   isa::Scalar expected = kb.scalar(c.args[2]);
   in.ins = {Operand::tensor(tensor), Operand::list_of(offsets), Operand::scalar_of(expected)};
   in.attrs = {{"cmp", std::get<std::string>(c.attrs.at("cmp"))}};
+  if (c.op->name == "dist.defer_wait") in.attrs["defer"] = std::string("1");
   kb.emit(in);
 }
 
@@ -206,10 +207,22 @@ void register_distributed_ops(OpRegistry& r) {
          .infer_type = infer_wait,
          .pto = "SIGNAL_WAIT",
          .lower = lower_wait,
-         .doc = "pld.system.wait / defer_wait: blocks (sleeping) until this rank's INT32 signal cell `offsets` == "
-                "`expected` (cmp=pld.WaitCmp.Eq) or >= (Ge); later reads see what the notifier wrote (acquire). A "
-                "deadlock or a failed peer stops it with a report.",
-         .aliases = {"dist.defer_wait"},
+         .doc = "pld.system.wait: blocks (sleeping) until this rank's INT32 signal cell `offsets` == `expected` "
+                "(cmp=pld.WaitCmp.Eq) or >= (Ge); later reads see what the notifier wrote (acquire). A deadlock or a "
+                "failed peer stops it with a report.",
+         .aliases = {},
+         .scalar_variant = "",
+         .torch = "None",
+         .effects = true});
+  r.add({.name = "dist.defer_wait",
+         .params = {window("signal"), list_param("offsets"), integer("expected"), attr_param("cmp", std::string("Ge"))},
+         .infer_type = infer_wait,
+         .pto = "SIGNAL_WAIT",
+         .lower = lower_wait,
+         .doc = "pld.system.defer_wait: the condition of pld.system.wait (default cmp=pld.WaitCmp.Ge), without holding "
+                "the core: the kernel goes on, and its task completes (its dependents start) once the cell satisfies "
+                "it; at most 64 per task. A deadlock or a failed peer stops it with a report.",
+         .aliases = {},
          .scalar_variant = "",
          .torch = "None",
          .effects = true});
