@@ -14,12 +14,16 @@
 namespace pypto::compiler {
 
 void check_platform(const std::string& platform) {
-  std::string sims;
+  std::string sims, others;
   for (auto& p : isa::simulated_platforms()) sims += (sims.empty() ? "'" : ", '") + p + "'";
+  for (auto& p : isa::simulated_platforms())
+    if (p != isa::simulated_platforms().front()) others += (others.empty() ? " (or '" : ", '") + p + "'";
+  if (!others.empty()) others += ")";
   if (isa::is_hardware_platform(platform))
     fail(ErrorKind::kPlatform, {},
          "platform '" + platform + "' names real Ascend NPU hardware, but no NPU is present on this machine",
-         "run on a simulated chip instead: RunConfig(platform=" + sims + ")");
+         "run on a simulated chip instead: RunConfig(platform='" + isa::simulated_platforms().front() + "')" +
+             others);
   if (!isa::chip_for_platform(platform))
     fail(ErrorKind::kPlatform, {}, "unknown platform '" + platform + "'", "use one of " + sims);
 }

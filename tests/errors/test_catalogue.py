@@ -510,7 +510,7 @@ CALL_CASES = [
     ("wrong_shape_after_compile", lambda: add.compile(A, A, A.copy())(A[:16], A, A.copy()), TypeError, r"argument 'a' has shape \[16, 64\].*compiled for \[32, 64\].*fix"),
     ("readonly_output", lambda: add(A, A, np.broadcast_to(np.float32(0), (32, 64))), ValueError, r"output 'c' is a read-only numpy array.*fix"),
     ("hardware_platform", lambda: add(A, A, A.copy(), config=RunConfig(platform="a5")), PyptoError, r"names real Ascend NPU hardware.*fix: run on a simulated chip"),
-    ("unknown_platform", lambda: add(A, A, A.copy(), config=RunConfig(platform="910c")), PyptoError, r"unknown platform '910c'.*fix: use one of"),
+    ("unknown_platform", lambda: add(A, A, A.copy(), config=RunConfig(platform="910c")), ValueError, r"RunConfig\(platform='910c'\): unknown platform.*fix: use one of"),
     ("unknown_engine", lambda: RunConfig(engine="cuda"), ValueError, r"unknown engine; fix: use one of"),
 ]
 
