@@ -122,13 +122,16 @@ def test_fast_path_matches_numpy_and_reference(target, name, dtype):
 
 def test_paths_reported_per_target(target):
     """native_matmul_paths names the path each dtype compiles to under the target: the lower
-    targets take their own paths, vdpbf16ps only where the target has AVX512_BF16."""
+    targets take their own paths, vdpbf16ps only where the target has AVX512_BF16, AMX tiles where
+    it has AMX-BF16."""
     p = _core.native_matmul_paths()
     assert p["isa"] == target
     if target == "native":
         if X86 and "avx512f" in FLAGS:
             assert p["FP32"].startswith("avx512 fma")
             want = "avx512_bf16 vdpbf16ps" if "avx512_bf16" in FLAGS else "avx512 widen fma"
+            if {"amx_bf16", "amx_tile"} <= FLAGS and "avx512_bf16" in FLAGS:
+                want = "amx tdpbf16ps 32x32 (else avx512_bf16 vdpbf16ps"  # AMX blocks, vdpbf16ps for the rest
             assert p["BF16"].startswith(want), p
         return
     assert p["FP32"].startswith(target), p
