@@ -121,15 +121,7 @@ def _rank_main(rank, nranks, conn, env):
             try:
                 fn = _load_function(modules, file, qualname)
                 args = [_rebuild_arg(seg, s) for s in specs]
-                signals = run_config is not None and run_config.enable_chip_swimlane and run_config.dfx_dir
-                if signals:
-                    _core.comm_record_signals(True)
-                try:
-                    fn(*args, config=run_config)
-                finally:
-                    if signals:
-                        _write_signal_events(run_config.dfx_dir, _core.comm_take_signals())
-                        _core.comm_record_signals(False)
+                _call_chip(fn, args, run_config)
                 comm_set_state(2)
                 conn.send(("ok", None))
             except BaseException as e:  # noqa: BLE001 - reported to the driver, and to the other ranks
@@ -140,6 +132,20 @@ def _rank_main(rank, nranks, conn, env):
             finally:
                 del args
             continue
+
+
+def _call_chip(fn, args, run_config):
+    """Runs one dispatch of a chip function on this rank (recording its signal events for the
+    merged swimlane when the run config asks for the swimlane)."""
+    signals = run_config is not None and run_config.enable_chip_swimlane and run_config.dfx_dir
+    if signals:
+        _core.comm_record_signals(True)
+    try:
+        fn(*args, config=run_config)
+    finally:
+        if signals:
+            _write_signal_events(run_config.dfx_dir, _core.comm_take_signals())
+            _core.comm_record_signals(False)
 
 
 def _write_signal_events(dfx_dir, events):
@@ -625,6 +631,10 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
                          "RunConfig(distributed_config=...); fix: call it as "
                          f"{fn.__name__}(..., config=RunConfig(distributed_config=DistributedConfig(device_ids=[0, 1])))")
     engine = _rank_config(run_config)
+    from pypto.jit import distributed_mpi
+    mpi = distributed_mpi.launched()
+    if mpi:
+        distributed_mpi.enter(dc.world_size)  # ranks > 0 serve from here on (and never return)
     from pypto.language import distributed as pld
     node = _function_tree(fn)
     sig = inspect.signature(fn.func)
@@ -651,7 +661,12 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
     finally:
         pld._set_host(prev)
     window_bytes = session.window_used
-    seg = worker._segment(window_bytes, staging) if worker is not None else _Segment(session.n, window_bytes, staging)
+    if worker is not None:
+        seg = worker._segment(window_bytes, staging)
+    elif mpi:
+        seg = distributed_mpi.Segment(session.n, window_bytes, staging)
+    else:
+        seg = _Segment(session.n, window_bytes, staging)
     staged = {}
     try:
         env = dict(bound.arguments)
@@ -667,9 +682,12 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
         finally:
             pld._set_host(prev)
         _bind_callbacks(session, worker.callbacks if worker is not None else None)
-        ranks = worker._ranks if worker is not None else _ranks(session.n)
-        with ranks.lock:
-            _execute(ranks, seg, session)
+        if mpi:
+            distributed_mpi.execute(seg, session)
+        else:
+            ranks = worker._ranks if worker is not None else _ranks(session.n)
+            with ranks.lock:
+                _execute(ranks, seg, session)
         write_merged_swimlane(session)
         for name, v in originals.items():
             v[...] = staged[name]
@@ -941,8 +959,12 @@ def _abort_in_header(seg, rank, text):
 def example_config(config=None, argv=None, default_ranks=2):
     """(RunConfig with a DistributedConfig, options) for the distributed examples: `config` as
     given when it has a distributed_config, else with `-d 0,1,2` / `-n 3` from argv (when argv
-    is given) or `default_ranks` ranks; options: .mode, .use_builtin from argv."""
+    is given) or `default_ranks` ranks (under mpirun: the number of MPI processes); options:
+    .mode, .use_builtin from argv."""
     import argparse
+    from pypto.jit import distributed_mpi
+    if distributed_mpi.launched():
+        default_ranks = distributed_mpi.world_size()
     ap = argparse.ArgumentParser()
     ap.add_argument("backend", nargs="?", default="numpy")
     ap.add_argument("-d", "--devices", default=None, help="device ids, e.g. 0,1,2,3")
@@ -973,12 +995,20 @@ class DistributedWorker:
         self.persistent = persistent
         self.reset = reset_persistent_windows
         self.callbacks = _callback_table(callbacks)
-        self._ranks = _Ranks(self.config.world_size)
+        from pypto.jit import distributed_mpi
+        self._mpi = distributed_mpi.launched()
+        if self._mpi:
+            distributed_mpi.enter(self.config.world_size)  # ranks > 0 serve from here on
+        self._ranks = None if self._mpi else _Ranks(self.config.world_size)
         self._seg = None
         self._blocks = {}
         self._inherited = list(inherited_host_tensors or [])
 
     def _segment(self, window_bytes, staging):
+        if self._mpi:  # the MPI window is kept per process; zeroed unless the windows persist
+            from pypto.jit import distributed_mpi
+            return distributed_mpi.Segment(self.config.world_size, window_bytes, staging,
+                                           zero=bool(self.reset or not self.persistent))
         seg = self._seg
         if seg is None or seg.window_bytes < window_bytes or seg.shm.size - seg.staging_offset < staging:
             if seg is not None:
@@ -1073,7 +1103,8 @@ class DistributedWorker:
         if self._seg is not None:
             self._seg.close()
             self._seg = None
-        self._ranks.close()
+        if self._ranks is not None:
+            self._ranks.close()
         self._blocks.clear()
 
     def __enter__(self):

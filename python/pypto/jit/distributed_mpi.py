@@ -1,0 +1,321 @@
+"""The MPI transport of distributed programs (docs/distributed.md "The MPI transport").
+
+`mpirun -n N python prog.py` runs the same program in N processes. Rank 0 is the driver: it
+runs the program, walks the host functions, runs rank 0's dispatches itself and sends every
+other rank its dispatches (mpi4py messages). Ranks 1..N-1 run the program up to its first
+distributed call and then serve dispatches until the driver exits (they never return from
+that call). The windows are one MPI RMA window per domain (MPI_Win_allocate, kept across calls
+and grown when a call needs more; lock_all for its lifetime): each rank's memory of it is the
+watchdog header, then its window. The C++ side (src/engines/comm/comm_mpi.cpp) moves the bytes
+and does the atomics with MPI; this module is the glue: the window, the messages, the host
+tensors (rank r gets a copy of x[r] with its dispatch and sends the arrays back when done).
+
+Chosen automatically when the process was started by mpirun (OMPI_COMM_WORLD_SIZE in the
+environment; PYPTO_DIST_TRANSPORT=embedded keeps the embedded transport, =mpi asks for MPI)."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from pypto import _core
+
+_CALL, _REPLY, _BYE = 11, 12, 13
+
+
+def launched() -> bool:
+    """Whether distributed calls of this process go over MPI (started by mpirun)."""
+    choice = os.environ.get("PYPTO_DIST_TRANSPORT", "").lower()
+    if choice in ("embedded", "shm"):
+        return False
+    return choice == "mpi" or "OMPI_COMM_WORLD_SIZE" in os.environ or "PMIX_RANK" in os.environ
+
+
+def _mpi():
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise RuntimeError(f"this program was started by mpirun, so it runs on the MPI transport, which needs mpi4py "
+                           f"({e}); fix: pip install mpi4py, or run it without mpirun (or with "
+                           "PYPTO_DIST_TRANSPORT=embedded) for the embedded transport") from None
+    return MPI
+
+
+def world_size() -> int:
+    """The number of MPI processes (the distributed examples' default rank count under mpirun)."""
+    return _mpi().COMM_WORLD.Get_size()
+
+
+def _handles(MPI):
+    return [MPI._handleof(h) for h in (MPI.INT8_T, MPI.INT16_T, MPI.INT32_T, MPI.INT64_T, MPI.UINT8_T, MPI.UINT16_T,
+                                       MPI.UINT32_T, MPI.UINT64_T, MPI.FLOAT, MPI.DOUBLE, MPI.BYTE, MPI.SUM,
+                                       MPI.REPLACE, MPI.NO_OP)]
+
+
+class _Window:
+    """This process's MPI RMA window (collective: every rank makes the same calls in order)."""
+
+    win = None
+    size = 0
+    mem = None
+
+    @classmethod
+    def attach(cls, header, window_bytes, nranks, timeout_s, zero):
+        MPI = _mpi()
+        comm = MPI.COMM_WORLD
+        size = header + window_bytes
+        if cls.win is None or cls.size < size:
+            if cls.win is not None:
+                cls.win.Unlock_all()
+                cls.win.Free()
+            cls.win = MPI.Win.Allocate(size, disp_unit=1, comm=comm)
+            cls.win.Lock_all(MPI.MODE_NOCHECK)
+            cls.size = size
+            cls.mem = np.frombuffer(cls.win.tomemory(), dtype=np.uint8)
+            zero = True
+        if zero:
+            cls.mem[:] = 0
+        else:
+            cls.mem[:header] = 0  # the watchdog's header only: windows persist
+        err = ""
+        try:
+            _core.comm_attach_mpi(cls.mem.ctypes.data, window_bytes, comm.Get_rank(), nranks, timeout_s,
+                                  MPI._handleof(cls.win), _handles(MPI))
+        except Exception as e:  # noqa: BLE001 - gathered and raised by the driver
+            err = f"rank {comm.Get_rank()} failed: {e}"
+        cls.win.Sync()
+        errors = [e for e in comm.allgather(err) if e]  # (also the barrier: nobody reaches a peer before it is zeroed)
+        return errors[0] if errors else ""
+
+    @classmethod
+    def array(cls, offset, shape, dtype):
+        return np.ndarray(shape, dtype=np.dtype(dtype), buffer=cls.mem, offset=offset)
+
+
+class Segment:
+    """The driver's side of a call: the host tensors staged in local memory (the windows are
+    the MPI window of every rank). Same interface as distributed._Segment where run_host uses it."""
+
+    def __init__(self, nranks, window_bytes, staging_bytes, zero=True):
+        from pypto.jit.distributed import _ALIGN, _round
+        self.nranks, self.window_bytes = nranks, _round(max(window_bytes, _ALIGN))
+        self.header = _core.comm_header_bytes()
+        self.staging_offset = 0
+        self.staging = np.zeros(_round(max(staging_bytes, _ALIGN)), np.uint8)
+        self.zero = zero
+
+    def array(self, offset, shape, dtype, strides=None):
+        return np.ndarray(shape, dtype=dtype, buffer=self.staging, offset=offset, strides=strides)
+
+    def close(self):
+        pass
+
+    def arg_spec(self, a, rank):
+        from pypto.jit.distributed import HostError, Window, _np_dtype
+        if isinstance(a, Window):
+            return ("window", self.header + a.buf.offset, tuple(a.shape), _np_dtype(a.dtype).str)
+        if isinstance(a, np.ndarray):
+            lo = self.staging.ctypes.data
+            if not lo <= a.__array_interface__["data"][0] < lo + self.staging.nbytes:
+                raise HostError("a chip dispatch got a host array that is not a host function argument (or a slice "
+                                "of one); fix: pass x[r] of a parameter of the @pl.jit.host function")
+            return ("local", a) if rank == 0 else ("data", np.ascontiguousarray(a))
+        return ("scalar", a.item() if hasattr(a, "item") else a)
+
+
+def _rebuild(spec):
+    kind = spec[0]
+    if kind == "window":
+        return _Window.array(spec[1], spec[2], spec[3])
+    if kind in ("local", "data"):
+        return spec[1]
+    return spec[1]
+
+
+def _run_call(file, qual, specs, run_config, modules):
+    """Runs one dispatch on this rank: ("ok", arrays) or ("error", text)."""
+    from pypto.jit.distributed import _call_chip, _load_function
+    args = None
+    _core.comm_set_state(0)
+    try:
+        fn = _load_function(modules, file, qual) if isinstance(file, str) else file
+        args = [_rebuild(s) for s in specs]
+        _call_chip(fn, args, run_config)
+        _core.comm_set_state(2)
+        return ("ok", [a for s, a in zip(specs, args) if s[0] == "data"])
+    except BaseException as e:  # noqa: BLE001 - reported to the driver, and to the other ranks
+        text = f"{type(e).__name__}: {e}" if str(e) else traceback.format_exc(limit=3)
+        stored = _core.comm_abort(text)
+        _core.comm_set_state(2)
+        return ("error", stored or f"rank {_mpi().COMM_WORLD.Get_rank()} failed: {text}")
+
+
+def serve():
+    """Ranks 1..N-1: serve the driver's dispatches until it exits, then leave the program."""
+    MPI = _mpi()
+    comm = MPI.COMM_WORLD
+    rank, n = comm.Get_rank(), comm.Get_size()
+    from pypto.language import distributed as pld
+    pld._set_rank(rank, n)
+    modules = {}
+    while True:
+        msg = comm.recv(source=0, tag=_CALL)
+        kind = msg[0]
+        if kind == "exit":
+            break
+        if kind == "attach":
+            _, header, window_bytes, nranks, timeout_s, zero = msg
+            _Window.attach(header, window_bytes, nranks, timeout_s, zero)
+        elif kind == "detach":
+            _core.comm_detach()
+        elif kind == "call":
+            _, file, qual, specs, run_config = msg
+            comm.send(_run_call(file, qual, specs, run_config, modules), dest=0, tag=_REPLY)
+    comm.send("bye", dest=0, tag=_BYE)
+    sys.stdout.flush()
+    sys.exit(0)
+
+
+_SERVING = False
+
+
+def _exit_servers():
+    """At the driver's exit: every server leaves; one that does not within 30 s ends the job."""
+    MPI = _mpi()
+    comm = MPI.COMM_WORLD
+    for r in range(1, comm.Get_size()):
+        comm.send(("exit",), dest=r, tag=_CALL)
+    deadline = time.monotonic() + 30
+    left = set(range(1, comm.Get_size()))
+    while left and time.monotonic() < deadline:
+        for r in list(left):
+            if comm.iprobe(source=r, tag=_BYE):
+                comm.recv(source=r, tag=_BYE)
+                left.discard(r)
+        time.sleep(0.01)
+    if left:
+        print(f"pypto: MPI ranks {sorted(left)} did not exit; ending the job", file=sys.stderr)
+        comm.Abort(1)
+
+
+def enter(n):
+    """At a distributed call: ranks > 0 start serving (and never return); the driver checks
+    the world size and arranges for the servers to exit with it."""
+    global _SERVING
+    MPI = _mpi()
+    comm = MPI.COMM_WORLD
+    if comm.Get_rank() != 0:
+        serve()
+    if not _SERVING:
+        _SERVING = True
+        atexit.register(_exit_servers)
+    if comm.Get_size() != n:
+        raise ValueError(f"the DistributedConfig asks for {n} ranks but mpirun started {comm.Get_size()} processes; "
+                         f"fix: mpirun -n {n} ..., or DistributedConfig(device_ids=list(range({comm.Get_size()})))")
+
+
+def execute(seg, session):
+    """The driver's side of _execute over MPI: attach every rank to the MPI window, run the
+    call's steps (rank 0's dispatches here, the others' by message), detach."""
+    from pypto.jit import distributed as D
+    from pypto.language import distributed as pld
+    MPI = _mpi()
+    comm = MPI.COMM_WORLD
+    timeout_s = float(session.config.timeout_s)
+    for r in range(1, session.n):
+        comm.send(("attach", seg.header, seg.window_bytes, session.n, timeout_s, seg.zero), dest=r, tag=_CALL)
+    err = _Window.attach(seg.header, seg.window_bytes, session.n, timeout_s, seg.zero)
+    if err:
+        raise RuntimeError(err)
+    prev = pld._names._RANK
+    pld._set_rank(0, session.n)
+    try:
+        steps = session.steps
+        i = 0
+        while i < len(steps):
+            j = i
+            while j < len(steps) and steps[j][0] == steps[i][0]:
+                j += 1
+            if steps[i][0] == "dispatch":
+                _run_dispatches(seg, session, steps[i:j])
+            else:
+                _run_callbacks(seg, session, steps[i:j])
+            i = j
+    finally:
+        pld._names._RANK = prev
+        for r in range(1, session.n):
+            comm.send(("detach",), dest=r, tag=_CALL)
+        _core.comm_detach()
+
+
+def _run_dispatches(seg, session, steps):
+    import inspect
+    from pypto.jit.distributed import HostError, _dispatch_config
+    comm = _mpi().COMM_WORLD
+    mine, sent, requests = [], [], []
+    for _, r, (fn, args, where, builtin) in steps:
+        file = inspect.getsourcefile(fn.func)
+        qual = builtin or fn.func.__qualname__
+        if "<locals>" in qual:
+            raise HostError(f"{where}: chip function '{fn.__name__}' is defined inside a function; rank "
+                            "processes import it by name; fix: define chip functions at module level")
+        specs = [seg.arg_spec(a, r) for a in args]
+        cfg = _dispatch_config(session, r)
+        session.dispatch_count[r] += 1
+        if r == 0:
+            mine.append((fn, qual, specs, cfg))
+        else:
+            requests.append(comm.isend(("call", file, qual, specs, cfg), dest=r, tag=_CALL))
+            sent.append((r, [a for s, a in zip(specs, args) if s[0] == "data"]))
+    failures = []
+    modules = {}
+    for fn_or_file, qual, specs, cfg in mine:  # rank 0's dispatches, in order, while the others run theirs
+        status, text = _run_call(fn_or_file, qual, specs, cfg, modules)
+        if status != "ok":
+            failures.append(text)
+            break
+    for req in requests:
+        req.wait()
+    for r, targets in sent:  # replies come in each rank's order
+        status, value = comm.recv(source=r, tag=_REPLY)
+        if status != "ok":
+            failures.append(value)
+            continue
+        for dst, got in zip(targets, value):
+            dst[...] = got
+    if failures:
+        primary = next((f for f in failures if "stopped waiting" not in f), failures[0])
+        raise RuntimeError(primary)
+
+
+def _run_callbacks(seg, session, steps):
+    """Host callbacks on the driver: each window argument is every rank's copy ([nranks, *shape],
+    fetched with MPI_Get) and is put back when the callback returns."""
+    from pypto.jit import distributed as D
+    windows = []
+
+    def arg(a):
+        if isinstance(a, D.Window):
+            dt = D._np_dtype(a.dtype)
+            whole = np.empty((seg.nranks, *a.shape), dt)
+            for r in range(seg.nranks):
+                whole[r] = np.frombuffer(_core.comm_get(r, seg.header + a.buf.offset, whole[r].nbytes), dt).reshape(a.shape)
+            windows.append((a, whole))
+            return whole
+        return a
+
+    for _, cb, (args, kwargs), where in steps:
+        fn = session.callbacks[cb.__name__]
+        windows.clear()
+        try:
+            fn(*[arg(a) for a in args], **{k: arg(v) for k, v in kwargs.items()})
+        except Exception as e:  # noqa: BLE001 - the user's callable; reported at the host function's line
+            raise RuntimeError(f"{where}: host callback '{cb.__name__}' failed: {type(e).__name__}: {e}") from e
+        for a, whole in windows:
+            for r in range(seg.nranks):
+                _core.comm_put(r, seg.header + a.buf.offset, np.ascontiguousarray(whole[r]).tobytes())

@@ -1,0 +1,125 @@
+"""Programs that tests/distributed/test_mpi.py runs under `mpirun -n N python mpi_cases.py CASE`
+(the MPI transport; rank 0 drives, the others serve). Each case checks its result against numpy
+and prints OK; `fail` and `deadlock` end with the error the driver raises."""
+
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import pypto.language as pl  # noqa: E402
+import pypto.language.distributed as pld  # noqa: E402
+from pypto.runtime import DistributedConfig, RunConfig  # noqa: E402
+
+import progs  # noqa: E402
+
+R, C = progs.R, progs.C
+
+
+@pl.jit
+def add_half(x: pl.Tensor, h16: pld.DistributedTensor[[R, C], pl.FP16], sig: pld.DistributedTensor[[progs.MAXR], pl.INT32],
+             y16: pl.Out[pl.Tensor]):
+    # Every rank adds its tile into rank 0's FP16 window (no MPI type: the fetch / CAS loop; BF16
+    # takes the same path), then every rank reads rank 0's sums.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [R, C])
+        pld.tile.remote_store(pl.cast(t, pl.FP16), h16, 0, [0, 0], atomic=pld.AtomicType.Add)
+        pld.tensor.barrier(sig)
+        pl.store(pl.cast(pld.tile.remote_load(h16, 0, [0, 0], [R, C]), pl.FP32), [0, 0], y16)
+    return y16
+
+
+@pl.jit.host
+def host_add_half(x: pl.Tensor, y16: pl.Out[pl.Tensor]):
+    h_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP16)
+    sig_buf = pld.alloc_window_buffer([progs.MAXR], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        add_half(x[r], pld.window(h_buf, [R, C], dtype=pl.FP16), pld.window(sig_buf, [progs.MAXR], dtype=pl.INT32),
+                 y16[r], device=r)
+    return y16
+
+
+def cfg(n):
+    return RunConfig(distributed_config=DistributedConfig(device_ids=list(range(n))))
+
+
+def case_reduce(n):
+    """A kernel allreduce per ReduceOp (Sum, Max, Min, Prod), twice: the second call reuses the MPI window."""
+    for k in range(2):
+        x = (np.random.default_rng(n + k).random((n, R, C), dtype=np.float32) + 0.5).astype(np.float32)
+        ys = np.zeros((n, 4, R, C), np.float32)
+        progs.host_reduce_all(x, ys, config=cfg(n))
+        for r in range(n):
+            np.testing.assert_allclose(ys[r, 0], x.sum(0), rtol=1e-5)
+            np.testing.assert_allclose(ys[r, 1], x.max(0), rtol=1e-6)
+            np.testing.assert_allclose(ys[r, 2], x.min(0), rtol=1e-6)
+            np.testing.assert_allclose(ys[r, 3], x.prod(0), rtol=1e-5)
+
+
+def case_collectives(n):
+    """allgather, reduce_scatter, broadcast, all_to_all; host-level allreduce (Sum, Max); atomic remote store."""
+    x = np.random.default_rng(7).random((n, progs.MAXR, C), dtype=np.float32)
+    gathered, scattered = np.zeros_like(x), np.zeros((n, 1, C), np.float32)
+    bcast, a2a = np.zeros((n, R, C), np.float32), np.zeros_like(x)
+    progs.host_gather(x, gathered, scattered, bcast, a2a, config=cfg(n))
+    for r in range(n):
+        np.testing.assert_allclose(gathered[r, :n], x[:, 0], rtol=1e-6)
+        np.testing.assert_allclose(a2a[r, :n], x[:, r], rtol=1e-6)
+        np.testing.assert_allclose(scattered[r, 0], x[:, r].sum(0), rtol=1e-5)
+        np.testing.assert_allclose(bcast[r], x[1, :R], rtol=1e-6)
+    x = np.random.default_rng(11).random((n, R, C), dtype=np.float32)
+    ysum, ymax = np.zeros_like(x), np.zeros_like(x)
+    progs.host_level_collectives(x, ysum, ymax, config=cfg(n))
+    for r in range(n):
+        np.testing.assert_allclose(ysum[r], x.sum(0), rtol=1e-6)
+        np.testing.assert_allclose(ymax[r], x.max(0), rtol=1e-6)
+    y = np.zeros_like(x)
+    progs.host_shift(x, y, 0.5, config=cfg(n))
+    np.testing.assert_allclose(y, np.roll(x, 1, axis=0) * 0.5 * 2, rtol=1e-6)
+
+
+def case_half(n):
+    """FP16 atomic adds of every rank into one rank's window (the compare-and-swap loop)."""
+    x = np.random.default_rng(5).integers(0, 8, (n, R, C)).astype(np.float32)  # sums exact in FP16
+    y16 = np.zeros((n, R, C), np.float32)
+    host_add_half(x, y16, config=cfg(n))
+    for r in range(n):
+        np.testing.assert_array_equal(y16[r], x.sum(0))
+
+
+def case_worker(n):
+    """A prepared worker (persistent windows) and a host callback between chip phases."""
+    from pypto.ir import compile as ir_compile
+    x = np.random.default_rng(31).random((n, R, C), dtype=np.float32)
+    mid, y = np.zeros_like(x), np.zeros_like(x)
+
+    def combine(data, mid, factor):  # data: every rank's window copy, [n, R, C]
+        mid[...] = np.cumsum(data, axis=0) * factor
+
+    prog = ir_compile(progs.host_with_callback, distributed_config=DistributedConfig(device_ids=list(range(n))))
+    with prog.prepare(callbacks={"host_combine": combine}) as worker:
+        for _ in range(2):
+            worker.run(prog, x, mid, y, 0.5)
+            want = np.cumsum(x, axis=0) * 0.5 + np.arange(n, dtype=np.float32)[:, None, None]
+            np.testing.assert_allclose(y, want, rtol=1e-6)
+
+
+def case_fail(n):
+    """Rank 1 fails (a peer outside the domain); rank 0 waits on it: the driver raises "rank 1 failed: ..."."""
+    x = np.ones((n, R, C), np.float32)
+    progs.host_bad_peer(x, np.zeros_like(x), config=cfg(n))
+
+
+def case_deadlock(n):
+    """Every rank waits for a notify nobody sends: the watchdog reports the deadlock."""
+    x = np.ones((n, R, C), np.float32)
+    progs.host_deadlock(x, np.zeros_like(x), config=cfg(n))
+
+
+if __name__ == "__main__":
+    from mpi4py import MPI
+    n = MPI.COMM_WORLD.Get_size()
+    globals()["case_" + sys.argv[1]](n)
+    print("OK")
