@@ -24,6 +24,7 @@ import traceback
 import numpy as np
 
 from pypto import _core
+from pypto.jit.distributed_rank import call_chip, load_function
 
 _CALL, _REPLY, _BYE = 11, 12, 13
 
@@ -99,14 +100,13 @@ class _Window:
 
 class Segment:
     """The driver's side of a call: the host tensors staged in local memory (the windows are
-    the MPI window of every rank). Same interface as distributed._Segment where run_host uses it."""
+    the MPI window of every rank). What run_host uses of distributed._Segment; sizes rounded."""
 
     def __init__(self, nranks, window_bytes, staging_bytes, zero=True):
-        from pypto.jit.distributed import _ALIGN, _round
-        self.nranks, self.window_bytes = nranks, _round(max(window_bytes, _ALIGN))
+        self.nranks, self.window_bytes = nranks, window_bytes
         self.header = _core.comm_header_bytes()
         self.staging_offset = 0
-        self.staging = np.zeros(_round(max(staging_bytes, _ALIGN)), np.uint8)
+        self.staging = np.zeros(staging_bytes, np.uint8)
         self.zero = zero
 
     def array(self, offset, shape, dtype, strides=None):
@@ -114,18 +114,6 @@ class Segment:
 
     def close(self):
         pass
-
-    def arg_spec(self, a, rank):
-        from pypto.jit.distributed import HostError, Window, _np_dtype
-        if isinstance(a, Window):
-            return ("window", self.header + a.buf.offset, tuple(a.shape), _np_dtype(a.dtype).str)
-        if isinstance(a, np.ndarray):
-            lo = self.staging.ctypes.data
-            if not lo <= a.__array_interface__["data"][0] < lo + self.staging.nbytes:
-                raise HostError("a chip dispatch got a host array that is not a host function argument (or a slice "
-                                "of one); fix: pass x[r] of a parameter of the @pl.jit.host function")
-            return ("local", a) if rank == 0 else ("data", np.ascontiguousarray(a))
-        return ("scalar", a.item() if hasattr(a, "item") else a)
 
 
 def _rebuild(spec):
@@ -139,13 +127,12 @@ def _rebuild(spec):
 
 def _run_call(file, qual, specs, run_config, modules):
     """Runs one dispatch on this rank: ("ok", arrays) or ("error", text)."""
-    from pypto.jit.distributed import _call_chip, _load_function
     args = None
     _core.comm_set_state(0)
     try:
-        fn = _load_function(modules, file, qual) if isinstance(file, str) else file
+        fn = load_function(modules, file, qual) if isinstance(file, str) else file
         args = [_rebuild(s) for s in specs]
-        _call_chip(fn, args, run_config)
+        call_chip(fn, args, run_config)
         _core.comm_set_state(2)
         return ("ok", [a for s, a in zip(specs, args) if s[0] == "data"])
     except BaseException as e:  # noqa: BLE001 - reported to the driver, and to the other ranks
@@ -219,10 +206,11 @@ def enter(n):
                          f"fix: mpirun -n {n} ..., or DistributedConfig(device_ids=list(range({comm.Get_size()})))")
 
 
-def execute(seg, session):
-    """The driver's side of _execute over MPI: attach every rank to the MPI window, run the
-    call's steps (rank 0's dispatches here, the others' by message), detach."""
-    from pypto.jit import distributed as D
+def execute(seg, session, plan, window_place):
+    """The driver's side of a call over MPI: attach every rank to the MPI window, run the call's
+    steps (rank 0's dispatches here, the others' by message; host callbacks here), detach.
+    plan(seg, session, steps) lists the dispatches (pypto.jit.distributed._dispatch_plan);
+    window_place(a) is (offset, shape, dtype) of a window view argument, else None."""
     from pypto.language import distributed as pld
     MPI = _mpi()
     comm = MPI.COMM_WORLD
@@ -242,9 +230,9 @@ def execute(seg, session):
             while j < len(steps) and steps[j][0] == steps[i][0]:
                 j += 1
             if steps[i][0] == "dispatch":
-                _run_dispatches(seg, session, steps[i:j])
+                _run_dispatches(plan(seg, session, steps[i:j]))
             else:
-                _run_callbacks(seg, session, steps[i:j])
+                _run_callbacks(seg, session, steps[i:j], window_place)
             i = j
     finally:
         pld._names._RANK = prev
@@ -253,20 +241,10 @@ def execute(seg, session):
         _core.comm_detach()
 
 
-def _run_dispatches(seg, session, steps):
-    import inspect
-    from pypto.jit.distributed import HostError, _dispatch_config
+def _run_dispatches(plan):
     comm = _mpi().COMM_WORLD
     mine, sent, requests = [], [], []
-    for _, r, (fn, args, where, builtin) in steps:
-        file = inspect.getsourcefile(fn.func)
-        qual = builtin or fn.func.__qualname__
-        if "<locals>" in qual:
-            raise HostError(f"{where}: chip function '{fn.__name__}' is defined inside a function; rank "
-                            "processes import it by name; fix: define chip functions at module level")
-        specs = [seg.arg_spec(a, r) for a in args]
-        cfg = _dispatch_config(session, r)
-        session.dispatch_count[r] += 1
+    for r, fn, file, qual, specs, cfg, args in plan:
         if r == 0:
             mine.append((fn, qual, specs, cfg))
         else:
@@ -274,8 +252,8 @@ def _run_dispatches(seg, session, steps):
             sent.append((r, [a for s, a in zip(specs, args) if s[0] == "data"]))
     failures = []
     modules = {}
-    for fn_or_file, qual, specs, cfg in mine:  # rank 0's dispatches, in order, while the others run theirs
-        status, text = _run_call(fn_or_file, qual, specs, cfg, modules)
+    for fn, qual, specs, cfg in mine:  # rank 0's dispatches, in order, while the others run theirs
+        status, text = _run_call(fn, qual, specs, cfg, modules)
         if status != "ok":
             failures.append(text)
             break
@@ -293,21 +271,21 @@ def _run_dispatches(seg, session, steps):
         raise RuntimeError(primary)
 
 
-def _run_callbacks(seg, session, steps):
+def _run_callbacks(seg, session, steps, window_place):
     """Host callbacks on the driver: each window argument is every rank's copy ([nranks, *shape],
     fetched with MPI_Get) and is put back when the callback returns."""
-    from pypto.jit import distributed as D
     windows = []
 
     def arg(a):
-        if isinstance(a, D.Window):
-            dt = D._np_dtype(a.dtype)
-            whole = np.empty((seg.nranks, *a.shape), dt)
-            for r in range(seg.nranks):
-                whole[r] = np.frombuffer(_core.comm_get(r, seg.header + a.buf.offset, whole[r].nbytes), dt).reshape(a.shape)
-            windows.append((a, whole))
-            return whole
-        return a
+        place = window_place(a)
+        if place is None:
+            return a
+        offset, shape, dt = place
+        whole = np.empty((seg.nranks, *shape), dt)
+        for r in range(seg.nranks):
+            whole[r] = np.frombuffer(_core.comm_get(r, seg.header + offset, whole[r].nbytes), dt).reshape(shape)
+        windows.append((offset, whole))
+        return whole
 
     for _, cb, (args, kwargs), where in steps:
         fn = session.callbacks[cb.__name__]
@@ -316,6 +294,6 @@ def _run_callbacks(seg, session, steps):
             fn(*[arg(a) for a in args], **{k: arg(v) for k, v in kwargs.items()})
         except Exception as e:  # noqa: BLE001 - the user's callable; reported at the host function's line
             raise RuntimeError(f"{where}: host callback '{cb.__name__}' failed: {type(e).__name__}: {e}") from e
-        for a, whole in windows:
+        for offset, whole in windows:
             for r in range(seg.nranks):
-                _core.comm_put(r, seg.header + a.buf.offset, np.ascontiguousarray(whole[r]).tobytes())
+                _core.comm_put(r, seg.header + offset, np.ascontiguousarray(whole[r]).tobytes())
