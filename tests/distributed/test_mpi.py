@@ -1,5 +1,5 @@
 """The MPI transport (docs/distributed.md "The MPI transport"): the distributed examples and the
-collectives (every ReduceOp) under `mpirun -n N python ...` at 2 and 3 ranks, FP16 / BF16 atomic
+collectives (every ReduceOp; windows of many tiles) under `mpirun -n N python ...` at 2 and 3 ranks, FP16 atomic
 adds, a prepared worker with a host callback, and failures that end the job with a report (a
 failed rank, a deadlock) instead of hanging. Every run has a time limit. Skipped with the reason
 where mpirun or mpi4py is missing, except under CI=1 (.ci/run installs them)."""
@@ -80,7 +80,11 @@ def test_collectives_under_mpirun():
     ok(3, HERE / "mpi_cases.py", "collectives")
 
 
-def test_fp16_bf16_atomic_add_under_mpirun():
+def test_collectives_over_many_tiles_under_mpirun():
+    ok(3, HERE / "mpi_cases.py", "big")
+
+
+def test_fp16_atomic_add_under_mpirun():
     ok(3, HERE / "mpi_cases.py", "half")
 
 

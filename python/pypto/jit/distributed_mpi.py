@@ -160,9 +160,8 @@ def serve():
             _Window.attach(header, window_bytes, nranks, timeout_s, zero)
         elif kind == "detach":
             _core.comm_detach()
-        elif kind == "call":
-            _, file, qual, specs, run_config = msg
-            comm.send(_run_call(file, qual, specs, run_config, modules), dest=0, tag=_REPLY)
+        elif kind == "calls":  # this rank's dispatches of one step, in order: one reply with every result
+            comm.send([_run_call(*call, modules) for call in msg[1]], dest=0, tag=_REPLY)
     comm.send("bye", dest=0, tag=_BYE)
     sys.stdout.flush()
     sys.exit(0)
@@ -242,14 +241,19 @@ def execute(seg, session, plan, window_place):
 
 
 def _run_dispatches(plan):
+    """One step's dispatches: each other rank gets its own in one message (it is idle, waiting
+    for it, so the sends complete before rank 0 runs its dispatches here); the replies follow."""
     comm = _mpi().COMM_WORLD
-    mine, sent, requests = [], [], []
+    mine, theirs, targets = [], {}, {}
     for r, fn, file, qual, specs, cfg, args in plan:
         if r == 0:
             mine.append((fn, qual, specs, cfg))
         else:
-            requests.append(comm.isend(("call", file, qual, specs, cfg), dest=r, tag=_CALL))
-            sent.append((r, [a for s, a in zip(specs, args) if s[0] == "data"]))
+            theirs.setdefault(r, []).append((file, qual, specs, cfg))
+            targets.setdefault(r, []).append([a for s, a in zip(specs, args) if s[0] == "data"])
+    requests = [comm.isend(("calls", calls), dest=r, tag=_CALL) for r, calls in theirs.items()]
+    for req in requests:
+        req.wait()
     failures = []
     modules = {}
     for fn, qual, specs, cfg in mine:  # rank 0's dispatches, in order, while the others run theirs
@@ -257,15 +261,13 @@ def _run_dispatches(plan):
         if status != "ok":
             failures.append(text)
             break
-    for req in requests:
-        req.wait()
-    for r, targets in sent:  # replies come in each rank's order
-        status, value = comm.recv(source=r, tag=_REPLY)
-        if status != "ok":
-            failures.append(value)
-            continue
-        for dst, got in zip(targets, value):
-            dst[...] = got
+    for r in theirs:
+        for (status, value), dsts in zip(comm.recv(source=r, tag=_REPLY), targets[r]):
+            if status != "ok":
+                failures.append(value)
+                continue
+            for dst, got in zip(dsts, value):
+                dst[...] = got
     if failures:
         primary = next((f for f in failures if "stopped waiting" not in f), failures[0])
         raise RuntimeError(primary)
