@@ -9,7 +9,8 @@ are spawned (not forked: the runtime is multi-threaded), one per device; each is
 virtual chip with its own task pool, attaches to the segment (`_core.comm_attach`: the C++ side
 does the memory and the atomics) and runs the chip functions it is sent in order. A call is
 one-shot: a fresh, zeroed segment per call; the processes stay up (and exit with the user's
-process). `DistributedWorker` (`.prepare()`) keeps one segment across calls."""
+process). `DistributedWorker` (`.prepare()`) keeps one segment across calls. Under mpirun the
+MPI transport (`pypto.jit.distributed_mpi`) takes the place of the rank processes and the segment."""
 
 from __future__ import annotations
 
