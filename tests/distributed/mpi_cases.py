@@ -150,8 +150,19 @@ def case_deadlock(n):
     progs.host_deadlock(x, np.zeros_like(x), config=cfg(n))
 
 
+def case_absent(n):
+    """Ranks > 0 branch away before the first distributed call: the driver reports it (no hang)."""
+    from mpi4py import MPI
+    if MPI.COMM_WORLD.Get_rank() != 0:
+        return
+    x = np.ones((n, R, C), np.float32)
+    dc = DistributedConfig(device_ids=list(range(n)), timeout_s=2)
+    progs.host_deadlock(x, np.zeros_like(x), config=RunConfig(distributed_config=dc))
+
+
 if __name__ == "__main__":
     from mpi4py import MPI
     n = MPI.COMM_WORLD.Get_size()
     globals()["case_" + sys.argv[1]](n)
-    print("OK")
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        print("OK")

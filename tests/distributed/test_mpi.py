@@ -106,6 +106,12 @@ def test_deadlock_is_reported_under_mpirun():
     assert "== 1, current value 0" in out and "(it notified nobody)" in out, out[-4000:]
 
 
+def test_rank_that_never_reaches_the_call_is_reported_not_awaited():
+    rc, out, seconds = mpirun(2, HERE / "mpi_cases.py", "absent")
+    assert rc != 0 and "MPI ranks [1] did not reach a distributed call within 2 s" in out, out[-4000:]
+    assert seconds < 60, f"took {seconds:.0f} s"
+
+
 def test_wrong_process_count_is_an_error_with_the_fix():
     rc, out, _ = mpirun(2, EXAMPLES / "01_hello_rank.py", "-n", "3")
     assert rc != 0 and "asks for 3 ranks but mpirun started 2 processes; fix: mpirun -n 3" in out, out[-4000:]

@@ -26,7 +26,7 @@ import numpy as np
 from pypto import _core
 from pypto.jit.distributed_rank import call_chip, load_function
 
-_CALL, _REPLY, _BYE = 11, 12, 13
+_CALL, _REPLY, _BYE, _HELLO = 11, 12, 13, 14
 
 
 def launched() -> bool:
@@ -150,6 +150,7 @@ def serve():
     from pypto.language import distributed as pld
     pld._set_rank(rank, n)
     modules = {}
+    comm.send("ready", dest=0, tag=_HELLO)
     while True:
         msg = comm.recv(source=0, tag=_CALL)
         kind = msg[0]
@@ -168,6 +169,7 @@ def serve():
 
 
 _SERVING = False
+_READY = set()  # the ranks > 0 known to serve (they said so)
 
 
 def _exit_servers():
@@ -176,8 +178,8 @@ def _exit_servers():
     comm = MPI.COMM_WORLD
     for r in range(1, comm.Get_size()):
         comm.send(("exit",), dest=r, tag=_CALL)
-    deadline = time.monotonic() + 30
     left = set(range(1, comm.Get_size()))
+    deadline = time.monotonic() + (30 if left <= _READY else 2)  # (one that never said it serves: no long wait)
     while left and time.monotonic() < deadline:
         for r in list(left):
             if comm.iprobe(source=r, tag=_BYE):
@@ -216,6 +218,7 @@ def execute(seg, session, plan, window_place):
     timeout_s = float(session.config.timeout_s)
     for r in range(1, session.n):
         comm.send(("attach", seg.header, seg.window_bytes, session.n, timeout_s, seg.zero), dest=r, tag=_CALL)
+    _await_ready(comm, session.n, timeout_s)
     err = _Window.attach(seg.header, seg.window_bytes, session.n, timeout_s, seg.zero)
     if err:
         raise RuntimeError(err)
@@ -238,6 +241,24 @@ def execute(seg, session, plan, window_place):
         for r in range(1, session.n):
             comm.send(("detach",), dest=r, tag=_CALL)
         _core.comm_detach()
+
+
+def _await_ready(comm, n, timeout_s):
+    """Before the first collective window call: every other rank said that it serves; one that
+    does not within timeout_s (it never reached a distributed call) is an error, not a hang."""
+    left, deadline = set(range(1, n)) - _READY, time.monotonic() + timeout_s
+    while left:
+        for r in list(left):
+            if comm.iprobe(source=r, tag=_HELLO):
+                comm.recv(source=r, tag=_HELLO)
+                left.discard(r)
+                _READY.add(r)
+        if left and time.monotonic() > deadline:
+            raise RuntimeError(f"MPI ranks {sorted(left)} did not reach a distributed call within {timeout_s:.0f} s "
+                               "(ranks > 0 run the program up to its first distributed call and serve from there); "
+                               "fix: make every process of mpirun reach the same first distributed call (no branch "
+                               "on the MPI rank before it), or raise DistributedConfig(timeout_s=)")
+        time.sleep(0.001)
 
 
 def _run_dispatches(plan):
