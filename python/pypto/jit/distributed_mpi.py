@@ -117,11 +117,10 @@ class Segment:
 
 
 def _rebuild(spec):
-    kind = spec[0]
-    if kind == "window":
+    """A dispatch argument from its spec (pypto.jit.distributed._mpi_arg_spec): a window view
+    over this rank's memory of the MPI window, else the array or scalar sent."""
+    if spec[0] == "window":
         return _Window.array(spec[1], spec[2], spec[3])
-    if kind in ("local", "data"):
-        return spec[1]
     return spec[1]
 
 
