@@ -41,6 +41,8 @@ def mpirun(n, *argv):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.dirname(os.path.dirname(pypto.__file__)) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("PYPTO_DIST_TRANSPORT", None)
+    # Containers often forbid the cross-process memory copy (ptrace) of the shared-memory BTL.
+    env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
     cmd = ["mpirun", "--oversubscribe", "-n", str(n), "-x", "PYTHONPATH"]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
