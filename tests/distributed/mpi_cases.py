@@ -19,25 +19,28 @@ R, C = progs.R, progs.C
 
 
 @pl.jit
-def add_half(x: pl.Tensor, h16: pld.DistributedTensor[[R, C], pl.FP16], sig: pld.DistributedTensor[[progs.MAXR], pl.INT32],
-             y16: pl.Out[pl.Tensor]):
+def add_half(x: pl.Tensor, h16: pld.DistributedTensor[[R, C], pl.FP16], f32: pld.DistributedTensor[[R, C], pl.FP32],
+             sig: pld.DistributedTensor[[progs.MAXR], pl.INT32], y16: pl.Out[pl.Tensor], y32: pl.Out[pl.Tensor]):
     # Every rank adds its tile into rank 0's FP16 window (no MPI type: the fetch / CAS loop; BF16
-    # takes the same path), then every rank reads rank 0's sums.
+    # takes the same path) and FP32 window (MPI_Accumulate), then every rank reads rank 0's sums.
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(x, [0, 0], [R, C])
         pld.tile.remote_store(pl.cast(t, pl.FP16), h16, 0, [0, 0], atomic=pld.AtomicType.Add)
+        pld.tile.remote_store(t, f32, 0, [0, 0], atomic=pld.AtomicType.Add)
         pld.tensor.barrier(sig)
         pl.store(pl.cast(pld.tile.remote_load(h16, 0, [0, 0], [R, C]), pl.FP32), [0, 0], y16)
+        pl.store(pld.tile.remote_load(f32, 0, [0, 0], [R, C]), [0, 0], y32)
     return y16
 
 
 @pl.jit.host
-def host_add_half(x: pl.Tensor, y16: pl.Out[pl.Tensor]):
+def host_add_half(x: pl.Tensor, y16: pl.Out[pl.Tensor], y32: pl.Out[pl.Tensor]):
     h_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP16)
+    f_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
     sig_buf = pld.alloc_window_buffer([progs.MAXR], dtype=pl.INT32)
     for r in pl.range(pld.world_size()):
-        add_half(x[r], pld.window(h_buf, [R, C], dtype=pl.FP16), pld.window(sig_buf, [progs.MAXR], dtype=pl.INT32),
-                 y16[r], device=r)
+        add_half(x[r], pld.window(h_buf, [R, C], dtype=pl.FP16), pld.window(f_buf, [R, C], dtype=pl.FP32),
+                 pld.window(sig_buf, [progs.MAXR], dtype=pl.INT32), y16[r], y32[r], device=r)
     return y16
 
 
@@ -113,12 +116,13 @@ def case_big(n):
 
 
 def case_half(n):
-    """FP16 atomic adds of every rank into one rank's window (the compare-and-swap loop)."""
+    """FP16 (compare-and-swap loop) and FP32 (MPI_Accumulate) atomic adds of every rank into one window."""
     x = np.random.default_rng(5).integers(0, 8, (n, R, C)).astype(np.float32)  # sums exact in FP16
-    y16 = np.zeros((n, R, C), np.float32)
-    host_add_half(x, y16, config=cfg(n))
+    y16, y32 = np.zeros((n, R, C), np.float32), np.zeros((n, R, C), np.float32)
+    host_add_half(x, y16, y32, config=cfg(n))
     for r in range(n):
         np.testing.assert_array_equal(y16[r], x.sum(0))
+        np.testing.assert_array_equal(y32[r], x.sum(0))
 
 
 def case_worker(n):

@@ -1,6 +1,6 @@
 """The MPI transport (docs/distributed.md "The MPI transport"): the distributed examples and the
-collectives (every ReduceOp; windows of many tiles) under `mpirun -n N python ...` at 2 and 3 ranks, FP16 atomic
-adds, a prepared worker with a host callback, and failures that end the job with a report (a
+collectives (every ReduceOp; windows of many tiles) under `mpirun -n N python ...` at 2 and 3 ranks, FP16 and FP32
+atomic adds, a prepared worker with a host callback, and failures that end the job with a report (a
 failed rank, a deadlock) instead of hanging. Every run has a time limit. Skipped with the reason
 where mpirun or mpi4py is missing, except under CI=1 (.ci/run installs them)."""
 
@@ -86,7 +86,7 @@ def test_collectives_over_many_tiles_under_mpirun():
     ok(3, HERE / "mpi_cases.py", "big")
 
 
-def test_fp16_atomic_add_under_mpirun():
+def test_fp16_and_fp32_atomic_adds_into_one_window_under_mpirun():
     ok(3, HERE / "mpi_cases.py", "half")
 
 
