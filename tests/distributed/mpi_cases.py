@@ -142,6 +142,27 @@ def case_worker(n):
             np.testing.assert_allclose(y, want, rtol=1e-6)
 
 
+def case_dfx(n):
+    """Per-rank diagnostics and one swimlane of every rank (argv[2]: the output directory)."""
+    import json
+    out = pathlib.Path(sys.argv[2])
+    x = np.random.default_rng(60).random((n, R, C), dtype=np.float32)
+    y = np.zeros_like(x)
+    rc = RunConfig(output_dir=str(out), enable_chip_swimlane=1, enable_dep_gen=True,
+                   distributed_config=DistributedConfig(device_ids=list(range(n))))
+    progs.host_shift(x, y, 0.5, config=rc)
+    np.testing.assert_allclose(y, np.roll(x, 1, axis=0), rtol=1e-6)
+    for r in range(n):
+        deps = json.loads((out / "dfx_outputs" / f"rank{r}" / "d0" / "deps.json").read_text())
+        assert [t["kernel"] for t in deps["tasks"]] == ["shift_kernel"]
+    trace = json.loads((out / "swimlane.json").read_text())["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in trace if e.get("name") == "process_name"}
+    assert all(procs[r] == f"rank {r} (host wall clock)" for r in range(n)), procs
+    starts = {e["id"]: e for e in trace if e.get("ph") == "s" and e.get("cat") == "signal"}
+    ends = [e for e in trace if e.get("ph") == "f" and e.get("cat") == "signal"]
+    assert any(starts[e["id"]]["pid"] != e["pid"] for e in ends)  # a notify -> wait arrow across ranks
+
+
 def case_fail(n):
     """Rank 1 fails (a peer outside the domain); rank 0 waits on it: the driver raises "rank 1 failed: ..."."""
     x = np.ones((n, R, C), np.float32)

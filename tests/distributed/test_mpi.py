@@ -94,6 +94,10 @@ def test_prepared_worker_and_host_callback_under_mpirun():
     ok(2, HERE / "mpi_cases.py", "worker")
 
 
+def test_per_rank_diagnostics_and_one_swimlane_under_mpirun(tmp_path):
+    ok(2, HERE / "mpi_cases.py", "dfx", tmp_path)
+
+
 def test_failed_rank_stops_the_others_under_mpirun():
     rc, out, seconds = mpirun(2, HERE / "mpi_cases.py", "fail")
     assert rc != 0 and "OK" not in out, out[-4000:]
