@@ -248,15 +248,19 @@ void remote_load(const TileCall& call) {
   TensorView v = peer_view(call, t, peer);
   TileCall c{call.instr, call.outs, call.ins};
   if (transport_of(d).direct(static_cast<int>(peer)) == nullptr) {
-    // Fetch the bytes the tile covers (one MPI_Get of their span), then load from the copy.
+    // Fetch the bytes the tile covers into a copy of their span (one get of the span, or one
+    // per contiguous run when the runs are under a quarter of it), then load from the copy.
     const TileRef& dst = call.out_tile();
     Window w = window_of(call, t, call.ins.at(1).list, dst, "loaded from");
     auto runs = element_runs(w, d.window, dst.valid_rows, dst.valid_cols, dtype_bytes(t.dtype));
-    int64_t lo = INT64_MAX, hi = 0;
-    for (auto [off, n] : runs) lo = std::min(lo, off), hi = std::max(hi, off + n);
+    int64_t lo = INT64_MAX, hi = 0, covered = 0;
+    for (auto [off, n] : runs) lo = std::min(lo, off), hi = std::max(hi, off + n), covered += n;
     static thread_local std::vector<uint8_t> buf;
     buf.assign(std::max<int64_t>(hi - lo, 1), 0);
-    if (!runs.empty()) transport_of(d).get(static_cast<int>(peer), comm::kHeaderBytes + lo, buf.data(), hi - lo);
+    if (!runs.empty() && covered * 4 >= hi - lo)
+      transport_of(d).get(static_cast<int>(peer), comm::kHeaderBytes + lo, buf.data(), hi - lo);
+    else
+      for (auto [off, n] : runs) transport_of(d).get(static_cast<int>(peer), comm::kHeaderBytes + off, buf.data() + (off - lo), n);
     v = staged_view(v, d.window, buf, runs.empty() ? 0 : lo);
   }
   c.ins[0].tensor = &v;
