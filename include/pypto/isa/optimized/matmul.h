@@ -207,9 +207,10 @@ inline bool amx_permitted() {
   }
   return s == 1;
 }
-// The gemm_acc calls of this library that ran tdpbf16ps blocks (the path probe's check that
-// the AMX branch runs, not only compiles).
-inline long long amx_gemm_calls = 0;
+// Set by every gemm_acc of this library that runs tdpbf16ps blocks (the path probe clears it
+// and checks that its product set it: the AMX branch runs, not only compiles). Written only
+// when clear: no store to a shared line per call.
+inline int amx_gemm_ran = 0;
 struct alignas(64) AmxConfig {
   unsigned char palette, start_row, reserved[14];
   unsigned short colsb[16];
@@ -223,22 +224,22 @@ inline void amx_begin() {
   cfg.palette = 1;
   for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
   asm volatile("ldtilecfg %0" ::"m"(cfg));
-  __atomic_fetch_add(&amx_gemm_calls, 1, __ATOMIC_RELAXED);
+  if (!__atomic_load_n(&amx_gemm_ran, __ATOMIC_RELAXED)) __atomic_store_n(&amx_gemm_ran, 1, __ATOMIC_RELAXED);
 }
 inline void amx_end() { asm volatile("tilerelease" ::); }
-// C[32 x 32] (ldc) += A[32 x k] (lda, bf16) @ the packed panel (k / 2 pair rows of NR);
-// k a multiple of 32; the tiles configured (amx_begin).
-inline void amx_block(float* C, long long ldc, const unsigned short* A, long long lda, const unsigned short* panel,
-                      long long k) {
-  const long long sc = ldc * 4, sa = lda * 2, sb = NR * 4;
+// C[32 x 32] (ldc) += A[32 x k] @ the packed panel (k / 2 pair rows of NR); A in tile order
+// (Ap[p / 32][row][32]: each 16 x 32 Left tile 1 KiB contiguous); k a multiple of 32; the
+// tiles configured (amx_begin).
+inline void amx_block(float* C, long long ldc, const unsigned short* Ap, const unsigned short* panel, long long k) {
+  const long long sc = ldc * 4, sa = 64, sb = NR * 4;
   asm volatile("tileloadd (%0,%1,1), %%tmm0" ::"r"(C), "r"(sc) : "memory");
   asm volatile("tileloadd (%0,%1,1), %%tmm1" ::"r"(C + 16), "r"(sc) : "memory");
   asm volatile("tileloadd (%0,%1,1), %%tmm2" ::"r"(C + 16 * ldc), "r"(sc) : "memory");
   asm volatile("tileloadd (%0,%1,1), %%tmm3" ::"r"(C + 16 * ldc + 16), "r"(sc) : "memory");
   for (long long p = 0; p < k; p += 32) {
     const unsigned short* b = panel + (p / 2) * NR * 2;
-    asm volatile("tileloadd (%0,%1,1), %%tmm4" ::"r"(A + p), "r"(sa) : "memory");
-    asm volatile("tileloadd (%0,%1,1), %%tmm5" ::"r"(A + 16 * lda + p), "r"(sa) : "memory");
+    asm volatile("tileloadd (%0,%1,1), %%tmm4" ::"r"(Ap + p * 32), "r"(sa) : "memory");
+    asm volatile("tileloadd (%0,%1,1), %%tmm5" ::"r"(Ap + p * 32 + 16 * 32), "r"(sa) : "memory");
     asm volatile("tileloadd (%0,%1,1), %%tmm6" ::"r"(b), "r"(sb) : "memory");
     asm volatile("tileloadd (%0,%1,1), %%tmm7" ::"r"(b + 32), "r"(sb) : "memory");
     asm volatile("tdpbf16ps %%tmm6, %%tmm4, %%tmm0\n\t"
@@ -359,13 +360,20 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
 #if defined(PTO_MM_AMX)
       const long long k32 = kc / 32 * 32;
 #endif
-      for (long long jp = 0; jp < npan; ++jp) {  // pack B pair-interleaved
-        const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
-        unsigned short* dst = Bq + jp * nq * NR * 2;
-        for (long long q = 0; q < nq; ++q) {
+      // Pack B pair-interleaved: a pair of rows at a time across every panel (each row read
+      // once, left to right), the rows PD pairs ahead prefetched (B is often read from a
+      // larger tensor in place, rows a power-of-two stride apart: no hardware prefetcher
+      // follows them).
+      constexpr long long PD = 4;
+      for (long long q = 0; q < nq; ++q) {
+        if (q + PD < nq)
+          for (long long r = 2 * (q + PD); r < 2 * (q + PD) + 2 && r < kc; ++r)
+            for (long long j = 0; j < N; j += 32) __builtin_prefetch(b + (k0 + r) * ldb + j, 0, 3);
+        for (long long jp = 0; jp < npan; ++jp) {
+          const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
           const unsigned short* r0 = b + (k0 + 2 * q) * ldb + j0;
           const unsigned short* r1 = 2 * q + 1 < kc ? r0 + ldb : nullptr;
-          unsigned short* d = dst + q * NR * 2;
+          unsigned short* d = Bq + jp * nq * NR * 2 + q * NR * 2;
           if (nn == NR) {
             const vi x0 = interleave_rows(r0, r1), x1 = interleave_rows(r0 + W, r1 ? r1 + W : nullptr);
             __builtin_memcpy(d, &x0, sizeof x0);
@@ -378,27 +386,42 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
           }
         }
       }
-      for (long long jp = 0; jp < npan; ++jp) {
-        const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
-        const unsigned short* panel = Bq + jp * nq * NR * 2;
-        auto bl = [&](long long q, int v) { return ldi(panel + (q * NR + v * W) * 2); };
-        long long ip = 0;
+      long long amx_rows = 0;  // rows 0 .. amx_rows of the whole panels done on the tiles
 #if defined(PTO_MM_AMX)
-        // Whole 32 x 32 blocks of C on the tiles, the K block's first k32 values (a multiple
-        // of 32); its last kc - k32 values on vdpbf16ps (pair q from k32 / 2 of the panel).
-        if (amx && nn == NR && k32 > 0)
-          for (; ip * MR + 32 <= M; ip += 32 / MR) {  // MR = 8: whole 32-row blocks
-            const unsigned short* a0 = reinterpret_cast<const unsigned short*>(A) + ip * MR * lda + k0;
-            amx_block(C + ip * MR * ldc + j0, ldc, a0, lda, panel, k32);
+      // Whole 32 x 32 blocks of C on the tiles, the K block's first k32 values (a multiple of
+      // 32), a 32-row block of A at a time (copied in tile order: 1 KiB tiles, whatever lda,
+      // whose power-of-two strides would put a tile's rows in a few L1 sets) against every
+      // whole panel; the block's last kc - k32 values on vdpbf16ps (pair q from k32 / 2).
+      if (amx && k32 > 0) {
+        amx_rows = M / 32 * 32;
+        unsigned short* Ap = Bq + npan * nq * NR * 2;  // [k32 / 32][32 rows][32]
+        const long long full = N / NR;
+        for (long long i0 = 0; i0 < amx_rows; i0 += 32) {
+          const unsigned short* a0 = reinterpret_cast<const unsigned short*>(A) + i0 * lda + k0;
+          for (int r = 0; r < 32; ++r) {
+            if (i0 + 32 + r < M)  // the next block's row, for the next copy
+              for (long long p = 0; p < k32; p += 32) __builtin_prefetch(a0 + (32 + r) * lda + p, 0, 3);
+            for (long long p = 0; p < k32; p += 32) __builtin_memcpy(Ap + p * 32 + r * 32, a0 + r * lda + p, 64);
+          }
+          for (long long jp = 0; jp < full; ++jp) {
+            const unsigned short* panel = Bq + jp * nq * NR * 2;
+            amx_block(C + i0 * ldc + jp * NR, ldc, Ap, panel, k32);
             if (kc == k32) continue;
             auto blt = [&](long long q, int v) { return ldi(panel + ((q + k32 / 2) * NR + v * W) * 2); };
             for (int g = 0; g < 32 / MR; ++g) {
               const unsigned short* a[MR];
               for (int i = 0; i < MR; ++i) a[i] = a0 + (g * MR + i) * lda + k32;
-              dp_kernel<MR, 2>(kc - k32, a, blt, C + (ip * MR + g * MR) * ldc + j0, ldc, MR, NR);
+              dp_kernel<MR, 2>(kc - k32, a, blt, C + (i0 + g * MR) * ldc + jp * NR, ldc, MR, NR);
             }
           }
+        }
+      }
 #endif
+      for (long long jp = 0; jp < npan; ++jp) {
+        const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
+        const unsigned short* panel = Bq + jp * nq * NR * 2;
+        auto bl = [&](long long q, int v) { return ldi(panel + (q * NR + v * W) * 2); };
+        long long ip = nn == NR ? amx_rows / MR : 0;
         for (; ip < mpan; ++ip) {
           const long long i0 = ip * MR, mm = M - i0 < MR ? M - i0 : MR;
           const unsigned short* a[MR];
@@ -471,7 +494,7 @@ inline void matmul(float* C, long long ldc, const T* A, long long lda, const T* 
 
 // The BF16 path of this compilation as it runs in this process (the path report): with AMX
 // compiled in, a 32 x 32 x 32 product of small integers (exact) through gemm_acc must take
-// the tiles (amx_gemm_calls counts it) and give the exact result.
+// the tiles (amx_gemm_ran) and give the exact result.
 inline const char* matmul_path_bf16_run() {
 #if defined(PTO_MM_AMX)
   if (!amx_permitted()) return kMatmulPathBf16Refused;
@@ -492,9 +515,9 @@ inline const char* matmul_path_bf16_run() {
       for (int p = 0; p < S; ++p) t += ((i * S + p) % 7 - 3) * ((p * S + j) % 5 - 2);
       want[i * S + j] = static_cast<float>(t);
     }
-  const long long before = __atomic_load_n(&amx_gemm_calls, __ATOMIC_RELAXED);
+  __atomic_store_n(&amx_gemm_ran, 0, __ATOMIC_RELAXED);
   matmul(c, S, a, S, b, S, S, S, S, 0, nullptr, 0, scratch);
-  if (__atomic_load_n(&amx_gemm_calls, __ATOMIC_RELAXED) == before) return kMatmulPathBf16Failed;
+  if (!__atomic_load_n(&amx_gemm_ran, __ATOMIC_RELAXED)) return kMatmulPathBf16Failed;
   for (int i = 0; i < S * S; ++i)
     if (c[i] != want[i]) return kMatmulPathBf16Failed;
   return kMatmulPathBf16;
