@@ -50,6 +50,42 @@ def test_amx_path_taken_where_the_cpu_has_it(monkeypatch):
         assert "amx" not in _core.native_matmul_paths()["BF16"], t
 
 
+INTERLEAVED = r"""
+import numpy as np, torch
+from pypto import _core
+rng = np.random.default_rng(0)
+def bits(x):
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+a, b = bits(rng.uniform(-2, 2, (64, 128))), bits(rng.uniform(-2, 2, (128, 64)))
+exact = ((a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+         @ (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64))
+t = torch.randn(256, 256).to(torch.bfloat16)
+for i in range(4):
+    out = np.zeros((64, 64), np.float32)
+    _core.isa_execute("TMATMUL", [out], [a, b], {}, engine="native", memories=["Acc", "Left", "Right"],
+                      dtypes=[None, "BF16", "BF16"])
+    assert np.max(np.abs(out - exact)) < 1e-3, i
+    torch.matmul(t, t)  # oneDNN's AMX kernel on this thread: its own tile configuration, then released
+print("ok")
+"""
+
+
+def test_amx_matmul_after_another_librarys_amx_on_the_same_thread(tmp_path):
+    """Our AMX matmul and torch's (oneDNN's AMX kernels) in turns on one thread: each of our
+    calls loads its tile configuration (before: once per thread, and the call after torch's
+    released the tiles died of SIGILL). In a child process, so that a fault fails this test."""
+    import os
+    import subprocess
+    import sys
+    if not HAS_AMX or not os_grants_amx():
+        pytest.skip("no AMX-BF16 here (or Linux does not grant the tile data)")
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("PYPTO_NATIVE_ISA", None)
+    r = subprocess.run([sys.executable, "-c", INTERLEAVED], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.returncode, r.stdout[-2000:], r.stderr[-2000:])
+
+
 def bf16_operand(rng, shape):
     b = bf16_bits(rng.uniform(-2, 2, size=shape))
     return b, bf16_value(b).astype(np.float64)
