@@ -8,6 +8,9 @@
 //   - BF16 with AVX512_BF16: vdpbf16ps on (k, k+1) pairs: B packed pair-interleaved, A's pairs
 //     broadcast in place; FP32 accumulation (the instruction flushes subnormal inputs and
 //     results to zero).
+//   - BF16 with AMX-BF16 as well (and Linux granting the tile data): tdpbf16ps on the tile
+//     registers for whole 32 x 32 blocks of C and the multiples of 32 of each K block (A
+//     copied in tile order, B the same pair-interleaved panels); the tails on vdpbf16ps.
 //   - FP16, and BF16 without AVX512_BF16: the operands widened to FP32 while packing (exact),
 //     then the FP32 micro-kernel.
 //   - M <= GR (GEMV-shaped: a few rows against a large weight): no packing; every B row is
@@ -190,7 +193,7 @@ inline vi interleave_rows(const unsigned short* r0, const unsigned short* r1) {
 
 #if defined(PTO_MM_AMX)
 // The cube's Left / Right / Acc on AMX tile registers: tmm0-3 four 16 x 16 FP32 Acc blocks
-// (32 x 32 of C), tmm4-5 two 16-row x 32-bf16 Left blocks (A in place, row stride lda),
+// (32 x 32 of C), tmm4-5 two 16-row x 32-bf16 Left blocks (A copied in tile order),
 // tmm6-7 two 16-pair x 16-column Right blocks of the pair-interleaved B panel (row stride
 // NR pairs). Linux grants the tile data state on request (arch_prctl ARCH_REQ_XCOMP_PERM,
 // feature 18), once per process; a refusal keeps the vdpbf16ps path. (A namespace-scope
