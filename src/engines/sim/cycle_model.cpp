@@ -54,17 +54,23 @@ std::pair<uintptr_t, uintptr_t> tensor_window(const isa::Instr& instr, const Til
   std::vector<int64_t> last = off;
   auto [rd, cd] = isa::box_dims(instr, static_cast<int>(rank));
   if (cd < 0 || cd >= static_cast<int>(rank) || rd >= static_cast<int>(rank)) return whole;
-  last[cd] += tile->valid_cols - 1;
-  if (rd >= 0) last[rd] += tile->valid_rows - 1;
+  // Offsets near INT64_MAX (which the library rejects) overflow here: the whole view then.
+  if (__builtin_add_overflow(last[cd], tile->valid_cols - 1, &last[cd])) return whole;
+  if (rd >= 0 && __builtin_add_overflow(last[rd], tile->valid_rows - 1, &last[rd])) return whole;
   int64_t first_elem = 0, last_elem = 0;
   for (size_t d = 0; d < rank; ++d) {
     if (off[d] < 0 || last[d] >= t.shape[d]) return whole;
-    first_elem += off[d] * t.strides[d];
-    last_elem += last[d] * t.strides[d];
+    int64_t f = 0, l = 0;
+    if (__builtin_mul_overflow(off[d], t.strides[d], &f) || __builtin_mul_overflow(last[d], t.strides[d], &l) ||
+        __builtin_add_overflow(first_elem, f, &first_elem) || __builtin_add_overflow(last_elem, l, &last_elem))
+      return whole;
   }
   const int64_t eb = dtype_bytes(t.dtype);
   const auto base = reinterpret_cast<uintptr_t>(t.data);
-  const int64_t lo = std::min(first_elem, last_elem) * eb, hi = (std::max(first_elem, last_elem) + 1) * eb;
+  int64_t lo = 0, hi = 0;
+  if (__builtin_mul_overflow(std::min(first_elem, last_elem), eb, &lo) ||
+      __builtin_mul_overflow(std::max(first_elem, last_elem) + 1, eb, &hi))
+    return whole;
   return {base + static_cast<uintptr_t>(lo), base + static_cast<uintptr_t>(hi)};
 }
 
