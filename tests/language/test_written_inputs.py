@@ -102,3 +102,40 @@ def test_a_jit_entry_input_stored_in_a_scope_warns_and_is_written(tmp_path):
     with pytest.warns(InputWrittenWarning, match="parameter 'c' of 'entry_writes_input'"):
         entry_writes_input(a, c, config=RunConfig(output_dir=str(tmp_path)))
     np.testing.assert_allclose(c, a * 2)
+
+
+def test_window_tensors_are_written_by_design_and_do_not_warn():
+    """A pld.DistributedTensor parameter is this rank's window: kernels store into it (peers read
+    it), as every distributed program does; a plain tensor parameter beside it still warns."""
+    import pypto.language.distributed as pld
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+
+        @pl.program
+        class Windows:
+            @pl.function(type=pl.FunctionType.InCore)
+            def fill(self, x: pl.Tensor[[8, 16], pl.FP32], data: pld.DistributedTensor[[8, 16], pl.FP32],
+                     plain: pl.Tensor[[8, 16], pl.FP32]):
+                t = pl.load(x, [0, 0], [8, 16])
+                data = pl.store(t, [0, 0], data)
+                plain = pl.store(t, [0, 0], plain)  # declared as an input: warns
+                return plain
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: pl.Tensor[[8, 16], pl.FP32], data: pl.Tensor[[8, 16], pl.FP32],
+                     plain: pl.Out[pl.Tensor[[8, 16], pl.FP32]]):
+                plain = self.fill(x, data, plain)
+                return plain
+
+        @pl.jit
+        def chip(x: pl.Tensor, data: pld.DistributedTensor, y: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                pl.store(pl.load(x, [0, 0], [8, 16]), [0, 0], data)  # bare window annotation
+                pl.store(pl.load(data, [0, 0], [8, 16]), [0, 0], y)
+            return y
+
+        x = np.ones((8, 16), np.float32)
+        chip.lower(x, x.copy(), x.copy())
+    texts = [str(w.message) for w in caught if issubclass(w.category, InputWrittenWarning)]
+    assert len(texts) == 1 and "parameter 'plain' of 'fill'" in texts[0], texts

@@ -49,7 +49,9 @@ class CommCtxType(enum.IntEnum):
 
 class _DistributedTensorMeta(type):
     def __getitem__(cls, key):
-        return _Tensor[key]
+        spec = _Tensor[key]
+        spec.window = True
+        return spec
 
 
 class DistributedTensor(metaclass=_DistributedTensorMeta):

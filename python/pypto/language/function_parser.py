@@ -295,6 +295,9 @@ class FunctionParser(ScopeParser, ExprParser, StmtParser, ControlFlowParser, Whi
         self.set_options(opts)
         bound_dims = self.bound_dynamic_dims()
         specs = self.param_specs(is_method)
+        windows = {p.arg for p, spec, _ in specs if isinstance(spec, TensorSpec) and spec.window}
+        if windows and isinstance(getattr(self.program, "window_params", None), dict):
+            self.program.window_params[name] = windows  # no written-input warning for them
         self.func_type = func_type
         if is_method:
             self.symbols["self"] = SelfRef()

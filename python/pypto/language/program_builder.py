@@ -63,12 +63,17 @@ def dimension_args(fn, exprs, caller, node):
 _WARNED = {}  # warnings.warn_explicit's registry: each store site warns once
 
 
-def warn_written_inputs(program):
+def warn_written_inputs(program, windows=None):
     """One warning at each store to a parameter declared as an input (the C++ analysis
-    written_inputs; OutlineIncore makes such a parameter written for the task graph)."""
+    written_inputs; OutlineIncore makes such a parameter written for the task graph). Window
+    tensors (`pld.DistributedTensor` parameters, `windows`: function name -> parameter names)
+    are shared memory that kernels write by design: no warning for them."""
+    windows = windows or {}
     for fn in program.functions:
         for index, file, line, _col, read in _core.written_inputs(fn):
             name = fn.params[index].name
+            if name in windows.get(fn.name, ()):
+                continue
             want = "pl.InOut" if read else "pl.Out"
             warnings.warn_explicit(
                 f"parameter '{name}' of '{fn.name}' is declared as an input, but this statement stores to it; "
@@ -90,6 +95,7 @@ class ProgramBuilder:
         self.strict_ssa = False  # @pl.program(strict_ssa=True)
         self.entry = None  # the @pl.jit function being built (jit form)
         self.jit_stack = []  # the @pl.jit functions being parsed, outermost first (recursion check)
+        self.window_params = {}  # function name -> its pld.DistributedTensor parameters
 
     def parse_function(self, source, fdef, name, opts, is_method, arg_types=None, return_outs=False):
         """Parses one function definition with its @pl.function / @pl.jit options."""
@@ -123,7 +129,8 @@ class ProgramBuilder:
             self.method(name)
         names = list(self.methods) + [n for n in self.module_functions if n not in self.methods]
         extra = [f for n, f in self.functions.items() if n not in names and f is not None]  # pl.cluster groups
-        return warn_written_inputs(ir.Program(self.name, [self.functions[n] for n in names] + extra))
+        return warn_written_inputs(ir.Program(self.name, [self.functions[n] for n in names] + extra),
+                                   self.window_params)
 
     def call_method(self, caller, name, args, node):
         return self.call_function(caller, self.method(name, caller, node), f"self.{name}", args, node)
@@ -238,7 +245,7 @@ class ProgramBuilder:
         func_type = opts.type if opts is not None else ir.FunctionType.Orchestration
         entry = FunctionParser(entry_source, self).parse(entry_name, func_type, arg_types, opts=opts)
         kernels = [f for f in self.functions.values() if f is not None]
-        return warn_written_inputs(ir.Program(self.name, kernels + [entry]))
+        return warn_written_inputs(ir.Program(self.name, kernels + [entry]), self.window_params)
 
     def build_extern(self, jitfn, arg_types):
         """The program of a @pl.jit.extern function called directly: the function alone

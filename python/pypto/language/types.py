@@ -197,6 +197,7 @@ class TensorSpec(TypeSpec):
     def __init__(self, shape=None, dtype=None):
         self.shape, self.dtype = shape, dtype
         self.layout = None  # a pl.TensorLayout marker or view given in the annotation (validated)
+        self.window = False  # pld.DistributedTensor: a window tensor, written by design (no written-input warning)
 
     def __repr__(self):
         return "pl.Tensor" if self.shape is None else f"pl.Tensor[{self.shape}, {self.dtype}]"
@@ -551,8 +552,12 @@ class InOut(metaclass=_DirectionMeta):
 
 def annotation_spec(value):
     """Normalises an evaluated annotation (`pl.Tensor` bare class included) to a TypeSpec."""
-    if value is Tensor or getattr(value, "_pl_tensor_alias", False):  # pld.DistributedTensor: a tensor
+    if value is Tensor:
         return TensorSpec()
+    if getattr(value, "_pl_tensor_alias", False):  # bare pld.DistributedTensor: a window tensor
+        spec = TensorSpec()
+        spec.window = True
+        return spec
     if isinstance(value, TypeSpec):
         return value
     if isinstance(value, DataType):  # bare `scale: pl.FP32` means pl.Scalar[pl.FP32]
