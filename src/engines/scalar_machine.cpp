@@ -8,7 +8,7 @@
 #include "pypto/base/scalar_ops.h"
 #include "pypto/engines/cancel.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -166,4 +166,4 @@ int ScalarMachine::step(const std::vector<isa::Instr>& code, int pc) {
   }
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

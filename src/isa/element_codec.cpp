@@ -1,5 +1,5 @@
 // How elements of each dtype are read from and written to bytes: the one place where the
-// reference library meets the bit layouts (fp16/bf16 via isa/fp16.h, integer wrapping).
+// reference library meets the bit layouts (fp16/bf16 via base/fp16.h, integer wrapping).
 #include <cmath>
 #include <cstring>
 #include <limits>

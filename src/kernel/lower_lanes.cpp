@@ -88,13 +88,13 @@ class Lowerer {
     for (size_t i = 0; i < args.size(); ++i) {
       if (!args[i].buffer) continue;
       param_of_arg_[static_cast<int>(i)] = static_cast<int>(out_.args.size());
-      runtime::TensorView v;
+      engines::TensorView v;
       v.data = args[i].buffer->data(("launch of kernel '" + p.name + "'").c_str());
       v.dtype = DataType::FP32;
       v.shape = {1, args[i].buffer->nbytes() / 4};
-      v.strides = runtime::row_major_strides(v.shape);
+      v.strides = engines::row_major_strides(v.shape);
       v.name = p.params[i];
-      out_.args.push_back(runtime::HostArg::of_tensor(v));
+      out_.args.push_back(engines::HostArg::of_tensor(v));
       isa::ParamDesc d;
       d.name = p.params[i];
       d.shape = v.shape;
@@ -167,8 +167,8 @@ class Lowerer {
         d.dir = ParamDirection::In;
         out_.kernel.params.push_back(d);
       }
-      out_.args.push_back(runtime::HostArg::of_int(0));
-      out_.args.push_back(runtime::HostArg::of_int(total));
+      out_.args.push_back(engines::HostArg::of_int(0));
+      out_.args.push_back(engines::HostArg::of_int(total));
       out_.chunk_range = true;
       out_.independent_chunks = true;
       for (const auto& [buf, offs] : accesses_)
@@ -517,7 +517,7 @@ class Lowerer {
   void call(const std::string& op, const std::vector<ir::ExprPtr>& args,
             const std::vector<std::pair<std::string, ir::ExprPtr>>& kwargs, const ir::Attrs& attrs, int dst,
             InstrNote note) {
-    ir::ExprPtr e = ir::make_op_call(op, args, kwargs, attrs, span_);
+    ir::ExprPtr e = ops::make_op_call(op, args, kwargs, attrs, span_);
     std::vector<isa::Instr>& code = out_.kernel.code;
     const size_t first = code.size();
     const int fresh = static_cast<int>(out_.kernel.tiles.size());
@@ -830,10 +830,10 @@ class Lowerer {
            "use offsets that are multiples of the tile width and stay inside the tensor");
     const auto key = std::make_pair(ptr.arg, r.cols);
     if (!view_param_.count(key)) {
-      runtime::TensorView v = out_.args[param_of_arg_.at(ptr.arg)].tensor;
+      engines::TensorView v = out_.args[param_of_arg_.at(ptr.arg)].tensor;
       v.shape = {numel / r.cols, r.cols};
-      v.strides = runtime::row_major_strides(v.shape);
-      out_.args.push_back(runtime::HostArg::of_tensor(v));
+      v.strides = engines::row_major_strides(v.shape);
+      out_.args.push_back(engines::HostArg::of_tensor(v));
       isa::ParamDesc d = out_.kernel.params[param_of_arg_.at(ptr.arg)];
       d.shape = v.shape;
       out_.kernel.params.push_back(d);
@@ -927,7 +927,7 @@ class Lowerer {
   std::string stage_, after_;
   Span span_;
   // Lowers the op calls (call()) into out_.kernel, as codegen's statement lowering does.
-  codegen::KernelBuilder kb_{out_.kernel.code, num_regs_, out_.kernel.reg_is_float, &out_.kernel.tiles};
+  ops::KernelBuilder kb_{out_.kernel.code, num_regs_, out_.kernel.reg_is_float, &out_.kernel.tiles};
 };
 
 }  // namespace

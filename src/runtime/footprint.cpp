@@ -12,6 +12,8 @@
 
 namespace pypto::runtime {
 
+using namespace engines;  // the runtime drives the engines: their types unqualified
+
 namespace {
 
 AffineForm unknown() {

@@ -12,6 +12,8 @@
 
 namespace pypto::runtime {
 
+using namespace engines;  // the runtime drives the engines: their types unqualified
+
 namespace {
 
 isa::Scalar scalar_of(const ScalarValue& v) { return v.is_float ? isa::Scalar::immf(v.f) : isa::Scalar::imm(v.i); }

@@ -24,6 +24,8 @@
 
 namespace pypto::runtime {
 
+using namespace engines;  // the runtime drives the engines: their types unqualified
+
 namespace {
 
 std::string join(const std::vector<std::string>& v) {

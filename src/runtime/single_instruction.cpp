@@ -12,6 +12,8 @@
 
 namespace pypto::runtime {
 
+using namespace engines;  // the runtime drives the engines: their types unqualified
+
 std::pair<int64_t, int64_t> array_tile_shape(const TensorView& a, const std::string& mnemonic) {
   if (a.shape.size() == 2) return {a.shape[0], a.shape[1]};
   if (a.shape.size() == 1) return {1, a.shape[0]};

@@ -7,7 +7,7 @@
 #include "pypto/isa/program.h"
 #include "pypto/engines/tensor.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 // a <op> b with Python semantics: / is true division, // floors, % takes the divisor's sign;
 // comparisons and and/or give 0 or 1. Integer division by zero is a runtime error at `span`.
@@ -35,4 +35,4 @@ class ScalarMachine {
   std::unordered_map<int, int64_t> while_iterations_;  // by kWhileEnd pc, for the current run of the loop
 };
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -9,11 +9,8 @@
 #include <vector>
 
 #include "pypto/base/scalar.h"
+#include "pypto/isa/global_tensor.h"
 #include "pypto/isa/program.h"
-
-namespace pypto::runtime {
-struct TensorView;  // a global tensor (engines/tensor.h): only the memory instructions read one
-}
 
 namespace pypto::isa {
 
@@ -56,7 +53,7 @@ struct TileRef {
 struct OperandValue {
   isa::Operand::Kind kind = isa::Operand::kScalar;
   TileRef tile;                      // kTile
-  const runtime::TensorView* tensor = nullptr;  // kTensor
+  const TensorView* tensor = nullptr;  // kTensor
   ScalarValue scalar;                // kScalar
   std::vector<int64_t> list;         // kScalarList
 };

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-namespace pypto::runtime::comm {
+namespace pypto::engines::comm {
 
 namespace {
 
@@ -59,4 +59,4 @@ std::string abort_message() {
   return std::string(reinterpret_cast<const char*>(g_domain.base + kAbortText));
 }
 
-}  // namespace pypto::runtime::comm
+}  // namespace pypto::engines::comm

@@ -14,7 +14,7 @@
 #include "pypto/base/scalar_cast.h"
 #include "pypto/engines/native_engine.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -887,4 +887,4 @@ std::string generate_native_source(const std::vector<const isa::Kernel*>& kernel
   return out.str();
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

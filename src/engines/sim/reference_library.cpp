@@ -8,7 +8,7 @@
 #include "pypto/isa/instructions.h"
 #include "pypto/engines/reference.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 const ReferenceTable& reference_library() {
   static const ReferenceTable table = [] {
@@ -103,4 +103,4 @@ void execute_reference(const TileCall& call) {
   fn->second(call);
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines
