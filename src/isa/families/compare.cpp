@@ -211,6 +211,7 @@ void add_compare_family(std::vector<InstrDef>& t) {
                  const char* summary, ReferenceFn ref, MaskUse mask) {
     InstrDef d = vector_instr(name, InstrFamily::kCompare, "T", ins, dt, cost, summary, std::move(ref));
     d.mask = mask;
+    if (mask == MaskUse::kWritesOut0) d.typed = TypedOperand::kIn0;  // the compared source, not the mask
     t.push_back(std::move(d));
   };
   // Dtypes of TCMP / TCMPS are those of the compared source; the mask is a packed UINT8 tile.
