@@ -327,7 +327,7 @@ class Lowerer {
     return moved;
   }
 
-  void scalar_op(ir::BinaryOp op, int dst, isa::Scalar a, isa::Scalar b, const Span& span, const InstrNote& note) {
+  void scalar_op(BinaryOp op, int dst, isa::Scalar a, isa::Scalar b, const Span& span, const InstrNote& note) {
     isa::Instr in;
     in.kind = isa::InstrKind::kScalarBin;
     in.sop = op;
@@ -348,9 +348,9 @@ class Lowerer {
     sn.tile = -1;
     const Span span = code.front().span;
     const isa::Scalar b = isa::Scalar::imm(base);
-    scalar_op(ir::BinaryOp::Ge, kScratchReg, b, isa::Scalar::r(kChunkLoReg), span, sn);
-    scalar_op(ir::BinaryOp::Lt, kScratchReg + 1, b, isa::Scalar::r(kChunkHiReg), span, sn);
-    scalar_op(ir::BinaryOp::And, kScratchReg, isa::Scalar::r(kScratchReg), isa::Scalar::r(kScratchReg + 1), span, sn);
+    scalar_op(BinaryOp::Ge, kScratchReg, b, isa::Scalar::r(kChunkLoReg), span, sn);
+    scalar_op(BinaryOp::Lt, kScratchReg + 1, b, isa::Scalar::r(kChunkHiReg), span, sn);
+    scalar_op(BinaryOp::And, kScratchReg, isa::Scalar::r(kScratchReg), isa::Scalar::r(kScratchReg + 1), span, sn);
     isa::Instr cond;
     cond.kind = isa::InstrKind::kIf;
     cond.a = isa::Scalar::r(kScratchReg);
@@ -388,8 +388,8 @@ class Lowerer {
     if (ranged_) {  // bases in [max(first, chunk_lo), min(last + 1, chunk_hi)): bases are multiples of the width
       InstrNote sn = ln;
       sn.cls = "SCALAR";
-      scalar_op(ir::BinaryOp::Max, kScratchReg, begin.a, isa::Scalar::r(kChunkLoReg), begin.span, sn);
-      scalar_op(ir::BinaryOp::Min, kScratchReg + 1, begin.b, isa::Scalar::r(kChunkHiReg), begin.span, sn);
+      scalar_op(BinaryOp::Max, kScratchReg, begin.a, isa::Scalar::r(kChunkLoReg), begin.span, sn);
+      scalar_op(BinaryOp::Min, kScratchReg + 1, begin.b, isa::Scalar::r(kChunkHiReg), begin.span, sn);
       begin.a = isa::Scalar::r(kScratchReg);
       begin.b = isa::Scalar::r(kScratchReg + 1);
     }
@@ -409,7 +409,7 @@ class Lowerer {
       if (c == 0) continue;
       isa::Instr add;
       add.kind = isa::InstrKind::kScalarBin;
-      add.sop = ir::BinaryOp::Add;
+      add.sop = BinaryOp::Add;
       add.dst_reg = reg.reg;
       add.a = isa::Scalar::r(r);
       add.b = isa::Scalar::imm(c);
@@ -515,7 +515,7 @@ class Lowerer {
   // (-1: none): the lowering defines a fresh slot, which is replaced by `dst`, so a tile keeps
   // one slot and repeating chunks compare equal. `note` describes each emitted instruction.
   void call(const std::string& op, const std::vector<ir::ExprPtr>& args,
-            const std::vector<std::pair<std::string, ir::ExprPtr>>& kwargs, const ir::Attrs& attrs, int dst,
+            const std::vector<std::pair<std::string, ir::ExprPtr>>& kwargs, const Attrs& attrs, int dst,
             InstrNote note) {
     ir::ExprPtr e = ops::make_op_call(op, args, kwargs, attrs, span_);
     std::vector<isa::Instr>& code = out_.kernel.code;

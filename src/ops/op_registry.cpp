@@ -231,12 +231,3 @@ ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& arg
 }
 
 }  // namespace pypto::ops
-
-// The expansion helper of an op record (ir::OpExpander, pypto/ir/op_def.h) builds its calls
-// through the registry.
-namespace pypto::ir {
-ExprPtr OpExpander::call(const std::string& name, const std::string& op, const std::vector<ExprPtr>& args,
-                         const Attrs& attrs, const Span& span) {
-  return emit(name, ops::make_op_call(op, args, {}, attrs, span));
-}
-}  // namespace pypto::ir

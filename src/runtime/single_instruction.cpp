@@ -83,7 +83,7 @@ OperandValue bind(Scratch& scratch, const LooseOperand& op, char letter, const s
 }  // namespace
 
 void execute_instruction(const std::string& mnemonic, const std::vector<LooseOperand>& outs,
-                         const std::vector<LooseOperand>& ins, const ir::Attrs& attrs, const std::string& platform) {
+                         const std::vector<LooseOperand>& ins, const Attrs& attrs, const std::string& platform) {
   const isa::InstrDef* def = isa::find_instr(mnemonic);
   if (def == nullptr)
     fail(ErrorKind::kValue, {}, "unknown PTO instruction '" + mnemonic + "'",

@@ -20,7 +20,7 @@
 
 #include "pypto/base/fp16.h"
 
-namespace pypto::isa {
+namespace pypto {
 
 // The target of a scalar cast, as the generated code passes it (a plain integer constant).
 enum ScalarCastTarget : int {
@@ -77,4 +77,4 @@ inline double scalar_cast_float(double v, int target) {
   return f;
 }
 
-}  // namespace pypto::isa
+}  // namespace pypto

@@ -11,7 +11,7 @@ namespace pypto::engines {
 
 // a <op> b with Python semantics: / is true division, // floors, % takes the divisor's sign;
 // comparisons and and/or give 0 or 1. Integer division by zero is a runtime error at `span`.
-ScalarValue eval_binary(ir::BinaryOp op, ScalarValue a, ScalarValue b, const Span& span);
+ScalarValue eval_binary(BinaryOp op, ScalarValue a, ScalarValue b, const Span& span);
 // Scalar pl.cast: `v` converted to the kScalarCast instruction's attrs["dtype"] (pypto/base/scalar_cast.h).
 ScalarValue eval_cast(ScalarValue v, const isa::Instr& in);
 

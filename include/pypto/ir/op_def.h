@@ -77,9 +77,10 @@ class OpExpander {
  public:
   virtual ~OpExpander() = default;
   virtual ExprPtr emit(const std::string& name, const ExprPtr& value) = 0;
-  // emit(name, make_op_call(op, args, {}, attrs, span)).
-  ExprPtr call(const std::string& name, const std::string& op, const std::vector<ExprPtr>& args, const Attrs& attrs,
-               const Span& span);
+  // emit(name, make_op_call(op, args, {}, attrs, span)): the expander (the ExpandOps pass)
+  // builds the call through the op registry, a layer above this one.
+  virtual ExprPtr call(const std::string& name, const std::string& op, const std::vector<ExprPtr>& args,
+                       const Attrs& attrs, const Span& span) = 0;
 };
 using ExpandFn = std::function<ExprPtr(const Call& call, OpExpander& x)>;
 // Emits the PTO instructions of one call; `dst` is the value the call defines (may be null).

@@ -28,10 +28,10 @@ struct LooseOperand {
 std::pair<int64_t, int64_t> array_tile_shape(const engines::TensorView& a, const std::string& mnemonic);
 
 void execute_instruction(const std::string& mnemonic, const std::vector<LooseOperand>& outs,
-                         const std::vector<LooseOperand>& ins, const ir::Attrs& attrs,
+                         const std::vector<LooseOperand>& ins, const Attrs& attrs,
                          const std::string& platform = "a2a3sim");
 // execute_instruction through the native engine (src/runtime/native_single.cpp).
 void execute_instruction_native(const std::string& mnemonic, const std::vector<LooseOperand>& outs,
-                                const std::vector<LooseOperand>& ins, const ir::Attrs& attrs, const std::string& platform);
+                                const std::vector<LooseOperand>& ins, const Attrs& attrs, const std::string& platform);
 
 }  // namespace pypto::runtime

@@ -59,7 +59,7 @@ Window window_of(const TileCall& call, const TensorView& tensor, const std::vect
                       " are not two dims of the tensor");
   Window w{tensor, offsets, row_dim, col_dim};
   auto it = call.instr.attrs.find("fold_rows");
-  w.fold = rank >= 3 && it != call.instr.attrs.end() && it->second == ir::AttrValue(true);
+  w.fold = rank >= 3 && it != call.instr.attrs.end() && it->second == AttrValue(true);
   bool inside = offsets[w.col_dim] >= 0 && offsets[w.col_dim] <= tensor.shape[w.col_dim] - tile.valid_cols;  // (no overflow)
   for (int d = 0; d < rank && inside; ++d)  // the dims the box does not step (fold: those before its rows)
     if (d != w.col_dim && (w.fold ? d < w.row_dim : d != w.row_dim)) inside = offsets[d] >= 0 && offsets[d] < tensor.shape[d];
