@@ -513,6 +513,31 @@ void bind_runtime(nb::module_& m) {
   // pld: this rank process's view of the domain's shared memory (include/pypto/engines/comm.h).
   m.def("comm_attach", &engines::comm::attach, nb::arg("base"), nb::arg("window_bytes"), nb::arg("rank"), nb::arg("nranks"),
         nb::arg("timeout_s"));
+  m.def("comm_attach_mpi", &engines::comm::attach_mpi, nb::arg("base"), nb::arg("window_bytes"), nb::arg("rank"),
+        nb::arg("nranks"), nb::arg("timeout_s"), nb::arg("win"), nb::arg("handles"),
+        "Attaches to an MPI RMA window (the MPI transport; handles from mpi4py's MPI._handleof).");
+  m.def(
+      "comm_get",
+      [](int peer, int64_t disp, int64_t nbytes) {
+        const engines::comm::Domain* d = engines::comm::domain();
+        if (!d) throw std::runtime_error("comm_get: this process is attached to no domain");
+        std::string out(static_cast<size_t>(nbytes), '\0');
+        d->transport->get(peer, disp, out.data(), nbytes);
+        return nb::bytes(out.data(), out.size());
+      },
+      nb::arg("peer"), nb::arg("disp"), nb::arg("nbytes"), "nbytes at byte disp of rank peer's region (header, window).");
+  m.def(
+      "comm_put",
+      [](int peer, int64_t disp, nb::bytes data) {
+        const engines::comm::Domain* d = engines::comm::domain();
+        if (!d) throw std::runtime_error("comm_put: this process is attached to no domain");
+        d->transport->put(peer, disp, data.c_str(), static_cast<int64_t>(data.size()));
+      },
+      nb::arg("peer"), nb::arg("disp"), nb::arg("data"), "Writes data at byte disp of rank peer's region.");
+  m.def("comm_transport", [] {
+    const engines::comm::Domain* d = engines::comm::domain();
+    return std::string(d ? d->transport->name() : "");
+  }, "The attached domain's transport: \"shm\", \"mpi\" or \"\" (not attached).");
   m.def("comm_detach", &engines::comm::detach);
   m.def("comm_set_state", &engines::comm::set_state, nb::arg("state"));
   m.def("comm_abort", &engines::comm::abort_domain, nb::arg("message"));

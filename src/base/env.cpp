@@ -10,7 +10,7 @@ namespace pypto {
 const std::vector<CacheKeyEnvVar>& cache_key_env_vars() {
   static const std::vector<CacheKeyEnvVar> vars = {
       {"PYPTO_NATIVE_ISA",
-       "the target native kernels are compiled for: native (default), avx512, avx2 or scalar (docs/isa.md)"},
+       "the target native kernels are compiled for: native (default), avx512_bf16, avx512, avx2 or scalar (docs/isa.md)"},
   };
   return vars;
 }
@@ -29,6 +29,7 @@ struct IsaTarget {
 };
 constexpr IsaTarget kTargets[] = {
     {"native", "-march=native"},
+    {"avx512_bf16", "-march=x86-64-v4 -mavx512bf16"},
     {"avx512", "-march=x86-64-v4"},
     {"avx2", "-march=x86-64-v3"},
     {"scalar", "-march=x86-64"},
@@ -48,7 +49,7 @@ std::string native_isa() {
       return v;
     }
   fail(ErrorKind::kValue, {}, "PYPTO_NATIVE_ISA=" + v + " is not a target the native engine knows",
-       "set PYPTO_NATIVE_ISA to native, avx512, avx2 or scalar (or unset it)");
+       "set PYPTO_NATIVE_ISA to native, avx512_bf16, avx512, avx2 or scalar (or unset it)");
 }
 
 std::string native_isa_flag() {

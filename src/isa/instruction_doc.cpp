@@ -67,14 +67,15 @@ std::string matmul_fast_paths_markdown() {
   return "### Matmul fast paths (native engine)\n\n"
          "The native engine compiles TMATMUL / TMATMUL_ACC / TMATMUL_BIAS / TGEMV* with ND operands into\n"
          "include/pypto/isa/optimized/matmul.h; the kernel's compile target picks the path (-march=native,\n"
-         "so the machine that runs it). `PYPTO_NATIVE_ISA` forces a lower target: `avx512` (x86-64-v4),\n"
-         "`avx2` (x86-64-v3), `scalar` (x86-64, SSE2), or `native` (the default); it is part of the\n"
-         "kernel cache key (pypto/base/env.h, `pypto._core.cache_key_env_vars()`). `pypto._core.native_matmul_paths()`\n"
-         "names the path of each operand dtype under the current setting.\n\n"
+         "so the machine that runs it). `PYPTO_NATIVE_ISA` forces a lower target: `avx512_bf16` (x86-64-v4 +\n"
+         "AVX512_BF16, no AMX), `avx512` (x86-64-v4), `avx2` (x86-64-v3), `scalar` (x86-64, SSE2), or `native`\n"
+         "(the default); it is part of the kernel cache key (pypto/base/env.h, `pypto._core.cache_key_env_vars()`).\n"
+         "`pypto._core.native_matmul_paths()` names the path of each operand dtype under the current setting\n"
+         "(BF16 with AMX compiled in: the path this process runs, AMX only where a probe product ran on the tiles).\n\n"
          "| Target has | FP32 | BF16 | FP16 |\n"
          "|---|---|---|---|\n"
-         "| AMX-BF16 (AMX-TILE) | as AVX-512 | `tdpbf16ps` on tile registers, 32 x 32 C blocks (M % 32, N % 32, K % 32 = 0; "
-         "else vdpbf16ps) | as AVX-512 |\n"
+         "| AMX-BF16 (AMX-TILE) | as AVX-512 | `tdpbf16ps` on tile registers, whole 32 x 32 blocks of C and the "
+         "multiples of 32 of each K block; the row, column and K tails on vdpbf16ps | as AVX-512 |\n"
          "| AVX-512F + AVX512_BF16 | 8 x 32 FMA micro-kernel | `vdpbf16ps` on (k, k+1) pairs, 8 x 32 | F16C widened, 8 x 32 FMA |\n"
          "| AVX-512F | 8 x 32 FMA | widened (a shift), 8 x 32 FMA | F16C widened, 8 x 32 FMA |\n"
          "| AVX2 + FMA | 6 x 16 FMA | widened, 6 x 16 FMA | F16C widened, 6 x 16 FMA |\n"
@@ -86,7 +87,9 @@ std::string matmul_fast_paths_markdown() {
          "in the order of the additions (products of FP16 / BF16 values are exact in FP32), so results\n"
          "agree within gamma_(K+1) * sum_k |a_ik b_kj| (tests/isa/test_matmul_fast_paths.py, on every\n"
          "target the CPU runs); vdpbf16ps and tdpbf16ps also flush subnormal inputs and results to zero.\n"
-         "The AMX path requests the tile state from Linux (arch_prctl ARCH_REQ_XCOMP_PERM) once per process.\n";
+         "The AMX path requests the tile state from Linux (arch_prctl ARCH_REQ_XCOMP_PERM) once per process\n"
+         "(refused: vdpbf16ps), and loads its tile configuration at the start of each matmul and releases\n"
+         "the tiles at its end (another library on the thread may use them between two calls).\n";
 }
 
 // The accumulation order of TROW* / TCOL* (src/isa/families/reduction.cpp;

@@ -9,9 +9,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <thread>
+
+#include <unistd.h>
 
 #include "pypto/engines/cancel.h"
 #include "pypto/isa/validate.h"
@@ -26,6 +29,17 @@ DeviceBuffer::DeviceBuffer(int64_t nbytes, std::string label) : label_(std::move
   if (nbytes <= 0 || nbytes % 4 != 0)
     fail(ErrorKind::kValue, {}, "pto.alloc_tensor(" + std::to_string(nbytes) + "): the size must be a positive multiple of 4 bytes",
          "pass n * 4 for n fp32 elements");
+  // A size beyond the machine's memory is refused before calloc: under a sanitizer's allocator
+  // (CI's ASan job) a huge request aborts the process instead of returning null.
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const double memory = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+  if (memory > 0 && static_cast<double>(nbytes) > memory) {
+    char have[64];
+    std::snprintf(have, sizeof have, "%.1f GiB", memory / (1024.0 * 1024.0 * 1024.0));
+    fail(ErrorKind::kCapacity, {},
+         "pto.alloc_tensor(" + std::to_string(nbytes) + "): out of host memory (the machine has " + have + ")",
+         "allocate a smaller tensor or free tensors you no longer need");
+  }
   bytes_ = static_cast<uint8_t*>(std::calloc(static_cast<size_t>(nbytes), 1));
   if (!bytes_)
     fail(ErrorKind::kCapacity, {}, "pto.alloc_tensor(" + std::to_string(nbytes) + "): out of host memory",

@@ -111,14 +111,14 @@ def store_past_the_end(a: pl.Tensor, c: pl.Out[pl.Tensor]):
 @pl.jit
 def cache_probe(a: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        c = pl.store(pl.mul(pl.load(a, [0, 0], [32, 64]), 3.0), [0, 0], c)
+        c = pl.store(pl.mul(pl.load(a, [0, 0], [24, 40]), 3.0625), [0, 0], c)
     return c
 
 
 @pl.jit
 def cache_probe_5(a: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        c = pl.store(pl.mul(pl.load(a, [0, 0], [32, 64]), 5.0), [0, 0], c)
+        c = pl.store(pl.mul(pl.load(a, [0, 0], [24, 40]), 5.0625), [0, 0], c)
     return c
 
 
@@ -300,16 +300,18 @@ def test_run_time_steps_that_are_positive_still_loop():
 # ------------------------------------------------------------------ the kernel cache directory
 
 
-@pytest.mark.parametrize("where, probe, factor", [("file", cache_probe, 3), ("under_a_file", cache_probe_5, 5)])
+@pytest.mark.parametrize("where, probe, factor", [("file", cache_probe, 3.0625), ("under_a_file", cache_probe_5, 5.0625)])
 def test_a_cache_directory_that_is_a_file_is_an_error_naming_it(where, probe, factor, tmp_path, monkeypatch):
-    # each case its own kernel: compiled once per process, so the second would not compile
+    # each case its own kernel: a library is loaded once per process (keyed by its source), so
+    # these kernels' shape and factor are used by no other test: a kernel another test loaded
+    # first would not be compiled here, and the cache directory would never be looked at
     afile = tmp_path / "afile"
     afile.write_text("not a directory")
     target = afile if where == "file" else afile / "sub"
     monkeypatch.setenv("PYPTO_CACHE_DIR", str(target))
     monkeypatch.delenv("PYPTO_CACHE", raising=False)
-    c = np.zeros((32, 64), np.float32)
-    a = f32(32, 64)
+    c = np.zeros((24, 40), np.float32)
+    a = f32(24, 40)
     with pytest.raises(PyptoError) as e:
         probe(a, c, config=RunConfig(engine="native", num_workers=1))  # E:cache_dir
     text = str(e.value)

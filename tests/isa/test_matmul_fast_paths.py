@@ -1,8 +1,8 @@
 """The native engine's matmul fast paths (include/pypto/isa/optimized/matmul.h), one by one:
-every target this CPU can run (PYPTO_NATIVE_ISA = native, and the lower avx512 / avx2 /
-scalar it supports) with FP32, FP16 and BF16 operands, on shapes that take each kernel
-(the blocked micro-kernel with row / column / K tails and several K blocks; the GEMV kernel
-for M <= 16 rows), against float64 numpy of the same operands and against the reference
+every target this CPU can run (PYPTO_NATIVE_ISA = native, and the lower avx512_bf16 / avx512
+/ avx2 / scalar it supports) with FP32, FP16 and BF16 operands, on shapes that take each kernel
+(the blocked micro-kernel with row / column / K tails and several K blocks; AMX's 32 x 32
+blocks with row / column / K tails beside them; the GEMV kernel for M <= 16 rows), against float64 numpy of the same operands and against the reference
 library (the sim engine).
 
 Tolerance, from the arithmetic: the operands are exact (BF16 / FP16 values, or FP32), every
@@ -36,9 +36,21 @@ def cpu_flags():
 FLAGS = cpu_flags()
 X86 = os.uname().machine in ("x86_64", "AMD64")
 # The targets this machine runs: native always; the forced lower ones where the CPU has them.
-TARGETS = ["native"] + ([t for t, need in [("avx512", {"avx512f", "avx512bw", "avx512dq", "avx512vl"}),
+AVX512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl"}
+TARGETS = ["native"] + ([t for t, need in [("avx512_bf16", AVX512 | {"avx512_bf16"}), ("avx512", AVX512),
                                           ("avx2", {"avx2", "fma", "f16c"}), ("scalar", set())]
                          if need <= FLAGS] if X86 else [])
+
+
+def os_grants_amx():
+    """Whether Linux supports the AMX tile data state (arch_prctl ARCH_GET_XCOMP_SUPP: bit 18)."""
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        mask = ctypes.c_uint64(0)
+        return libc.syscall(158, 0x1021, ctypes.byref(mask)) == 0 and bool(mask.value >> 18 & 1)
+    except (OSError, AttributeError):
+        return False
 
 
 @pytest.fixture(params=TARGETS)
@@ -88,7 +100,11 @@ def execute(name, out, ins, dtype, engine):
 # vdpbf16ps's lone last k), a few rows whose N is no multiple of the vector (blocked path),
 # and single rows / columns.
 SHAPES = [(128, 128, 128), (67, 45, 77), (37, 40, 300), (16, 64, 256), (5, 64, 33), (16, 32, 511),
-          (9, 40, 70), (1, 16, 7), (1, 1, 1), (20, 33, 2)]
+          (9, 40, 70), (1, 16, 7), (1, 1, 1), (20, 33, 2),
+          # AMX (whole 32 x 32 blocks of C, K in multiples of 32) with every tail beside it: rows
+          # (70 = 2 x 32 + 6), columns (100 = 3 x 32 + 4), K (150 = 4 x 32 + 22; 45 = 32 + 13, odd;
+          # 290 = a K block of 256, then 32 + 2).
+          (70, 100, 150), (96, 64, 45), (40, 48, 290), (32, 32, 32)]
 
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP16", "BF16"])
@@ -122,14 +138,22 @@ def test_fast_path_matches_numpy_and_reference(target, name, dtype):
 
 def test_paths_reported_per_target(target):
     """native_matmul_paths names the path each dtype compiles to under the target: the lower
-    targets take their own paths, vdpbf16ps only where the target has AVX512_BF16."""
+    targets take their own paths, vdpbf16ps only where the target has AVX512_BF16, AMX tiles where
+    it has AMX-BF16."""
     p = _core.native_matmul_paths()
     assert p["isa"] == target
     if target == "native":
         if X86 and "avx512f" in FLAGS:
             assert p["FP32"].startswith("avx512 fma")
             want = "avx512_bf16 vdpbf16ps" if "avx512_bf16" in FLAGS else "avx512 widen fma"
+            if "amx_bf16" in FLAGS and "avx512_bf16" in FLAGS and os_grants_amx():
+                want = "amx tdpbf16ps 32x32"
             assert p["BF16"].startswith(want), p
+        return
+    if target == "avx512_bf16":  # x86-64-v4 + AVX512_BF16: vdpbf16ps for every block, never AMX
+        assert p["FP32"].startswith("avx512 fma"), p
+        assert p["BF16"] == "avx512_bf16 vdpbf16ps 8x32", p
+        assert p["FP16"].startswith("avx512 f16c widen"), p
         return
     assert p["FP32"].startswith(target), p
     assert p["BF16"].startswith(target + " widen "), p

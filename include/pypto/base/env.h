@@ -20,7 +20,8 @@ const std::vector<CacheKeyEnvVar>& cache_key_env_vars();
 std::string cache_key_env();
 
 // PYPTO_NATIVE_ISA: the target the native engine compiles for. "native" (unset or empty:
-// -march=native), "avx512" (x86-64-v4: AVX-512F/BW/DQ/VL, no AVX512_BF16 / AMX), "avx2"
+// -march=native), "avx512_bf16" (x86-64-v4 + AVX512_BF16, no AMX: vdpbf16ps for every BF16
+// block), "avx512" (x86-64-v4: AVX-512F/BW/DQ/VL, no AVX512_BF16 / AMX), "avx2"
 // (x86-64-v3: AVX2 + FMA + F16C) or "scalar" (x86-64: SSE2 only). Lower targets than the
 // CPU's force the lower fast paths (tests run every path the machine has). Returns the
 // value; an unknown value is a user error naming the variable and the accepted values.

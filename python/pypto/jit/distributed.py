@@ -9,7 +9,8 @@ are spawned (not forked: the runtime is multi-threaded), one per device; each is
 virtual chip with its own task pool, attaches to the segment (`_core.comm_attach`: the C++ side
 does the memory and the atomics) and runs the chip functions it is sent in order. A call is
 one-shot: a fresh, zeroed segment per call; the processes stay up (and exit with the user's
-process). `DistributedWorker` (`.prepare()`) keeps one segment across calls."""
+process). `DistributedWorker` (`.prepare()`) keeps one segment across calls. Under mpirun the
+MPI transport (`pypto.jit.distributed_mpi`) takes the place of the rank processes and the segment."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ import ast
 import atexit
 import ctypes
 import dataclasses
-import importlib.util
 import inspect
 import multiprocessing as mp
 import os
@@ -31,7 +31,10 @@ from typing import Any
 import numpy as np
 
 from pypto import _core
+from pypto.jit import distributed_mpi
 from pypto.jit.config import DistributedConfig, RunConfig
+from pypto.jit.distributed_rank import call_chip as _call_chip
+from pypto.jit.distributed_rank import load_function as _load_function
 
 _ALIGN = 32
 
@@ -121,15 +124,7 @@ def _rank_main(rank, nranks, conn, env):
             try:
                 fn = _load_function(modules, file, qualname)
                 args = [_rebuild_arg(seg, s) for s in specs]
-                signals = run_config is not None and run_config.enable_chip_swimlane and run_config.dfx_dir
-                if signals:
-                    _core.comm_record_signals(True)
-                try:
-                    fn(*args, config=run_config)
-                finally:
-                    if signals:
-                        _write_signal_events(run_config.dfx_dir, _core.comm_take_signals())
-                        _core.comm_record_signals(False)
+                _call_chip(fn, args, run_config)
                 comm_set_state(2)
                 conn.send(("ok", None))
             except BaseException as e:  # noqa: BLE001 - reported to the driver, and to the other ranks
@@ -140,28 +135,6 @@ def _rank_main(rank, nranks, conn, env):
             finally:
                 del args
             continue
-
-
-def _write_signal_events(dfx_dir, events):
-    import json
-    os.makedirs(dfx_dir, exist_ok=True)
-    keys = ("kind", "t_us", "rank", "peer", "cell_offset", "value", "where")
-    with open(os.path.join(dfx_dir, "signal_events.json"), "w") as f:
-        json.dump([dict(zip(keys, e)) for e in events], f)
-
-
-def _load_function(modules, file, qualname):
-    mod = modules.get(file)
-    if mod is None:
-        spec = importlib.util.spec_from_file_location(f"__pld_rank_{len(modules)}__", file)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-        modules[file] = mod
-    obj = mod
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _rebuild_arg(seg, spec):
@@ -625,6 +598,9 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
                          "RunConfig(distributed_config=...); fix: call it as "
                          f"{fn.__name__}(..., config=RunConfig(distributed_config=DistributedConfig(device_ids=[0, 1])))")
     engine = _rank_config(run_config)
+    mpi = distributed_mpi.launched()
+    if mpi:
+        distributed_mpi.enter(dc.world_size)  # ranks > 0 serve from here on (and never return)
     from pypto.language import distributed as pld
     node = _function_tree(fn)
     sig = inspect.signature(fn.func)
@@ -651,7 +627,12 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
     finally:
         pld._set_host(prev)
     window_bytes = session.window_used
-    seg = worker._segment(window_bytes, staging) if worker is not None else _Segment(session.n, window_bytes, staging)
+    if worker is not None:
+        seg = worker._segment(window_bytes, staging)
+    elif mpi:
+        seg = distributed_mpi.Segment(session.n, _round(max(window_bytes, _ALIGN)), _round(max(staging, _ALIGN)))
+    else:
+        seg = _Segment(session.n, window_bytes, staging)
     staged = {}
     try:
         env = dict(bound.arguments)
@@ -667,9 +648,12 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
         finally:
             pld._set_host(prev)
         _bind_callbacks(session, worker.callbacks if worker is not None else None)
-        ranks = worker._ranks if worker is not None else _ranks(session.n)
-        with ranks.lock:
-            _execute(ranks, seg, session)
+        if mpi:
+            distributed_mpi.execute(seg, session, _dispatch_plan, _window_place)
+        else:
+            ranks = worker._ranks if worker is not None else _ranks(session.n)
+            with ranks.lock:
+                _execute(ranks, seg, session)
         write_merged_swimlane(session)
         for name, v in originals.items():
             v[...] = staged[name]
@@ -715,6 +699,40 @@ def _arg_spec(seg, a, rank):
                             "one); fix: pass x[r] of a parameter of the @pl.jit.host function")
         return ("array", off, a.shape, a.dtype.str, a.strides)
     return ("scalar", a.item() if hasattr(a, "item") else a)
+
+
+def _mpi_arg_spec(seg, a, rank):
+    """A dispatch argument for an MPI rank: a window by its offset in the rank's region, a host
+    array in place (rank 0, the driver) or as a copy (the others), a scalar by value."""
+    if isinstance(a, Window):
+        return ("window", seg.header + a.buf.offset, tuple(a.shape), _np_dtype(a.dtype).str)
+    if isinstance(a, np.ndarray):
+        lo = seg.staging.ctypes.data
+        if not lo <= a.__array_interface__["data"][0] < lo + seg.staging.nbytes:
+            raise HostError("a chip dispatch got a host array that is not a host function argument (or a slice "
+                            "of one); fix: pass x[r] of a parameter of the @pl.jit.host function")
+        return ("local", a) if rank == 0 else ("data", np.ascontiguousarray(a))
+    return ("scalar", a.item() if hasattr(a, "item") else a)
+
+
+def _dispatch_plan(seg, session, steps):
+    """(rank, chip function, its file, its qualified name, argument specs, run config, the
+    arguments) of each dispatch step of the MPI transport, in order."""
+    plan = []
+    for _, r, (fn, args, where, builtin) in steps:
+        file = inspect.getsourcefile(fn.func)
+        qual = builtin or fn.func.__qualname__
+        if "<locals>" in qual:
+            raise HostError(f"{where}: chip function '{fn.__name__}' is defined inside a function; rank "
+                            "processes import it by name; fix: define chip functions at module level")
+        plan.append((r, fn, file, qual, [_mpi_arg_spec(seg, a, r) for a in args], _dispatch_config(session, r), args))
+        session.dispatch_count[r] += 1
+    return plan
+
+
+def _window_place(a):
+    """(offset in the window, shape, numpy dtype) of a pld.window view; None for anything else."""
+    return (a.buf.offset, tuple(a.shape), _np_dtype(a.dtype)) if isinstance(a, Window) else None
 
 
 def _execute(ranks, seg, session):
@@ -941,8 +959,11 @@ def _abort_in_header(seg, rank, text):
 def example_config(config=None, argv=None, default_ranks=2):
     """(RunConfig with a DistributedConfig, options) for the distributed examples: `config` as
     given when it has a distributed_config, else with `-d 0,1,2` / `-n 3` from argv (when argv
-    is given) or `default_ranks` ranks; options: .mode, .use_builtin from argv."""
+    is given) or `default_ranks` ranks (under mpirun: the number of MPI processes); options:
+    .mode, .use_builtin from argv."""
     import argparse
+    if distributed_mpi.launched():
+        default_ranks = distributed_mpi.world_size()
     ap = argparse.ArgumentParser()
     ap.add_argument("backend", nargs="?", default="numpy")
     ap.add_argument("-d", "--devices", default=None, help="device ids, e.g. 0,1,2,3")
@@ -973,12 +994,18 @@ class DistributedWorker:
         self.persistent = persistent
         self.reset = reset_persistent_windows
         self.callbacks = _callback_table(callbacks)
-        self._ranks = _Ranks(self.config.world_size)
+        self._mpi = distributed_mpi.launched()
+        if self._mpi:
+            distributed_mpi.enter(self.config.world_size)  # ranks > 0 serve from here on
+        self._ranks = None if self._mpi else _Ranks(self.config.world_size)
         self._seg = None
         self._blocks = {}
         self._inherited = list(inherited_host_tensors or [])
 
     def _segment(self, window_bytes, staging):
+        if self._mpi:  # the MPI window is kept per process; zeroed unless the windows persist
+            return distributed_mpi.Segment(self.config.world_size, _round(max(window_bytes, _ALIGN)), _round(max(staging, _ALIGN)),
+                                           zero=bool(self.reset or not self.persistent))
         seg = self._seg
         if seg is None or seg.window_bytes < window_bytes or seg.shm.size - seg.staging_offset < staging:
             if seg is not None:
@@ -1073,7 +1100,8 @@ class DistributedWorker:
         if self._seg is not None:
             self._seg.close()
             self._seg = None
-        self._ranks.close()
+        if self._ranks is not None:
+            self._ranks.close()
         self._blocks.clear()
 
     def __enter__(self):

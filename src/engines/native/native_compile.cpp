@@ -425,11 +425,12 @@ std::map<std::string, std::string> native_matmul_paths() {
     std::lock_guard<std::mutex> lk(mu);
     if (auto it = by_env.find(env); it != by_env.end()) return it->second;
   }
-  // A probe compiled like a kernel: matmul.h's own names of the paths it compiled in.
+  // A probe compiled like a kernel: matmul.h's own names of the paths it compiled in (BF16: the
+  // one it runs in this process, AMX only where a probe product ran on the tiles).
   const std::string src =
       "#include \"pypto/isa/optimized/matmul.h\"\n"
       "extern \"C\" const char* pto_matmul_path(int d) {\n"
-      "  return d == 0 ? pto_opt::kMatmulPathFp32 : d == 1 ? pto_opt::kMatmulPathFp16 : pto_opt::kMatmulPathBf16;\n}\n";
+      "  return d == 0 ? pto_opt::kMatmulPathFp32 : d == 1 ? pto_opt::kMatmulPathFp16 : pto_opt::matmul_path_bf16_run();\n}\n";
   auto mod = load_native_module(src, {});
   auto fn = reinterpret_cast<const char* (*)(int)>(::dlsym(mod->handle, "pto_matmul_path"));
   if (!fn) fail(ErrorKind::kRuntime, {}, "the matmul path probe " + mod->library_path + " lacks pto_matmul_path",

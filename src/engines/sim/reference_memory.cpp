@@ -2,8 +2,11 @@
 // rank's window, SIGNAL_NOTIFY / SIGNAL_WAIT on signal cells): they reach the shared memory of
 // the distributed domain (pypto/engines/comm.h), an engine structure, so they are here and
 // not in their records (src/isa/families/memory.cpp), which hold TLOAD / TSTORE / MGATHER /
-// MSCATTER. REMOTE_LOAD / REMOTE_STORE are the records' TLOAD / TSTORE on the peer's window.
+// MSCATTER. REMOTE_LOAD / REMOTE_STORE run the records' TLOAD / TSTORE (and isa::tensor_window)
+// on the peer's window, or on a staged copy of its bytes where the transport (MPI) maps none.
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -39,37 +42,144 @@ const comm::Domain& domain_of(const TileCall& call) {
   return *d;
 }
 
-// `t` as it lies in peer `peer`'s window: the same offset in that rank's window.
-TensorView peer_view(const TileCall& call, const TensorView& t, int64_t peer) {
+// The transport of the domain (shm: pointers into peers' windows; MPI: get / put).
+comm::Transport& transport_of(const comm::Domain& d) { return *d.transport; }
+
+// Checks that `peer` is a rank and `t` a window tensor of this rank; returns the byte offset
+// of t's data in this rank's window.
+int64_t window_offset(const TileCall& call, const TensorView& t, int64_t peer) {
   const comm::Domain& d = domain_of(call);
   if (peer < 0 || peer >= d.nranks)
     call.fail_runtime("peer " + std::to_string(peer) + " is outside the domain of " + std::to_string(d.nranks) + " ranks",
                       "give a peer in [0, " + std::to_string(d.nranks) + "), e.g. (rank + 1) % nranks");
-  const uint8_t* mine = d.base + comm::kHeaderBytes + d.rank * d.window_bytes;
+  const uint8_t* mine = d.window;
   auto [lo, hi] = t.byte_range();
   if (lo < mine || hi > mine + d.window_bytes)
     call.fail_runtime("tensor '" + t.name + "' is not a window of this rank (pld.window of a pld.alloc_window_buffer)",
                       "pass the pld.window(buf, shape, dtype=) view of the window buffer to the kernel");
+  return static_cast<const uint8_t*>(t.data) - mine;
+}
+
+// `t` as it lies in peer `peer`'s window: the same offset in that rank's window. With a
+// transport that cannot address peers (MPI), the view's data points at this rank's window
+// (callers reach the peer through the transport).
+TensorView peer_view(const TileCall& call, const TensorView& t, int64_t peer) {
+  const comm::Domain& d = domain_of(call);
+  const int64_t off = window_offset(call, t, peer);
   TensorView v = t;
-  v.data = static_cast<uint8_t*>(t.data) + (peer - d.rank) * d.window_bytes;
+  if (uint8_t* w = transport_of(d).direct(static_cast<int>(peer))) v.data = w + off;
   v.name = t.name + "@rank" + std::to_string(peer);
   return v;
 }
 
+// The byte runs (window offsets, lengths) of the elements a tile covers in window `w`,
+// contiguous runs merged, in address order of each row.
+std::vector<std::pair<int64_t, int64_t>> element_runs(isa::TensorWindow& w, const uint8_t* window, int64_t rows, int64_t cols,
+                                                      int64_t esize) {
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t off = w.at(r, c) - window;
+      if (!runs.empty() && runs.back().first + runs.back().second == off) runs.back().second += esize;
+      else runs.emplace_back(off, esize);
+    }
+  return runs;
+}
+
+// A view of `t` whose bytes [lo, lo + n) of the window lie in `buf`.
+TensorView staged_view(const TensorView& t, const uint8_t* window, std::vector<uint8_t>& buf, int64_t lo) {
+  TensorView v = t;
+  v.data = buf.data() + ((static_cast<const uint8_t*>(t.data) - window) - lo);
+  return v;
+}
+
 void remote_load(const TileCall& call) {
-  TensorView v = peer_view(call, *call.ins.at(0).tensor, call.ins.at(2).scalar.as_int());
+  const comm::Domain& d = domain_of(call);
+  const TensorView& t = *call.ins.at(0).tensor;
+  const int64_t peer = call.ins.at(2).scalar.as_int();
+  TensorView v = peer_view(call, t, peer);
   TileCall c{call.instr, call.outs, call.ins};
+  if (transport_of(d).direct(static_cast<int>(peer)) == nullptr) {
+    // Fetch the bytes the tile covers into a copy of their span (one get of the span, or one
+    // per contiguous run when the runs are under a quarter of it), then load from the copy.
+    const TileRef& dst = call.out_tile();
+    isa::TensorWindow w = isa::tensor_window(call, t, call.ins.at(1).list, dst, "loaded from");
+    auto runs = element_runs(w, d.window, dst.valid_rows, dst.valid_cols, dtype_bytes(t.dtype));
+    int64_t lo = INT64_MAX, hi = 0, covered = 0;
+    for (auto [off, n] : runs) lo = std::min(lo, off), hi = std::max(hi, off + n), covered += n;
+    static thread_local std::vector<uint8_t> buf;
+    buf.assign(std::max<int64_t>(hi - lo, 1), 0);
+    if (!runs.empty() && covered * 4 >= hi - lo)
+      transport_of(d).get(static_cast<int>(peer), comm::kHeaderBytes + lo, buf.data(), hi - lo);
+    else
+      for (auto [off, n] : runs) transport_of(d).get(static_cast<int>(peer), comm::kHeaderBytes + off, buf.data() + (off - lo), n);
+    v = staged_view(v, d.window, buf, runs.empty() ? 0 : lo);
+  }
   c.ins[0].tensor = &v;
   __atomic_thread_fence(__ATOMIC_ACQUIRE);
   isa::find_instr("TLOAD")->reference(c);  // the isa record's TLOAD on the peer's window
 }
 
+comm::AddType add_type(DataType t) {
+  switch (t) {
+    case DataType::INT8: return comm::AddType::kI8;
+    case DataType::INT16: return comm::AddType::kI16;
+    case DataType::INT32: return comm::AddType::kI32;
+    case DataType::INT64: return comm::AddType::kI64;
+    case DataType::UINT8: return comm::AddType::kU8;
+    case DataType::UINT16: return comm::AddType::kU16;
+    case DataType::UINT32: return comm::AddType::kU32;
+    case DataType::UINT64: return comm::AddType::kU64;
+    case DataType::FP32: return comm::AddType::kF32;
+    default: return comm::AddType::kNone;  // FP16, BF16 (no MPI type): update() loop
+  }
+}
+
 void remote_store(const TileCall& call) {
-  TensorView v = peer_view(call, *call.outs.at(0).tensor, call.ins.at(2).scalar.as_int());
+  const comm::Domain& d = domain_of(call);
+  const TensorView& t = *call.outs.at(0).tensor;
+  const int peer = static_cast<int>(call.ins.at(2).scalar.as_int());
+  TensorView v = peer_view(call, t, peer);
   TileCall c{call.instr, call.outs, call.ins};
-  c.outs[0].tensor = &v;
-  isa::find_instr("TSTORE")->reference(c);
-  __atomic_thread_fence(__ATOMIC_RELEASE);
+  comm::Transport& tr = transport_of(d);
+  if (tr.direct(peer) != nullptr) {
+    c.outs[0].tensor = &v;
+    isa::find_instr("TSTORE")->reference(c);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return;
+  }
+  // Convert the tile into a staging copy, then put (or atomically add) the covered runs.
+  const TileRef& src = call.in_tile(0);
+  isa::TensorWindow w = isa::tensor_window(call, t, call.ins.at(1).list, src, "stored to");
+  const std::string atomic = call.attr_string("atomic", "none");
+  if (atomic != "none" && atomic != "add") call.fail_runtime("unknown atomic mode '" + atomic + "'", "use \"add\"");
+  const int64_t es = dtype_bytes(t.dtype);
+  auto runs = element_runs(w, d.window, src.valid_rows, src.valid_cols, es);
+  if (runs.empty()) return;
+  int64_t lo = INT64_MAX, hi = 0;
+  for (auto [off, n] : runs) lo = std::min(lo, off), hi = std::max(hi, off + n);
+  std::vector<uint8_t> buf(hi - lo);
+  TensorView staged = staged_view(v, d.window, buf, lo);
+  isa::TensorWindow sw = isa::tensor_window(call, staged, call.ins.at(1).list, src, "stored to");
+  for (int64_t r = 0; r < src.valid_rows; ++r)
+    for (int64_t col = 0; col < src.valid_cols; ++col) convert_element(sw.at(r, col), t.dtype, src.at(r, col), src.dtype);
+  for (auto [off, n] : runs) {
+    const uint8_t* bytes = buf.data() + (off - lo);
+    const int64_t disp = comm::kHeaderBytes + off;
+    if (atomic == "none") {
+      tr.put(peer, disp, bytes, n);
+    } else if (!tr.add(peer, disp, bytes, n / es, add_type(t.dtype))) {
+      for (int64_t e = 0; e < n; e += es) {  // FP16 / BF16 (no MPI type): a compare-and-swap loop per element
+        if (dtype_is_float(t.dtype)) {
+          const float add = read_float(bytes + e, t.dtype);
+          tr.update(peer, disp + e, static_cast<int>(es), [&](uint8_t* x) { write_float(x, t.dtype, read_float(x, t.dtype) + add); });
+        } else {
+          const int64_t add = read_int(bytes + e, t.dtype);
+          tr.update(peer, disp + e, static_cast<int>(es), [&](uint8_t* x) { write_int(x, t.dtype, read_int(x, t.dtype) + add); });
+        }
+      }
+    }
+  }
 }
 
 // The INT32 signal cell of `t` at `offsets` (one per dim, inside the tensor).
@@ -107,8 +217,22 @@ struct Slot {
 };
 static_assert(sizeof(Slot) <= comm::kSlotBytes);
 
-Slot* slot_of(const comm::Domain& d, int rank) {
-  return reinterpret_cast<Slot*>(d.base + comm::kSlots + rank * comm::kSlotBytes);
+// This rank's slot: in its own header (shm: the one header, where every rank's slot lies).
+Slot* my_slot(const comm::Domain& d) {
+  return reinterpret_cast<Slot*>(d.header() + comm::kSlots + d.rank * comm::kSlotBytes);
+}
+
+// A copy of rank r's slot (through the transport: under MPI it is in rank r's memory).
+Slot read_slot(const comm::Domain& d, int rank) {
+  Slot s;
+  d.transport->get(rank, comm::kSlots + rank * comm::kSlotBytes, &s, sizeof s);
+  return s;
+}
+
+// The current value of the cell with id `cell` (comm::Domain::cell_id).
+int32_t cell_value(const comm::Domain& d, int64_t cell) {
+  const int64_t w = cell - comm::kHeaderBytes;
+  return d.transport->load32(static_cast<int>(w / d.window_bytes), comm::kHeaderBytes + w % d.window_bytes);
 }
 
 void put_text(char* dst, size_t cap, const std::string& text) {
@@ -135,15 +259,18 @@ void record_signal(char kind, int rank, int peer, int64_t cell_offset, int64_t v
 void signal_notify(const TileCall& call) {
   const TensorView& t = *call.outs.at(0).tensor;
   const int64_t peer = call.ins.at(1).scalar.as_int();
-  TensorView v = peer_view(call, t, peer);
-  int32_t* cell = signal_cell(call, v, call.ins.at(0).list);
+  const comm::Domain& d = domain_of(call);
+  window_offset(call, t, peer);  // checks the peer and the window
+  // The cell in my window gives its offset, the same in the peer's window.
+  const int64_t off = reinterpret_cast<uint8_t*>(signal_cell(call, t, call.ins.at(0).list)) - d.window;
   const int32_t value = static_cast<int32_t>(call.ins.at(2).scalar.as_int());
   const std::string op = call.attr_string("op", "AtomicAdd");
-  __atomic_thread_fence(__ATOMIC_RELEASE);  // publishing writes land before the signal is seen
-  if (op == "Set") __atomic_store_n(cell, value, __ATOMIC_RELEASE);
-  else __atomic_fetch_add(cell, value, __ATOMIC_ACQ_REL);
-  const comm::Domain& d = domain_of(call);
-  Slot* me = slot_of(d, d.rank);
+  // Release: publishing writes land before the signal is seen (shm: a fence; MPI: sync + flush).
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  if (op == "Set") d.transport->store32(static_cast<int>(peer), comm::kHeaderBytes + off, value);
+  else d.transport->add32(static_cast<int>(peer), comm::kHeaderBytes + off, value);
+  const int64_t cell = d.cell_id(static_cast<int>(peer), off);
+  Slot* me = my_slot(d);
   put_text(me->notified, sizeof(Slot::notified),
            std::string(op == "Set" ? "set " : "added ") + std::to_string(value) + (op == "Set" ? " into " : " to ") +
                "rank " + std::to_string(peer) + "'s " + t.name + "[" + join(call.ins.at(0).list) +
@@ -156,9 +283,9 @@ void signal_notify(const TileCall& call) {
   rec.value = value;
   rec.set = op == "Set";
   rec.line = call.instr.span.line;
-  __atomic_store_n(&rec.cell_offset, reinterpret_cast<uint8_t*>(cell) - d.base, __ATOMIC_RELEASE);
-  record_signal('n', d.rank, static_cast<int>(peer), reinterpret_cast<uint8_t*>(cell) - d.base, value, call.instr.span);
-  __atomic_fetch_add(reinterpret_cast<int64_t*>(d.base + comm::kNotifyCount), 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&rec.cell_offset, cell, __ATOMIC_RELEASE);
+  record_signal('n', d.rank, static_cast<int>(peer), cell, value, call.instr.span);
+  d.transport->add64(0, comm::kNotifyCount, 1);  // (release: the slot's record is visible with it)
 }
 
 // Who notified the cell at `cell_offset` (from the notify rings of every rank), e.g.
@@ -166,10 +293,11 @@ void signal_notify(const TileCall& call) {
 std::string notifiers_of(const comm::Domain& d, int64_t cell_offset) {
   std::string out;
   for (int r = 0; r < d.nranks; ++r) {
-    const Slot* s = slot_of(d, r);
+    const Slot copy = read_slot(d, r);
+    const Slot* s = &copy;
     std::string mine;
     for (const NotifyRecord& rec : s->recent) {
-      if (__atomic_load_n(&rec.cell_offset, __ATOMIC_ACQUIRE) != cell_offset) continue;
+      if (rec.cell_offset != cell_offset) continue;
       std::string file(s->notify_file, strnlen(s->notify_file, sizeof s->notify_file));
       const size_t slash = file.rfind('/');
       if (slash != std::string::npos) file = file.substr(slash + 1);
@@ -188,37 +316,41 @@ std::string notifiers_of(const comm::Domain& d, int64_t cell_offset) {
 // deadlock), after the domain's timeout, or when another rank failed.
 class WaitWatch {
  public:
-  WaitWatch(const comm::Domain& d, Span span, std::string where, int32_t* cell, int64_t expected, bool ge)
-      : d_(d), span_(std::move(span)), where_(std::move(where)), cell_(cell), expected_(expected), ge_(ge),
+  // `offset`: of my cell in my window.
+  WaitWatch(const comm::Domain& d, Span span, std::string where, int64_t offset, int64_t expected, bool ge)
+      : d_(d), span_(std::move(span)), where_(std::move(where)), disp_(comm::kHeaderBytes + offset),
+        cell_(d.cell_id(d.rank, offset)), expected_(expected), ge_(ge),
         start_(std::chrono::steady_clock::now()), last_check_(start_), quiet_since_(start_), blocked_since_(start_) {
-    seen_notifies_ = __atomic_load_n(notifies(), __ATOMIC_ACQUIRE);
+    seen_notifies_ = notifies();
   }
 
   // The condition held: a wait event for the swimlane's notify -> wait arrows.
   void released() const {
-    record_signal('w', d_.rank, d_.rank, reinterpret_cast<uint8_t*>(cell_) - d_.base, expected_, span_);
+    record_signal('w', d_.rank, d_.rank, cell_, expected_, span_);
   }
 
   bool holds() const {
-    const int32_t v = __atomic_load_n(cell_, __ATOMIC_ACQUIRE);
+    const int32_t v = d_.transport->load32(d_.rank, disp_);
     return ge_ ? v >= expected_ : v == expected_;
   }
 
   void block() {
     if (blocked_) return;
-    Slot* slot = slot_of(d_, d_.rank);
+    Slot* slot = my_slot(d_);
     put_text(slot->where, sizeof slot->where, where_);
-    __atomic_store_n(&slot->cell_offset, reinterpret_cast<uint8_t*>(cell_) - d_.base, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->cell_offset, cell_, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->expected, expected_, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->cmp_ge, ge_ ? 1 : 0, __ATOMIC_RELAXED);
     before_ = __atomic_load_n(&slot->state, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->state, comm::kWaiting, __ATOMIC_RELEASE);
+    d_.transport->sync();  // (MPI: peers read the slot with MPI_Get)
     blocked_ = true;
   }
 
   void unblock() {
     if (!blocked_) return;
-    __atomic_store_n(&slot_of(d_, d_.rank)->state, before_, __ATOMIC_RELEASE);
+    __atomic_store_n(&my_slot(d_)->state, before_, __ATOMIC_RELEASE);
+    d_.transport->sync();
     blocked_ = false;
   }
 
@@ -232,14 +364,15 @@ class WaitWatch {
       unblock();
       fail(ErrorKind::kRuntime, span_, "SIGNAL_WAIT: stopped waiting on " + where_ + ": " + stop);
     }
-    int64_t n = __atomic_load_n(notifies(), __ATOMIC_ACQUIRE);
+    int64_t n = notifies();
     if (n != seen_notifies_) {
       seen_notifies_ = n;
       quiet_since_ = now;
     }
     bool all_blocked = blocked_;
-    for (int r = 0; r < d_.nranks; ++r)
-      all_blocked = all_blocked && __atomic_load_n(&slot_of(d_, r)->state, __ATOMIC_ACQUIRE) != comm::kBusy;
+    for (int r = 0; r < d_.nranks && all_blocked; ++r)
+      all_blocked = (r == d_.rank ? __atomic_load_n(&my_slot(d_)->state, __ATOMIC_ACQUIRE)
+                                  : d_.transport->load32(r, comm::kSlots + r * comm::kSlotBytes)) != comm::kBusy;
     if (!all_blocked) blocked_since_ = now;  // every rank must stay blocked (not just at one poll)
     const bool deadlock = now - std::max(quiet_since_, blocked_since_) > std::chrono::milliseconds(500);
     const bool timeout = now - start_ > std::chrono::duration<double>(d_.timeout_s);
@@ -247,15 +380,14 @@ class WaitWatch {
     std::string report = deadlock ? "deadlock: every rank waits or is done, and no signal changed for 0.5 s"
                                   : "timeout: waited " + std::to_string(static_cast<int>(d_.timeout_s)) + " s";
     for (int r = 0; r < d_.nranks; ++r) {
-      Slot* s = slot_of(d_, r);
-      int32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+      const Slot copy = read_slot(d_, r);
+      const Slot* s = &copy;
+      int32_t st = s->state;
       if (st == comm::kWaiting) {
-        const int64_t off = __atomic_load_n(&s->cell_offset, __ATOMIC_RELAXED);
-        auto* c = reinterpret_cast<int32_t*>(d_.base + off);
+        const int64_t off = s->cell_offset;
         report += "; rank " + std::to_string(r) + " waits at " + std::string(s->where, strnlen(s->where, sizeof s->where)) +
-                  " for " + (__atomic_load_n(&s->cmp_ge, __ATOMIC_RELAXED) ? ">= " : "== ") +
-                  std::to_string(__atomic_load_n(&s->expected, __ATOMIC_RELAXED)) + ", current value " +
-                  std::to_string(__atomic_load_n(c, __ATOMIC_ACQUIRE)) + ", " + notifiers_of(d_, off);
+                  " for " + (s->cmp_ge ? ">= " : "== ") + std::to_string(s->expected) + ", current value " +
+                  std::to_string(cell_value(d_, off)) + ", " + notifiers_of(d_, off);
       } else {
         report += "; rank " + std::to_string(r) + (st == comm::kDone ? " is done" : " is running");
       }
@@ -270,12 +402,13 @@ class WaitWatch {
   }
 
  private:
-  int64_t* notifies() const { return reinterpret_cast<int64_t*>(d_.base + comm::kNotifyCount); }
+  int64_t notifies() const { return d_.transport->load64(0, comm::kNotifyCount); }
 
   const comm::Domain& d_;
   Span span_;
   std::string where_;
-  int32_t* cell_;
+  int64_t disp_;  // of my cell in my region
+  int64_t cell_;  // its id (comm::Domain::cell_id)
   int64_t expected_;
   bool ge_;
   bool blocked_ = false;
@@ -294,12 +427,12 @@ thread_local std::vector<std::shared_ptr<WaitWatch>> t_deferred;
 void signal_wait(const TileCall& call) {
   const comm::Domain& d = domain_of(call);
   const TensorView& t = *call.ins.at(0).tensor;
-  TensorView mine = peer_view(call, t, d.rank);  // checks that it is a window
-  int32_t* cell = signal_cell(call, mine, call.ins.at(1).list);
+  window_offset(call, t, d.rank);  // checks that it is a window
+  const int64_t offset = reinterpret_cast<uint8_t*>(signal_cell(call, t, call.ins.at(1).list)) - d.window;
   const int64_t expected = call.ins.at(2).scalar.as_int();
   const bool ge = call.attr_string("cmp", "Eq") == "Ge";
   std::string where = call.instr.span.str() + " (" + t.name + "[" + join(call.ins.at(1).list) + "])";
-  auto watch = std::make_shared<WaitWatch>(d, call.instr.span, where, cell, expected, ge);
+  auto watch = std::make_shared<WaitWatch>(d, call.instr.span, where, offset, expected, ge);
   if (watch->holds()) {
     watch->released();
     return;

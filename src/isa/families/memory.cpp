@@ -6,46 +6,32 @@
 
 #include "families.h"
 
-namespace pypto::isa::families {
+namespace pypto::isa {
 
 namespace {
-
-void no_data(const TileCall&) {}
-
 std::string join(const std::vector<int64_t>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
   return s;
 }
+}  // namespace
 
-// The 2-D window of `tensor` a tile covers: its last two dims at `offsets` (a 1-D tensor is
-// one row), or the two dims of the attribute "dims" (isa::box_dims: a strided box). With the attribute fold_rows (the rows of an N-D tile, docs/language.md "N-D
-// tiles"), row r is row f0 + r of the tensor's leading axes merged row-major, f0 the merged
-// index of the leading offsets. Checks that the tile's valid region lies inside the tensor.
-struct Window {
-  const TensorView& tensor;
-  std::vector<int64_t> index;  // offsets; the last two entries move with (r, c)
-  int row_dim, col_dim;        // row_dim = -1 for a 1-D tensor
-  bool fold = false;
-  int64_t first_row = 0;       // fold: the merged index of the leading offsets
-
-  uint8_t* at(int64_t r, int64_t c) {
-    std::vector<int64_t> i = index;
-    if (fold) {
-      for (int64_t d = row_dim, f = first_row + r; d >= 0; --d) {
-        i[d] = f % tensor.shape[d];
-        f /= tensor.shape[d];
-      }
-    } else if (row_dim >= 0) {
-      i[row_dim] += r;
+uint8_t* TensorWindow::at(int64_t r, int64_t c) const {
+  std::vector<int64_t> i = index;
+  if (fold) {
+    for (int64_t d = row_dim, f = first_row + r; d >= 0; --d) {
+      i[d] = f % tensor.shape[d];
+      f /= tensor.shape[d];
     }
-    i[col_dim] += c;
-    return tensor.element(i);
+  } else if (row_dim >= 0) {
+    i[row_dim] += r;
   }
-};
+  i[col_dim] += c;
+  return tensor.element(i);
+}
 
-Window window_of(const TileCall& call, const TensorView& tensor, const std::vector<int64_t>& offsets,
-                 const TileRef& tile, const char* verb) {
+TensorWindow tensor_window(const TileCall& call, const TensorView& tensor, const std::vector<int64_t>& offsets,
+                           const TileRef& tile, const char* verb) {
   const int rank = static_cast<int>(tensor.shape.size());
   auto describe = [&] {
     return " tile '" + tile.name + "' (valid " + std::to_string(tile.valid_rows) + "x" +
@@ -57,7 +43,7 @@ Window window_of(const TileCall& call, const TensorView& tensor, const std::vect
   if (col_dim < 0 || col_dim >= rank || row_dim >= rank || row_dim == col_dim)
     call.fail_runtime("the" + describe() + ": its box dims " + std::to_string(row_dim) + ", " + std::to_string(col_dim) +
                       " are not two dims of the tensor");
-  Window w{tensor, offsets, row_dim, col_dim};
+  TensorWindow w{tensor, offsets, row_dim, col_dim};
   auto it = call.instr.attrs.find("fold_rows");
   w.fold = rank >= 3 && it != call.instr.attrs.end() && it->second == AttrValue(true);
   bool inside = offsets[w.col_dim] >= 0 && offsets[w.col_dim] <= tensor.shape[w.col_dim] - tile.valid_cols;  // (no overflow)
@@ -82,10 +68,18 @@ Window window_of(const TileCall& call, const TensorView& tensor, const std::vect
   return w;
 }
 
+}  // namespace pypto::isa
+
+namespace pypto::isa::families {
+
+namespace {
+
+void no_data(const TileCall&) {}
+
 void tload(const TileCall& call) {
   const TileRef& dst = call.out_tile();
   const TensorView& src = *call.ins.at(0).tensor;
-  Window w = window_of(call, src, call.ins.at(1).list, dst, "loaded from");
+  TensorWindow w = tensor_window(call, src, call.ins.at(1).list, dst, "loaded from");
   for (int64_t r = 0; r < dst.valid_rows; ++r)
     for (int64_t c = 0; c < dst.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, w.at(r, c), src.dtype);
   if (dst.pad == PadValue::null) return;
@@ -120,7 +114,7 @@ void atomic_update(uint8_t* p, int64_t size, F update) {
 void tstore(const TileCall& call) {
   const TileRef& src = call.in_tile(0);
   const TensorView& dst = *call.outs.at(0).tensor;
-  Window w = window_of(call, dst, call.ins.at(1).list, src, "stored to");
+  TensorWindow w = tensor_window(call, dst, call.ins.at(1).list, src, "stored to");
   const std::string atomic = call.attr_string("atomic", "none");
   if (atomic != "none" && atomic != "add") call.fail_runtime("unknown atomic mode '" + atomic + "'", "use \"add\"");
   for (int64_t r = 0; r < src.valid_rows; ++r) {

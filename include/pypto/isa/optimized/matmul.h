@@ -8,6 +8,9 @@
 //   - BF16 with AVX512_BF16: vdpbf16ps on (k, k+1) pairs: B packed pair-interleaved, A's pairs
 //     broadcast in place; FP32 accumulation (the instruction flushes subnormal inputs and
 //     results to zero).
+//   - BF16 with AMX-BF16 as well (and Linux granting the tile data): tdpbf16ps on the tile
+//     registers for whole 32 x 32 blocks of C and the multiples of 32 of each K block (A
+//     copied in tile order, B the same pair-interleaved panels); the tails on vdpbf16ps.
 //   - FP16, and BF16 without AVX512_BF16: the operands widened to FP32 while packing (exact),
 //     then the FP32 micro-kernel.
 //   - M <= GR (GEMV-shaped: a few rows against a large weight): no packing; every B row is
@@ -65,7 +68,12 @@ constexpr long long KC = 256;  // even: vdpbf16ps pairs never straddle a K block
 #endif
 constexpr const char* kMatmulPathFp32 = PTO_MM_ISA PTO_MM_MAC PTO_MM_BLOCK;
 #if defined(PTO_MM_AMX)
-constexpr const char* kMatmulPathBf16 = "amx tdpbf16ps 32x32 (else avx512_bf16 vdpbf16ps " PTO_MM_BLOCK ")";
+// The AMX path takes whole 32 x 32 blocks of C and the multiples of 32 of each K block; the
+// rest (row, column and K tails, GEMV shapes) and a process the OS refuses the tile data take
+// vdpbf16ps. matmul_path_bf16_run() says which this process runs.
+constexpr const char* kMatmulPathBf16 = "amx tdpbf16ps 32x32 (tails: avx512_bf16 vdpbf16ps " PTO_MM_BLOCK ")";
+constexpr const char* kMatmulPathBf16Refused = "avx512_bf16 vdpbf16ps " PTO_MM_BLOCK " (amx: the OS refused the tile data)";
+constexpr const char* kMatmulPathBf16Failed = "avx512_bf16 vdpbf16ps " PTO_MM_BLOCK " (amx: the probe product did not run on the tiles)";
 #elif defined(PTO_MM_DPBF16)
 constexpr const char* kMatmulPathBf16 = "avx512_bf16 vdpbf16ps " PTO_MM_BLOCK;
 #else
@@ -89,6 +97,11 @@ inline void fma_kernel(long long k, const float* const* a, BL bl, float* C, long
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) c[i][v] = vf{};
   for (long long p = 0; p < k; ++p) {
+    // A's R rows are read in place, often a power-of-two stride apart (a tile of a larger
+    // tensor), which no hardware prefetcher follows: each row's line two ahead, once a line.
+    if ((p & 15) == 0)
+#pragma GCC unroll 16
+      for (int i = 0; i < R; ++i) __builtin_prefetch(a[i] + p + 32, 0, 3);
     vf b[V];
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) b[v] = bl(p, v);
@@ -185,46 +198,58 @@ inline vi interleave_rows(const unsigned short* r0, const unsigned short* r1) {
 
 #if defined(PTO_MM_AMX)
 // The cube's Left / Right / Acc on AMX tile registers: tmm0-3 four 16 x 16 FP32 Acc blocks
-// (32 x 32 of C), tmm4-5 two 16-row x 32-bf16 Left blocks (A in place, row stride lda),
+// (32 x 32 of C), tmm4-5 two 16-row x 32-bf16 Left blocks (A copied in tile order),
 // tmm6-7 two 16-pair x 16-column Right blocks of the pair-interleaved B panel (row stride
 // NR pairs). Linux grants the tile data state on request (arch_prctl ARCH_REQ_XCOMP_PERM,
-// feature 18), once per process; a refusal keeps the vdpbf16ps path.
+// feature 18), once per process; a refusal keeps the vdpbf16ps path. (A namespace-scope
+// state, not a function-local static: kernels link without libstdc++'s guard functions; two
+// threads asking at once both make the same request.)
+inline int amx_state = 0;  // 0: not asked yet, 1: granted, 2: refused
 inline bool amx_permitted() {
-  static const int ok = [] {
+  int s = __atomic_load_n(&amx_state, __ATOMIC_RELAXED);
+  if (s == 0) {
     long r;
     asm volatile("syscall" : "=a"(r) : "0"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
-    return r == 0 ? 1 : 0;
-  }();
-  return ok;
+    s = r == 0 ? 1 : 2;
+    __atomic_store_n(&amx_state, s, __ATOMIC_RELAXED);
+  }
+  return s == 1;
 }
+// Set by every gemm_acc of this library that runs tdpbf16ps blocks (the path probe clears it
+// and checks that its product set it: the AMX branch runs, not only compiles). Written only
+// when clear: no store to a shared line per call.
+inline int amx_gemm_ran = 0;
 struct alignas(64) AmxConfig {
   unsigned char palette, start_row, reserved[14];
   unsigned short colsb[16];
   unsigned char rows[16];
 };
-// C[32 x 32] (ldc) += A[32 x k] (lda, bf16) @ the packed panel (k / 2 pair rows of NR);
-// k a multiple of 32.
-inline void amx_block(float* C, long long ldc, const unsigned short* A, long long lda, const unsigned short* panel,
-                      long long k) {
-  static thread_local bool configured = false;
-  if (!configured) {
-    AmxConfig cfg{};
-    cfg.palette = 1;
-    for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    asm volatile("ldtilecfg %0" ::"m"(cfg));
-    configured = true;
-  }
-  const long long sc = ldc * 4, sa = lda * 2, sb = NR * 4;
-  asm volatile("tileloadd (%0,%1,1), %%tmm0" ::"r"(C), "r"(sc));
-  asm volatile("tileloadd (%0,%1,1), %%tmm1" ::"r"(C + 16), "r"(sc));
-  asm volatile("tileloadd (%0,%1,1), %%tmm2" ::"r"(C + 16 * ldc), "r"(sc));
-  asm volatile("tileloadd (%0,%1,1), %%tmm3" ::"r"(C + 16 * ldc + 16), "r"(sc));
+// The tile shapes are loaded at the start of every gemm_acc that uses them and released at
+// its end: another library on the same thread (oneDNN's AMX kernels under torch) may load
+// its own configuration or release the tiles between two of our calls.
+inline void amx_begin() {
+  AmxConfig cfg{};
+  cfg.palette = 1;
+  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  asm volatile("ldtilecfg %0" ::"m"(cfg));
+  if (!__atomic_load_n(&amx_gemm_ran, __ATOMIC_RELAXED)) __atomic_store_n(&amx_gemm_ran, 1, __ATOMIC_RELAXED);
+}
+inline void amx_end() { asm volatile("tilerelease" ::); }
+// C[32 x 32] (ldc) += A[32 x k] @ the packed panel (k / 2 pair rows of NR); A in tile order
+// (Ap[p / 32][row][32]: each 16 x 32 Left tile 1 KiB contiguous); k a multiple of 32; the
+// tiles configured (amx_begin).
+inline void amx_block(float* C, long long ldc, const unsigned short* Ap, const unsigned short* panel, long long k) {
+  const long long sc = ldc * 4, sa = 64, sb = NR * 4;
+  asm volatile("tileloadd (%0,%1,1), %%tmm0" ::"r"(C), "r"(sc) : "memory");
+  asm volatile("tileloadd (%0,%1,1), %%tmm1" ::"r"(C + 16), "r"(sc) : "memory");
+  asm volatile("tileloadd (%0,%1,1), %%tmm2" ::"r"(C + 16 * ldc), "r"(sc) : "memory");
+  asm volatile("tileloadd (%0,%1,1), %%tmm3" ::"r"(C + 16 * ldc + 16), "r"(sc) : "memory");
   for (long long p = 0; p < k; p += 32) {
     const unsigned short* b = panel + (p / 2) * NR * 2;
-    asm volatile("tileloadd (%0,%1,1), %%tmm4" ::"r"(A + p), "r"(sa));
-    asm volatile("tileloadd (%0,%1,1), %%tmm5" ::"r"(A + 16 * lda + p), "r"(sa));
-    asm volatile("tileloadd (%0,%1,1), %%tmm6" ::"r"(b), "r"(sb));
-    asm volatile("tileloadd (%0,%1,1), %%tmm7" ::"r"(b + 32), "r"(sb));
+    asm volatile("tileloadd (%0,%1,1), %%tmm4" ::"r"(Ap + p * 32), "r"(sa) : "memory");
+    asm volatile("tileloadd (%0,%1,1), %%tmm5" ::"r"(Ap + p * 32 + 16 * 32), "r"(sa) : "memory");
+    asm volatile("tileloadd (%0,%1,1), %%tmm6" ::"r"(b), "r"(sb) : "memory");
+    asm volatile("tileloadd (%0,%1,1), %%tmm7" ::"r"(b + 32), "r"(sb) : "memory");
     asm volatile("tdpbf16ps %%tmm6, %%tmm4, %%tmm0\n\t"
                  "tdpbf16ps %%tmm7, %%tmm4, %%tmm1\n\t"
                  "tdpbf16ps %%tmm6, %%tmm5, %%tmm2\n\t"
@@ -334,15 +359,29 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
   if constexpr (sizeof(T) == 2 && !__is_same(T, f16)) {
     const unsigned short* b = reinterpret_cast<const unsigned short*>(B);
     unsigned short* Bq = reinterpret_cast<unsigned short*>(scratch);  // [jp][q][j][2]
+#if defined(PTO_MM_AMX)
+    const bool amx = M >= 32 && N >= NR && K >= 32 && amx_permitted();
+    if (amx) amx_begin();
+#endif
     for (long long k0 = 0; k0 < K; k0 += KC) {
       const long long kc = K - k0 < KC ? K - k0 : KC, nq = (kc + 1) / 2;
-      for (long long jp = 0; jp < npan; ++jp) {  // pack B pair-interleaved
-        const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
-        unsigned short* dst = Bq + jp * nq * NR * 2;
-        for (long long q = 0; q < nq; ++q) {
+#if defined(PTO_MM_AMX)
+      const long long k32 = kc / 32 * 32;
+#endif
+      // Pack B pair-interleaved: a pair of rows at a time across every panel (each row read
+      // once, left to right), the rows PD pairs ahead prefetched (B is often read from a
+      // larger tensor in place, rows a power-of-two stride apart: no hardware prefetcher
+      // follows them).
+      constexpr long long PD = 4;
+      for (long long q = 0; q < nq; ++q) {
+        if (q + PD < nq)
+          for (long long r = 2 * (q + PD); r < 2 * (q + PD) + 2 && r < kc; ++r)
+            for (long long j = 0; j < N; j += 32) __builtin_prefetch(b + (k0 + r) * ldb + j, 0, 3);
+        for (long long jp = 0; jp < npan; ++jp) {
+          const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
           const unsigned short* r0 = b + (k0 + 2 * q) * ldb + j0;
           const unsigned short* r1 = 2 * q + 1 < kc ? r0 + ldb : nullptr;
-          unsigned short* d = dst + q * NR * 2;
+          unsigned short* d = Bq + jp * nq * NR * 2 + q * NR * 2;
           if (nn == NR) {
             const vi x0 = interleave_rows(r0, r1), x1 = interleave_rows(r0 + W, r1 ? r1 + W : nullptr);
             __builtin_memcpy(d, &x0, sizeof x0);
@@ -355,17 +394,42 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
           }
         }
       }
+      long long amx_rows = 0;  // rows 0 .. amx_rows of the whole panels done on the tiles
+#if defined(PTO_MM_AMX)
+      // Whole 32 x 32 blocks of C on the tiles, the K block's first k32 values (a multiple of
+      // 32), a 32-row block of A at a time (copied in tile order: 1 KiB tiles, whatever lda,
+      // whose power-of-two strides would put a tile's rows in a few L1 sets) against every
+      // whole panel; the block's last kc - k32 values on vdpbf16ps (pair q from k32 / 2).
+      if (amx && k32 > 0) {
+        amx_rows = M / 32 * 32;
+        unsigned short* Ap = Bq + npan * nq * NR * 2;  // [k32 / 32][32 rows][32]
+        const long long full = N / NR;
+        for (long long i0 = 0; i0 < amx_rows; i0 += 32) {
+          const unsigned short* a0 = reinterpret_cast<const unsigned short*>(A) + i0 * lda + k0;
+          for (int r = 0; r < 32; ++r) {
+            if (i0 + 32 + r < M)  // the next block's row, for the next copy
+              for (long long p = 0; p < k32; p += 32) __builtin_prefetch(a0 + (32 + r) * lda + p, 0, 3);
+            for (long long p = 0; p < k32; p += 32) __builtin_memcpy(Ap + p * 32 + r * 32, a0 + r * lda + p, 64);
+          }
+          for (long long jp = 0; jp < full; ++jp) {
+            const unsigned short* panel = Bq + jp * nq * NR * 2;
+            amx_block(C + i0 * ldc + jp * NR, ldc, Ap, panel, k32);
+            if (kc == k32) continue;
+            auto blt = [&](long long q, int v) { return ldi(panel + ((q + k32 / 2) * NR + v * W) * 2); };
+            for (int g = 0; g < 32 / MR; ++g) {
+              const unsigned short* a[MR];
+              for (int i = 0; i < MR; ++i) a[i] = a0 + (g * MR + i) * lda + k32;
+              dp_kernel<MR, 2>(kc - k32, a, blt, C + (i0 + g * MR) * ldc + jp * NR, ldc, MR, NR);
+            }
+          }
+        }
+      }
+#endif
       for (long long jp = 0; jp < npan; ++jp) {
         const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
         const unsigned short* panel = Bq + jp * nq * NR * 2;
         auto bl = [&](long long q, int v) { return ldi(panel + (q * NR + v * W) * 2); };
-        long long ip = 0;
-#if defined(PTO_MM_AMX)
-        if (nn == NR && kc % 32 == 0 && amx_permitted())
-          for (; ip * MR + 32 <= M; ip += 32 / MR)  // MR = 8: whole 32-row blocks
-            amx_block(C + ip * MR * ldc + j0, ldc, reinterpret_cast<const unsigned short*>(A) + ip * MR * lda + k0, lda,
-                      panel, kc);
-#endif
+        long long ip = nn == NR ? amx_rows / MR : 0;
         for (; ip < mpan; ++ip) {
           const long long i0 = ip * MR, mm = M - i0 < MR ? M - i0 : MR;
           const unsigned short* a[MR];
@@ -375,6 +439,9 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
         }
       }
     }
+#if defined(PTO_MM_AMX)
+    if (amx) amx_end();
+#endif
     return;
   }
 #endif
@@ -431,6 +498,40 @@ inline void matmul(float* C, long long ldc, const T* A, long long lda, const T* 
     }
   }
   gemm_acc(C, ldc, A, lda, B, ldb, M, N, K, scratch);
+}
+
+// The BF16 path of this compilation as it runs in this process (the path report): with AMX
+// compiled in, a 32 x 32 x 32 product of small integers (exact) through gemm_acc must take
+// the tiles (amx_gemm_ran) and give the exact result.
+inline const char* matmul_path_bf16_run() {
+#if defined(PTO_MM_AMX)
+  if (!amx_permitted()) return kMatmulPathBf16Refused;
+  constexpr int S = 32;
+  bf16 a[S * S], b[S * S];
+  float c[S * S], want[S * S];
+  float scratch[2 * S * S + 64];
+  auto bits = [](int v) {  // small integers as bf16 (exact)
+    float f = static_cast<float>(v);
+    unsigned u;
+    __builtin_memcpy(&u, &f, 4);
+    return bf16{static_cast<unsigned short>(u >> 16)};
+  };
+  for (int i = 0; i < S * S; ++i) a[i] = bits(i % 7 - 3), b[i] = bits(i % 5 - 2);
+  for (int i = 0; i < S; ++i)
+    for (int j = 0; j < S; ++j) {
+      int t = 0;
+      for (int p = 0; p < S; ++p) t += ((i * S + p) % 7 - 3) * ((p * S + j) % 5 - 2);
+      want[i * S + j] = static_cast<float>(t);
+    }
+  __atomic_store_n(&amx_gemm_ran, 0, __ATOMIC_RELAXED);
+  matmul(c, S, a, S, b, S, S, S, S, 0, nullptr, 0, scratch);
+  if (!__atomic_load_n(&amx_gemm_ran, __ATOMIC_RELAXED)) return kMatmulPathBf16Failed;
+  for (int i = 0; i < S * S; ++i)
+    if (c[i] != want[i]) return kMatmulPathBf16Failed;
+  return kMatmulPathBf16;
+#else
+  return kMatmulPathBf16;
+#endif
 }
 
 // The FP16 / BF16 spelling the code generator emits (the same template).
