@@ -122,7 +122,7 @@ void fuzz_host_program(Bytes& b) {
             tile_instr("TLOAD", {isa::Operand::tile(1)}, {isa::Operand::tensor(1), zero}),
             tile_instr("TADD", {isa::Operand::tile(2)}, {isa::Operand::tile(0), isa::Operand::tile(1)}),
             tile_instr("TSTORE", {isa::Operand::tensor(2)}, {isa::Operand::tile(2), zero})};
-  codegen::insert_sync(k);
+  passes::insert_sync(k);
 
   isa::HostProgram p;
   p.name = "fuzz_host";
@@ -163,14 +163,14 @@ void fuzz_host_program(Bytes& b) {
     p.code.push_back(in);
   }
   if (b.small(2)) nest(p.code);
-  std::vector<runtime::HostArg> args;
+  std::vector<engines::HostArg> args;
   for (auto* buf : {&a, &c, &out}) {
-    runtime::TensorView v;
+    engines::TensorView v;
     v.data = buf->data();
     v.shape = {16, 64};
     v.strides = {64, 1};
     v.name = "t";
-    args.push_back(runtime::HostArg::of_tensor(v));
+    args.push_back(engines::HostArg::of_tensor(v));
   }
   runtime::RunOptions options;
   options.num_workers = 1;
@@ -192,7 +192,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   isa::Kernel k;
   k.name = "fuzz";
   std::vector<std::vector<float>> storage;
-  std::vector<runtime::HostArg> args;
+  std::vector<engines::HostArg> args;
   const int n_params = b.small(4);
   for (int i = 0; i < n_params; ++i) {
     isa::ParamDesc p;
@@ -203,15 +203,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const int64_t rows = 1 + b.small(40), cols = 1 + b.small(40);
       p.shape = {rows, cols};
       storage.emplace_back(static_cast<size_t>(rows * cols), 1.0f);
-      runtime::TensorView v;
+      engines::TensorView v;
       v.data = storage.back().data();
       v.dtype = DataType::FP32;
       v.shape = {rows, cols};
       v.strides = {cols, 1};
       v.name = p.name;
-      args.push_back(runtime::HostArg::of_tensor(v));
+      args.push_back(engines::HostArg::of_tensor(v));
     } else {
-      args.push_back(runtime::HostArg::of_int(b.small(16)));
+      args.push_back(engines::HostArg::of_int(b.small(16)));
     }
     k.params.push_back(p);
   }

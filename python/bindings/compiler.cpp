@@ -19,21 +19,21 @@ namespace nb = nanobind;
 namespace pypto::bindings {
 
 void bind_compiler(nb::module_& m) {
-  nb::class_<compiler::CompiledProgram>(m, "CompiledProgram")
-      .def_ro("lowered", &compiler::CompiledProgram::lowered, "the IR after the pass pipeline")
-      .def_ro("host", &compiler::CompiledProgram::host, "the instruction streams the engines run")
-      .def_ro("platform", &compiler::CompiledProgram::platform)
-      .def_ro("entry", &compiler::CompiledProgram::entry)
-      .def_ro("param_names", &compiler::CompiledProgram::param_names)
-      .def_ro("pass_results", &compiler::CompiledProgram::pass_results)
-      .def_ro("kernel_pass_results", &compiler::CompiledProgram::kernel_pass_results,
+  nb::class_<codegen::CompiledProgram>(m, "CompiledProgram")
+      .def_ro("lowered", &codegen::CompiledProgram::lowered, "the IR after the pass pipeline")
+      .def_ro("host", &codegen::CompiledProgram::host, "the instruction streams the engines run")
+      .def_ro("platform", &codegen::CompiledProgram::platform)
+      .def_ro("entry", &codegen::CompiledProgram::entry)
+      .def_ro("param_names", &codegen::CompiledProgram::param_names)
+      .def_ro("pass_results", &codegen::CompiledProgram::pass_results)
+      .def_ro("kernel_pass_results", &codegen::CompiledProgram::kernel_pass_results,
               "(NN_after_<KernelPass>, kernel name, .pto text) for each kernel a kernel pass changed")
-      .def_ro("pass_times", &compiler::CompiledProgram::pass_times, "(pass name, seconds) per pass, then LowerProgram");
+      .def_ro("pass_times", &codegen::CompiledProgram::pass_times, "(pass name, seconds) per pass, then LowerProgram");
 
   m.def(
       "compile",
       [](const ir::ProgramPtr& program, const std::string& platform, bool keep_pass_results, bool verify) {
-        return compiler::compile_program(program, {platform, keep_pass_results, verify});
+        return codegen::compile_program(program, {platform, keep_pass_results, verify});
       },
       nb::arg("program"), nb::arg("platform") = "a2a3sim", nb::arg("keep_pass_results") = false,
       nb::arg("verify") = true,
@@ -42,7 +42,7 @@ void bind_compiler(nb::module_& m) {
   m.def(
       "run_pass",
       [](const ir::ProgramPtr& program, const std::string& name, const std::string& platform, bool verify) {
-        compiler::check_platform(platform);
+        codegen::check_platform(platform);
         passes::PassContext ctx{*isa::chip_for_platform(platform), nullptr, verify};
         return passes::run_pass(name, program, ctx);
       },
@@ -62,7 +62,7 @@ void bind_compiler(nb::module_& m) {
   m.def(
       "simplify_expr",
       [](const ir::ExprPtr& expr, const std::string& platform) {
-        compiler::check_platform(platform);
+        codegen::check_platform(platform);
         return passes::simplify_expr(expr, *isa::chip_for_platform(platform));
       },
       nb::arg("expr"), nb::arg("platform") = "a2a3sim",
@@ -98,10 +98,10 @@ void bind_compiler(nb::module_& m) {
       "bytes by memory space (capacity; 0 for DDR), clock, alignment.");
   m.def("simulated_platforms", &isa::simulated_platforms, "The platforms of the chip table.");
   m.def("is_hardware_platform", &isa::is_hardware_platform, "A real Ascend NPU platform name (a2a3, a5).");
-  m.def("move_path", &ir::move_path, nb::arg("from_mem"), nb::arg("to_mem"),
+  m.def("move_path", &ops::move_path, nb::arg("from_mem"), nb::arg("to_mem"),
         "The memories a tile passes through from `from_mem` to `to_mem` over the chip's legal on-chip moves "
         "(empty when equal), or None.");
-  m.def("check_platform", &compiler::check_platform, "Raises unless the platform can run here.");
+  m.def("check_platform", &codegen::check_platform, "Raises unless the platform can run here.");
   m.def("torch_codegen", &codegen::emit_torch, nb::arg("program"),
         "The program as an equivalent, runnable PyTorch script (pypto.debug.torch_codegen).");
   m.def(

@@ -22,6 +22,7 @@ using namespace nb::literals;
 namespace pypto::bindings {
 namespace {
 using namespace pypto::ir;
+using namespace pypto::ops;
 
 // Python value -> attribute value: bool, int, float, str, the enums, or a list of ints.
 AttrValue to_attr(nb::handle h) {

@@ -36,8 +36,8 @@ namespace pypto::bindings {
 
 namespace {
 
-using runtime::HostArg;
-using runtime::TensorView;
+using engines::HostArg;
+using engines::TensorView;
 
 [[noreturn]] void bad_name(const char* what, const std::string& name) {
   fail(ErrorKind::kValue, {}, std::string("unknown ") + what + " '" + name + "'", "");
@@ -365,10 +365,10 @@ runtime::LooseOperand to_loose(const nb::handle& h, const std::string& name, con
     op.list = to_int64_list(h);
   } else if (nb::isinstance<nb::float_>(h)) {
     op.kind = runtime::LooseOperand::kScalar;
-    op.scalar = runtime::ScalarValue::of_float(nb::cast<double>(h));
+    op.scalar = engines::ScalarValue::of_float(nb::cast<double>(h));
   } else {
     op.kind = runtime::LooseOperand::kScalar;
-    op.scalar = runtime::ScalarValue::of_int(to_int64(h));
+    op.scalar = engines::ScalarValue::of_int(to_int64(h));
   }
   return op;
 }
@@ -511,15 +511,15 @@ void bind_runtime(nb::module_& m) {
   bind_run_config(m);
 
   // pld: this rank process's view of the domain's shared memory (include/pypto/engines/comm.h).
-  m.def("comm_attach", &runtime::comm::attach, nb::arg("base"), nb::arg("window_bytes"), nb::arg("rank"), nb::arg("nranks"),
+  m.def("comm_attach", &engines::comm::attach, nb::arg("base"), nb::arg("window_bytes"), nb::arg("rank"), nb::arg("nranks"),
         nb::arg("timeout_s"));
-  m.def("comm_attach_mpi", &runtime::comm::attach_mpi, nb::arg("base"), nb::arg("window_bytes"), nb::arg("rank"),
+  m.def("comm_attach_mpi", &engines::comm::attach_mpi, nb::arg("base"), nb::arg("window_bytes"), nb::arg("rank"),
         nb::arg("nranks"), nb::arg("timeout_s"), nb::arg("win"), nb::arg("handles"),
         "Attaches to an MPI RMA window (the MPI transport; handles from mpi4py's MPI._handleof).");
   m.def(
       "comm_get",
       [](int peer, int64_t disp, int64_t nbytes) {
-        const runtime::comm::Domain* d = runtime::comm::domain();
+        const engines::comm::Domain* d = engines::comm::domain();
         if (!d) throw std::runtime_error("comm_get: this process is attached to no domain");
         std::string out(static_cast<size_t>(nbytes), '\0');
         d->transport->get(peer, disp, out.data(), nbytes);
@@ -529,32 +529,32 @@ void bind_runtime(nb::module_& m) {
   m.def(
       "comm_put",
       [](int peer, int64_t disp, nb::bytes data) {
-        const runtime::comm::Domain* d = runtime::comm::domain();
+        const engines::comm::Domain* d = engines::comm::domain();
         if (!d) throw std::runtime_error("comm_put: this process is attached to no domain");
         d->transport->put(peer, disp, data.c_str(), static_cast<int64_t>(data.size()));
       },
       nb::arg("peer"), nb::arg("disp"), nb::arg("data"), "Writes data at byte disp of rank peer's region.");
   m.def("comm_transport", [] {
-    const runtime::comm::Domain* d = runtime::comm::domain();
+    const engines::comm::Domain* d = engines::comm::domain();
     return std::string(d ? d->transport->name() : "");
   }, "The attached domain's transport: \"shm\", \"mpi\" or \"\" (not attached).");
-  m.def("comm_detach", &runtime::comm::detach);
-  m.def("comm_set_state", &runtime::comm::set_state, nb::arg("state"));
-  m.def("comm_abort", &runtime::comm::abort_domain, nb::arg("message"));
-  m.def("comm_abort_message", &runtime::comm::abort_message);
-  m.def("comm_abort_segment", &runtime::comm::abort_segment, nb::arg("segment"), nb::arg("rank"), nb::arg("message"));
-  m.def("comm_record_signals", &runtime::record_signal_events, nb::arg("on"),
+  m.def("comm_detach", &engines::comm::detach);
+  m.def("comm_set_state", &engines::comm::set_state, nb::arg("state"));
+  m.def("comm_abort", &engines::comm::abort_domain, nb::arg("message"));
+  m.def("comm_abort_message", &engines::comm::abort_message);
+  m.def("comm_abort_segment", &engines::comm::abort_segment, nb::arg("segment"), nb::arg("rank"), nb::arg("message"));
+  m.def("comm_record_signals", &engines::record_signal_events, nb::arg("on"),
         "Starts (True) or stops recording this rank's notify / wait events (the swimlane's arrows).");
   m.def(
       "comm_take_signals",
       [] {
         nb::list out;
-        for (const auto& e : runtime::take_signal_events())
+        for (const auto& e : engines::take_signal_events())
           out.append(nb::make_tuple(std::string(1, e.kind), e.t_us, e.rank, e.peer, e.cell_offset, e.value, e.where));
         return out;
       },
       "The recorded signal events since the last call: (kind 'n'|'w', t_us, rank, peer, cell_offset, value, where).");
-  m.def("comm_header_bytes", [] { return runtime::comm::kHeaderBytes; });
+  m.def("comm_header_bytes", [] { return engines::comm::kHeaderBytes; });
 
   m.def(
       "run_host_program",
@@ -693,7 +693,7 @@ void bind_runtime(nb::module_& m) {
   m.def(
       "insert_sync",
       [](isa::Kernel kernel) {
-        codegen::insert_sync(kernel);
+        passes::insert_sync(kernel);
         return kernel;
       },
       "kernel"_a, "A copy of `kernel` with the set_flag/wait_flag pairs it needs (the compiler's InsertSync step).");
@@ -705,11 +705,11 @@ void bind_runtime(nb::module_& m) {
     return out;
   });
   m.def("engine_names", &runtime::engine_names);
-  m.def("tensor_self_overlap", &runtime::self_overlap, "shape"_a, "strides"_a,
+  m.def("tensor_self_overlap", &engines::self_overlap, "shape"_a, "strides"_a,
         "Why two elements of a view with this shape and these strides (in elements) share memory; \"\" when none do.");
-  m.def("set_native_include_dir", &runtime::set_native_include_dir, "dir"_a,
+  m.def("set_native_include_dir", &engines::set_native_include_dir, "dir"_a,
         "Where the native engine's generated C++ finds pypto/isa/optimized/ (the package's include/).");
-  m.def("native_include_dir", &runtime::native_include_dir);
+  m.def("native_include_dir", &engines::native_include_dir);
   m.def(
       "native_kernel_sources",
       [](const isa::HostProgram& program, const std::string& platform) {
@@ -718,7 +718,7 @@ void bind_runtime(nb::module_& m) {
         std::vector<std::pair<std::string, std::string>> out;
         for (const isa::Kernel& k : program.kernels) {
           std::vector<bool> natives;
-          std::string source = runtime::generate_native_source({&k}, chip, natives);
+          std::string source = engines::generate_native_source({&k}, chip, natives);
           out.emplace_back(k.name, natives.empty() || !natives[0] ? std::string() : source);
         }
         return out;
@@ -733,7 +733,7 @@ void bind_runtime(nb::module_& m) {
         const isa::ChipSpec chip = runtime::resolve_run_target(options);
         std::vector<std::tuple<std::string, bool, std::vector<std::string>, std::vector<std::string>>> out;
         for (const isa::Kernel& k : program.kernels) {
-          runtime::NativeKernelReport r = runtime::native_kernel_report(k, chip);
+          engines::NativeKernelReport r = engines::native_kernel_report(k, chip);
           out.emplace_back(k.name, r.native, std::move(r.fast), std::move(r.reference));
         }
         return out;
@@ -741,11 +741,11 @@ void bind_runtime(nb::module_& m) {
       "program"_a, "platform"_a = "a2a3sim",
       "What the native engine makes of each kernel: (kernel name, compiled, tile instructions with a fast path, tile "
       "instructions through the reference library).");
-  m.def("native_library_paths", &runtime::native_library_paths,
+  m.def("native_library_paths", &engines::native_library_paths,
         "The optimised library's paths the kernel compiler builds here, e.g. \"vector=avx512 f16=f16c\" (compiles a "
         "probe kernel once; disk cache).");
-  m.def("native_cache_dir", &runtime::native_cache_dir);
-  m.def("native_matmul_paths", &runtime::native_matmul_paths,
+  m.def("native_cache_dir", &engines::native_cache_dir);
+  m.def("native_matmul_paths", &engines::native_matmul_paths,
         "The matmul fast path native kernels compile to now, by operand dtype ('FP32', 'FP16', 'BF16'), and 'isa': "
         "the PYPTO_NATIVE_ISA target (docs/isa.md \"Matmul fast paths\").");
   m.def("cache_key_env_vars", [] {

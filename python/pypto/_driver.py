@@ -17,7 +17,8 @@ def set_loader(loader) -> None:
 
 
 def jit():
-    """The jit package: jit_call, jit_compile, jit_lower, jit_cache."""
+    """The jit package's entry points (pypto.jit.functions): jit_call, jit_compile, jit_lower,
+    jit_cache, host_call, host_callback."""
     global _jit
     if _jit is None:
         if _loader is None:

@@ -84,27 +84,23 @@ const char* role_name(Role r) { return kRoleNames[static_cast<size_t>(r)]; }
 std::optional<Role> role_from_name(const std::string& n) { return lookup<Role>(kRoleNames, n); }
 const char* param_direction_name(ParamDirection d) { return kDirNames[static_cast<size_t>(d)]; }
 
-}  // namespace pypto
-
-namespace pypto::ir {
-
 int scalar_cast_target(DataType d) {
   switch (d) {
-    case DataType::BOOL: return isa::kCastBool;
-    case DataType::INT8: return isa::kCastI8;
-    case DataType::INT16: return isa::kCastI16;
-    case DataType::INT32: return isa::kCastI32;
+    case DataType::BOOL: return kCastBool;
+    case DataType::INT8: return kCastI8;
+    case DataType::INT16: return kCastI16;
+    case DataType::INT32: return kCastI32;
     case DataType::INT64:
-    case DataType::INDEX: return isa::kCastI64;
-    case DataType::UINT8: return isa::kCastU8;
-    case DataType::UINT16: return isa::kCastU16;
-    case DataType::UINT32: return isa::kCastU32;
-    case DataType::UINT64: return isa::kCastU64;
-    case DataType::FP16: return isa::kCastF16;
-    case DataType::BF16: return isa::kCastBF16;
-    case DataType::FP32: return isa::kCastF32;
+    case DataType::INDEX: return kCastI64;
+    case DataType::UINT8: return kCastU8;
+    case DataType::UINT16: return kCastU16;
+    case DataType::UINT32: return kCastU32;
+    case DataType::UINT64: return kCastU64;
+    case DataType::FP16: return kCastF16;
+    case DataType::BF16: return kCastBF16;
+    case DataType::FP32: return kCastF32;
     default: return -1;
   }
 }
 
-}  // namespace pypto::ir
+}  // namespace pypto

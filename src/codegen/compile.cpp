@@ -11,7 +11,7 @@
 #include "pypto/ir/structural_equal.h"
 #include "pypto/passes/pass.h"
 
-namespace pypto::compiler {
+namespace pypto::codegen {
 
 void check_platform(const std::string& platform) {
   std::string sims, others;
@@ -88,4 +88,4 @@ CompiledProgram compile_program(const ir::ProgramPtr& program, const CompileOpti
   return out;
 }
 
-}  // namespace pypto::compiler
+}  // namespace pypto::codegen

@@ -52,7 +52,7 @@ LoweredKernel lower_kernel(const ir::Function& fn, const passes::KernelPassHook&
   LoweredKernel out;
   isa::Kernel& k = out.kernel;
   k.name = fn.name;
-  KernelBuilder kb(k.code, k.num_regs, k.reg_is_float, &k.tiles);
+  ops::KernelBuilder kb(k.code, k.num_regs, k.reg_is_float, &k.tiles);
   kb.set_span(fn.span);
   kb.func_type = fn.func_type;
   kb.func_name = fn.name;

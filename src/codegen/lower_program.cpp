@@ -49,7 +49,7 @@ const char* group_shape_fix =
 struct ProgramLowering {
   const ir::Program& program;
   isa::HostProgram& host;
-  KernelBuilder& kb;
+  ops::KernelBuilder& kb;
   std::map<std::string, int> kernel_index;
   std::vector<std::vector<int>> returned_params;  // per kernel
   std::map<int64_t, int64_t> task_ordinal;        // task id -> ordinal of its (latest) kCall
@@ -464,7 +464,7 @@ isa::HostProgram lower_program(const ir::Program& program, const std::string& en
   if (!fn) fail(ErrorKind::kValue, {}, "the program has no function '" + entry + "'", "name its orchestration function");
   isa::HostProgram host;
   host.name = fn->name;
-  KernelBuilder kb(host.code, host.num_regs, host.reg_is_float, nullptr, &host.tensors);
+  ops::KernelBuilder kb(host.code, host.num_regs, host.reg_is_float, nullptr, &host.tensors);
   kb.host_arrays = &host.arrays;
   kb.set_span(fn->span);
   for (size_t i = 0; i < fn->params.size(); ++i) {

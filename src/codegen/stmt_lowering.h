@@ -10,7 +10,7 @@ namespace pypto::codegen {
 
 class StmtLowering {
  public:
-  explicit StmtLowering(KernelBuilder& kb) : kb_(kb) {}
+  explicit StmtLowering(ops::KernelBuilder& kb) : kb_(kb) {}
   void lower(const ir::StmtPtr& stmt);
   // The values of the function's ReturnStmt (empty when it returns nothing).
   const std::vector<ir::ExprPtr>& returned() const { return returned_; }
@@ -38,7 +38,7 @@ class StmtLowering {
   void copy_into(Carried& target, const ir::ExprPtr& value);
   void copy_tile(int dst, int src);
 
-  KernelBuilder& kb_;
+  ops::KernelBuilder& kb_;
   std::vector<std::vector<Carried>*> yield_targets_;
   std::vector<ir::ExprPtr> returned_;
 };

@@ -10,7 +10,7 @@
 
 #include "pypto/isa/instructions.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -376,4 +376,4 @@ void ClusterFifos::check_drained() {
   }
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

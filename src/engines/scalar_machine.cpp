@@ -8,7 +8,7 @@
 #include "pypto/base/scalar_ops.h"
 #include "pypto/engines/cancel.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -21,8 +21,7 @@ void check_reg(int reg, size_t n, const Span& span) {
 
 }  // namespace
 
-ScalarValue eval_binary(ir::BinaryOp op, ScalarValue a, ScalarValue b, const Span& span) {
-  using ir::BinaryOp;
+ScalarValue eval_binary(BinaryOp op, ScalarValue a, ScalarValue b, const Span& span) {
   const bool fl = a.is_float || b.is_float;
   const double x = a.as_double(), y = b.as_double();
   const int64_t i = a.as_int(), j = b.as_int();
@@ -72,12 +71,12 @@ ScalarValue eval_binary(ir::BinaryOp op, ScalarValue a, ScalarValue b, const Spa
 ScalarValue eval_cast(ScalarValue v, const isa::Instr& in) {
   auto it = in.attrs.find("dtype");
   const DataType* d = it == in.attrs.end() ? nullptr : std::get_if<DataType>(&it->second);
-  const int target = d ? ir::scalar_cast_target(*d) : -1;
+  const int target = d ? scalar_cast_target(*d) : -1;
   if (target < 0)
     fail(ErrorKind::kRuntime, in.span, "scalar cast without a target dtype the scalar unit has",
          "this is a code generation bug; please report it");
-  if (isa::scalar_cast_to_float(target)) return ScalarValue::of_float(isa::scalar_cast_float(v.as_double(), target));
-  return ScalarValue::of_int(v.is_float ? isa::scalar_cast_float_to_int(v.f, target) : isa::scalar_cast_int(v.i, target));
+  if (scalar_cast_to_float(target)) return ScalarValue::of_float(scalar_cast_float(v.as_double(), target));
+  return ScalarValue::of_int(v.is_float ? scalar_cast_float_to_int(v.f, target) : scalar_cast_int(v.i, target));
 }
 
 void fail_endless_while(const isa::Instr& end) {
@@ -166,4 +165,4 @@ int ScalarMachine::step(const std::vector<isa::Instr>& code, int pc) {
   }
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -6,7 +6,7 @@
 
 #include "pypto/engines/tensor.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -214,4 +214,4 @@ void copy_tensor(const TensorView& dst, const TensorView& src, const Span& span)
   }
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

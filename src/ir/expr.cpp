@@ -119,17 +119,17 @@ ExprPtr CastExpr::make(ExprPtr x, DataType to, const std::string& mode, Span s) 
   const int target = scalar_cast_target(to);
   // A constant folds to the constant of the target dtype (the rule of the engines).
   if (auto* c = x->as<ConstFloat>()) {
-    if (isa::scalar_cast_to_float(target)) return ConstFloat::make(isa::scalar_cast_float(c->value, target), to, s);
-    int64_t v = isa::scalar_cast_float_to_int(c->value, target);
+    if (scalar_cast_to_float(target)) return ConstFloat::make(scalar_cast_float(c->value, target), to, s);
+    int64_t v = scalar_cast_float_to_int(c->value, target);
     return to == DataType::BOOL ? ConstBool::make(v != 0, s) : ConstInt::make(v, to, s);
   }
   std::optional<int64_t> iv;
   if (auto* c = x->as<ConstInt>()) iv = c->value;
   if (auto* c = x->as<ConstBool>()) iv = c->value ? 1 : 0;
   if (iv) {
-    if (isa::scalar_cast_to_float(target))
-      return ConstFloat::make(isa::scalar_cast_float(static_cast<double>(*iv), target), to, s);
-    int64_t v = isa::scalar_cast_int(*iv, target);
+    if (scalar_cast_to_float(target))
+      return ConstFloat::make(scalar_cast_float(static_cast<double>(*iv), target), to, s);
+    int64_t v = scalar_cast_int(*iv, target);
     return to == DataType::BOOL ? ConstBool::make(v != 0, s) : ConstInt::make(v, to, s);
   }
   if (st->dtype == to) return x;  // nothing to convert

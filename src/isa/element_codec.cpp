@@ -1,5 +1,5 @@
 // How elements of each dtype are read from and written to bytes: the one place where the
-// reference library meets the bit layouts (fp16/bf16 via isa/fp16.h, integer wrapping).
+// reference library meets the bit layouts (fp16/bf16 via base/fp16.h, integer wrapping).
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -48,10 +48,10 @@ T saturate(double v) {
 float read_float(const uint8_t* p, DataType t) {
   switch (t) {
     case DataType::FP32: return load<float>(p);
-    case DataType::FP16: return isa::fp16_to_float(load<uint16_t>(p));
-    case DataType::BF16: return isa::bf16_to_float(load<uint16_t>(p));
-    case DataType::FP8E4M3FN: return static_cast<float>(isa::fp8_to_double(load<uint8_t>(p), isa::kFp8E4M3FN));
-    case DataType::FP8E5M2: return static_cast<float>(isa::fp8_to_double(load<uint8_t>(p), isa::kFp8E5M2));
+    case DataType::FP16: return fp16_to_float(load<uint16_t>(p));
+    case DataType::BF16: return bf16_to_float(load<uint16_t>(p));
+    case DataType::FP8E4M3FN: return static_cast<float>(fp8_to_double(load<uint8_t>(p), kFp8E4M3FN));
+    case DataType::FP8E5M2: return static_cast<float>(fp8_to_double(load<uint8_t>(p), kFp8E5M2));
     case DataType::FP8E8M0:
     case DataType::FP4:
     case DataType::HF4:
@@ -92,10 +92,10 @@ void write_float(uint8_t* p, DataType t, float v) { write_double(p, t, static_ca
 void write_double(uint8_t* p, DataType t, double v) {
   switch (t) {
     case DataType::FP32: store<float>(p, static_cast<float>(v)); return;  // nearest even
-    case DataType::FP16: store<uint16_t>(p, isa::double_to_fp16(v)); return;
-    case DataType::BF16: store<uint16_t>(p, isa::double_to_bf16(v)); return;
-    case DataType::FP8E4M3FN: store<uint8_t>(p, isa::double_to_fp8(v, isa::kFp8E4M3FN)); return;
-    case DataType::FP8E5M2: store<uint8_t>(p, isa::double_to_fp8(v, isa::kFp8E5M2)); return;
+    case DataType::FP16: store<uint16_t>(p, double_to_fp16(v)); return;
+    case DataType::BF16: store<uint16_t>(p, double_to_bf16(v)); return;
+    case DataType::FP8E4M3FN: store<uint8_t>(p, double_to_fp8(v, kFp8E4M3FN)); return;
+    case DataType::FP8E5M2: store<uint8_t>(p, double_to_fp8(v, kFp8E5M2)); return;
     case DataType::BOOL: store<uint8_t>(p, v != 0.0); return;
     case DataType::INT8: store<int8_t>(p, saturate<int8_t>(v)); return;
     case DataType::INT16: store<int16_t>(p, saturate<int16_t>(v)); return;
@@ -161,7 +161,7 @@ float pad_value(PadValue pad, DataType t) {
   switch (t) {
     case DataType::FP32: return hi ? std::numeric_limits<float>::max() : std::numeric_limits<float>::lowest();
     case DataType::FP16: return hi ? 65504.0f : -65504.0f;
-    case DataType::BF16: return isa::bf16_to_float(hi ? 0x7f7f : 0xff7f);
+    case DataType::BF16: return bf16_to_float(hi ? 0x7f7f : 0xff7f);
     case DataType::INT8: return hi ? 127.0f : -128.0f;
     case DataType::INT16: return hi ? 32767.0f : -32768.0f;
     case DataType::INT32: return hi ? 2147483647.0f : -2147483648.0f;  // saturates on write

@@ -51,7 +51,7 @@ class Validator {
           write_reg(in.dst_reg, sp, open);
           scalar(in.a, sp);
           scalar(in.b, sp);
-          if (static_cast<int>(in.sop) > static_cast<int>(ir::BinaryOp::Or)) bad(sp, "unknown scalar operator");
+          if (static_cast<int>(in.sop) > static_cast<int>(BinaryOp::Or)) bad(sp, "unknown scalar operator");
           break;
         case InstrKind::kScalarMov:
           write_reg(in.dst_reg, sp, open);
@@ -62,7 +62,7 @@ class Validator {
           scalar(in.a, sp);
           auto it = in.attrs.find("dtype");
           const DataType* d = it == in.attrs.end() ? nullptr : std::get_if<DataType>(&it->second);
-          if (!d || ir::scalar_cast_target(*d) < 0) bad(sp, "scalar cast without a target dtype the scalar unit has");
+          if (!d || scalar_cast_target(*d) < 0) bad(sp, "scalar cast without a target dtype the scalar unit has");
           break;
         }
         case InstrKind::kScalarWrite:

@@ -93,23 +93,23 @@ struct LaneTask : isa::Kernel {
 };
 
 // A worker's virtual core for lane tasks.
-class LaneCore : public runtime::CoreRunner {
+class LaneCore : public engines::CoreRunner {
  public:
   explicit LaneCore(const isa::ChipSpec& chip) : chip_(chip) {}
-  void run(const isa::Kernel& kernel, const std::vector<runtime::HostArg>&) override {
+  void run(const isa::Kernel& kernel, const std::vector<engines::HostArg>&) override {
     static_cast<const LaneTask&>(kernel).body(*this);
   }
   // Runs `kernel` on `module` (native) or on the sim core (module null).
-  void run_kernel(const isa::Kernel& kernel, const std::shared_ptr<runtime::NativeModule>& module,
-                  const std::vector<runtime::HostArg>& args) {
+  void run_kernel(const isa::Kernel& kernel, const std::shared_ptr<engines::NativeModule>& module,
+                  const std::vector<engines::HostArg>& args) {
     if (!module) {
-      if (!sim_) sim_ = std::make_unique<runtime::SimEngine>(chip_);
+      if (!sim_) sim_ = std::make_unique<engines::SimEngine>(chip_);
       sim_->run(kernel, args);
       return;
     }
     if (!native_ || native_kernel_ != &kernel || native_module_ != module) {
       native_.reset();
-      native_ = std::make_unique<runtime::NativeCore>(chip_, module, std::vector<const isa::Kernel*>{&kernel});
+      native_ = std::make_unique<engines::NativeCore>(chip_, module, std::vector<const isa::Kernel*>{&kernel});
       native_kernel_ = &kernel;
       native_module_ = module;
     }
@@ -122,10 +122,10 @@ class LaneCore : public runtime::CoreRunner {
 
  private:
   isa::ChipSpec chip_;
-  std::unique_ptr<runtime::SimEngine> sim_;
-  std::unique_ptr<runtime::NativeCore> native_;
+  std::unique_ptr<engines::SimEngine> sim_;
+  std::unique_ptr<engines::NativeCore> native_;
   const isa::Kernel* native_kernel_ = nullptr;
-  std::shared_ptr<runtime::NativeModule> native_module_;
+  std::shared_ptr<engines::NativeModule> native_module_;
 };
 
 // One launch: shared by its tasks (their keep_alive); the last task to finish destroys it,
@@ -138,7 +138,7 @@ struct LaunchState {
   std::string engine;
   isa::ChipSpec chip;
   std::once_flag module_once;
-  std::shared_ptr<runtime::NativeModule> module;  // engine native: compiled by the first block
+  std::shared_ptr<engines::NativeModule> module;  // engine native: compiled by the first block
   std::exception_ptr module_error;
   std::mutex mu;
   int error_block = -1;
@@ -149,10 +149,10 @@ struct LaunchState {
     if (!error || block < error_block) error = e, error_block = block;
   }
   // The native module of the kernel, compiled once per launch by whichever block asks first.
-  const std::shared_ptr<runtime::NativeModule>& native_module() {
+  const std::shared_ptr<engines::NativeModule>& native_module() {
     std::call_once(module_once, [&] {
       try {
-        module = runtime::native_module_for({&lowered->kernel}, chip);
+        module = engines::native_module_for({&lowered->kernel}, chip);
       } catch (...) {
         module_error = std::current_exception();
       }
@@ -263,7 +263,7 @@ class Stream {
     if (error_) {
       try {
         std::rethrow_exception(error_);
-      } catch (const runtime::RunCancelled&) {
+      } catch (const engines::RunCancelled&) {
         error_ = nullptr;
       } catch (...) {
       }
@@ -280,7 +280,7 @@ class Stream {
     tasks_.clear();
     previous_.clear();
   }
-  runtime::CoreFactory factory() const {
+  engines::CoreFactory factory() const {
     const isa::ChipSpec chip = chip_;
     return [chip] { return std::make_unique<LaneCore>(chip); };
   }
@@ -355,15 +355,15 @@ void submit_lowered(std::shared_ptr<const LoweredKernel> lowered, std::vector<st
     bodies.push_back([st, b, blocks, pieces, chunks, width, next, failed](LaneCore& core) {
       const LoweredKernel& l = *st->lowered;
       try {
-        const std::shared_ptr<runtime::NativeModule> none;
-        const std::shared_ptr<runtime::NativeModule>& module = st->engine == "native" ? st->native_module() : none;
+        const std::shared_ptr<engines::NativeModule> none;
+        const std::shared_ptr<engines::NativeModule>& module = st->engine == "native" ? st->native_module() : none;
         if (blocks == 1) {
           core.run_kernel(l.kernel, module, l.args);
         } else {
-          std::vector<runtime::HostArg> args = l.args;
+          std::vector<engines::HostArg> args = l.args;
           for (int64_t p; !failed->load() && (p = (*next)++) < pieces;) {
-            args[args.size() - 2] = runtime::HostArg::of_int(p * chunks / pieces * width);
-            args[args.size() - 1] = runtime::HostArg::of_int((p + 1) * chunks / pieces * width);
+            args[args.size() - 2] = engines::HostArg::of_int(p * chunks / pieces * width);
+            args[args.size() - 1] = engines::HostArg::of_int((p + 1) * chunks / pieces * width);
             try {
               core.run_kernel(l.kernel, module, args);
             } catch (...) {

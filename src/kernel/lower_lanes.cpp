@@ -88,13 +88,13 @@ class Lowerer {
     for (size_t i = 0; i < args.size(); ++i) {
       if (!args[i].buffer) continue;
       param_of_arg_[static_cast<int>(i)] = static_cast<int>(out_.args.size());
-      runtime::TensorView v;
+      engines::TensorView v;
       v.data = args[i].buffer->data(("launch of kernel '" + p.name + "'").c_str());
       v.dtype = DataType::FP32;
       v.shape = {1, args[i].buffer->nbytes() / 4};
-      v.strides = runtime::row_major_strides(v.shape);
+      v.strides = engines::row_major_strides(v.shape);
       v.name = p.params[i];
-      out_.args.push_back(runtime::HostArg::of_tensor(v));
+      out_.args.push_back(engines::HostArg::of_tensor(v));
       isa::ParamDesc d;
       d.name = p.params[i];
       d.shape = v.shape;
@@ -167,8 +167,8 @@ class Lowerer {
         d.dir = ParamDirection::In;
         out_.kernel.params.push_back(d);
       }
-      out_.args.push_back(runtime::HostArg::of_int(0));
-      out_.args.push_back(runtime::HostArg::of_int(total));
+      out_.args.push_back(engines::HostArg::of_int(0));
+      out_.args.push_back(engines::HostArg::of_int(total));
       out_.chunk_range = true;
       out_.independent_chunks = true;
       for (const auto& [buf, offs] : accesses_)
@@ -327,7 +327,7 @@ class Lowerer {
     return moved;
   }
 
-  void scalar_op(ir::BinaryOp op, int dst, isa::Scalar a, isa::Scalar b, const Span& span, const InstrNote& note) {
+  void scalar_op(BinaryOp op, int dst, isa::Scalar a, isa::Scalar b, const Span& span, const InstrNote& note) {
     isa::Instr in;
     in.kind = isa::InstrKind::kScalarBin;
     in.sop = op;
@@ -348,9 +348,9 @@ class Lowerer {
     sn.tile = -1;
     const Span span = code.front().span;
     const isa::Scalar b = isa::Scalar::imm(base);
-    scalar_op(ir::BinaryOp::Ge, kScratchReg, b, isa::Scalar::r(kChunkLoReg), span, sn);
-    scalar_op(ir::BinaryOp::Lt, kScratchReg + 1, b, isa::Scalar::r(kChunkHiReg), span, sn);
-    scalar_op(ir::BinaryOp::And, kScratchReg, isa::Scalar::r(kScratchReg), isa::Scalar::r(kScratchReg + 1), span, sn);
+    scalar_op(BinaryOp::Ge, kScratchReg, b, isa::Scalar::r(kChunkLoReg), span, sn);
+    scalar_op(BinaryOp::Lt, kScratchReg + 1, b, isa::Scalar::r(kChunkHiReg), span, sn);
+    scalar_op(BinaryOp::And, kScratchReg, isa::Scalar::r(kScratchReg), isa::Scalar::r(kScratchReg + 1), span, sn);
     isa::Instr cond;
     cond.kind = isa::InstrKind::kIf;
     cond.a = isa::Scalar::r(kScratchReg);
@@ -388,8 +388,8 @@ class Lowerer {
     if (ranged_) {  // bases in [max(first, chunk_lo), min(last + 1, chunk_hi)): bases are multiples of the width
       InstrNote sn = ln;
       sn.cls = "SCALAR";
-      scalar_op(ir::BinaryOp::Max, kScratchReg, begin.a, isa::Scalar::r(kChunkLoReg), begin.span, sn);
-      scalar_op(ir::BinaryOp::Min, kScratchReg + 1, begin.b, isa::Scalar::r(kChunkHiReg), begin.span, sn);
+      scalar_op(BinaryOp::Max, kScratchReg, begin.a, isa::Scalar::r(kChunkLoReg), begin.span, sn);
+      scalar_op(BinaryOp::Min, kScratchReg + 1, begin.b, isa::Scalar::r(kChunkHiReg), begin.span, sn);
       begin.a = isa::Scalar::r(kScratchReg);
       begin.b = isa::Scalar::r(kScratchReg + 1);
     }
@@ -409,7 +409,7 @@ class Lowerer {
       if (c == 0) continue;
       isa::Instr add;
       add.kind = isa::InstrKind::kScalarBin;
-      add.sop = ir::BinaryOp::Add;
+      add.sop = BinaryOp::Add;
       add.dst_reg = reg.reg;
       add.a = isa::Scalar::r(r);
       add.b = isa::Scalar::imm(c);
@@ -515,9 +515,9 @@ class Lowerer {
   // (-1: none): the lowering defines a fresh slot, which is replaced by `dst`, so a tile keeps
   // one slot and repeating chunks compare equal. `note` describes each emitted instruction.
   void call(const std::string& op, const std::vector<ir::ExprPtr>& args,
-            const std::vector<std::pair<std::string, ir::ExprPtr>>& kwargs, const ir::Attrs& attrs, int dst,
+            const std::vector<std::pair<std::string, ir::ExprPtr>>& kwargs, const Attrs& attrs, int dst,
             InstrNote note) {
-    ir::ExprPtr e = ir::make_op_call(op, args, kwargs, attrs, span_);
+    ir::ExprPtr e = ops::make_op_call(op, args, kwargs, attrs, span_);
     std::vector<isa::Instr>& code = out_.kernel.code;
     const size_t first = code.size();
     const int fresh = static_cast<int>(out_.kernel.tiles.size());
@@ -830,10 +830,10 @@ class Lowerer {
            "use offsets that are multiples of the tile width and stay inside the tensor");
     const auto key = std::make_pair(ptr.arg, r.cols);
     if (!view_param_.count(key)) {
-      runtime::TensorView v = out_.args[param_of_arg_.at(ptr.arg)].tensor;
+      engines::TensorView v = out_.args[param_of_arg_.at(ptr.arg)].tensor;
       v.shape = {numel / r.cols, r.cols};
-      v.strides = runtime::row_major_strides(v.shape);
-      out_.args.push_back(runtime::HostArg::of_tensor(v));
+      v.strides = engines::row_major_strides(v.shape);
+      out_.args.push_back(engines::HostArg::of_tensor(v));
       isa::ParamDesc d = out_.kernel.params[param_of_arg_.at(ptr.arg)];
       d.shape = v.shape;
       out_.kernel.params.push_back(d);
@@ -927,7 +927,7 @@ class Lowerer {
   std::string stage_, after_;
   Span span_;
   // Lowers the op calls (call()) into out_.kernel, as codegen's statement lowering does.
-  codegen::KernelBuilder kb_{out_.kernel.code, num_regs_, out_.kernel.reg_is_float, &out_.kernel.tiles};
+  ops::KernelBuilder kb_{out_.kernel.code, num_regs_, out_.kernel.reg_is_float, &out_.kernel.tiles};
 };
 
 }  // namespace

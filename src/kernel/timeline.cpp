@@ -101,10 +101,10 @@ std::vector<TimelineEntry> model_timeline(const LoweredKernel& lowered) {
   // chunk-range guards) runs on a scalar machine over the whole launch (chunk_lo = 0,
   // chunk_hi = all lanes). Flags and scalar code take no modelled time here: the hazards
   // the flags order are modelled directly.
-  runtime::ScalarMachine regs(k.num_regs, k.reg_is_float);
+  engines::ScalarMachine regs(k.num_regs, k.reg_is_float);
   if (lowered.chunk_range) {
-    regs.set(0, runtime::ScalarValue::of_int(0));
-    regs.set(1, runtime::ScalarValue::of_int(lowered.total_lanes));
+    regs.set(0, engines::ScalarValue::of_int(0));
+    regs.set(1, engines::ScalarValue::of_int(lowered.total_lanes));
   }
   const int n = static_cast<int>(k.code.size());
   for (int pc = 0; pc < n;) {

@@ -362,7 +362,7 @@ void run_warps(const LaneProgram& program, const std::vector<LaunchArg>& args, L
   std::shared_ptr<const LaneProgram> borrowed(&program, [](const LaneProgram*) {});
   WarpStepper s(borrowed, args, shape, false);
   while (!s.done()) {
-    runtime::check_cancelled();  // Ctrl-C: the launch stream's flag (launch_queue.cpp)
+    engines::check_cancelled();  // Ctrl-C: the launch stream's flag (launch_queue.cpp)
     s.step();
   }
   if (s.race()) throw s.race()->error();

@@ -1,7 +1,7 @@
 // Registers every op family of the language; each family lives in its own file.
 #include "op_rules.h"
 
-namespace pypto::ir {
+namespace pypto::ops {
 void register_all_ops(OpRegistry& registry) {
   ops::register_memory_ops(registry);
   ops::register_elementwise_ops(registry);
@@ -21,4 +21,4 @@ void register_all_ops(OpRegistry& registry) {
   ops::register_system_ops(registry);
   ops::register_distributed_ops(registry);
 }
-}  // namespace pypto::ir
+}  // namespace pypto::ops

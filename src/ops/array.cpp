@@ -6,9 +6,8 @@
 // wait for it. Kernels cannot see arrays.
 #include "op_rules.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 
 namespace {
@@ -167,4 +166,4 @@ void register_array_ops(OpRegistry& r) {
          .torch = "({task_id} + 1)"});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

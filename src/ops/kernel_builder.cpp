@@ -4,7 +4,7 @@
 
 #include "pypto/ops/op_registry.h"
 
-namespace pypto::codegen {
+namespace pypto::ops {
 
 using isa::Instr;
 using isa::InstrKind;
@@ -326,4 +326,4 @@ void KernelBuilder::lower_call(const ir::Call& call, const ir::VarPtr& dst_in) {
   span_ = saved;
 }
 
-}  // namespace pypto::codegen
+}  // namespace pypto::ops

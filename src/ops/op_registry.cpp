@@ -7,7 +7,7 @@
 
 #include "pypto/ir/printer.h"
 
-namespace pypto::ir {
+namespace pypto::ops {
 
 OpRegistry& OpRegistry::instance() {
   static OpRegistry* registry = [] {
@@ -58,28 +58,6 @@ const OpDef* resolve_op(const std::string& dsl_name, const std::vector<TypePtr>&
   if (op && !op->scalar_variant.empty() && arg_types.size() > 1 && arg_types[1] && arg_types[1]->as<ScalarType>())
     op = reg.find(op->scalar_variant);
   return op;
-}
-
-ExprPtr OpExpander::call(const std::string& name, const std::string& op, const std::vector<ExprPtr>& args,
-                         const Attrs& attrs, const Span& span) {
-  return emit(name, make_op_call(op, args, {}, attrs, span));
-}
-
-ExprPtr CallSite::arg(const std::string& name) const {
-  size_t k = 0;
-  for (auto& p : op.params) {
-    if (p.kind == ParamKind::kAttr) continue;
-    if (p.name == name) return k < args.size() ? args[k] : nullptr;
-    ++k;
-  }
-  PYPTO_CHECK(false, "op '" + op.name + "' has no argument '" + name + "'");
-  return nullptr;
-}
-
-const AttrValue& CallSite::attr(const std::string& name) const {
-  auto it = attrs.find(name);
-  PYPTO_CHECK(it != attrs.end(), "op '" + op.name + "' has no attribute '" + name + "'");
-  return it->second;
 }
 
 std::string op_signature(const OpDef& op) {
@@ -252,4 +230,4 @@ ExprPtr make_op_call(const std::string& op_name, const std::vector<ExprPtr>& arg
   return Call::make(op, std::move(call_args), std::move(attrs), span);
 }
 
-}  // namespace pypto::ir
+}  // namespace pypto::ops

@@ -7,7 +7,7 @@
 
 #include "pypto/isa/instructions.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
 ParamSpec expr_param(const std::string& name, bool optional) { return {name, ParamKind::kExpr, optional, std::nullopt, {}, false, false}; }
 ParamSpec list_param(const std::string& name, bool optional) {
@@ -244,7 +244,7 @@ std::vector<ExprPtr> const_shape(const std::vector<int64_t>& shape) {
   return out;
 }
 
-int define_updated_tile(codegen::KernelBuilder& kb, const VarPtr& dst, int target) {
+int define_updated_tile(KernelBuilder& kb, const VarPtr& dst, int target) {
   int out = kb.define_tile(dst);
   if (kb.tile_desc(out).addr != kb.tile_desc(target).addr) {
     isa::Instr copy;
@@ -384,4 +384,4 @@ std::string cmp_mode_of(const AttrValue& v) {
   return *m;
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

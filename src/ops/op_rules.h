@@ -8,7 +8,7 @@
 #include "pypto/ops/kernel_builder.h"
 #include "pypto/ops/op_registry.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
 // One registration function per op family (src/ops/families/<family>.cpp; the families not
 // moved yet: src/ops/<family>.cpp).
@@ -82,7 +82,7 @@ ExprPtr clamp_extent(const ExprPtr& a, const ExprPtr& b);
 // Vector-unit ops read and write Vec tiles only.
 // The result tile of an op that updates tile `target` in place (scatter, assemble): defined
 // for `dst`, with `target` copied into it first when planning gave it another buffer.
-int define_updated_tile(codegen::KernelBuilder& kb, const VarPtr& dst, int target);
+int define_updated_tile(KernelBuilder& kb, const VarPtr& dst, int target);
 
 void require_vec(const CallSite& s, const std::string& name, const TileType& t);
 // Tile argument `name` must be in its parameter's memory (ParamSpec::memory) or reach it by
@@ -118,4 +118,4 @@ ExprPtr unravel_flat_index(const ExprPtr& list, const std::vector<ExprPtr>& shap
 std::string cmp_mode(const CallSite& s, const std::string& name);
 std::string cmp_mode_of(const AttrValue& v);  // after verification
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

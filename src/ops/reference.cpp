@@ -4,7 +4,7 @@
 
 #include "op_rules.h"
 
-namespace pypto::ir {
+namespace pypto::ops {
 
 namespace {
 
@@ -57,4 +57,4 @@ std::string ops_reference_markdown() {
   return out;
 }
 
-}  // namespace pypto::ir
+}  // namespace pypto::ops

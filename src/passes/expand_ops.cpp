@@ -18,6 +18,10 @@ class Emitter : public OpExpander {
     out_.push_back(AssignStmt::make(v, value, value->span));
     return v;
   }
+  ExprPtr call(const std::string& name, const std::string& op, const std::vector<ExprPtr>& args, const Attrs& attrs,
+               const Span& span) override {
+    return emit(name, ops::make_op_call(op, args, {}, attrs, span));
+  }
 
  private:
   std::vector<StmtPtr>& out_;

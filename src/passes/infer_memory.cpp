@@ -18,6 +18,7 @@
 namespace pypto::passes {
 namespace {
 using namespace ir;
+using namespace ops;
 
 // The memory argument `k` (in Call::args order) of call `c` must be in, if any: its
 // parameter's record (ParamSpec::memory, stated by the op's family file).

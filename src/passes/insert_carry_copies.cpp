@@ -11,6 +11,7 @@
 namespace pypto::passes {
 namespace {
 using namespace ir;
+using namespace ops;
 
 // A loop-carried tile also shares its buffer with its initial value. When that value is
 // read again once the loop has started (in the body, after the loop, by a second carry, or

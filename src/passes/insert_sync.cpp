@@ -15,7 +15,7 @@
 
 #include "pypto/isa/instructions.h"
 
-namespace pypto::codegen {
+namespace pypto::passes {
 
 namespace {
 
@@ -274,4 +274,4 @@ int insert_sync(isa::Kernel& kernel) {
   return static_cast<int>(planner.inserted_);
 }
 
-}  // namespace pypto::codegen
+}  // namespace pypto::passes

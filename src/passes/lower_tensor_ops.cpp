@@ -15,6 +15,7 @@
 namespace pypto::passes {
 namespace {
 using namespace ir;
+using namespace ops;
 
 ExprPtr idx(int64_t v) { return ConstInt::make(v); }
 
@@ -1336,6 +1337,7 @@ class Lowerer : public IRMutator {
         case TensorOpShape::kGenerate: t = generate(*c, *info, b); break;
         case TensorOpShape::kScatter: t = is_whole(*c, *info) ? whole(*c, *info) : scatter(*c, b, memo); break;
         case TensorOpShape::kWhole: t = whole(*c, *info); break;
+        case TensorOpShape::kNone: PYPTO_CHECK(false, "tensor op " + c->op->name + " has no tile form");
       }
     }
     memo[e.get()] = t;

@@ -22,6 +22,7 @@
 namespace pypto::passes {
 namespace {
 using namespace ir;
+using namespace ops;
 
 using Valid = std::vector<ExprPtr>;  // per axis: the valid extent, null where full; empty: all full
 

@@ -118,7 +118,7 @@ const std::vector<Pass>& default_pipeline() {
 
 const std::vector<KernelPass>& kernel_pipeline() {
   static const std::vector<KernelPass> pipeline = {
-      {"InsertSync", [](isa::Kernel& k) { return codegen::insert_sync(k) > 0; },
+      {"InsertSync", [](isa::Kernel& k) { return passes::insert_sync(k) > 0; },
        "Makes each kernel's instruction stream race-free; codegen runs it on every kernel it lowers (pipes are "
        "known only per instruction). A static walk keeps, per pipe, a vector clock of what that pipe is known to be "
        "ordered after, and the pending accesses to on-chip buffer byte ranges. Before an instruction on pipe Q that "

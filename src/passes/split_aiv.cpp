@@ -14,6 +14,7 @@
 namespace pypto::passes {
 namespace {
 using namespace ir;
+using namespace ops;
 
 const char* kFixTop =
     "write the region at the top level of the kernel function: cube work before and after it, vector work inside";

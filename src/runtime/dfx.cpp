@@ -13,6 +13,8 @@
 
 namespace pypto::runtime {
 
+using namespace engines;  // the runtime drives the engines: their types unqualified
+
 namespace {
 
 std::string safe_name(const std::string& s) {

@@ -12,6 +12,8 @@
 
 namespace pypto::runtime {
 
+using namespace engines;  // the runtime drives the engines: their types unqualified
+
 namespace {
 
 AffineForm unknown() {
@@ -167,14 +169,14 @@ class Analyser {
         const AffineForm a = value(in.a), b = value(in.b);
         AffineForm r = unknown();
         switch (in.sop) {
-          case ir::BinaryOp::Add: r = add(a, b, 1); break;
-          case ir::BinaryOp::Sub: r = add(a, b, -1); break;
-          case ir::BinaryOp::Mul:
+          case BinaryOp::Add: r = add(a, b, 1); break;
+          case BinaryOp::Sub: r = add(a, b, -1); break;
+          case BinaryOp::Mul:
             if (is_const(a)) r = scale(b, a.c);
             else if (is_const(b)) r = scale(a, b.c);
             break;
           default:
-            if (is_const(a) && is_const(b) && in.sop != ir::BinaryOp::Div) {
+            if (is_const(a) && is_const(b) && in.sop != BinaryOp::Div) {
               try {
                 r = constant(eval_binary_int(in.sop, a.c, b.c));
               } catch (...) {
@@ -237,7 +239,7 @@ class Analyser {
     }
   }
 
-  static int64_t eval_binary_int(ir::BinaryOp op, int64_t a, int64_t b) {
+  static int64_t eval_binary_int(BinaryOp op, int64_t a, int64_t b) {
     return eval_binary(op, ScalarValue::of_int(a), ScalarValue::of_int(b), {}).as_int();
   }
 

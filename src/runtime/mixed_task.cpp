@@ -14,6 +14,8 @@
 
 namespace pypto::runtime {
 
+using namespace engines;  // the runtime drives the engines: their types unqualified
+
 MixedCores::MixedCores() = default;
 MixedCores::~MixedCores() = default;
 

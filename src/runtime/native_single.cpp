@@ -12,6 +12,8 @@
 
 namespace pypto::runtime {
 
+using namespace engines;  // the runtime drives the engines: their types unqualified
+
 namespace {
 
 isa::Scalar scalar_of(const ScalarValue& v) { return v.is_float ? isa::Scalar::immf(v.f) : isa::Scalar::imm(v.i); }
@@ -19,7 +21,7 @@ isa::Scalar scalar_of(const ScalarValue& v) { return v.is_float ? isa::Scalar::i
 }  // namespace
 
 void execute_instruction_native(const std::string& mnemonic, const std::vector<LooseOperand>& outs,
-                                const std::vector<LooseOperand>& ins, const ir::Attrs& attrs, const std::string& platform) {
+                                const std::vector<LooseOperand>& ins, const Attrs& attrs, const std::string& platform) {
   const isa::InstrDef* def = isa::find_instr(mnemonic);
   auto chip = isa::chip_for_platform(platform);
   if (def == nullptr || !chip || outs.size() > def->outs_sig.size() || ins.size() > def->ins_sig.size()) {

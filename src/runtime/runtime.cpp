@@ -24,6 +24,8 @@
 
 namespace pypto::runtime {
 
+using namespace engines;  // the runtime drives the engines: their types unqualified
+
 namespace {
 
 std::string join(const std::vector<std::string>& v) {
@@ -117,7 +119,7 @@ int64_t alloc_bytes(const isa::Instr& in, const std::string& name, const std::ve
 }
 
 // Every element of `v` set to `value` (pl.create_tensor(..., init_value=)); zero needs nothing.
-void fill_tensor(TensorView& v, const ir::AttrValue& value) {
+void fill_tensor(TensorView& v, const AttrValue& value) {
   const double f = std::holds_alternative<double>(value)  ? std::get<double>(value)
                    : std::holds_alternative<bool>(value) ? (std::get<bool>(value) ? 1.0 : 0.0)
                                                           : static_cast<double>(std::get<int64_t>(value));
@@ -673,7 +675,7 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
               std::vector<int64_t> index;
               for (size_t q = 3; q < pr.size(); ++q) index.push_back(regs.get(isa::Scalar::r(static_cast<int>(pr[q]))).as_int());
               const ScalarValue rhs = regs.get(isa::Scalar::r(static_cast<int>(pr[2])));
-              const auto op = static_cast<ir::BinaryOp>(pr[1]);
+              const auto op = static_cast<BinaryOp>(pr[1]);
               const Span* span = &in.span;
               spec.predicate = [view, owner, index, rhs, op, span]() {
                 const ScalarValue v = read_tensor_element(view, index, *span);
@@ -681,21 +683,21 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
                 const double a = v.as_double(), b = rhs.as_double();
                 const int64_t ia = ints ? v.as_int() : 0, ib = ints ? rhs.as_int() : 0;
                 if (ints) switch (op) {
-                    case ir::BinaryOp::Eq: return ia == ib;
-                    case ir::BinaryOp::Ne: return ia != ib;
-                    case ir::BinaryOp::Lt: return ia < ib;
-                    case ir::BinaryOp::Le: return ia <= ib;
-                    case ir::BinaryOp::Gt: return ia > ib;
-                    case ir::BinaryOp::Ge: return ia >= ib;
+                    case BinaryOp::Eq: return ia == ib;
+                    case BinaryOp::Ne: return ia != ib;
+                    case BinaryOp::Lt: return ia < ib;
+                    case BinaryOp::Le: return ia <= ib;
+                    case BinaryOp::Gt: return ia > ib;
+                    case BinaryOp::Ge: return ia >= ib;
                     default: return true;
                   }
                 switch (op) {
-                  case ir::BinaryOp::Eq: return a == b;
-                  case ir::BinaryOp::Ne: return a != b;
-                  case ir::BinaryOp::Lt: return a < b;
-                  case ir::BinaryOp::Le: return a <= b;
-                  case ir::BinaryOp::Gt: return a > b;
-                  case ir::BinaryOp::Ge: return a >= b;
+                  case BinaryOp::Eq: return a == b;
+                  case BinaryOp::Ne: return a != b;
+                  case BinaryOp::Lt: return a < b;
+                  case BinaryOp::Le: return a <= b;
+                  case BinaryOp::Gt: return a > b;
+                  case BinaryOp::Ge: return a >= b;
                   default: return true;
                 }
               };

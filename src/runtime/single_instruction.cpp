@@ -12,6 +12,8 @@
 
 namespace pypto::runtime {
 
+using namespace engines;  // the runtime drives the engines: their types unqualified
+
 std::pair<int64_t, int64_t> array_tile_shape(const TensorView& a, const std::string& mnemonic) {
   if (a.shape.size() == 2) return {a.shape[0], a.shape[1]};
   if (a.shape.size() == 1) return {1, a.shape[0]};
@@ -81,7 +83,7 @@ OperandValue bind(Scratch& scratch, const LooseOperand& op, char letter, const s
 }  // namespace
 
 void execute_instruction(const std::string& mnemonic, const std::vector<LooseOperand>& outs,
-                         const std::vector<LooseOperand>& ins, const ir::Attrs& attrs, const std::string& platform) {
+                         const std::vector<LooseOperand>& ins, const Attrs& attrs, const std::string& platform) {
   const isa::InstrDef* def = isa::find_instr(mnemonic);
   if (def == nullptr)
     fail(ErrorKind::kValue, {}, "unknown PTO instruction '" + mnemonic + "'",

@@ -18,6 +18,8 @@
 
 namespace pypto::runtime {
 
+using namespace engines;  // the runtime drives the engines: their types unqualified
+
 const char* core_kind_name(CoreKind k) {
   switch (k) {
     case CoreKind::AIC: return "AIC";

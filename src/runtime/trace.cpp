@@ -9,6 +9,8 @@
 
 namespace pypto::runtime {
 
+using namespace engines;  // the runtime drives the engines: their types unqualified
+
 namespace {
 constexpr double kCyclesPerUs = 1850.0;  // 1.85 GHz, the clock of chip-model.md's figures
 

@@ -22,21 +22,21 @@ int main() {
     for (int i = 0; i < W; ++i) in[i] = h0 + i;
     vf a = ld(reinterpret_cast<const f16*>(in)), b = ld(reinterpret_cast<const bf16*>(in));
     for (int i = 0; i < W; ++i) {
-      float ra = pypto::isa::fp16_to_float(in[i]), rb = pypto::isa::bf16_to_float(in[i]);
+      float ra = pypto::fp16_to_float(in[i]), rb = pypto::bf16_to_float(in[i]);
       if (!(a[i] == ra || (a[i] != a[i] && ra != ra))) ++bad;  // F16C quiets signalling NaNs
-      if (pypto::isa::float_bits(b[i]) != pypto::isa::float_bits(rb)) ++bad;
+      if (pypto::float_bits(b[i]) != pypto::float_bits(rb)) ++bad;
     }
   }
   for (unsigned long u0 = 0; u0 < (1ul << 32); u0 += 4099ul * W) {
     float in[W];
-    for (int i = 0; i < W; ++i) in[i] = pypto::isa::float_from_bits((unsigned)(u0 + i * 4099ul));
+    for (int i = 0; i < W; ++i) in[i] = pypto::float_from_bits((unsigned)(u0 + i * 4099ul));
     f16 o1[W];
     bf16 o2[W];
     st(o1, ld(in));
     st(o2, ld(in));
     for (int i = 0; i < W; ++i) {
-      if (o1[i].bits != pypto::isa::float_to_fp16(in[i])) ++bad;
-      if (o2[i].bits != pypto::isa::float_to_bf16(in[i])) ++bad;
+      if (o1[i].bits != pypto::float_to_fp16(in[i])) ++bad;
+      if (o2[i].bits != pypto::float_to_bf16(in[i])) ++bad;
     }
   }
   std::printf("W=%d bad=%ld\n", W, bad);

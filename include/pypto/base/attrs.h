@@ -10,7 +10,7 @@
 
 #include "pypto/base/dtype.h"
 
-namespace pypto::ir {
+namespace pypto {
 
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Mod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
 
@@ -18,4 +18,4 @@ enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Mod, Min, Max, Eq,
 using AttrValue = std::variant<int64_t, double, bool, std::string, DataType, MemorySpace, PadValue, std::vector<int64_t>>;
 using Attrs = std::map<std::string, AttrValue>;
 
-}  // namespace pypto::ir
+}  // namespace pypto

@@ -39,11 +39,9 @@ std::optional<MemorySpace> memory_space_from_name(const std::string& name);
 
 enum class PadValue : uint8_t { null, zero, max, min };
 
-namespace ir {
-// The scalar cast target code (pypto::isa::ScalarCastTarget) of a dtype; -1 if the scalar
-// unit has none (TASK_ID and the storage-only dtypes).
+// The scalar cast target code (ScalarCastTarget, base/scalar_cast.h) of a dtype; -1 if the
+// scalar unit has none (TASK_ID and the storage-only dtypes).
 int scalar_cast_target(DataType d);
-}  // namespace ir
 const char* pad_value_name(PadValue p);
 std::optional<PadValue> pad_value_from_name(const std::string& name);
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace pypto::isa {
+namespace pypto {
 
 inline uint32_t float_bits(float f) {
   uint32_t u;
@@ -86,4 +86,4 @@ inline float double_to_float_odd(double d) {
 inline uint16_t double_to_fp16(double d) { return float_to_fp16(double_to_float_odd(d)); }
 inline uint16_t double_to_bf16(double d) { return float_to_bf16(double_to_float_odd(d)); }
 
-}  // namespace pypto::isa
+}  // namespace pypto

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace pypto::isa {
+namespace pypto {
 
 struct Fp8Format {
   int mant_bits, bias;
@@ -82,4 +82,4 @@ inline uint8_t double_to_fp8(double x, const Fp8Format& f, int mode = 0) {
   return static_cast<uint8_t>(pick | sign);
 }
 
-}  // namespace pypto::isa
+}  // namespace pypto

@@ -6,7 +6,7 @@
 //   to an integer dtype  from an integer: wraps to the target's width (two's complement);
 //                        from a float: truncates toward zero and saturates at the target's
 //                        range, NaN gives 0 (the scalar unit's conversion, as C's and MLIR's
-//                        fptosi, and runtime::float_to_int's rule for INT64: the mode
+//                        fptosi, and pypto::float_to_int's rule for INT64: the mode
 //                        "round" of a scalar cast names no TCVT rounding);
 //   to BOOL              1 if the value is non-zero, else 0;
 //   to FP32/FP16/BF16    the value rounded to the target's precision (nearest, ties to even:
@@ -20,7 +20,7 @@
 
 #include "pypto/base/fp16.h"
 
-namespace pypto::isa {
+namespace pypto {
 
 // The target of a scalar cast, as the generated code passes it (a plain integer constant).
 enum ScalarCastTarget : int {
@@ -77,4 +77,4 @@ inline double scalar_cast_float(double v, int target) {
   return f;
 }
 
-}  // namespace pypto::isa
+}  // namespace pypto

@@ -8,7 +8,7 @@
 #include "pypto/ir/stmt.h"
 #include "pypto/isa/program.h"
 
-namespace pypto::compiler {
+namespace pypto::codegen {
 
 struct CompileOptions {
   std::string platform = "a2a3sim";
@@ -38,4 +38,4 @@ CompiledProgram compile_program(const ir::ProgramPtr& program, const CompileOpti
 // Fails with a user error unless `platform` is one the simulator can run.
 void check_platform(const std::string& platform);
 
-}  // namespace pypto::compiler
+}  // namespace pypto::codegen

@@ -8,7 +8,7 @@
 #include <atomic>
 #include <stdexcept>
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 // Thrown out of a kernel whose run was interrupted (the run then reports the interrupt).
 class RunCancelled : public std::runtime_error {
@@ -39,4 +39,4 @@ class CancelScope {
   const std::atomic<bool>* saved_;
 };
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

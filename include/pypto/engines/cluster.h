@@ -19,7 +19,7 @@
 #include "pypto/isa/program.h"
 #include "pypto/engines/reference.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 // Thrown in a part that stops because another part failed (not an error of its own).
 class PartCancelled : public std::runtime_error {
@@ -137,4 +137,4 @@ class ClusterPartScope {
   ClusterPart* saved_;
 };
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

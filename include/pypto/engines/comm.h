@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-namespace pypto::runtime::comm {
+namespace pypto::engines::comm {
 
 // The header's layout (bytes from the segment start). All fields are accessed atomically.
 constexpr int64_t kHeaderBytes = 64 * 1024;
@@ -102,4 +102,4 @@ void abort_segment(uintptr_t segment, int rank, const std::string& message);
 // "" when no rank failed, else "rank k failed: ...".
 std::string abort_message();
 
-}  // namespace pypto::runtime::comm
+}  // namespace pypto::engines::comm

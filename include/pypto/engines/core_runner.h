@@ -8,7 +8,7 @@
 #include "pypto/engines/tensor.h"
 #include "pypto/isa/program.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 // The executor of tasks on one worker: a virtual core of some engine.
 class CoreRunner {
@@ -18,4 +18,4 @@ class CoreRunner {
 };
 using CoreFactory = std::function<std::unique_ptr<CoreRunner>()>;
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

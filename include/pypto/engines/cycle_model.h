@@ -15,7 +15,7 @@
 #include "pypto/isa/program.h"
 #include "pypto/engines/reference.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 // One executed instruction on the modelled timeline (cycles from the kernel's start).
 struct TimelineEvent {
@@ -85,4 +85,4 @@ class CycleModel {
   Timeline timeline_;
 };
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -6,7 +6,7 @@
 #pragma once
 #include <functional>
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 // poll(idle) is true once every deferred condition holds (later reads are acquired), false
 // while one does not; it throws (after marking the domain failed) on a deadlock, a timeout or
@@ -23,4 +23,4 @@ void drop_deferred_waits();
 // The most deferred waits one task may hold (PyPTO's limit).
 constexpr int kMaxDeferredWaits = 64;
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -14,7 +14,7 @@
 #include "pypto/engines/core_runner.h"
 #include "pypto/engines/tensor.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 // The C++ of a translation unit holding `kernels`, one `pto_kernel_<i>` each. A kernel the
 // generator cannot express (an unexpected construct) gets no function: natives[i] = false.
@@ -84,4 +84,4 @@ class NativeCore : public CoreRunner {
   std::unique_ptr<CoreRunner> sim_;
 };
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -13,7 +13,7 @@
 #include "pypto/isa/reference.h"
 #include "pypto/engines/tensor.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 // The reference data types are the ISA's (pypto/isa/reference.h).
 using isa::convert_element;
@@ -47,4 +47,4 @@ void execute_reference(const TileCall& call);
 void add_memory_instrs(ReferenceTable& table);       // TLOAD TSTORE MGATHER MSCATTER (global tensors)
 void add_cross_core_instrs(ReferenceTable& table);   // TPUSH TPOP TFREE SYNC_SET SYNC_WAIT (mixed tasks)
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -7,11 +7,11 @@
 #include "pypto/isa/program.h"
 #include "pypto/engines/tensor.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 // a <op> b with Python semantics: / is true division, // floors, % takes the divisor's sign;
 // comparisons and and/or give 0 or 1. Integer division by zero is a runtime error at `span`.
-ScalarValue eval_binary(ir::BinaryOp op, ScalarValue a, ScalarValue b, const Span& span);
+ScalarValue eval_binary(BinaryOp op, ScalarValue a, ScalarValue b, const Span& span);
 // Scalar pl.cast: `v` converted to the kScalarCast instruction's attrs["dtype"] (pypto/base/scalar_cast.h).
 ScalarValue eval_cast(ScalarValue v, const isa::Instr& in);
 
@@ -35,4 +35,4 @@ class ScalarMachine {
   std::unordered_map<int, int64_t> while_iterations_;  // by kWhileEnd pc, for the current run of the loop
 };
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

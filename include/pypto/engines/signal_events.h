@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 struct SignalEvent {
   char kind;            // 'n': a notify, 'w': a wait whose condition held (it returns, or its task completes)
@@ -23,4 +23,4 @@ void record_signal_events(bool on);
 // The events recorded since the last call, in order.
 std::vector<SignalEvent> take_signal_events();
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -13,7 +13,7 @@
 #include "pypto/engines/scalar_machine.h"
 #include "pypto/engines/tensor.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 class SimEngine {
  public:
@@ -39,4 +39,4 @@ class SimEngine {
 // dtype, static dims); a mismatch is a user error naming the parameter.
 void check_args(const std::string& callee, const std::vector<isa::ParamDesc>& params, const std::vector<HostArg>& args);
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

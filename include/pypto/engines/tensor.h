@@ -9,40 +9,17 @@
 #include "pypto/base/dtype.h"
 #include "pypto/base/error.h"
 #include "pypto/base/scalar.h"
+#include "pypto/isa/global_tensor.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 // Scalars and their float -> int rule live in base (pypto/base/scalar.h).
 using pypto::float_to_int;
 using pypto::ScalarValue;
 
-// Where an orchestration view (pl.slice, x[a:b, c:d], pl.transpose) lies in the tensor it
-// was cut from, its root: dependency tracking compares views of one root in the root's
-// index space, so windows of one buffer that do not overlap get no edge.
-struct ViewOrigin {
-  const void* base = nullptr;     // the root's data
-  std::vector<int64_t> strides;   // the root's strides (its index space)
-  std::vector<int64_t> offset;    // the view's first element, in root indices
-  std::vector<int> dims;          // view dimension d is root dimension dims[d]
-};
-
-// A strided view of a tensor in global memory (not owned). Strides are in elements.
-struct TensorView {
-  void* data = nullptr;
-  DataType dtype = DataType::FP32;
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides;
-  std::string name;
-  std::shared_ptr<const ViewOrigin> origin;  // null: the tensor is its own root
-
-  int64_t numel() const;
-  // Address of the element at `index` (one entry per dimension); no bounds check.
-  uint8_t* element(const std::vector<int64_t>& index) const;
-  // First and one-past-last byte this view can touch (equal when it is empty).
-  std::pair<const uint8_t*, const uint8_t*> byte_range() const;
-  // "name[4, 8] FP32" for error messages.
-  std::string describe() const;
-};
+// Global tensor views are the ISA's (pypto/isa/global_tensor.h).
+using isa::TensorView;
+using isa::ViewOrigin;
 
 // Why two elements of a view with this shape and these strides (in elements) would share
 // memory, e.g. "dimension 0 has stride 0" or "elements [0, 1] and [1, 0] are at the same
@@ -93,4 +70,4 @@ ScalarValue read_tensor_element(const TensorView& tensor, const std::vector<int6
 void write_tensor_element(const TensorView& tensor, const std::vector<int64_t>& index, const ScalarValue& value,
                           const Span& span);
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

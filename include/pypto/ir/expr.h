@@ -12,6 +12,12 @@
 
 namespace pypto::ir {
 
+// The scalar operators and attribute values are base's (pypto/base/attrs.h): the ISA's scalar
+// instructions share them.
+using pypto::AttrValue;
+using pypto::Attrs;
+using pypto::BinaryOp;
+
 struct OpDef;
 
 #include "pypto/ir/nodes.def"

@@ -11,8 +11,8 @@
 
 #include "pypto/ir/expr.h"
 
-namespace pypto::codegen {
-class KernelBuilder;
+namespace pypto::ops {
+class KernelBuilder;  // the ops layer's instruction emitter (pypto/ops/kernel_builder.h)
 }
 
 namespace pypto::ir {
@@ -77,13 +77,34 @@ class OpExpander {
  public:
   virtual ~OpExpander() = default;
   virtual ExprPtr emit(const std::string& name, const ExprPtr& value) = 0;
-  // emit(name, make_op_call(op, args, {}, attrs, span)).
-  ExprPtr call(const std::string& name, const std::string& op, const std::vector<ExprPtr>& args, const Attrs& attrs,
-               const Span& span);
+  // emit(name, make_op_call(op, args, {}, attrs, span)): the expander (the ExpandOps pass)
+  // builds the call through the op registry, a layer above this one.
+  virtual ExprPtr call(const std::string& name, const std::string& op, const std::vector<ExprPtr>& args,
+                       const Attrs& attrs, const Span& span) = 0;
 };
 using ExpandFn = std::function<ExprPtr(const Call& call, OpExpander& x)>;
 // Emits the PTO instructions of one call; `dst` is the value the call defines (may be null).
-using LowerFn = std::function<void(const Call& call, const VarPtr& dst, codegen::KernelBuilder& kb)>;
+using LowerFn = std::function<void(const Call& call, const VarPtr& dst, ops::KernelBuilder& kb)>;
+
+// How the whole-tensor form of a tile op (pl.tensor.<name>) maps onto tiles; LowerTensorOps
+// tiles it by this shape.
+enum class TensorOpShape : uint8_t {
+  kNone,         // the tile op has no whole-tensor form
+  kElementwise,  // result block (r, c) needs each operand's block (r, c)
+  kRowReduce,    // [M, N] -> [M, 1]
+  kColReduce,    // [M, N] -> [1, N]
+  kRowExpand,    // (a [M, N], v [M, 1]) -> [M, N]
+  kColExpand,    // (a [M, N], v [1, N]) -> [M, N]
+  kMatmul,       // [M, K] @ [K, N] -> [M, N]
+  kGather,       // (src [M, N], indices [M, K]) -> [M, K]: block (r, c) needs whole rows of src
+  kScatter,      // (target [M, N], indices [M, K], src [M, K]) -> [M, N]: blocks of whole rows
+  kBatchMatmul,  // [B, M, K] @ [B, K, N] (or [K, N]) -> [B, M, N]: one matmul per batch
+  kGenerate,     // no tensor operands (full, ci): block (r, c) made from the shape attribute cut to the block
+  kIdentity,     // the operand's values (fillpad: every tensor element is valid, nothing to fill)
+  kConcat,       // (src0 [M, A], src1 [M, B]) -> [M, A + B]: blocks of whole rows
+  kMatmulAcc,    // (acc [M, N], lhs [M, K], rhs [K, N]) -> acc + lhs @ rhs: kMatmul's blocks plus acc's block
+  kWhole,        // no blocking (PyPTO's one tensor, one tile): the tile op on every operand loaded whole
+};
 
 struct OpDef {
   std::string name;                 // registry key and printed spelling: "tile.add" prints as pl.tile.add
@@ -109,6 +130,11 @@ struct OpDef {
   std::string torch;
   ExpandFn expand;                  // composite op: rewritten by ExpandOps (then `lower` is never reached)
   bool effects = false;             // has an effect beyond its result (cross-core FIFOs): never removed
+  // A tile op's whole-tensor form: with a shape other than kNone the registry also defines
+  // tensor.<name> (same parameters and doc, type by this op's rule on stand-in tiles; tiled by
+  // LowerTensorOps), spelt also as `tensor_aliases` (src/ops/families/tensor_compute.cpp).
+  TensorOpShape tensor_form = TensorOpShape::kNone;
+  std::vector<std::string> tensor_aliases = {};
 };
 
 }  // namespace pypto::ir

@@ -100,6 +100,11 @@ struct FastPath {
   std::string functor;  // "Add": pto_opt::Add{}
 };
 
+// The operand whose element type an instruction's `dtypes` constrain (and the reference
+// library checks): the destination, or a source where the destination is a global tensor, a
+// packed mask, an index tile or an accumulator.
+enum class TypedOperand : uint8_t { kOut0, kIn0, kIn1 };
+
 struct InstrDef {
   std::string name;
   InstrFamily family;
@@ -107,8 +112,7 @@ struct InstrDef {
   // Operand signatures, one letter per operand: T tile, G global tensor, S scalar,
   // L scalar list (offsets); a lowercase letter is optional (and only at the end).
   std::string outs_sig, ins_sig;
-  std::vector<DataType> dtypes;  // allowed element types of the destination (the first source for
-                                 // TSTORE, MSCATTER, TPREFETCH, arg-reductions, TCMP, TCMPS)
+  std::vector<DataType> dtypes;  // allowed element types of the operand `typed` names
   CostFigures cost;
   std::string summary;           // one line: what the instruction computes
   // Memory locations the destination tile may live in (the source for TSTORE / MSCATTER);
@@ -116,6 +120,8 @@ struct InstrDef {
   std::vector<MemorySpace> memories;
   // The packed-mask operand, if any; it must be a kMaskDtype tile covering the region.
   MaskUse mask = MaskUse::kNone;
+  // The operand `dtypes` applies to (the destination unless the record says otherwise).
+  TypedOperand typed = TypedOperand::kOut0;
   // The instruction's arithmetic (the sim engine runs it; src/isa/families/<family>.cpp).
   // Empty for the instructions whose reference functions need engine structures (src/engines/sim/).
   ReferenceFn reference;

@@ -89,9 +89,9 @@ struct Instr {
   InstrKind kind = InstrKind::kTile;
   std::string mnemonic;           // kTile: "TADD", "TLOAD", ...
   std::vector<Operand> outs, ins;
-  ir::Attrs attrs;                // e.g. {"cmp": "LT"}, {"mode": "round"}, {"dtype": FP16}
+  Attrs attrs;                // e.g. {"cmp": "LT"}, {"mode": "round"}, {"dtype": FP16}
   int dst_reg = -1;               // scalar instructions, kLoopBegin/End loop register
-  ir::BinaryOp sop = ir::BinaryOp::Add;
+  BinaryOp sop = BinaryOp::Add;
   Scalar a, b;                    // scalar operands; kLoopBegin: a=start, b=stop; kIf, kWhileCond: a=cond
   Scalar step;                    // kLoop*: step
   int jump = -1;                  // control-flow target pc

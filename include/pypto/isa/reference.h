@@ -9,11 +9,8 @@
 #include <vector>
 
 #include "pypto/base/scalar.h"
+#include "pypto/isa/global_tensor.h"
 #include "pypto/isa/program.h"
-
-namespace pypto::runtime {
-struct TensorView;  // a global tensor (engines/tensor.h): only the memory instructions read one
-}
 
 namespace pypto::isa {
 
@@ -56,7 +53,7 @@ struct TileRef {
 struct OperandValue {
   isa::Operand::Kind kind = isa::Operand::kScalar;
   TileRef tile;                      // kTile
-  const runtime::TensorView* tensor = nullptr;  // kTensor
+  const TensorView* tensor = nullptr;  // kTensor
   ScalarValue scalar;                // kScalar
   std::vector<int64_t> list;         // kScalarList
 };
@@ -82,5 +79,23 @@ struct TileCall {
 
 // Computes one instruction (operands already checked against its InstrDef).
 using ReferenceFn = std::function<void(const TileCall&)>;
+
+// The 2-D window of global tensor `tensor` that `tile` covers at `offsets` (TLOAD / TSTORE and
+// the pld transfers): its last two dims (a 1-D tensor is one row), or the two dims of the
+// instruction's attribute "dims" (box_dims: a strided box); with the attribute fold_rows (the
+// rows of an N-D tile, docs/language.md "N-D tiles") row r is row f0 + r of the tensor's leading
+// axes merged row-major, f0 the merged index of the leading offsets.
+struct TensorWindow {
+  const TensorView& tensor;
+  std::vector<int64_t> index;  // offsets; the last two entries move with (r, c)
+  int row_dim, col_dim;        // row_dim = -1 for a 1-D tensor
+  bool fold = false;
+  int64_t first_row = 0;       // fold: the merged index of the leading offsets
+  uint8_t* at(int64_t r, int64_t c) const;  // element (r, c) of the tile's window
+};
+// The window, after checking that the tile's valid region lies inside the tensor (a run-time
+// error at the instruction naming the tile, `verb` ("loaded from") and the tensor otherwise).
+TensorWindow tensor_window(const TileCall& call, const TensorView& tensor, const std::vector<int64_t>& offsets,
+                           const TileRef& tile, const char* verb);
 
 }  // namespace pypto::isa

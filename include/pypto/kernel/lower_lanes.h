@@ -29,7 +29,7 @@ struct InstrNote {
 
 struct LoweredKernel {
   isa::Kernel kernel;
-  std::vector<runtime::HostArg> args;   // views of the launch's buffers, in parameter order
+  std::vector<engines::HostArg> args;   // views of the launch's buffers, in parameter order
   std::vector<InstrNote> notes;         // one per kernel.code entry (cls SYNC / LOOP / SCALAR for
                                         // InsertSync's flags and the loop's scalar code)
   // The user-visible instructions: pcs of the tile instructions the lane program became, in

@@ -36,7 +36,7 @@ class KernelStepper {
 
  private:
   std::shared_ptr<LoweredKernel> lowered_;
-  runtime::SimEngine core_;
+  engines::SimEngine core_;
   isa::Kernel one_;
   int pc_ = 0;
 };

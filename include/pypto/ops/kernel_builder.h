@@ -10,7 +10,7 @@
 #include "pypto/ir/stmt.h"
 #include "pypto/isa/program.h"
 
-namespace pypto::codegen {
+namespace pypto::ops {
 
 class KernelBuilder {
  public:
@@ -109,4 +109,4 @@ class KernelBuilder {
   Span span_;
 };
 
-}  // namespace pypto::codegen
+}  // namespace pypto::ops

@@ -9,7 +9,10 @@
 
 #include "pypto/ir/op_def.h"
 
-namespace pypto::ir {
+namespace pypto::ops {
+
+// The ops layer is written in the IR's vocabulary (an op's record is an ir::OpDef).
+using namespace ir;
 
 class OpRegistry {
  public:
@@ -61,4 +64,4 @@ void register_all_ops(OpRegistry& registry);
 // The markdown reference of every registered op: signature, PTO mnemonic, aliases, doc.
 std::string ops_reference_markdown();
 
-}  // namespace pypto::ir
+}  // namespace pypto::ops

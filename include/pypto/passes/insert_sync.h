@@ -5,10 +5,10 @@
 #pragma once
 #include "pypto/isa/program.h"
 
-namespace pypto::codegen {
+namespace pypto::passes {
 
 // Inserts SET_FLAG / WAIT_FLAG instructions into `kernel.code` (jump targets are remapped).
 // Returns the number of flag pairs inserted.
 int insert_sync(isa::Kernel& kernel);
 
-}  // namespace pypto::codegen
+}  // namespace pypto::passes

@@ -29,7 +29,7 @@ class ArgsDumper {
     bool after;
     std::string json;
   };
-  void dump(size_t id, const isa::Kernel& kernel, const std::vector<HostArg>& args, const std::vector<int>& which, bool after);
+  void dump(size_t id, const isa::Kernel& kernel, const std::vector<engines::HostArg>& args, const std::vector<int>& which, bool after);
   std::string dir_;
   std::mutex mu_;
   std::vector<Entry> entries_;

@@ -61,7 +61,7 @@ struct ParamFootprint {
   IndexBox read, write;
 };
 // Footprints of every tensor parameter of a call (index = parameter index).
-void evaluate_footprint(const KernelFootprint& fp, const std::vector<HostArg>& args,
+void evaluate_footprint(const KernelFootprint& fp, const std::vector<engines::HostArg>& args,
                         std::vector<ParamFootprint>& out);
 
 }  // namespace pypto::runtime

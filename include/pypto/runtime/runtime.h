@@ -50,7 +50,7 @@ struct RunOptions {
 // Interprets the host code of `program`: scalar control flow, tensor allocation and kernel
 // calls submitted as tasks. Returns when every task has finished; the first task error is
 // rethrown here. `args` are in the program's parameter order.
-void run_host_program(const isa::HostProgram& program, const std::vector<HostArg>& args, const RunOptions& options);
+void run_host_program(const isa::HostProgram& program, const std::vector<engines::HostArg>& args, const RunOptions& options);
 class TaskPool;
 struct PreparedProgram;  // a program's footprints, host-code analyses and loaded kernels
 
@@ -70,7 +70,7 @@ class ChipWorker {
   int load(const isa::HostProgram& program);
   // Runs a loaded program like run_host_program; platform, engine and workers are the
   // worker's own, the rest of `options` (ring size, trace, swimlane, stats) is per run.
-  void run(int handle, const std::vector<HostArg>& args, const RunOptions& options);
+  void run(int handle, const std::vector<engines::HostArg>& args, const RunOptions& options);
   // Stops the workers and forgets the loaded programs; later loads and runs are errors.
   void close();
   bool closed();
@@ -89,7 +89,7 @@ class ChipWorker {
 };
 
 // Runs one kernel on one virtual core of the chosen platform, on the calling thread.
-void run_kernel(const isa::Kernel& kernel, const std::vector<HostArg>& args, const RunOptions& options);
+void run_kernel(const isa::Kernel& kernel, const std::vector<engines::HostArg>& args, const RunOptions& options);
 // Engines this build can run ("sim").
 std::vector<std::string> engine_names();
 // The chip for `options.platform` after checking the platform and the engine; unknown or

@@ -13,11 +13,11 @@ namespace pypto::runtime {
 
 struct LooseOperand {
   enum Kind : uint8_t { kArray, kScalar, kList } kind = kArray;
-  TensorView array;                         // a tile's contents (2-D, or 1-D as one row) or a global tensor
+  engines::TensorView array;                         // a tile's contents (2-D, or 1-D as one row) or a global tensor
   MemorySpace memory = MemorySpace::Vec;    // where a tile operand is placed
   PadValue pad = PadValue::null;            // a tile operand's pad value
   int64_t valid_rows = -1, valid_cols = -1; // a tile operand's valid shape (-1: whole tile)
-  ScalarValue scalar;                       // kScalar
+  engines::ScalarValue scalar;                       // kScalar
   std::vector<int64_t> list;                // kList (offsets)
 };
 
@@ -25,13 +25,13 @@ struct LooseOperand {
 // signature); tile outputs are written back into their arrays.
 // Rows and columns of a host array seen as one tile operand of `mnemonic` (a 1-D array is one
 // row); a user error for any other rank. Both executors place operands with it.
-std::pair<int64_t, int64_t> array_tile_shape(const TensorView& a, const std::string& mnemonic);
+std::pair<int64_t, int64_t> array_tile_shape(const engines::TensorView& a, const std::string& mnemonic);
 
 void execute_instruction(const std::string& mnemonic, const std::vector<LooseOperand>& outs,
-                         const std::vector<LooseOperand>& ins, const ir::Attrs& attrs,
+                         const std::vector<LooseOperand>& ins, const Attrs& attrs,
                          const std::string& platform = "a2a3sim");
 // execute_instruction through the native engine (src/runtime/native_single.cpp).
 void execute_instruction_native(const std::string& mnemonic, const std::vector<LooseOperand>& outs,
-                                const std::vector<LooseOperand>& ins, const ir::Attrs& attrs, const std::string& platform);
+                                const std::vector<LooseOperand>& ins, const Attrs& attrs, const std::string& platform);
 
 }  // namespace pypto::runtime

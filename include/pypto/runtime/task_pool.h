@@ -34,7 +34,7 @@ CoreKind core_kind_of(const isa::Kernel& kernel);
 struct TaskSpec {
   const isa::Kernel* kernel = nullptr;           // must outlive the pool
   const KernelFootprint* footprint = nullptr;    // null: whole tensors by parameter direction
-  std::vector<HostArg> args;
+  std::vector<engines::HostArg> args;
   std::vector<size_t> deps;                      // explicit: ids of earlier tasks
   std::vector<std::shared_ptr<void>> keep_alive; // released when the task finishes
   const Span* span = nullptr;                    // the call in the user's program
@@ -54,7 +54,7 @@ struct TaskSpec {
 
 // Called by a worker just before (after = false) and just after (after = true) task `id`
 // runs, for the task's `dump` argument positions (the args dump of RunConfig(enable_dump_args=)).
-using DumpHook = std::function<void(size_t id, const isa::Kernel& kernel, const std::vector<HostArg>& args,
+using DumpHook = std::function<void(size_t id, const isa::Kernel& kernel, const std::vector<engines::HostArg>& args,
                                     const std::vector<int>& which, bool after)>;
 
 // A finished task as the swimlane shows it.
@@ -82,7 +82,7 @@ class TaskPool {
   // Starts `num_workers` workers (0 = one per host CPU), each with its own core of `chip`
   // made by `factory` (default: a sim core) when it takes its first task. At most
   // `ring_size` tasks are in flight (0 = unbounded); submit blocks while the ring is full.
-  TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory factory = {}, size_t ring_size = 0,
+  TaskPool(const isa::ChipSpec& chip, int num_workers, engines::CoreFactory factory = {}, size_t ring_size = 0,
            bool record = false);
   // Cancels tasks not yet started and joins the workers.
   ~TaskPool();
@@ -93,7 +93,7 @@ class TaskPool {
   // forgets the previous run's tasks, statistics, error and trace. Every task of the previous
   // run must have finished. Workers keep their cores while `runner_key` stays the same and
   // make new ones with `factory` when it changes (another program, another engine).
-  void reset(CoreFactory factory, uint64_t runner_key, size_t ring_size, bool record);
+  void reset(engines::CoreFactory factory, uint64_t runner_key, size_t ring_size, bool record);
   // After an error in the host code: skips the tasks not yet started and waits until every
   // submitted task has finished, so the caller may release what the tasks use.
   void cancel();
@@ -151,7 +151,7 @@ class TaskPool {
   struct Task {
     const isa::Kernel* kernel = nullptr;
     std::vector<const isa::Kernel*> parts;  // mixed tasks
-    std::vector<HostArg> args;
+    std::vector<engines::HostArg> args;
     std::vector<std::shared_ptr<void>> keep_alive;
     std::vector<size_t> dependents;
     std::vector<size_t> deps;  // kept for records and deadlock reports
@@ -224,7 +224,7 @@ class TaskPool {
   double now_us() const;
 
   isa::ChipSpec chip_;
-  CoreFactory factory_;
+  engines::CoreFactory factory_;
   uint64_t runner_key_ = 0;        // identifies factory_: workers remake their core when it changes
   size_t ring_size_;
   bool record_;

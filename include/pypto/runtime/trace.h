@@ -13,10 +13,10 @@ namespace pypto::runtime {
 class TraceRecorder {
  public:
   // Appends `timeline` to virtual core `core`; thread-safe.
-  void add(int core, const Timeline& timeline);
+  void add(int core, const engines::Timeline& timeline);
   // The parts of a mixed task: timelines[i] on cores[i], all starting together once every
   // one of those cores is free; the cores stay busy until the last part ends.
-  void add_group(const std::vector<int>& cores, const std::vector<Timeline>& timelines);
+  void add_group(const std::vector<int>& cores, const std::vector<engines::Timeline>& timelines);
   // The name a core's process shows (default "core N").
   void set_core_name(int core, const std::string& name);
   // Modelled cycles until the last core finishes.
@@ -28,7 +28,7 @@ class TraceRecorder {
   struct Placed {
     int core;
     double offset;
-    Timeline timeline;
+    engines::Timeline timeline;
   };
   mutable std::mutex mu_;
   std::vector<Placed> placed_;

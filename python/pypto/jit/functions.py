@@ -222,6 +222,13 @@ def compiled_of(program, config: RunConfig | None = None, args=(), *, cached: bo
     return compile_cached(program, config) if cached else compile_program(program, config)
 
 
+def host_callback(func, span):
+    """`@pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)`: the declared host callback
+    (pypto.jit.distributed.SubWorkerFunction) whose body prepare(callbacks=...) supplies."""
+    from pypto.jit.distributed import SubWorkerFunction
+    return SubWorkerFunction.declared(func, span)
+
+
 def host_call(jitfn, args, kwargs, config=None):
     """Calls a @pl.jit.host function. With RunConfig(distributed_config=) (or when its body
     dispatches with device=) it runs here and dispatches chip functions to the rank processes

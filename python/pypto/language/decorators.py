@@ -55,9 +55,9 @@ def function(func=None, **options):
             # a module-level host orchestrator (pld): the same as @pl.jit.host
             return JitFunction(f, "host", _frame_locals(2), {"auto_scope": opts.auto_scope})
         if opts.level == ir.Level.HOST and opts.role == ir.Role.SubWorker:
-            # a host callback (pld): a declaration whose body prepare(callbacks={...}) supplies
-            from pypto.jit.distributed import SubWorkerFunction
-            return SubWorkerFunction.declared(f, span)
+            # a host callback (pld): a declaration whose body prepare(callbacks={...}) supplies; the
+            # jit package (a layer above, reached through pypto._driver) owns what it becomes
+            return _driver.jit().host_callback(f, span)
         f._pl_function_type = opts.type
         f._pl_function_opts = opts
         return f

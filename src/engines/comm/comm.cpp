@@ -6,7 +6,7 @@
 #include <cstring>
 #include <thread>
 
-namespace pypto::runtime::comm {
+namespace pypto::engines::comm {
 
 namespace {
 
@@ -138,4 +138,4 @@ std::string abort_message() {
   return std::string(text.c_str());
 }
 
-}  // namespace pypto::runtime::comm
+}  // namespace pypto::engines::comm

@@ -17,7 +17,7 @@
 
 #include "pypto/engines/comm.h"
 
-namespace pypto::runtime::comm {
+namespace pypto::engines::comm {
 
 namespace {
 
@@ -181,4 +181,4 @@ std::unique_ptr<Transport> make_mpi_transport(uintptr_t win, int rank, const std
   return std::make_unique<MpiTransport>(win, rank, handles);
 }
 
-}  // namespace pypto::runtime::comm
+}  // namespace pypto::engines::comm

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -74,4 +74,4 @@ void CompileProgress::draw() {
   drawn_ = true;
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

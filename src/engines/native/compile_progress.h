@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 // The environment variable holding the delay, in seconds, before progress is shown.
 inline constexpr const char* kProgressAfterEnv = "PYPTO_PROGRESS_AFTER";
@@ -40,4 +40,4 @@ class CompileProgress {
   std::thread ticker_;
 };
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -14,7 +14,7 @@
 #include "pypto/base/scalar_cast.h"
 #include "pypto/engines/native_engine.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -70,16 +70,16 @@ class KernelWriter {
           // The rule of pypto/base/scalar_cast.h, which the generated code includes.
           auto it = in.attrs.find("dtype");
           const DataType* d = it == in.attrs.end() ? nullptr : std::get_if<DataType>(&it->second);
-          const int target = d ? ir::scalar_cast_target(*d) : -1;
+          const int target = d ? scalar_cast_target(*d) : -1;
           if (target < 0) return false;
           const Expr a = get(in.a);
           const std::string t = std::to_string(target);
-          if (isa::scalar_cast_to_float(target))
-            assign(in.dst_reg, {"pypto::isa::scalar_cast_float(" + as_double(a) + ", " + t + ")", true});
+          if (scalar_cast_to_float(target))
+            assign(in.dst_reg, {"pypto::scalar_cast_float(" + as_double(a) + ", " + t + ")", true});
           else if (a.is_float)
-            assign(in.dst_reg, {"(long long)pypto::isa::scalar_cast_float_to_int(" + a.code + ", " + t + ")", false});
+            assign(in.dst_reg, {"(long long)pypto::scalar_cast_float_to_int(" + a.code + ", " + t + ")", false});
           else
-            assign(in.dst_reg, {"(long long)pypto::isa::scalar_cast_int(" + a.code + ", " + t + ")", false});
+            assign(in.dst_reg, {"(long long)pypto::scalar_cast_int(" + a.code + ", " + t + ")", false});
           break;
         }
         case K::kScalarRead:
@@ -299,7 +299,6 @@ class KernelWriter {
   }
 
   void scalar_bin(const Instr& in, int pc) {
-    using ir::BinaryOp;
     const Expr a = get(in.a), b = get(in.b);
     const bool fl = a.is_float || b.is_float;
     const std::string x = as_double(a), y = as_double(b), i = as_int(a), j = as_int(b);
@@ -403,7 +402,7 @@ class KernelWriter {
       const std::string tensor = "f->tensors[" + std::to_string(tens.index) + "]";
       const std::string n = std::to_string(offs.list.size());
       auto fold_it = in.attrs.find("fold_rows");  // the rows of an N-D tile (reference_memory.cpp)
-      const std::string fold = fold_it != in.attrs.end() && fold_it->second == ir::AttrValue(true) ? "true" : "false";
+      const std::string fold = fold_it != in.attrs.end() && fold_it->second == AttrValue(true) ? "true" : "false";
       std::string dims;  // a strided box of two other dims (isa::box_dims)
       if (in.attrs.count("dims")) {
         auto [rd, cd] = isa::box_dims(in, static_cast<int>(offs.list.size()));
@@ -887,4 +886,4 @@ std::string generate_native_source(const std::vector<const isa::Kernel*>& kernel
   return out.str();
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -31,7 +31,7 @@
 #define PYPTO_SOURCE_INCLUDE_DIR ""
 #endif
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -441,4 +441,4 @@ std::map<std::string, std::string> native_matmul_paths() {
   return out;
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

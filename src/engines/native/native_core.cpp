@@ -11,7 +11,7 @@
 #include "pypto/engines/scalar_machine.h"
 #include "pypto/engines/sim_engine.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -246,4 +246,4 @@ void NativeCore::run_reference(int pc, long long* ri, double* rf) {
   execute_reference(call);
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -9,7 +9,7 @@
 #include "pypto/isa/instructions.h"
 #include "pypto/engines/cluster.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -306,4 +306,4 @@ Timeline CycleModel::finish() {
   return std::move(timeline_);
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -7,7 +7,7 @@
 
 #include <variant>
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -57,4 +57,4 @@ void add_cross_core_instrs(ReferenceTable& t) {
   };
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

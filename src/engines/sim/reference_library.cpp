@@ -8,7 +8,7 @@
 #include "pypto/isa/instructions.h"
 #include "pypto/engines/reference.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 const ReferenceTable& reference_library() {
   static const ReferenceTable table = [] {
@@ -58,12 +58,13 @@ void check_operands(const TileCall& call, const std::string& sig, const std::vec
 }
 
 // The operand whose element type the instruction computes in.
+// The operand whose element type the instruction computes in: its record says (InstrDef::typed).
 const OperandValue& computing_operand(const isa::InstrDef& def, const TileCall& call) {
-  if (def.family == isa::InstrFamily::kMatmul)
-    return call.ins.at(def.name == "TMATMUL_ACC" || def.name == "TGEMV_ACC" ? 1 : 0);
-  if (def.name == "TSTORE" || def.name == "TPUSH" || def.name == "TCMP" || def.name == "TCMPS" || def.name == "MSCATTER" ||
-      def.name == "TPREFETCH" || def.name == "REMOTE_STORE" || def.name == "SIGNAL_WAIT" || def.name.find("ARG") != std::string::npos)
-    return call.ins.at(0);
+  switch (def.typed) {
+    case isa::TypedOperand::kIn0: return call.ins.at(0);
+    case isa::TypedOperand::kIn1: return call.ins.at(1);
+    case isa::TypedOperand::kOut0: break;
+  }
   return call.outs.at(0);
 }
 
@@ -103,4 +104,4 @@ void execute_reference(const TileCall& call) {
   fn->second(call);
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -1,7 +1,9 @@
-// Reference semantics of the memory instructions that read or write global tensors: TLOAD /
-// TSTORE (tensor windows) and MGATHER / MSCATTER (flat indices). Their records are in
-// src/isa/families/memory.cpp; these functions stay with the engines because global tensors
-// (TensorView, pypto/engines/tensor.h) are an engine type, above the isa layer.
+// Reference semantics of the pld memory instructions (REMOTE_LOAD / REMOTE_STORE on a peer
+// rank's window, SIGNAL_NOTIFY / SIGNAL_WAIT on signal cells): they reach the shared memory of
+// the distributed domain (pypto/engines/comm.h), an engine structure, so they are here and
+// not in their records (src/isa/families/memory.cpp), which hold TLOAD / TSTORE / MGATHER /
+// MSCATTER. REMOTE_LOAD / REMOTE_STORE run the records' TLOAD / TSTORE (and isa::tensor_window)
+// on the peer's window, or on a staged copy of its bytes where the transport (MPI) maps none.
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -17,8 +19,9 @@
 #include "pypto/engines/signal_events.h"
 
 #include "pypto/engines/reference.h"
+#include "pypto/isa/instructions.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -26,157 +29,6 @@ std::string join(const std::vector<int64_t>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
   return s;
-}
-
-// The 2-D window of `tensor` a tile covers: its last two dims at `offsets` (a 1-D tensor is
-// one row), or the two dims of the attribute "dims" (isa::box_dims: a strided box). With the attribute fold_rows (the rows of an N-D tile, docs/language.md "N-D
-// tiles"), row r is row f0 + r of the tensor's leading axes merged row-major, f0 the merged
-// index of the leading offsets. Checks that the tile's valid region lies inside the tensor.
-struct Window {
-  const TensorView& tensor;
-  std::vector<int64_t> index;  // offsets; the last two entries move with (r, c)
-  int row_dim, col_dim;        // row_dim = -1 for a 1-D tensor
-  bool fold = false;
-  int64_t first_row = 0;       // fold: the merged index of the leading offsets
-
-  uint8_t* at(int64_t r, int64_t c) {
-    std::vector<int64_t> i = index;
-    if (fold) {
-      for (int64_t d = row_dim, f = first_row + r; d >= 0; --d) {
-        i[d] = f % tensor.shape[d];
-        f /= tensor.shape[d];
-      }
-    } else if (row_dim >= 0) {
-      i[row_dim] += r;
-    }
-    i[col_dim] += c;
-    return tensor.element(i);
-  }
-};
-
-Window window_of(const TileCall& call, const TensorView& tensor, const std::vector<int64_t>& offsets,
-                 const TileRef& tile, const char* verb) {
-  const int rank = static_cast<int>(tensor.shape.size());
-  auto describe = [&] {
-    return " tile '" + tile.name + "' (valid " + std::to_string(tile.valid_rows) + "x" +
-           std::to_string(tile.valid_cols) + ") " + verb + " " + tensor.describe() + " at offsets [" + join(offsets) + "]";
-  };
-  if (rank < 1 || static_cast<int>(offsets.size()) != rank)
-    call.fail_runtime("the" + describe() + ": one offset per tensor dimension is needed");
-  auto [row_dim, col_dim] = isa::box_dims(call.instr, rank);
-  if (col_dim < 0 || col_dim >= rank || row_dim >= rank || row_dim == col_dim)
-    call.fail_runtime("the" + describe() + ": its box dims " + std::to_string(row_dim) + ", " + std::to_string(col_dim) +
-                      " are not two dims of the tensor");
-  Window w{tensor, offsets, row_dim, col_dim};
-  auto it = call.instr.attrs.find("fold_rows");
-  w.fold = rank >= 3 && it != call.instr.attrs.end() && it->second == ir::AttrValue(true);
-  bool inside = offsets[w.col_dim] >= 0 && offsets[w.col_dim] <= tensor.shape[w.col_dim] - tile.valid_cols;  // (no overflow)
-  for (int d = 0; d < rank && inside; ++d)  // the dims the box does not step (fold: those before its rows)
-    if (d != w.col_dim && (w.fold ? d < w.row_dim : d != w.row_dim)) inside = offsets[d] >= 0 && offsets[d] < tensor.shape[d];
-  if (w.fold) {
-    inside = inside && offsets[w.row_dim] >= 0 && offsets[w.row_dim] < tensor.shape[w.row_dim];
-    int64_t rows_total = 1;
-    for (int d = 0; d <= w.row_dim; ++d) {
-      w.first_row = w.first_row * tensor.shape[d] + offsets[d];
-      rows_total *= tensor.shape[d];
-    }
-    inside = inside && w.first_row <= rows_total - tile.valid_rows;
-  } else {
-    const int64_t rows_here = w.row_dim >= 0 ? tensor.shape[w.row_dim] : 1;
-    const int64_t row_off = w.row_dim >= 0 ? offsets[w.row_dim] : 0;
-    inside = inside && row_off >= 0 && row_off <= rows_here - tile.valid_rows;
-  }
-  if (!inside)
-    call.fail_runtime("the" + describe() + " goes past the tensor's shape",
-                      "keep offset + valid size inside the shape (use a smaller valid shape for the last tile)");
-  return w;
-}
-
-void tload(const TileCall& call) {
-  const TileRef& dst = call.out_tile();
-  const TensorView& src = *call.ins.at(0).tensor;
-  Window w = window_of(call, src, call.ins.at(1).list, dst, "loaded from");
-  for (int64_t r = 0; r < dst.valid_rows; ++r)
-    for (int64_t c = 0; c < dst.valid_cols; ++c) convert_element(dst.at(r, c), dst.dtype, w.at(r, c), src.dtype);
-  if (dst.pad == PadValue::null) return;
-  const float pad = pad_value(dst.pad, dst.dtype);
-  for (int64_t r = 0; r < dst.rows; ++r)
-    for (int64_t c = 0; c < dst.cols; ++c)
-      if (r >= dst.valid_rows || c >= dst.valid_cols) dst.set_f(r, c, pad);
-}
-
-// Applies `update` (which rewrites the element's bytes in place) to the element at p as one
-// atomic step: a compare-and-swap loop over its bytes. Tasks that add into one tensor at the
-// same time (pl.store(..., atomic=pl.AtomicType.Add) in a pl.manual_scope) never lose an add.
-template <typename F>
-void atomic_update(uint8_t* p, int64_t size, F update) {
-  auto loop = [&](auto* word) {
-    using W = std::remove_pointer_t<decltype(word)>;
-    W old = __atomic_load_n(word, __ATOMIC_RELAXED);
-    for (;;) {
-      W next = old;
-      update(reinterpret_cast<uint8_t*>(&next));
-      if (__atomic_compare_exchange_n(word, &old, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) return;
-    }
-  };
-  switch (size) {
-    case 1: loop(reinterpret_cast<uint8_t*>(p)); break;
-    case 2: loop(reinterpret_cast<uint16_t*>(p)); break;
-    case 4: loop(reinterpret_cast<uint32_t*>(p)); break;
-    default: loop(reinterpret_cast<uint64_t*>(p)); break;
-  }
-}
-
-void tstore(const TileCall& call) {
-  const TileRef& src = call.in_tile(0);
-  const TensorView& dst = *call.outs.at(0).tensor;
-  Window w = window_of(call, dst, call.ins.at(1).list, src, "stored to");
-  const std::string atomic = call.attr_string("atomic", "none");
-  if (atomic != "none" && atomic != "add") call.fail_runtime("unknown atomic mode '" + atomic + "'", "use \"add\"");
-  for (int64_t r = 0; r < src.valid_rows; ++r) {
-    for (int64_t c = 0; c < src.valid_cols; ++c) {
-      uint8_t* p = w.at(r, c);
-      if (atomic == "none") convert_element(p, dst.dtype, src.at(r, c), src.dtype);
-      else if (dtype_is_float(dst.dtype))
-        atomic_update(p, dtype_bytes(dst.dtype), [&](uint8_t* e) { write_float(e, dst.dtype, read_float(e, dst.dtype) + src.get_f(r, c)); });
-      else
-        atomic_update(p, dtype_bytes(dst.dtype), [&](uint8_t* e) { write_int(e, dst.dtype, read_int(e, dst.dtype) + src.get_i(r, c)); });
-    }
-  }
-}
-
-// The element `flat` of a global tensor in row-major order of its shape.
-uint8_t* flat_element(const TensorView& t, int64_t flat) {
-  std::vector<int64_t> index(t.shape.size());
-  for (int d = static_cast<int>(t.shape.size()) - 1; d >= 0; --d) {
-    index[d] = flat % t.shape[d];
-    flat /= t.shape[d];
-  }
-  return t.element(index);
-}
-
-void mgather(const TileCall& call) {
-  const TileRef& dst = call.out_tile();
-  const TensorView& src = *call.ins.at(0).tensor;
-  const TileRef& idx = call.in_tile(1);
-  call.require_covers(idx, dst.valid_rows, dst.valid_cols);
-  for (int64_t r = 0; r < dst.valid_rows; ++r)
-    for (int64_t c = 0; c < dst.valid_cols; ++c) {
-      const int64_t j = call.checked_index(idx, r, c, src.numel(), "tensor '" + src.name + "'");
-      convert_element(dst.at(r, c), dst.dtype, flat_element(src, j), src.dtype);
-    }
-}
-
-void mscatter(const TileCall& call) {
-  const TensorView& dst = *call.outs.at(0).tensor;
-  const TileRef& src = call.in_tile(0);
-  const TileRef& idx = call.in_tile(1);
-  call.require_covers(idx, src.valid_rows, src.valid_cols);
-  for (int64_t r = 0; r < src.valid_rows; ++r)
-    for (int64_t c = 0; c < src.valid_cols; ++c) {
-      const int64_t j = call.checked_index(idx, r, c, dst.numel(), "tensor '" + dst.name + "'");
-      convert_element(flat_element(dst, j), dst.dtype, src.at(r, c), src.dtype);
-    }
 }
 
 // --- pld: peers' windows and signal cells (include/pypto/engines/comm.h) -----------------
@@ -222,7 +74,7 @@ TensorView peer_view(const TileCall& call, const TensorView& t, int64_t peer) {
 
 // The byte runs (window offsets, lengths) of the elements a tile covers in window `w`,
 // contiguous runs merged, in address order of each row.
-std::vector<std::pair<int64_t, int64_t>> element_runs(Window& w, const uint8_t* window, int64_t rows, int64_t cols,
+std::vector<std::pair<int64_t, int64_t>> element_runs(isa::TensorWindow& w, const uint8_t* window, int64_t rows, int64_t cols,
                                                       int64_t esize) {
   std::vector<std::pair<int64_t, int64_t>> runs;
   for (int64_t r = 0; r < rows; ++r)
@@ -251,7 +103,7 @@ void remote_load(const TileCall& call) {
     // Fetch the bytes the tile covers into a copy of their span (one get of the span, or one
     // per contiguous run when the runs are under a quarter of it), then load from the copy.
     const TileRef& dst = call.out_tile();
-    Window w = window_of(call, t, call.ins.at(1).list, dst, "loaded from");
+    isa::TensorWindow w = isa::tensor_window(call, t, call.ins.at(1).list, dst, "loaded from");
     auto runs = element_runs(w, d.window, dst.valid_rows, dst.valid_cols, dtype_bytes(t.dtype));
     int64_t lo = INT64_MAX, hi = 0, covered = 0;
     for (auto [off, n] : runs) lo = std::min(lo, off), hi = std::max(hi, off + n), covered += n;
@@ -265,7 +117,7 @@ void remote_load(const TileCall& call) {
   }
   c.ins[0].tensor = &v;
   __atomic_thread_fence(__ATOMIC_ACQUIRE);
-  tload(c);
+  isa::find_instr("TLOAD")->reference(c);  // the isa record's TLOAD on the peer's window
 }
 
 comm::AddType add_type(DataType t) {
@@ -292,13 +144,13 @@ void remote_store(const TileCall& call) {
   comm::Transport& tr = transport_of(d);
   if (tr.direct(peer) != nullptr) {
     c.outs[0].tensor = &v;
-    tstore(c);
+    isa::find_instr("TSTORE")->reference(c);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     return;
   }
   // Convert the tile into a staging copy, then put (or atomically add) the covered runs.
   const TileRef& src = call.in_tile(0);
-  Window w = window_of(call, t, call.ins.at(1).list, src, "stored to");
+  isa::TensorWindow w = isa::tensor_window(call, t, call.ins.at(1).list, src, "stored to");
   const std::string atomic = call.attr_string("atomic", "none");
   if (atomic != "none" && atomic != "add") call.fail_runtime("unknown atomic mode '" + atomic + "'", "use \"add\"");
   const int64_t es = dtype_bytes(t.dtype);
@@ -308,7 +160,7 @@ void remote_store(const TileCall& call) {
   for (auto [off, n] : runs) lo = std::min(lo, off), hi = std::max(hi, off + n);
   std::vector<uint8_t> buf(hi - lo);
   TensorView staged = staged_view(v, d.window, buf, lo);
-  Window sw = window_of(call, staged, call.ins.at(1).list, src, "stored to");
+  isa::TensorWindow sw = isa::tensor_window(call, staged, call.ins.at(1).list, src, "stored to");
   for (int64_t r = 0; r < src.valid_rows; ++r)
     for (int64_t col = 0; col < src.valid_cols; ++col) convert_element(sw.at(r, col), t.dtype, src.at(r, col), src.dtype);
   for (auto [off, n] : runs) {
@@ -651,10 +503,6 @@ void add_memory_instrs(ReferenceTable& t) {
   t["REMOTE_STORE"] = remote_store;
   t["SIGNAL_NOTIFY"] = signal_notify;
   t["SIGNAL_WAIT"] = signal_wait;
-  t["TLOAD"] = tload;
-  t["TSTORE"] = tstore;
-  t["MGATHER"] = mgather;
-  t["MSCATTER"] = mscatter;
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

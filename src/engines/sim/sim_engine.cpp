@@ -5,7 +5,7 @@
 
 #include "pypto/engines/cluster.h"
 
-namespace pypto::runtime {
+namespace pypto::engines {
 
 namespace {
 
@@ -179,4 +179,4 @@ void SimEngine::run(const isa::Kernel& kernel, const std::vector<HostArg>& args)
   timeline_ = model.finish();
 }
 
-}  // namespace pypto::runtime
+}  // namespace pypto::engines

@@ -50,8 +50,8 @@ double round_to_integer(double x, Round mode) {
 // x narrowed to the 16-bit float format `t` (FP16 or BF16) under `mode`, as bits. Finds the
 // two representable neighbours of |x| and picks one; magnitudes are monotonic in the bits.
 uint16_t narrow_to_half(float x, DataType t, Round mode) {
-  auto encode = [t](float v) { return t == DataType::FP16 ? isa::float_to_fp16(v) : isa::float_to_bf16(v); };
-  auto decode = [t](uint16_t b) { return t == DataType::FP16 ? isa::fp16_to_float(b) : isa::bf16_to_float(b); };
+  auto encode = [t](float v) { return t == DataType::FP16 ? float_to_fp16(v) : float_to_bf16(v); };
+  auto decode = [t](uint16_t b) { return t == DataType::FP16 ? fp16_to_float(b) : bf16_to_float(b); };
   const uint16_t nearest = encode(x);
   if (std::isnan(x) || std::isinf(x) || mode == Round::kRint) return nearest;
   const bool negative = std::signbit(x);
@@ -90,7 +90,7 @@ void convert(const TileCall& call, const uint8_t* src, DataType st, uint8_t* dst
   const float x = read_float(src, st);
   if (dt == DataType::FP8E4M3FN || dt == DataType::FP8E5M2) {  // one rounding from the (exact) float
     if (st == dt) *dst = *src;
-    else *dst = isa::double_to_fp8(x, dt == DataType::FP8E4M3FN ? isa::kFp8E4M3FN : isa::kFp8E5M2, static_cast<int>(mode));
+    else *dst = double_to_fp8(x, dt == DataType::FP8E4M3FN ? kFp8E4M3FN : kFp8E5M2, static_cast<int>(mode));
   } else if (dt == DataType::FP16 || dt == DataType::BF16) {
     if (st == dt) std::memcpy(dst, src, 2);
     else {
@@ -211,6 +211,7 @@ void add_compare_family(std::vector<InstrDef>& t) {
                  const char* summary, ReferenceFn ref, MaskUse mask) {
     InstrDef d = vector_instr(name, InstrFamily::kCompare, "T", ins, dt, cost, summary, std::move(ref));
     d.mask = mask;
+    if (mask == MaskUse::kWritesOut0) d.typed = TypedOperand::kIn0;  // the compared source, not the mask
     t.push_back(std::move(d));
   };
   // Dtypes of TCMP / TCMPS are those of the compared source; the mask is a packed UINT8 tile.

@@ -40,6 +40,12 @@ inline const std::vector<MemorySpace> kNoTile = {};
 inline const std::vector<MemorySpace> kViewMemories = {MemorySpace::Vec, MemorySpace::Mat, MemorySpace::Left,
                                                        MemorySpace::Right, MemorySpace::Acc};
 
+// `d` with its dtypes applying to operand `o` instead of the destination (InstrDef::typed).
+inline InstrDef typed_by(TypedOperand o, InstrDef d) {
+  d.typed = o;
+  return d;
+}
+
 // A record of any pipe (vector_instr below is the Vec-only shorthand).
 inline InstrDef instr(std::string name, InstrFamily family, Pipe pipe, std::string outs, std::string ins,
                       const std::vector<DataType>& dtypes, CostFigures cost, std::string summary,

@@ -127,12 +127,17 @@ void add_index_family(std::vector<InstrDef>& t) {
                  const char* summary, ReferenceFn ref) {
     t.push_back(vector_instr(name, F::kIndex, outs, ins, dt, cost, summary, std::move(ref)));
   };
-  for (bool max : {true, false})
+  // Arg-reductions: the dtypes are the source's (the result is INT32 indices).
+  for (bool max : {true, false}) {
     add(max ? "TROWARGMAX" : "TROWARGMIN", "T", "Tt", kNumeric, kPassDefault,
         "dst[r, 0] = first column index of the max/min of row r (INT32)", arg_reduce(true, max));
-  for (bool max : {true, false})
+    t.back().typed = TypedOperand::kIn0;
+  }
+  for (bool max : {true, false}) {
     add(max ? "TCOLARGMAX" : "TCOLARGMIN", "T", "Tt", kNumeric, kPassDefault,
         "dst[0, c] = first row index of the max/min of column c (INT32)", arg_reduce(false, max));
+    t.back().typed = TypedOperand::kIn0;
+  }
   add("TGATHER", "T", "TT", kAny, kBinaryDefault, "dst[r, c] = src[r, idx[r, c]]", tgather);
   add("TSCATTER", "T", "TT", kAny, kBinaryDefault, "dst[r, idx[r, c]] = src[r, c]; the rest of dst is kept", tscatter);
   add("TSORT32", "TT", "Tt", kNumeric, vec(4.03, 31),

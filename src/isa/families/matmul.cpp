@@ -98,17 +98,20 @@ ReferenceFn matmul(Init init) {
 void add_matmul_family(std::vector<InstrDef>& t) {
   const std::vector<DataType> cube_dtypes = {FP16, BF16, FP32, INT8};
   const CostFigures cube{0, 0, 0, 0, true};
-  auto add = [&](const char* name, const char* ins, const char* summary, ReferenceFn ref) {
+  // `typed`: the dtypes are left's, operand 0, or operand 1 after the accumulator of the _ACC forms.
+  auto add = [&](const char* name, const char* ins, const char* summary, ReferenceFn ref,
+                 TypedOperand typed = TypedOperand::kIn0) {
     InstrDef d{name, InstrFamily::kMatmul, Pipe::M, "T", ins, cube_dtypes, cube, summary, {MemorySpace::Acc}};
     d.reference = std::move(ref);
+    d.typed = typed;
     t.push_back(std::move(d));
   };
   add("TMATMUL", "TT", "acc = left @ right", matmul(Init::kZero));
-  add("TMATMUL_ACC", "TTT", "acc = acc_in + left @ right", matmul(Init::kAccIn));
+  add("TMATMUL_ACC", "TTT", "acc = acc_in + left @ right", matmul(Init::kAccIn), TypedOperand::kIn1);
   add("TMATMUL_BIAS", "TTT", "acc = left @ right + bias (1 x N)", matmul(Init::kBias));
   // The M = 1 case: the accumulator's valid rows pick M.
   add("TGEMV", "TT", "acc[1, N] = left[1, K] @ right", matmul(Init::kZero));
-  add("TGEMV_ACC", "TTT", "acc[1, N] = acc_in + left[1, K] @ right", matmul(Init::kAccIn));
+  add("TGEMV_ACC", "TTT", "acc[1, N] = acc_in + left[1, K] @ right", matmul(Init::kAccIn), TypedOperand::kIn1);
   add("TGEMV_BIAS", "TTT", "acc[1, N] = left[1, K] @ right + bias", matmul(Init::kBias));
 }
 

@@ -2,9 +2,8 @@
 // column values (col_expand*) across a tile, alone or fused with an arithmetic op.
 #include "../op_rules.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 using isa::Operand;
 
@@ -78,7 +77,8 @@ void register_broadcast_ops(OpRegistry& r) {
            .doc = std::string("Broadcast src ") + vshape + " across every " + unit + " of a tile shaped like target.",
            .aliases = {},
            .scalar_variant = "",
-           .torch = rows ? "{src}[:{R}, :1].expand({R}, {C})" : "{src}[:1, :{C}].expand({R}, {C})"});
+           .torch = rows ? "{src}[:{R}, :1].expand({R}, {C})" : "{src}[:1, :{C}].expand({R}, {C})",
+           .tensor_form = rows ? TensorOpShape::kRowExpand : TensorOpShape::kColExpand});
     // The vector cut to the rows (columns) of the result's valid region, broadcast by torch.
     const std::string v = rows ? "{row_vec}[:{R}, :1]" : "{col_vec}[:1, :{C}]";
     struct Form {
@@ -107,9 +107,10 @@ void register_broadcast_ops(OpRegistry& r) {
                     " vector broadcast along each " + unit + ".",
              .aliases = {},
              .scalar_variant = "",
-             .torch = torch});
+             .torch = torch,
+             .tensor_form = rows ? TensorOpShape::kRowExpand : TensorOpShape::kColExpand});
     }
   }
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

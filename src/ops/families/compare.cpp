@@ -4,9 +4,8 @@
 #include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 using isa::Operand;
 
@@ -140,4 +139,4 @@ void register_compare_ops(OpRegistry& r) {
          .torch = "torch.where(_unpack_mask({mask}, {R}, {C}), {src:r}, torch.tensor({scalar}, dtype={dtype}))"});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

@@ -9,9 +9,8 @@
 #include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 using isa::Operand;
 
@@ -456,4 +455,4 @@ void register_cross_core_ops(OpRegistry& r) {
          .torch = "_subblock_idx()"});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

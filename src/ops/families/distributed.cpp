@@ -11,9 +11,8 @@
 #include "../op_rules.h"
 #include "pypto/ops/kernel_builder.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 using isa::Operand;
 
@@ -228,4 +227,4 @@ void register_distributed_ops(OpRegistry& r) {
          .effects = true});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

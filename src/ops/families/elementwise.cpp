@@ -7,9 +7,8 @@
 #include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 using isa::Operand;
 
@@ -219,7 +218,8 @@ void register_elementwise_ops(OpRegistry& r) {
                     : i == 5 ? std::vector<std::string>{"tile.min"}
                              : std::vector<std::string>{},  // PyPTO's pl.tile.max / pl.tile.min
            .scalar_variant = variant_of[i],
-           .torch = binary[i].torch});
+           .torch = binary[i].torch,
+           .tensor_form = TensorOpShape::kElementwise});
   for (auto& e : scalar)
     r.add({.name = std::string("tile.") + e.name,
            .params = {aka(expr_param("tile"), {"lhs", "tensor"}), aka(expr_param("scalar"), {"rhs"})},
@@ -229,7 +229,8 @@ void register_elementwise_ops(OpRegistry& r) {
            .doc = e.doc,
            .aliases = {},
            .scalar_variant = "",
-           .torch = e.torch});
+           .torch = e.torch,
+           .tensor_form = TensorOpShape::kElementwise});
   const Entry unary[] = {
       {"neg", "TNEG", "Elementwise -x.", "-{tile:r}"},
       {"abs", "TABS", "Elementwise |x|.", "torch.abs({tile:r})"},
@@ -256,7 +257,8 @@ void register_elementwise_ops(OpRegistry& r) {
            .doc = unary[i].doc,
            .aliases = {},
            .scalar_variant = "",
-           .torch = unary[i].torch});
+           .torch = unary[i].torch,
+           .tensor_form = TensorOpShape::kElementwise});
   r.add({.name = "tile.cast",
          .params = {aka(expr_param("tile"), {"input", "tensor"}), attr_param("target_type", std::string()), attr_param("mode", std::string("round")),
                     attr_param("dtype", std::string())},
@@ -267,7 +269,8 @@ void register_elementwise_ops(OpRegistry& r) {
                 "pl.cast of a scalar is a scalar conversion instead (mode 'round' only; docs/language.md).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_cast({tile:r}, {dtype}, {mode})"});
+         .torch = "_cast({tile:r}, {dtype}, {mode})",
+         .tensor_form = TensorOpShape::kElementwise});
   struct TS {
     const char* name;
     const char* pto;
@@ -284,7 +287,8 @@ void register_elementwise_ops(OpRegistry& r) {
            .doc = e.doc,
            .aliases = {},
            .scalar_variant = "",
-           .torch = e.torch});
+           .torch = e.torch,
+           .tensor_form = TensorOpShape::kElementwise});
   r.add({.name = "tile.lrelu",
          .params = {expr_param("tile"), expr_param("slope")},
          .infer_type = infer_lrelu,
@@ -293,7 +297,8 @@ void register_elementwise_ops(OpRegistry& r) {
          .doc = "Leaky ReLU: x > 0 ? x : x * slope (slope a scalar).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "torch.where({tile:r} > 0, {tile:r}, {tile:r} * {slope})"});
+         .torch = "torch.where({tile:r} > 0, {tile:r}, {tile:r} * {slope})",
+         .tensor_form = TensorOpShape::kElementwise});
   r.add({.name = "tile.prelu",
          .params = {expr_param("tile"), expr_param("slope"), hint(expr_param("tmp"))},
          .infer_type = infer_prelu,
@@ -314,7 +319,8 @@ void register_elementwise_ops(OpRegistry& r) {
            .doc = e.doc,
            .aliases = {},
            .scalar_variant = "",
-           .torch = e.torch});
+           .torch = e.torch,
+           .tensor_form = TensorOpShape::kElementwise});
   r.add({.name = "tile.addsc",
          .params = {expr_param("lhs"), expr_param("rhs"), expr_param("rhs2")},
          .infer_type = infer_ternary_scalar,
@@ -327,7 +333,8 @@ void register_elementwise_ops(OpRegistry& r) {
          .writes = "",
          .view = false,
          .torch = "{lhs:r} + {rhs} + {rhs2:r}",
-         .expand = [](const Call& c, OpExpander& x) { return expand_ternary_scalar(c, x, "tile.adds"); }});
+         .expand = [](const Call& c, OpExpander& x) { return expand_ternary_scalar(c, x, "tile.adds"); },
+         .tensor_form = TensorOpShape::kElementwise});
   r.add({.name = "tile.subsc",
          .params = {expr_param("lhs"), expr_param("rhs"), expr_param("rhs2")},
          .infer_type = infer_ternary_scalar,
@@ -340,7 +347,8 @@ void register_elementwise_ops(OpRegistry& r) {
          .writes = "",
          .view = false,
          .torch = "{lhs:r} - {rhs} + {rhs2:r}",
-         .expand = [](const Call& c, OpExpander& x) { return expand_ternary_scalar(c, x, "tile.subs"); }});
+         .expand = [](const Call& c, OpExpander& x) { return expand_ternary_scalar(c, x, "tile.subs"); },
+         .tensor_form = TensorOpShape::kElementwise});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

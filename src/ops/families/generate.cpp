@@ -6,9 +6,8 @@
 #include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 using isa::Operand;
 
@@ -307,7 +306,8 @@ void register_generate_ops(OpRegistry& r) {
                 "gives only the type; pl.full makes one from a shape).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "torch.full(({R}, {C}), {scalar}, dtype={dtype})"});
+         .torch = "torch.full(({R}, {C}), {scalar}, dtype={dtype})",
+         .tensor_form = TensorOpShape::kElementwise});
   r.add({.name = "tile.expand_clone",
          .params = {aka(expr_param("tile"), {"src"}), aka(expr_param("target"), {"shape"})},
          .infer_type = infer_expand_clone,
@@ -322,7 +322,8 @@ void register_generate_ops(OpRegistry& r) {
          .writes = "",
          .view = false,
          .torch = "{tile:v}.expand({R}, {C}).clone()",
-         .expand = expand_expand_clone});
+         .expand = expand_expand_clone,
+         .tensor_form = TensorOpShape::kWhole});
   r.add({.name = "tile.tri",
          .params = {expr_param("diagonal", true), attr_param("shape"), list_param("valid_shape", true),
                     attr_param("dtype", DataType::INT32), attr_param("upper", false)},
@@ -360,7 +361,8 @@ void register_generate_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .torch = "_philox({R}, {C}, {key0}, {key1}, {counter0}, {counter1}, {counter2}, {counter3}, {rounds}, "
-                  "{dtype})"});
+                  "{dtype})",
+         .tensor_form = TensorOpShape::kGenerate});
   r.add({.name = "tile.ci",
          .params = {expr_param("start"), attr_param("shape"), attr_param("dtype", DataType::INT32),
                     attr_param("descending", false)},
@@ -371,7 +373,9 @@ void register_generate_ops(OpRegistry& r) {
                 "(r * cols + c) with descending=True (PyPTO's ci; pl.tile.arange takes the shape first).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_arange({R}, {C}, {start}, {dtype}, {descending})"});
+         .torch = "_arange({R}, {C}, {start}, {dtype}, {descending})",
+         .tensor_form = TensorOpShape::kGenerate,
+         .tensor_aliases = {"tensor.arange"}});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

@@ -9,9 +9,8 @@
 #include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 using isa::Operand;
 
@@ -610,7 +609,8 @@ void register_index_ops(OpRegistry& r) {
            .aliases = {},
            .scalar_variant = "",
            .torch = std::string("_arg_reduce({tile:v}, ") + (a.rows ? "True" : "False") + ", " +
-                    (pto.find("MAX") != std::string::npos ? "True" : "False") + ")"});
+                    (pto.find("MAX") != std::string::npos ? "True" : "False") + ")",
+           .tensor_form = rows ? TensorOpShape::kRowReduce : TensorOpShape::kColReduce});
   }
   r.add({.name = "tile.gather",
          .params = {aka(expr_param("src"), {"input"}), aka(expr_param("indices", true), {"index"}), hint(expr_param("tmp", true)),
@@ -627,7 +627,8 @@ void register_index_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .torch = "(torch.gather({src:v}, 0, {indices:v}.long()) if {dim} in (0, -2) else _gather({src:v}, {indices}, {R}, {C}))",
-         .expand = expand_gather});
+         .expand = expand_gather,
+         .tensor_form = TensorOpShape::kGather});
   r.add({.name = "tile.scatter",
          .params = {aka(expr_param("target"), {"dst", "input"}), aka(expr_param("indices"), {"indexes", "index"}), expr_param("src"),
                     quiet(attr_param("dim", int64_t{-1})), quiet(attr_param("mask_pattern", std::string()))},
@@ -642,7 +643,8 @@ void register_index_ops(OpRegistry& r) {
          .torch = "(_scatter({target:v}.reshape(1, -1), ({indices:v}.long() * {target:v}.shape[1] + torch.arange({indices:v}"
                   ".shape[1])).reshape(1, -1), {src:v}.reshape(1, -1)).reshape({target:v}.shape) if {dim} in (0, -2) else "
                   "_scatter({target:v}, {indices}, {src:v}))",
-         .expand = expand_scatter});
+         .expand = expand_scatter,
+         .tensor_form = TensorOpShape::kScatter});
   r.add({.name = "tile.scatter_update",
          .params = {expr_param("input"), attr_param("dim", int64_t{0}), aka(expr_param("index"), {"indices"}), expr_param("src")},
          .infer_type = infer_scatter_update,
@@ -654,7 +656,8 @@ void register_index_ops(OpRegistry& r) {
          .aliases = {},
          .scalar_variant = "",
          .torch = "{input:v}.index_copy({dim}, {index:v}.flatten().long(), {src:v})",
-         .expand = expand_scatter_update});
+         .expand = expand_scatter_update,
+         .tensor_form = TensorOpShape::kWhole});
   r.add({.name = "tensor.paged_gather",
          .params = {expr_param("src"), expr_param("indices"), expr_param("block_table"), attr_param("block_size", int64_t{0}),
                     attr_param("size", int64_t{0}), attr_param("max_indices", int64_t{0}),
@@ -722,4 +725,4 @@ void register_index_ops(OpRegistry& r) {
          .torch = "_mscatter({tile:v}, {indices}, {output_tensor})"});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

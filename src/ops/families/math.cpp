@@ -7,9 +7,8 @@
 #include "../op_rules.h"
 #include "pypto/isa/instructions.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 
 namespace {
 
@@ -197,7 +196,8 @@ void register_math_ops(OpRegistry& r) {
            .doc = e.doc,
            .aliases = {},
            .scalar_variant = e.scalar_form,
-           .torch = e.torch});
+           .torch = e.torch,
+           .tensor_form = TensorOpShape::kElementwise});
   const Entry scalars[] = {
       {"ands", "TANDS", "Bitwise tile & scalar (integer tile and scalar).", "", "({tile:r}.long() & {scalar}).to({dtype})"},
       {"ors", "TORS", "Bitwise tile | scalar (integer tile and scalar).", "", "({tile:r}.long() | {scalar}).to({dtype})"},
@@ -216,7 +216,8 @@ void register_math_ops(OpRegistry& r) {
            .doc = e.doc,
            .aliases = {},
            .scalar_variant = "",
-           .torch = e.torch});
+           .torch = e.torch,
+           .tensor_form = TensorOpShape::kElementwise});
   }
   r.add({.name = "tile.fmods",
          .params = {aka(expr_param("tile"), {"lhs", "tensor"}), aka(expr_param("scalar"), {"rhs"})},
@@ -226,7 +227,8 @@ void register_math_ops(OpRegistry& r) {
          .doc = "Remainder of tile by a scalar with the sign of the tile's element (numpy.fmod).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_fmod({tile:r}, {scalar})"});
+         .torch = "_fmod({tile:r}, {scalar})",
+         .tensor_form = TensorOpShape::kElementwise});
   r.add({.name = "tile.not_",
          .params = {aka(expr_param("tile"), {"input", "tensor"})},
          .infer_type = unary("TNOT"),
@@ -235,7 +237,8 @@ void register_math_ops(OpRegistry& r) {
          .doc = "Bitwise ~x of an integer tile.",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "~{tile:r}"});
+         .torch = "~{tile:r}",
+         .tensor_form = TensorOpShape::kElementwise});
   for (bool cos : {false, true}) {
     r.add({.name = cos ? "tile.cos" : "tile.sin",
            .params = {aka(expr_param("tile"), {"input", "tensor"})},
@@ -251,7 +254,8 @@ void register_math_ops(OpRegistry& r) {
            .writes = "",
            .view = false,
            .torch = cos ? "torch.cos({tile:r})" : "torch.sin({tile:r})",
-           .expand = [cos](const Call& c, OpExpander& x) { return expand_trig(c, x, cos); }});
+           .expand = [cos](const Call& c, OpExpander& x) { return expand_trig(c, x, cos); },
+           .tensor_form = TensorOpShape::kElementwise});
   }
   const std::pair<const char*, const char*> parts[] = {{"add", "+"}, {"mul", "*"}, {"max", "max"}, {"min", "min"}};
   const char* torch_fn[] = {"torch.add", "torch.mul", "torch.maximum", "torch.minimum"};
@@ -270,8 +274,9 @@ void register_math_ops(OpRegistry& r) {
                   "the larger region, which must contain the smaller.",
            .aliases = {},
            .scalar_variant = "",
-           .torch = std::string("_part({lhs:v}, {rhs:v}, {R}, {C}, ") + torch_fn[i] + ")"});
+           .torch = std::string("_part({lhs:v}, {rhs:v}, {R}, {C}, ") + torch_fn[i] + ")",
+           .tensor_form = TensorOpShape::kElementwise});
   }
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

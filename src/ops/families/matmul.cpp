@@ -3,11 +3,10 @@
 // (f32<-f32, f32<-f16, f32<-bf16, i32<-i8) and extents (1..4095).
 #include "../op_rules.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
 namespace {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 
 constexpr int64_t kMaxCubeExtent = 4095;
@@ -233,7 +232,8 @@ void register_matmul_ops(OpRegistry& r) {
          .doc = "Acc[M, N] = Left[M, K] @ Right[K, N] (a_trans/b_trans: operand stored transposed).",
          .aliases = {"tile.batch_matmul"},  // tiles are 2-D: a batch of one
          .scalar_variant = "",
-         .torch = torch_mm});
+         .torch = torch_mm,
+         .tensor_form = TensorOpShape::kMatmul});
   r.add({.name = "tile.matmul_acc",
          // init_cond 4th: pl.tile.matmul_acc(acc, lhs, rhs, init_cond); the transpose flags (PyPTO's 4th and
          // 5th of the bare spelling) are rejected on tiles anyway, so by keyword they stay meaningful.
@@ -289,4 +289,4 @@ void register_matmul_ops(OpRegistry& r) {
          .torch = torch_bias});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

@@ -4,9 +4,8 @@
 
 #include "../op_rules.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 using isa::Operand;
 
@@ -423,9 +422,6 @@ void lower_full(const Call& c, const VarPtr& dst, KernelBuilder& kb) {
 
 }  // namespace
 
-}  // namespace pypto::ir::ops
-
-namespace pypto::ir {
 
 std::optional<std::vector<MemorySpace>> move_path(MemorySpace from, MemorySpace to) {
   // Breadth-first over the legal moves: the shortest chain.
@@ -443,9 +439,6 @@ std::optional<std::vector<MemorySpace>> move_path(MemorySpace from, MemorySpace 
   return path;
 }
 
-}  // namespace pypto::ir
-
-namespace pypto::ir::ops {
 
 void register_memory_ops(OpRegistry& r) {
   r.add({.name = "tile.load",
@@ -519,7 +512,8 @@ void register_memory_ops(OpRegistry& r) {
          .doc = "A Vec tile with every element set to value (0 when omitted).",
          .aliases = {"full"},
          .scalar_variant = "",
-         .torch = "torch.full({shape}, {value=0}, dtype={dtype})"});
+         .torch = "torch.full({shape}, {value=0}, dtype={dtype})",
+         .tensor_form = TensorOpShape::kGenerate});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

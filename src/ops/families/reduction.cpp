@@ -2,7 +2,7 @@
 // optional scratch tile (`tmp`) is accepted as PyPTO programs pass one; it is ins[1].
 #include "../op_rules.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
 namespace {
 
@@ -57,8 +57,9 @@ void register_reduction_ops(OpRegistry& r) {
            .doc = e.doc,
            .aliases = {},
            .scalar_variant = "",
-           .torch = e.torch});
+           .torch = e.torch,
+           .tensor_form = rows ? TensorOpShape::kRowReduce : TensorOpShape::kColReduce});
   }
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

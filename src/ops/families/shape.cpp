@@ -6,9 +6,8 @@
 
 #include "../op_rules.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 using isa::Operand;
 
@@ -437,7 +436,8 @@ void register_shape_ops(OpRegistry& r) {
          .doc = "Join two tiles with the same rows side by side: [M, A] ++ [M, B] -> [M, A + B].",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "torch.cat([{lhs}, {rhs}], dim=1)"});
+         .torch = "torch.cat([{lhs}, {rhs}], dim=1)",
+         .tensor_form = TensorOpShape::kConcat});
   r.add({.name = "tile.assemble",
          .params = {any_memory(expr_param("target")), any_memory(aka(expr_param("src"), {"source"})),
                     aka(list_param("offsets"), {"offset"})},
@@ -458,7 +458,8 @@ void register_shape_ops(OpRegistry& r) {
          .doc = "A fully valid copy whose invalid region holds pad_value (zero, max or min).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "{tile:v}"});
+         .torch = "{tile:v}",
+         .tensor_form = TensorOpShape::kIdentity});
   r.add({.name = "tile.set_validshape",
          .params = {aka(expr_param("tile"), {"input", "tensor"}), expr_param("valid_rows", true), expr_param("valid_cols", true),
                     list_param("valid_shape", true)},
@@ -480,7 +481,8 @@ void register_shape_ops(OpRegistry& r) {
                 "element holds pad_value (zero, max or min).",
          .aliases = {},
          .scalar_variant = "",
-         .torch = "_fit({tile:v}, {R}, {C}, {pad_value})"});
+         .torch = "_fit({tile:v}, {R}, {C}, {pad_value})",
+         .tensor_form = TensorOpShape::kWhole});
   r.add({.name = "tile.fillpad_inplace",
          .params = {expr_param("tile"), attr_param("pad_value", PadValue::zero)},
          .infer_type = infer_fillpad_inplace,
@@ -504,4 +506,4 @@ void register_shape_ops(OpRegistry& r) {
          .torch = "_window({src}, [{index_row}, {index_col}], {R}, {C})"});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

@@ -12,9 +12,8 @@
 #include "pypto/ops/kernel_builder.h"
 #include "pypto/isa/instructions.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 
 namespace {
@@ -341,4 +340,4 @@ void register_system_ops(OpRegistry& r) {
          .effects = true});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

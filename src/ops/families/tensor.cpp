@@ -8,9 +8,8 @@
 
 #include "../op_rules.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 using isa::Operand;
 
@@ -544,4 +543,4 @@ void register_tensor_ops(OpRegistry& r) {
          .torch = "_write({tensor}, {indices}, {value})"});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

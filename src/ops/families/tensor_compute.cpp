@@ -9,7 +9,7 @@
 #include "pypto/ir/structural_equal.h"
 #include "pypto/ops/tensor_ops.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
 namespace {
 
@@ -208,14 +208,15 @@ TypePtr infer_batch_matmul(const CallSite& s, const OpDef& tile_op) {
   return TensorType::make(shape, r->as<TileType>()->dtype);
 }
 
-void lower_unlowered(const Call& c, const VarPtr&, codegen::KernelBuilder&) {
+void lower_unlowered(const Call& c, const VarPtr&, KernelBuilder&) {
   fail(ErrorKind::kType, c.span, "pl." + c.op->name + " on whole tensors is only compiled inside an InCore scope",
        "put it inside `with pl.at(level=pl.Level.CORE_GROUP):` and write the result with out[:] = ...");
 }
 
-void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape, std::vector<std::string> aliases = {}) {
-  const OpDef* tile_op = r.find("tile." + name);
-  PYPTO_CHECK(tile_op, "no tile op for tensor." + name);
+// tensor.<name> for the tile op `tile_op` (whose record asks for it: OpDef::tensor_form).
+void add_form(OpRegistry& r, const OpDef* tile_op) {
+  const std::string name = tile_op->name.substr(5);  // "tile.<name>"
+  const TensorOpShape shape = tile_op->tensor_form;
   InferTypeFn infer = shape == TensorOpShape::kMatmul
                           ? InferTypeFn([tile_op](const CallSite& s) { return infer_matmul(s, *tile_op); })
                           : InferTypeFn([tile_op, shape](const CallSite& s) {
@@ -256,7 +257,7 @@ void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape, std::
                             .pto = "",
                             .lower = lower_unlowered,
                             .doc = "Whole-tensor form of pl.tile." + name + ", tiled by LowerTensorOps: " + tile_op->doc,
-                            .aliases = std::move(aliases),
+                            .aliases = tile_op->tensor_aliases,
                             .scalar_variant = variant,
                             .torch = tile_op->torch});
   infos()[&def] = {tile_op, shape};
@@ -266,17 +267,11 @@ void add_form(OpRegistry& r, const std::string& name, TensorOpShape shape, std::
 
 void register_tensor_compute_ops(OpRegistry& r) {
   using S = TensorOpShape;
-  for (const char* n : {"adds", "subs", "muls", "divs", "maxs", "mins", "add", "sub", "mul", "div", "maximum", "minimum",
-                        "neg", "abs", "relu", "recip", "exp", "log", "sqrt", "rsqrt", "cast"})
-    add_form(r, n, S::kElementwise);
-  for (const char* n : {"ands", "ors", "xors", "shls", "shrs", "rems", "fmods", "and_", "or_", "xor", "shl", "shr",
-                        "rem", "fmod", "not_", "sin", "cos"})
-    add_form(r, n, S::kElementwise);
-  // PyPTO's further elementwise spellings (src/ops/families/elementwise.cpp) and the partial combines
-  // (on whole tensors every element is valid: part_add is add).
-  for (const char* n : {"maximums", "minimums", "lrelu", "addc", "subc", "addsc", "subsc", "part_add", "part_mul",
-                        "part_max", "part_min", "expands"})
-    add_form(r, n, S::kElementwise);
+  // The whole-tensor form of every tile op whose record asks for one (OpDef::tensor_form),
+  // in registration order: a new tile op gets its pl.tensor.<name> from its own record.
+  for (const OpDef* op : r.all())
+    if (op->tensor_form != S::kNone && op->name.rfind("tile.", 0) == 0) add_form(r, op);
+  // Tensor ops of their own (no one tile op computes a block of them alone).
   const OpDef* matmul = r.find("tile.matmul");
   const OpDef& bmm = r.add({.name = "tensor.batch_matmul",
                             .params = matmul->params,  // lhs, rhs, out_dtype, a_trans, b_trans
@@ -289,22 +284,6 @@ void register_tensor_compute_ops(OpRegistry& r) {
                             .scalar_variant = "",
                             .torch = "_bmm({lhs}, {rhs}, {dtype}, {a_trans}, {b_trans})"});
   infos()[&bmm] = {matmul, S::kBatchMatmul};
-  add_form(r, "gather", S::kGather);
-  add_form(r, "scatter", S::kScatter);
-  for (const char* n : {"row_sum", "row_max", "row_min", "row_prod"}) add_form(r, n, S::kRowReduce);
-  for (const char* n : {"col_sum", "col_max", "col_min", "col_prod"}) add_form(r, n, S::kColReduce);
-  for (const char* f : {"add", "sub", "mul", "div", "max", "min", "expdif"}) {
-    add_form(r, std::string("row_expand_") + f, S::kRowExpand);
-    add_form(r, std::string("col_expand_") + f, S::kColExpand);
-  }
-  add_form(r, "full", S::kGenerate);
-  add_form(r, "ci", S::kGenerate, {"tensor.arange"});
-  add_form(r, "random", S::kGenerate);
-  add_form(r, "concat", S::kConcat);
-  add_form(r, "fillpad", S::kIdentity);  // counter offset per block: LowerTensorOps  // PyPTO's tensor.arange is ci (start first)
-  add_form(r, "row_expand", S::kRowExpand);  // (target [M, N], src [M, 1]): the broadcast itself
-  add_form(r, "col_expand", S::kColExpand);
-  add_form(r, "matmul", S::kMatmul);
   const OpDef& mma = r.add({.name = "tensor.matmul_acc",
                             .params = {expr_param("acc"), expr_param("lhs"), expr_param("rhs"), attr_param("a_trans", false),
                                        attr_param("b_trans", false), expr_param("init_cond", true)},
@@ -319,20 +298,12 @@ void register_tensor_compute_ops(OpRegistry& r) {
                             .torch = "(_mm({lhs}.transpose(-1, -2) if {a_trans} else {lhs}, {rhs}.transpose(-1, -2) if "
                                      "{b_trans} else {rhs}, {dtype}) + (0 if {init_cond=False} else {acc}))"});
   infos()[&mma] = {matmul, S::kMatmulAcc};
-  // Index reductions: LowerTensorOps keeps each whole row (column) in one block (no partial combine).
-  for (const char* n : {"row_argmax", "row_argmin"}) add_form(r, n, S::kRowReduce);
-  for (const char* n : {"col_argmax", "col_argmin"}) add_form(r, n, S::kColReduce);
-  // Not tiled (PyPTO converts one tensor into one tile): the tile op on whole operands.
-  for (const char* n : {"expand_clone", "fillpad_expand", "scatter_update"}) add_form(r, n, S::kWhole);
 }
 
-}  // namespace pypto::ir::ops
-
-namespace pypto::ir {
 std::optional<TensorOpInfo> tensor_op_info(const OpDef& op) {
-  auto& t = ops::infos();
+  auto& t = infos();
   auto it = t.find(&op);
   if (it == t.end()) return std::nullopt;
   return it->second;
 }
-}  // namespace pypto::ir
+}  // namespace pypto::ops

@@ -6,9 +6,8 @@
 
 #include "../op_rules.h"
 
-namespace pypto::ir::ops {
+namespace pypto::ops {
 
-using codegen::KernelBuilder;
 using isa::Instr;
 using isa::Operand;
 
@@ -375,4 +374,4 @@ void register_view_ops(OpRegistry& r) {
          .torch = "_treinterpret({tensor}, {dtype}, {shape=None})"});
 }
 
-}  // namespace pypto::ir::ops
+}  // namespace pypto::ops

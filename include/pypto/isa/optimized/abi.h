@@ -45,7 +45,7 @@ using pypto::scalar::int_floor_mod;
 // Whether the run was interrupted (Ctrl-C): the generated code stops at the next iteration.
 inline bool cancelled(const pto_frame* f) { return __atomic_load_n(f->cancel, __ATOMIC_RELAXED); }
 inline bool loop_continues(long long v, long long stop, long long step) { return step > 0 ? v < stop : v > stop; }
-// A float scalar as an integer one: truncated, saturated, NaN as 0 (runtime::float_to_int).
+// A float scalar as an integer one: truncated, saturated, NaN as 0 (pypto::float_to_int, base/scalar.h).
 inline long long to_int(double v) {
   if (v != v) return 0;
   if (v >= 9223372036854775808.0) return 9223372036854775807LL;

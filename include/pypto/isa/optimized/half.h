@@ -38,14 +38,14 @@ inline vh narrow(vf v, bf16) {
                                                : (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // nearest even
   return __builtin_convertvector(r, vh);
 }
-inline float widen1(bf16 h) { return pypto::isa::bf16_to_float(h.bits); }
-inline unsigned short narrow1(float v, bf16) { return pypto::isa::float_to_bf16(v); }
-inline unsigned short narrow_double(double d, bf16) { return pypto::isa::double_to_bf16(d); }
+inline float widen1(bf16 h) { return pypto::bf16_to_float(h.bits); }
+inline unsigned short narrow1(float v, bf16) { return pypto::float_to_bf16(v); }
+inline unsigned short narrow_double(double d, bf16) { return pypto::double_to_bf16(d); }
 
 // ---- fp16 ---------------------------------------------------------------------------------
-inline float widen1(f16 h) { return pypto::isa::fp16_to_float(h.bits); }
-inline unsigned short narrow1(float v, f16) { return pypto::isa::float_to_fp16(v); }
-inline unsigned short narrow_double(double d, f16) { return pypto::isa::double_to_fp16(d); }
+inline float widen1(f16 h) { return pypto::fp16_to_float(h.bits); }
+inline unsigned short narrow1(float v, f16) { return pypto::float_to_fp16(v); }
+inline unsigned short narrow_double(double d, f16) { return pypto::double_to_fp16(d); }
 
 #if defined(__F16C__) && defined(__AVX__)
 #define PTO_OPT_F16_PATH "f16c"
@@ -80,12 +80,12 @@ inline vh narrow(vf v, f16) {
 // Portable: fp16.h element by element.
 inline vf widen(vh h, f16) {
   vf r;
-  for (int i = 0; i < W; ++i) r[i] = pypto::isa::fp16_to_float(h[i]);
+  for (int i = 0; i < W; ++i) r[i] = pypto::fp16_to_float(h[i]);
   return r;
 }
 inline vh narrow(vf v, f16) {
   vh r;
-  for (int i = 0; i < W; ++i) r[i] = pypto::isa::float_to_fp16(v[i]);
+  for (int i = 0; i < W; ++i) r[i] = pypto::float_to_fp16(v[i]);
   return r;
 }
 #endif
