@@ -150,9 +150,15 @@ def test_script_of_every_example_call_matches_our_run(relpath, monkeypatch, caps
             else:
                 entry = program_entry(fn if stage == "parsed" else compiled)
             entry(*theirs)
+            # With half-precision tensors in the call (the Qwen3 layer's BF16 weights and KV
+            # cache) the script and the engine round their intermediates to BF16 after summing
+            # in other orders (sim: the reference library's order), and a rounding that flips
+            # carries on: such calls are held to the example's own tolerance against torch.
+            half = any(isinstance(t, torch.Tensor) and t.dtype in (torch.bfloat16, torch.float16) for t in before)
             for got, want in zip(theirs, after):
                 if isinstance(want, torch.Tensor):
-                    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+                    tol = 1e-2 if half else 1e-4
+                    torch.testing.assert_close(got, want, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("stage", STAGES)
