@@ -154,4 +154,26 @@ struct Splat {
   int64_t i(int64_t, int64_t) const { return iv; }
 };
 
+// Applies `update` (which rewrites an element's bytes in place) to the `size`-byte element at p
+// as one atomic step: a compare-and-swap loop over its bytes. Concurrent adds into one tensor
+// (pl.store(..., atomic=pl.AtomicType.Add), a pld window's atomic remote store) never lose one.
+template <typename F>
+void atomic_update(uint8_t* p, int64_t size, F&& update) {
+  auto loop = [&](auto* word) {
+    using W = std::remove_pointer_t<decltype(word)>;
+    W old = __atomic_load_n(word, __ATOMIC_RELAXED);
+    for (;;) {
+      W next = old;
+      update(reinterpret_cast<uint8_t*>(&next));
+      if (__atomic_compare_exchange_n(word, &old, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) return;
+    }
+  };
+  switch (size) {
+    case 1: loop(reinterpret_cast<uint8_t*>(p)); break;
+    case 2: loop(reinterpret_cast<uint16_t*>(p)); break;
+    case 4: loop(reinterpret_cast<uint32_t*>(p)); break;
+    default: loop(reinterpret_cast<uint64_t*>(p)); break;
+  }
+}
+
 }  // namespace pypto::isa::element_ops

@@ -35,6 +35,7 @@ from pypto.jit import distributed_mpi
 from pypto.jit.config import DistributedConfig, RunConfig
 from pypto.jit.distributed_rank import call_chip as _call_chip
 from pypto.jit.distributed_rank import load_function as _load_function
+from pypto.jit.distributed_rank import phases as _phases
 
 _ALIGN = 32
 
@@ -715,16 +716,21 @@ def _mpi_arg_spec(seg, a, rank):
     return ("scalar", a.item() if hasattr(a, "item") else a)
 
 
+def _chip_location(fn, where, builtin):
+    """(source file, qualified name) by which a rank process imports chip function `fn`."""
+    qual = builtin or fn.func.__qualname__
+    if "<locals>" in qual:
+        raise HostError(f"{where}: chip function '{fn.__name__}' is defined inside a function; rank "
+                        "processes import it by name; fix: define chip functions at module level")
+    return inspect.getsourcefile(fn.func), qual
+
+
 def _dispatch_plan(seg, session, steps):
     """(rank, chip function, its file, its qualified name, argument specs, run config, the
     arguments) of each dispatch step of the MPI transport, in order."""
     plan = []
     for _, r, (fn, args, where, builtin) in steps:
-        file = inspect.getsourcefile(fn.func)
-        qual = builtin or fn.func.__qualname__
-        if "<locals>" in qual:
-            raise HostError(f"{where}: chip function '{fn.__name__}' is defined inside a function; rank "
-                            "processes import it by name; fix: define chip functions at module level")
+        file, qual = _chip_location(fn, where, builtin)
         plan.append((r, fn, file, qual, [_mpi_arg_spec(seg, a, r) for a in args], _dispatch_config(session, r), args))
         session.dispatch_count[r] += 1
     return plan
@@ -744,17 +750,11 @@ def _execute(ranks, seg, session):
     if errors:
         raise RuntimeError(errors[0])
     try:
-        steps = session.steps
-        i = 0
-        while i < len(steps):
-            j = i
-            while j < len(steps) and steps[j][0] == steps[i][0]:
-                j += 1
-            if steps[i][0] == "dispatch":
-                _run_dispatches(ranks, seg, session, steps[i:j])
+        for kind, run in _phases(session.steps):
+            if kind == "dispatch":
+                _run_dispatches(ranks, seg, session, run)
             else:
-                _run_callbacks(seg, session, steps[i:j])
-            i = j
+                _run_callbacks(seg, session, run)
     finally:
         ranks.broadcast(("detach",))
 
@@ -762,11 +762,7 @@ def _execute(ranks, seg, session):
 def _run_dispatches(ranks, seg, session, steps):
     counts = [0] * session.n
     for _, r, (fn, args, where, builtin) in steps:
-        file = inspect.getsourcefile(fn.func)
-        qual = builtin or fn.func.__qualname__
-        if "<locals>" in qual:
-            raise HostError(f"{where}: chip function '{fn.__name__}' is defined inside a function; rank "
-                            "processes import it by name; fix: define chip functions at module level")
+        file, qual = _chip_location(fn, where, builtin)
         specs = [_arg_spec(seg, a, r) for a in args]
         ranks.conns[r].send(("call", file, qual, specs, _dispatch_config(session, r)))
         session.dispatch_count[r] += 1

@@ -24,7 +24,7 @@ import traceback
 import numpy as np
 
 from pypto import _core
-from pypto.jit.distributed_rank import call_chip, load_function
+from pypto.jit.distributed_rank import call_chip, load_function, phases
 
 _CALL, _REPLY, _BYE, _HELLO = 11, 12, 13, 14
 
@@ -224,17 +224,11 @@ def execute(seg, session, plan, window_place):
     prev = pld._names._RANK
     pld._set_rank(0, session.n)
     try:
-        steps = session.steps
-        i = 0
-        while i < len(steps):
-            j = i
-            while j < len(steps) and steps[j][0] == steps[i][0]:
-                j += 1
-            if steps[i][0] == "dispatch":
-                _run_dispatches(plan(seg, session, steps[i:j]))
+        for kind, run in phases(session.steps):
+            if kind == "dispatch":
+                _run_dispatches(plan(seg, session, run))
             else:
-                _run_callbacks(seg, session, steps[i:j], window_place)
-            i = j
+                _run_callbacks(seg, session, run, window_place)
     finally:
         pld._names._RANK = prev
         for r in range(1, session.n):

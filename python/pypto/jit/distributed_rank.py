@@ -43,3 +43,15 @@ def load_function(modules, file, qualname):
     for part in qualname.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def phases(steps):
+    """The host function's recorded steps as runs of one kind, in order: ("dispatch", [...]) for
+    consecutive chip dispatches (sent together), ("callback", [...]) for host callbacks."""
+    i = 0
+    while i < len(steps):
+        j = i
+        while j < len(steps) and steps[j][0] == steps[i][0]:
+            j += 1
+        yield steps[i][0], steps[i:j]
+        i = j

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <thread>
 
+#include "pypto/isa/element_ops.h"
+
 namespace pypto::engines::comm {
 
 namespace {
@@ -27,22 +29,7 @@ class ShmTransport : public Transport {
   }
   bool add(int, int64_t, const void*, int64_t, AddType) override { return false; }
   void update(int peer, int64_t disp, int size, const std::function<void(uint8_t*)>& fn) override {
-    uint8_t* p = at(peer, disp);
-    auto loop = [&](auto* word) {
-      using W = std::remove_pointer_t<decltype(word)>;
-      W old = __atomic_load_n(word, __ATOMIC_RELAXED);
-      for (;;) {
-        W next = old;
-        fn(reinterpret_cast<uint8_t*>(&next));
-        if (__atomic_compare_exchange_n(word, &old, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) return;
-      }
-    };
-    switch (size) {
-      case 1: loop(reinterpret_cast<uint8_t*>(p)); break;
-      case 2: loop(reinterpret_cast<uint16_t*>(p)); break;
-      case 4: loop(reinterpret_cast<uint32_t*>(p)); break;
-      default: loop(reinterpret_cast<uint64_t*>(p)); break;
-    }
+    isa::element_ops::atomic_update(at(peer, disp), size, fn);
   }
   int32_t load32(int peer, int64_t disp) override { return __atomic_load_n(i32(peer, disp), __ATOMIC_ACQUIRE); }
   int64_t load64(int peer, int64_t disp) override {

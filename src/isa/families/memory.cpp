@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "families.h"
+#include "pypto/isa/element_ops.h"
 
 namespace pypto::isa {
 
@@ -89,28 +90,6 @@ void tload(const TileCall& call) {
       if (r >= dst.valid_rows || c >= dst.valid_cols) dst.set_f(r, c, pad);
 }
 
-// Applies `update` (which rewrites the element's bytes in place) to the element at p as one
-// atomic step: a compare-and-swap loop over its bytes. Tasks that add into one tensor at the
-// same time (pl.store(..., atomic=pl.AtomicType.Add) in a pl.manual_scope) never lose an add.
-template <typename F>
-void atomic_update(uint8_t* p, int64_t size, F update) {
-  auto loop = [&](auto* word) {
-    using W = std::remove_pointer_t<decltype(word)>;
-    W old = __atomic_load_n(word, __ATOMIC_RELAXED);
-    for (;;) {
-      W next = old;
-      update(reinterpret_cast<uint8_t*>(&next));
-      if (__atomic_compare_exchange_n(word, &old, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) return;
-    }
-  };
-  switch (size) {
-    case 1: loop(reinterpret_cast<uint8_t*>(p)); break;
-    case 2: loop(reinterpret_cast<uint16_t*>(p)); break;
-    case 4: loop(reinterpret_cast<uint32_t*>(p)); break;
-    default: loop(reinterpret_cast<uint64_t*>(p)); break;
-  }
-}
-
 void tstore(const TileCall& call) {
   const TileRef& src = call.in_tile(0);
   const TensorView& dst = *call.outs.at(0).tensor;
@@ -122,9 +101,9 @@ void tstore(const TileCall& call) {
       uint8_t* p = w.at(r, c);
       if (atomic == "none") convert_element(p, dst.dtype, src.at(r, c), src.dtype);
       else if (dtype_is_float(dst.dtype))
-        atomic_update(p, dtype_bytes(dst.dtype), [&](uint8_t* e) { write_float(e, dst.dtype, read_float(e, dst.dtype) + src.get_f(r, c)); });
+        element_ops::atomic_update(p, dtype_bytes(dst.dtype), [&](uint8_t* e) { write_float(e, dst.dtype, read_float(e, dst.dtype) + src.get_f(r, c)); });
       else
-        atomic_update(p, dtype_bytes(dst.dtype), [&](uint8_t* e) { write_int(e, dst.dtype, read_int(e, dst.dtype) + src.get_i(r, c)); });
+        element_ops::atomic_update(p, dtype_bytes(dst.dtype), [&](uint8_t* e) { write_int(e, dst.dtype, read_int(e, dst.dtype) + src.get_i(r, c)); });
     }
   }
 }
