@@ -753,6 +753,11 @@ void bind_runtime(nb::module_& m) {
     for (const auto& v : cache_key_env_vars()) out.emplace_back(v.name, v.summary);
     return out;
   }, "The environment variables that change the native engine's kernel cache key: (name, summary) pairs.");
+  m.def("env_vars", [] {
+    std::vector<std::tuple<std::string, std::string, bool>> out;
+    for (const auto& v : env_vars()) out.emplace_back(v.name, v.summary, v.cache_key);
+    return out;
+  }, "Every environment variable pypto reads: (name, summary, changes the kernel cache key) tuples.");
   m.def(
       "chip_clock_ghz",
       [](const std::string& platform) {

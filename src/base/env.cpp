@@ -1,4 +1,4 @@
-// The registry of environment variables that change the native engine's cache key.
+// The registry of environment variables pypto reads (include/pypto/base/env.h).
 #include "pypto/base/env.h"
 
 #include <cstdlib>
@@ -7,12 +7,36 @@
 
 namespace pypto {
 
-const std::vector<CacheKeyEnvVar>& cache_key_env_vars() {
-  static const std::vector<CacheKeyEnvVar> vars = {
+const std::vector<EnvVar>& env_vars() {
+  static const std::vector<EnvVar> vars = {
       {"PYPTO_NATIVE_ISA",
-       "the target native kernels are compiled for: native (default), avx512_bf16, avx512, avx2 or scalar (docs/isa.md)"},
+       "the target native kernels are compiled for: native (default), avx512_bf16, avx512, avx2 or scalar (docs/isa.md)",
+       true},
+      {"PYPTO_ENGINE", "the engine RunConfig() runs on when engine= is not given: native (default) or sim", false},
+      {"PYPTO_CACHE_DIR",
+       "where compiled kernels are cached (default: $XDG_CACHE_HOME/pypto, else ~/.cache/pypto; `pypto doctor` prints it)",
+       false},
+      {"XDG_CACHE_HOME", "the kernel cache is $XDG_CACHE_HOME/pypto when PYPTO_CACHE_DIR is not set", false},
+      {"PYPTO_CACHE", "0: compile kernels into a temporary directory, never into the cache", false},
+      {"PYPTO_INCLUDE_DIR",
+       "the pypto headers kernels are compiled against (default: the installed package's include/, else the source tree's)",
+       false},
+      {"PYPTO_PROGRESS_AFTER",
+       "seconds of compiling before the progress line shows on a terminal's stderr (default 1; 0: at once)", false},
+      {"PYPTO_FULL_TRACEBACK", "1: errors keep pypto's own traceback frames (for a bug report)", false},
+      {"PYPTO_DIST_TRANSPORT",
+       "embedded or mpi: the transport of distributed programs (default: mpi when started by mpirun, else embedded)",
+       false},
+      {"PYPTO_BENCH_MODEL_SIZE", "small: `python -m benchmarks` runs the model layers' --small configuration", false},
   };
   return vars;
+}
+
+std::vector<EnvVar> cache_key_env_vars() {
+  std::vector<EnvVar> out;
+  for (const auto& v : env_vars())
+    if (v.cache_key) out.push_back(v);
+  return out;
 }
 
 std::string cache_key_env() {

@@ -1,22 +1,27 @@
-// The environment variables that change what the native engine compiles (and so the key of
-// its kernel cache), one record each: the compile driver folds their values into the cache
-// key (src/engines/native/native_compile.cpp), so a kernel compiled under one value is never
-// reused under another, in the process or on disk.
+// The environment variables pypto reads, one record each: what it does and whether it changes
+// what the native engine compiles. Those that do are folded into the kernel cache key by the
+// compile driver (src/engines/native/native_compile.cpp), so a kernel compiled under one value
+// is never reused under another, in the process or on disk. docs/tools.md ("Environment
+// variables") lists them; tests/structure/test_env_vars.py fails on a PYPTO_ variable that the
+// code names but this registry does not.
 #pragma once
 #include <string>
 #include <vector>
 
 namespace pypto {
 
-struct CacheKeyEnvVar {
+struct EnvVar {
   const char* name;
   const char* summary;
+  bool cache_key;  // part of the native engine's kernel cache key
 };
 
-// Every variable of the registry (docs/isa.md lists them).
-const std::vector<CacheKeyEnvVar>& cache_key_env_vars();
+// Every variable of the registry, in the order docs/tools.md lists them.
+const std::vector<EnvVar>& env_vars();
+// The registry's variables that change the kernel cache key.
+std::vector<EnvVar> cache_key_env_vars();
 
-// "NAME=value;" for each registered variable that is set (read now, not cached).
+// "NAME=value;" for each cache-key variable that is set (read now, not cached).
 std::string cache_key_env();
 
 // PYPTO_NATIVE_ISA: the target the native engine compiles for. "native" (unset or empty:
