@@ -61,6 +61,28 @@ def case_reduce(n):
             np.testing.assert_allclose(ys[r, 3], x.prod(0), rtol=1e-5)
 
 
+def case_dtypes(n):
+    """The allreduce per ReduceOp over INT32 (exact), FP16 (numpy) and BF16 (torch) windows and
+    host tensors: BF16 reaches the ranks as BF16 (numpy has no bfloat16), not as UINT16."""
+    import torch
+
+    rng = np.random.default_rng(200 + n)
+    x = rng.integers(-5, 6, size=(n, R, C)).astype(np.int32)
+    ys = np.zeros((n, 4, R, C), np.int32)
+    progs.host_reduce_int32(x, ys, config=cfg(n))
+    for r in range(n):
+        for k, want in enumerate((x.sum(0), x.max(0), x.min(0), x.prod(0))):
+            np.testing.assert_array_equal(ys[r, k], want)
+    for half, host in ((torch.float16, progs.host_reduce_fp16), (torch.bfloat16, progs.host_reduce_bf16)):
+        x = torch.from_numpy(rng.random((n, R, C), dtype=np.float32) + 0.5).to(half)
+        ys = torch.zeros((n, 4, R, C), dtype=half)
+        host(x.numpy() if half == torch.float16 else x, ys.numpy() if half == torch.float16 else ys, config=cfg(n))
+        x64, ulp = x.double(), 2.0 ** (-10 if half == torch.float16 else -7)
+        for r in range(n):
+            for k, want in enumerate((x64.sum(0), x64.amax(0), x64.amin(0), x64.prod(0))):
+                torch.testing.assert_close(ys[r, k].double(), want.to(half).double(), rtol=n * ulp, atol=0)
+
+
 def case_collectives(n):
     """allgather, reduce_scatter, broadcast, all_to_all; host-level allreduce (Sum, Max); atomic remote store."""
     x = np.random.default_rng(7).random((n, progs.MAXR, C), dtype=np.float32)

@@ -412,3 +412,53 @@ def host_big(x: pl.Tensor, v: pl.Tensor, xi: pl.Tensor, f: pl.Tensor, send: pl.T
                         out_max_i[r], out_bcast[r], out_flat[r], out_gather[r], out_rs[r], out_a2a[r], out_a2av[r],
                         device=r)
     return out_sum
+
+
+@pl.jit
+def reduce_all_any(x: pl.Tensor, data: pld.DistributedTensor, sig: pld.DistributedTensor[[MAXR], pl.INT32],
+                   ys: pl.Out[pl.Tensor]):
+    # reduce_all over a window of x's dtype (shape and dtype from the window: bare annotation)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
+        pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum)
+        pl.store(pl.load(data, [0, 0], [R, C]), [0, 0, 0], ys)
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
+        pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max)
+        pl.store(pl.load(data, [0, 0], [R, C]), [1, 0, 0], ys)
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
+        pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Min)
+        pl.store(pl.load(data, [0, 0], [R, C]), [2, 0, 0], ys)
+        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
+        pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Prod)
+        pl.store(pl.load(data, [0, 0], [R, C]), [3, 0, 0], ys)
+    return ys
+
+
+@pl.jit.host
+def host_reduce_int32(x: pl.Tensor, ys: pl.Out[pl.Tensor]):
+    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.INT32)
+    sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        reduce_all_any(x[r], pld.window(data_buf, [R, C], dtype=pl.INT32), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
+                       ys[r], device=r)
+    return ys
+
+
+@pl.jit.host
+def host_reduce_fp16(x: pl.Tensor, ys: pl.Out[pl.Tensor]):
+    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP16)
+    sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        reduce_all_any(x[r], pld.window(data_buf, [R, C], dtype=pl.FP16), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
+                       ys[r], device=r)
+    return ys
+
+
+@pl.jit.host
+def host_reduce_bf16(x: pl.Tensor, ys: pl.Out[pl.Tensor]):
+    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.BF16)
+    sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        reduce_all_any(x[r], pld.window(data_buf, [R, C], dtype=pl.BF16), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
+                       ys[r], device=r)
+    return ys

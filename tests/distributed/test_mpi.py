@@ -79,6 +79,11 @@ def test_allreduce_every_op_under_mpirun(n):
     ok(n, HERE / "mpi_cases.py", "reduce")
 
 
+@pytest.mark.parametrize("n", [2, 3])
+def test_allreduce_of_each_dtype_under_mpirun(n):
+    ok(n, HERE / "mpi_cases.py", "dtypes")
+
+
 def test_collectives_under_mpirun():
     ok(3, HERE / "mpi_cases.py", "collectives")
 

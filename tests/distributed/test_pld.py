@@ -84,6 +84,42 @@ def test_allreduce_every_op(n):
         np.testing.assert_allclose(ys[r, 3], x.prod(0), rtol=1e-5)
 
 
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("dtype", ["INT32", "FP16", "BF16"])
+def test_allreduce_every_op_of_each_dtype(dtype, n):
+    """Sum, Max, Min and Prod over INT32 (numpy, exact), FP16 (numpy) and BF16 (torch: numpy has
+    no bfloat16) windows; each rank's result against the float64 reduction rounded once to the
+    dtype (the collective combines in the window's dtype: one rounding per step, so a BF16/FP16
+    result may be off by a few units of its last place)."""
+    import torch
+
+    rng = np.random.default_rng(100 + n)
+    if dtype == "INT32":
+        x = rng.integers(-5, 6, size=(n, progs.R, progs.C)).astype(np.int32)
+        ys = np.zeros((n, 4, progs.R, progs.C), np.int32)
+        progs.host_reduce_int32(x, ys, config=cfg(n))
+        for r in range(n):
+            for k, want in enumerate((x.sum(0), x.max(0), x.min(0), x.prod(0))):
+                np.testing.assert_array_equal(ys[r, k], want)
+        return
+    half = torch.float16 if dtype == "FP16" else torch.bfloat16
+    x = torch.from_numpy(rng.random((n, progs.R, progs.C), dtype=np.float32) + 0.5).to(half)
+    ys = torch.zeros((n, 4, progs.R, progs.C), dtype=half)
+    if dtype == "FP16":  # numpy in, numpy out
+        x_np, ys_np = x.numpy(), ys.numpy()
+        got = progs.host_reduce_fp16(x_np, ys_np, config=cfg(n))
+        assert got is ys_np
+    else:  # torch in, torch out (written in place; the call returns the caller's tensor)
+        got = progs.host_reduce_bf16(x, ys, config=cfg(n))
+        assert got is ys
+    x64 = x.double()
+    ulp = 2.0 ** (-10 if dtype == "FP16" else -7)
+    for r in range(n):
+        for k, want in enumerate((x64.sum(0), x64.amax(0), x64.amin(0), x64.prod(0))):
+            torch.testing.assert_close(ys[r, k].double(), want.to(half).double(), rtol=n * ulp, atol=0)
+        assert torch.equal(ys[r, 1], x.amax(0)) and torch.equal(ys[r, 2], x.amin(0))  # exact in any dtype
+
+
 def test_allgather_reduce_scatter_broadcast():
     n = 3
     rng = np.random.default_rng(7)

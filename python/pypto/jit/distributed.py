@@ -35,7 +35,10 @@ from pypto.jit import distributed_mpi
 from pypto.jit.config import DistributedConfig, RunConfig
 from pypto.jit.distributed_rank import call_chip as _call_chip
 from pypto.jit.distributed_rank import load_function as _load_function
+from pypto.jit.distributed_rank import host_array as _host_array
 from pypto.jit.distributed_rank import phases as _phases
+from pypto.jit.distributed_rank import shared_array as _shared_array
+from pypto.jit.distributed_rank import spec_dtype as _spec_dtype
 
 _ALIGN = 32
 
@@ -142,7 +145,7 @@ def _rebuild_arg(seg, spec):
     kind = spec[0]
     if kind == "array":
         _, offset, shape, dtype, strides = spec
-        return np.ndarray(shape, dtype=np.dtype(dtype), buffer=seg.buf, offset=offset, strides=strides)
+        return _shared_array(seg.buf, offset, shape, dtype, strides)
     return spec[1]
 
 
@@ -297,6 +300,7 @@ class HostSession:
         self.dispatched = [[] for _ in range(self.n)]
         self.callbacks = {}  # name -> the bound callable (DistributedWorker callbacks=)
         self.dispatch_count = [0] * self.n  # dispatches sent to each rank (d{k} of its diagnostics)
+        self.bf16_spans = []  # address ranges of the staged BF16 host tensors (run_host)
         # The call's sequence: ("dispatch", rank, entry) and ("callback", SubWorkerFunction, args, where).
         self.steps = []
 
@@ -611,17 +615,19 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
         raise TypeError(f"{fn.__name__}(): {e}; fix: pass one value per parameter") from None
     bound.apply_defaults()
     # Host tensors are staged in the segment so that each rank's slice x[r] is shared memory.
-    originals, layout, staging = {}, {}, 0
+    originals, layout, staging, users, bf16_names = {}, {}, 0, {}, set()
     for name, v in bound.arguments.items():
-        if hasattr(v, "detach") and hasattr(v, "numpy"):  # a torch tensor
-            v = v.detach().numpy()
+        users[name] = v
+        v, is_bf16 = _host_array(v)  # a torch tensor's memory as numpy (BF16: its uint16 bit patterns)
+        if is_bf16:
+            bf16_names.add(name)
         if isinstance(v, np.ndarray):
             originals[name] = v
             layout[name] = staging
             staging += _round(v.nbytes)
     session = HostSession(fn, dc, engine)
     # A first walk sizes the windows (alloc_window_buffer) without dispatching anything.
-    probe_env = dict(bound.arguments)
+    probe_env = {name: originals.get(name, v) for name, v in bound.arguments.items()}  # torch tensors as numpy
     prev = pld._set_host(session)
     try:
         _Walker(session, fn, node, probe_env).run(node.body)
@@ -643,6 +649,8 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
             staged[name] = a
             env[name] = a
         session = HostSession(fn, dc, engine)
+        # where the staged BF16 tensors lie: their slices x[r] reach the ranks as BF16, not UINT16
+        session.bf16_spans = [(a.ctypes.data, a.ctypes.data + a.nbytes) for n, a in staged.items() if n in bf16_names]
         pld._set_host(session)
         try:
             result = _Walker(session, fn, node, env).run(node.body)
@@ -659,7 +667,7 @@ def run_host(fn, args, kwargs, run_config=None, worker=None):
         for name, v in originals.items():
             v[...] = staged[name]
         value = result[1] if result else None
-        return _unstage(value, staged, originals)
+        return _unstage(value, staged, users)
     finally:
         staged.clear()
         env = None
@@ -687,32 +695,39 @@ def _unstage(value, staged, originals):
     return value
 
 
-def _arg_spec(seg, a, rank):
+def _in_spans(a, spans):
+    """Whether array `a` lies in one of the address ranges `spans` (the staged BF16 tensors)."""
+    p = a.__array_interface__["data"][0]
+    return any(lo <= p < hi for lo, hi in spans)
+
+
+def _arg_spec(seg, a, rank, bf16_spans=()):
     if isinstance(a, Window):
-        dt = _np_dtype(a.dtype)
         off = seg.header + rank * seg.window_bytes + a.buf.offset
-        return ("array", off, a.shape, dt.str, None)
+        return ("array", off, a.shape, _spec_dtype(a.dtype), None)
     if isinstance(a, np.ndarray):
         base = np.frombuffer(seg.shm.buf, dtype=np.uint8)
         off = a.__array_interface__["data"][0] - base.__array_interface__["data"][0]
         if not 0 <= off < seg.shm.size:
             raise HostError("a chip dispatch got a host array that is not a host function argument (or a slice of "
                             "one); fix: pass x[r] of a parameter of the @pl.jit.host function")
-        return ("array", off, a.shape, a.dtype.str, a.strides)
+        return ("array", off, a.shape, _spec_dtype(None, a, _in_spans(a, bf16_spans)), a.strides)
     return ("scalar", a.item() if hasattr(a, "item") else a)
 
 
-def _mpi_arg_spec(seg, a, rank):
+def _mpi_arg_spec(seg, a, rank, bf16_spans=()):
     """A dispatch argument for an MPI rank: a window by its offset in the rank's region, a host
-    array in place (rank 0, the driver) or as a copy (the others), a scalar by value."""
+    array in place (rank 0, the driver) or as a copy (the others), a scalar by value; with the
+    dtype the chip function sees (_spec_dtype: BF16 memory is numpy uint16)."""
     if isinstance(a, Window):
-        return ("window", seg.header + a.buf.offset, tuple(a.shape), _np_dtype(a.dtype).str)
+        return ("window", seg.header + a.buf.offset, tuple(a.shape), _spec_dtype(a.dtype))
     if isinstance(a, np.ndarray):
         lo = seg.staging.ctypes.data
         if not lo <= a.__array_interface__["data"][0] < lo + seg.staging.nbytes:
             raise HostError("a chip dispatch got a host array that is not a host function argument (or a slice "
                             "of one); fix: pass x[r] of a parameter of the @pl.jit.host function")
-        return ("local", a) if rank == 0 else ("data", np.ascontiguousarray(a))
+        dt = _spec_dtype(None, a, _in_spans(a, bf16_spans))
+        return ("local", a, dt) if rank == 0 else ("data", np.ascontiguousarray(a), dt)
     return ("scalar", a.item() if hasattr(a, "item") else a)
 
 
@@ -731,7 +746,7 @@ def _dispatch_plan(seg, session, steps):
     plan = []
     for _, r, (fn, args, where, builtin) in steps:
         file, qual = _chip_location(fn, where, builtin)
-        plan.append((r, fn, file, qual, [_mpi_arg_spec(seg, a, r) for a in args], _dispatch_config(session, r), args))
+        plan.append((r, fn, file, qual, [_mpi_arg_spec(seg, a, r, session.bf16_spans) for a in args], _dispatch_config(session, r), args))
         session.dispatch_count[r] += 1
     return plan
 
@@ -763,7 +778,7 @@ def _run_dispatches(ranks, seg, session, steps):
     counts = [0] * session.n
     for _, r, (fn, args, where, builtin) in steps:
         file, qual = _chip_location(fn, where, builtin)
-        specs = [_arg_spec(seg, a, r) for a in args]
+        specs = [_arg_spec(seg, a, r, session.bf16_spans) for a in args]
         ranks.conns[r].send(("call", file, qual, specs, _dispatch_config(session, r)))
         session.dispatch_count[r] += 1
         counts[r] += 1

@@ -24,7 +24,7 @@ import traceback
 import numpy as np
 
 from pypto import _core
-from pypto.jit.distributed_rank import call_chip, load_function, phases
+from pypto.jit.distributed_rank import call_chip, chip_arg, load_function, phases, shared_array
 
 _CALL, _REPLY, _BYE, _HELLO = 11, 12, 13, 14
 
@@ -93,10 +93,6 @@ class _Window:
         errors = [e for e in comm.allgather(err) if e]  # (also the barrier: nobody reaches a peer before it is zeroed)
         return errors[0] if errors else ""
 
-    @classmethod
-    def array(cls, offset, shape, dtype):
-        return np.ndarray(shape, dtype=np.dtype(dtype), buffer=cls.mem, offset=offset)
-
 
 class Segment:
     """The driver's side of a call: the host tensors staged in local memory (the windows are
@@ -120,7 +116,9 @@ def _rebuild(spec):
     """A dispatch argument from its spec (pypto.jit.distributed._mpi_arg_spec): a window view
     over this rank's memory of the MPI window, else the array or scalar sent."""
     if spec[0] == "window":
-        return _Window.array(spec[1], spec[2], spec[3])
+        return shared_array(_Window.mem, spec[1], spec[2], spec[3])
+    if spec[0] in ("local", "data"):
+        return chip_arg(spec[1], spec[2])
     return spec[1]
 
 
@@ -133,7 +131,7 @@ def _run_call(file, qual, specs, run_config, modules):
         args = [_rebuild(s) for s in specs]
         call_chip(fn, args, run_config)
         _core.comm_set_state(2)
-        return ("ok", [a for s, a in zip(specs, args) if s[0] == "data"])
+        return ("ok", [getattr(a, "buffer", a) for s, a in zip(specs, args) if s[0] == "data"])  # BF16: its array
     except BaseException as e:  # noqa: BLE001 - reported to the driver, and to the other ranks
         text = f"{type(e).__name__}: {e}" if str(e) else traceback.format_exc(limit=3)
         stored = _core.comm_abort(text)

@@ -6,7 +6,50 @@ import importlib.util
 import os
 import sys
 
+import numpy as np
+
 from pypto import _core
+from pypto.jit.tensors import DeviceTensor, dtype_name, numpy_dtype
+
+BF16 = "BF16"  # a dispatch spec's dtype of BF16 memory: numpy has no bfloat16 (it holds the uint16 bit patterns)
+
+
+def spec_dtype(dtype, array=None, bf16=False):
+    """The dtype a dispatch spec carries: "BF16" for BF16 windows and host tensors (`bf16`),
+    else the numpy dtype string."""
+    if bf16 or (dtype is not None and dtype_name(dtype, "pld.window") == BF16):
+        return BF16
+    return (array.dtype if array is not None else numpy_dtype(dtype_name(dtype, "pld.window"))).str
+
+
+def chip_arg(array, dtype):
+    """A rank's dispatch argument over shared (or received) memory: the numpy array, or for BF16
+    a DeviceTensor over the same bytes, so the chip function sees BF16 and not UINT16."""
+    if dtype != BF16:
+        return array
+    if not array.flags.c_contiguous:
+        raise ValueError("a BF16 tensor passed to a chip function must be contiguous (x[r] of a contiguous "
+                         "host tensor, or a window); fix: pass x.contiguous() to the host function")
+    return DeviceTensor(array.ctypes.data, array.shape, BF16, buffer=array)
+
+
+def shared_array(buffer, offset, shape, dtype, strides=None):
+    """chip_arg of the memory at `offset` of `buffer` (dtype: a spec_dtype)."""
+    npd = np.dtype(np.uint16) if dtype == BF16 else np.dtype(dtype)
+    return chip_arg(np.ndarray(shape, dtype=npd, buffer=buffer, offset=offset, strides=strides), dtype)
+
+
+def host_array(v):
+    """(numpy view, is BF16) of a host function's tensor argument: torch tensors share their
+    memory (BF16 as its uint16 bit patterns); anything else is returned as it is."""
+    if hasattr(v, "detach") and hasattr(v, "numpy"):  # a torch tensor
+        import torch
+
+        t = v.detach()
+        if t.dtype == torch.bfloat16:
+            return t.view(torch.int16).numpy().view(np.uint16), True
+        return t.numpy(), False
+    return v, False
 
 
 def call_chip(fn, args, run_config):
