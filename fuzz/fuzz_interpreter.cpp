@@ -146,7 +146,7 @@ void fuzz_host_program(Bytes& b) {
     isa::Instr in;
     in.kind = kKinds[b.small(9)];
     in.dst_reg = b.small(p.num_regs + 2) - 1;
-    in.sop = static_cast<ir::BinaryOp>(b.small(17));
+    in.sop = static_cast<BinaryOp>(b.small(17));
     in.a = scalar(b, p.num_regs);
     in.b = scalar(b, p.num_regs);
     in.step = scalar(b, p.num_regs);
@@ -251,7 +251,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (b.small(3) == 0) in.attrs["cmp"] = std::string(b.small(2) ? "LT" : "EQ");
     } else {
       in.dst_reg = b.small(k.num_regs + 2) - 1;
-      in.sop = static_cast<ir::BinaryOp>(b.small(17));
+      in.sop = static_cast<BinaryOp>(b.small(17));
       in.a = scalar(b, k.num_regs);
       in.b = scalar(b, k.num_regs);
       in.step = scalar(b, k.num_regs);
