@@ -69,14 +69,15 @@ def case_dtypes(n):
     rng = np.random.default_rng(200 + n)
     x = rng.integers(-5, 6, size=(n, R, C)).astype(np.int32)
     ys = np.zeros((n, 4, R, C), np.int32)
-    progs.host_reduce_int32(x, ys, config=cfg(n))
+    progs.host_reduce_typed(x, ys, pl.INT32, config=cfg(n))
     for r in range(n):
         for k, want in enumerate((x.sum(0), x.max(0), x.min(0), x.prod(0))):
             np.testing.assert_array_equal(ys[r, k], want)
-    for half, host in ((torch.float16, progs.host_reduce_fp16), (torch.bfloat16, progs.host_reduce_bf16)):
+    for half, dtype in ((torch.float16, pl.FP16), (torch.bfloat16, pl.BF16)):
         x = torch.from_numpy(rng.random((n, R, C), dtype=np.float32) + 0.5).to(half)
         ys = torch.zeros((n, 4, R, C), dtype=half)
-        host(x.numpy() if half == torch.float16 else x, ys.numpy() if half == torch.float16 else ys, config=cfg(n))
+        progs.host_reduce_typed(x.numpy() if half == torch.float16 else x, ys.numpy() if half == torch.float16 else ys,
+                                dtype, config=cfg(n))
         x64, ulp = x.double(), 2.0 ** (-10 if half == torch.float16 else -7)
         for r in range(n):
             for k, want in enumerate((x64.sum(0), x64.amax(0), x64.amin(0), x64.prod(0))):

@@ -435,30 +435,11 @@ def reduce_all_any(x: pl.Tensor, data: pld.DistributedTensor, sig: pld.Distribut
 
 
 @pl.jit.host
-def host_reduce_int32(x: pl.Tensor, ys: pl.Out[pl.Tensor]):
-    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.INT32)
+def host_reduce_typed(x: pl.Tensor, ys: pl.Out[pl.Tensor], dtype):
+    # reduce_all_any over a window of `dtype` (pl.INT32, pl.FP16, pl.BF16, ...)
+    data_buf = pld.alloc_window_buffer([R, C], dtype=dtype)
     sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
     for r in pl.range(pld.world_size()):
-        reduce_all_any(x[r], pld.window(data_buf, [R, C], dtype=pl.INT32), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
-                       ys[r], device=r)
-    return ys
-
-
-@pl.jit.host
-def host_reduce_fp16(x: pl.Tensor, ys: pl.Out[pl.Tensor]):
-    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP16)
-    sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
-    for r in pl.range(pld.world_size()):
-        reduce_all_any(x[r], pld.window(data_buf, [R, C], dtype=pl.FP16), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
-                       ys[r], device=r)
-    return ys
-
-
-@pl.jit.host
-def host_reduce_bf16(x: pl.Tensor, ys: pl.Out[pl.Tensor]):
-    data_buf = pld.alloc_window_buffer([R, C], dtype=pl.BF16)
-    sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
-    for r in pl.range(pld.world_size()):
-        reduce_all_any(x[r], pld.window(data_buf, [R, C], dtype=pl.BF16), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
+        reduce_all_any(x[r], pld.window(data_buf, [R, C], dtype=dtype), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
                        ys[r], device=r)
     return ys

@@ -97,7 +97,7 @@ def test_allreduce_every_op_of_each_dtype(dtype, n):
     if dtype == "INT32":
         x = rng.integers(-5, 6, size=(n, progs.R, progs.C)).astype(np.int32)
         ys = np.zeros((n, 4, progs.R, progs.C), np.int32)
-        progs.host_reduce_int32(x, ys, config=cfg(n))
+        progs.host_reduce_typed(x, ys, pl.INT32, config=cfg(n))
         for r in range(n):
             for k, want in enumerate((x.sum(0), x.max(0), x.min(0), x.prod(0))):
                 np.testing.assert_array_equal(ys[r, k], want)
@@ -107,10 +107,10 @@ def test_allreduce_every_op_of_each_dtype(dtype, n):
     ys = torch.zeros((n, 4, progs.R, progs.C), dtype=half)
     if dtype == "FP16":  # numpy in, numpy out
         x_np, ys_np = x.numpy(), ys.numpy()
-        got = progs.host_reduce_fp16(x_np, ys_np, config=cfg(n))
+        got = progs.host_reduce_typed(x_np, ys_np, pl.FP16, config=cfg(n))
         assert got is ys_np
     else:  # torch in, torch out (written in place; the call returns the caller's tensor)
-        got = progs.host_reduce_bf16(x, ys, config=cfg(n))
+        got = progs.host_reduce_typed(x, ys, pl.BF16, config=cfg(n))
         assert got is ys
     x64 = x.double()
     ulp = 2.0 ** (-10 if dtype == "FP16" else -7)
