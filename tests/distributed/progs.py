@@ -8,9 +8,10 @@ MAXR = 8
 
 
 @pl.jit
-def reduce_all(x: pl.Tensor, data: pld.DistributedTensor[[R, C], pl.FP32],
-               sig: pld.DistributedTensor[[MAXR], pl.INT32], ys: pl.Out[pl.Tensor]):
-    # ys: [4, R, C]: Sum, Max, Min, Prod allreduce of x over the ranks; the signal is reused 8 times.
+def reduce_all(x: pl.Tensor, data: pld.DistributedTensor, sig: pld.DistributedTensor[[MAXR], pl.INT32],
+               ys: pl.Out[pl.Tensor]):
+    # ys: [4, R, C]: Sum, Max, Min, Prod allreduce of x over the ranks in data's dtype (a bare
+    # annotation: shape and dtype from the window); the signal is reused 8 times.
     with pl.at(level=pl.Level.CORE_GROUP):
         pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
         pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum)
@@ -414,32 +415,12 @@ def host_big(x: pl.Tensor, v: pl.Tensor, xi: pl.Tensor, f: pl.Tensor, send: pl.T
     return out_sum
 
 
-@pl.jit
-def reduce_all_any(x: pl.Tensor, data: pld.DistributedTensor, sig: pld.DistributedTensor[[MAXR], pl.INT32],
-                   ys: pl.Out[pl.Tensor]):
-    # reduce_all over a window of x's dtype (shape and dtype from the window: bare annotation)
-    with pl.at(level=pl.Level.CORE_GROUP):
-        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
-        pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum)
-        pl.store(pl.load(data, [0, 0], [R, C]), [0, 0, 0], ys)
-        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
-        pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max)
-        pl.store(pl.load(data, [0, 0], [R, C]), [1, 0, 0], ys)
-        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
-        pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Min)
-        pl.store(pl.load(data, [0, 0], [R, C]), [2, 0, 0], ys)
-        pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], data)
-        pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Prod)
-        pl.store(pl.load(data, [0, 0], [R, C]), [3, 0, 0], ys)
-    return ys
-
-
 @pl.jit.host
 def host_reduce_typed(x: pl.Tensor, ys: pl.Out[pl.Tensor], dtype):
-    # reduce_all_any over a window of `dtype` (pl.INT32, pl.FP16, pl.BF16, ...)
+    # reduce_all over a window of `dtype` (pl.INT32, pl.FP16, pl.BF16, ...)
     data_buf = pld.alloc_window_buffer([R, C], dtype=dtype)
     sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
     for r in pl.range(pld.world_size()):
-        reduce_all_any(x[r], pld.window(data_buf, [R, C], dtype=dtype), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
-                       ys[r], device=r)
+        reduce_all(x[r], pld.window(data_buf, [R, C], dtype=dtype), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
+                   ys[r], device=r)
     return ys
