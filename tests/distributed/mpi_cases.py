@@ -109,33 +109,7 @@ def case_collectives(n):
 def case_big(n):
     """Windows far larger than one tile and host tensors of megabytes: the collectives in tiles
     (allreduce, broadcast, allgather, reduce_scatter, all_to_all, all_to_all_v)."""
-    R, C, N = progs.BR, progs.BC, progs.BN
-    rng = np.random.default_rng(50 + n)
-    x = rng.random((n, R, C), dtype=np.float32)
-    xi = rng.integers(-1000, 1000, (n, R, C)).astype(np.int32)
-    v = np.zeros((n, 4, N), np.float32)
-    v[:, :n] = rng.random((n, n, N), dtype=np.float32)
-    f = (rng.random((n, N), dtype=np.float32) * 0.5 + 0.75).astype(np.float32)
-    send = np.zeros((n, 4), np.int32)
-    send[:, :n] = rng.integers(0, N + 1, (n, n))
-    recv = np.zeros_like(send)
-    recv[:, :n] = send[:, :n].T
-    outs = [np.zeros((n, R, C), np.float32), np.zeros((n, R, C), np.int32), np.zeros((n, R, C), np.float32),
-            np.zeros((n, N), np.float32)] + [np.zeros((n, 4, N), np.float32) for _ in range(4)]
-    progs.host_big(x, v, xi, f, send, recv, *outs, config=cfg(n))
-    out_sum, out_max_i, out_bcast, out_flat, out_gather, out_rs, out_a2a, out_a2av = outs
-    for r in range(n):
-        np.testing.assert_allclose(out_sum[r], x.sum(0), rtol=1e-5)
-        np.testing.assert_array_equal(out_max_i[r], xi.max(0))
-        np.testing.assert_allclose(out_flat[r], f.prod(0), rtol=1e-5)
-        np.testing.assert_array_equal(out_bcast[r], x[1])
-        np.testing.assert_array_equal(out_gather[r, :n], v[:, 0])
-        np.testing.assert_allclose(out_rs[r, r], v[:, r].sum(0), rtol=1e-5)
-        np.testing.assert_array_equal(out_a2a[r, :n], v[:, r])
-        for p in range(n):
-            c = send[p, r]
-            np.testing.assert_array_equal(out_a2av[r, p, :c], v[p, r, :c])
-            np.testing.assert_array_equal(out_a2av[r, p, c:], 0)
+    progs.check_collectives_over_many_tiles(n, cfg(n))
 
 
 def case_half(n):

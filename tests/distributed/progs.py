@@ -424,3 +424,42 @@ def host_reduce_typed(x: pl.Tensor, ys: pl.Out[pl.Tensor], dtype):
         reduce_all(x[r], pld.window(data_buf, [R, C], dtype=dtype), pld.window(sig_buf, [MAXR], dtype=pl.INT32),
                    ys[r], device=r)
     return ys
+
+
+def check_collectives_over_many_tiles(n, config):
+    """Runs host_big on n ranks and checks every collective against numpy (tests/distributed:
+    both transports)."""
+    import numpy as np
+
+    # Windows far larger than one tile ([300, 1000] FP32 and INT32, [10000] and [4, 10000] FP32): the
+    # collectives walk them in tiles with ragged tails.
+    R, C, N = BR, BC, BN
+    rng = np.random.default_rng(50 + n)
+    x = rng.random((n, R, C), dtype=np.float32)
+    xi = rng.integers(-1000, 1000, (n, R, C)).astype(np.int32)
+    v = np.zeros((n, 4, N), np.float32)
+    v[:, :n] = rng.random((n, n, N), dtype=np.float32)
+    f = (rng.random((n, N), dtype=np.float32) * 0.5 + 0.75).astype(np.float32)
+    send = np.zeros((n, 4), np.int32)
+    send[:, :n] = rng.integers(0, N + 1, (n, n))
+    send[0, n - 1] = N  # a full row, and (below) one empty row and one ending inside the last tile
+    send[n - 1, 0] = 0
+    send[1, 0] = 4097 + 11
+    recv = np.zeros_like(send)
+    recv[:, :n] = send[:, :n].T
+    outs = [np.zeros((n, R, C), np.float32), np.zeros((n, R, C), np.int32), np.zeros((n, R, C), np.float32),
+            np.zeros((n, N), np.float32)] + [np.zeros((n, 4, N), np.float32) for _ in range(4)]
+    host_big(x, v, xi, f, send, recv, *outs, config=config)
+    out_sum, out_max_i, out_bcast, out_flat, out_gather, out_rs, out_a2a, out_a2av = outs
+    for r in range(n):
+        np.testing.assert_allclose(out_sum[r], x.sum(0), rtol=1e-5)
+        np.testing.assert_array_equal(out_max_i[r], xi.max(0))
+        np.testing.assert_allclose(out_flat[r], f.prod(0), rtol=1e-5)
+        np.testing.assert_array_equal(out_bcast[r], x[1])
+        np.testing.assert_array_equal(out_gather[r, :n], v[:, 0])       # row 0 of every rank's v
+        np.testing.assert_allclose(out_rs[r, r], v[:, r].sum(0), rtol=1e-5)
+        np.testing.assert_array_equal(out_a2a[r, :n], v[:, r])          # row p from rank p
+        for p in range(n):
+            c = send[p, r]
+            np.testing.assert_array_equal(out_a2av[r, p, :c], v[p, r, :c])
+            np.testing.assert_array_equal(out_a2av[r, p, c:], 0)

@@ -425,38 +425,7 @@ def test_deadlock_report_names_who_notified_the_cell():
 
 @pytest.mark.parametrize("n", [2, 4])
 def test_collectives_over_many_tiles_against_numpy(n):
-    # Windows far larger than one tile ([300, 1000] FP32 and INT32, [10000] and [4, 10000] FP32): the
-    # collectives walk them in tiles with ragged tails.
-    R, C, N = progs.BR, progs.BC, progs.BN
-    rng = np.random.default_rng(50 + n)
-    x = rng.random((n, R, C), dtype=np.float32)
-    xi = rng.integers(-1000, 1000, (n, R, C)).astype(np.int32)
-    v = np.zeros((n, 4, N), np.float32)
-    v[:, :n] = rng.random((n, n, N), dtype=np.float32)
-    f = (rng.random((n, N), dtype=np.float32) * 0.5 + 0.75).astype(np.float32)
-    send = np.zeros((n, 4), np.int32)
-    send[:, :n] = rng.integers(0, N + 1, (n, n))
-    send[0, n - 1] = N  # a full row, and (below) one empty row and one ending inside the last tile
-    send[n - 1, 0] = 0
-    send[1, 0] = 4097 + 11
-    recv = np.zeros_like(send)
-    recv[:, :n] = send[:, :n].T
-    outs = [np.zeros((n, R, C), np.float32), np.zeros((n, R, C), np.int32), np.zeros((n, R, C), np.float32),
-            np.zeros((n, N), np.float32)] + [np.zeros((n, 4, N), np.float32) for _ in range(4)]
-    progs.host_big(x, v, xi, f, send, recv, *outs, config=cfg(n))
-    out_sum, out_max_i, out_bcast, out_flat, out_gather, out_rs, out_a2a, out_a2av = outs
-    for r in range(n):
-        np.testing.assert_allclose(out_sum[r], x.sum(0), rtol=1e-5)
-        np.testing.assert_array_equal(out_max_i[r], xi.max(0))
-        np.testing.assert_allclose(out_flat[r], f.prod(0), rtol=1e-5)
-        np.testing.assert_array_equal(out_bcast[r], x[1])
-        np.testing.assert_array_equal(out_gather[r, :n], v[:, 0])       # row 0 of every rank's v
-        np.testing.assert_allclose(out_rs[r, r], v[:, r].sum(0), rtol=1e-5)
-        np.testing.assert_array_equal(out_a2a[r, :n], v[:, r])          # row p from rank p
-        for p in range(n):
-            c = send[p, r]
-            np.testing.assert_array_equal(out_a2av[r, p, :c], v[p, r, :c])
-            np.testing.assert_array_equal(out_a2av[r, p, c:], 0)
+    progs.check_collectives_over_many_tiles(n, cfg(n))
 
 
 def test_per_rank_diagnostics_and_one_swimlane_of_every_rank(tmp_path):
