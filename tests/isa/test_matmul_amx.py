@@ -44,7 +44,8 @@ def test_amx_path_taken_where_the_cpu_has_it(monkeypatch):
     if not os_grants_amx():
         pytest.skip("this Linux does not grant the AMX tile data (ARCH_GET_XCOMP_SUPP lacks bit 18)")
     monkeypatch.delenv("PYPTO_NATIVE_ISA", raising=False)
-    assert _core.native_matmul_paths()["BF16"] == "amx tdpbf16ps 32x32 (tails: avx512_bf16 vdpbf16ps 8x32)"
+    assert _core.native_matmul_paths()["BF16"] == (
+        "amx tdpbf16ps 32x32, M <= 16 64-column blocks (tails: avx512_bf16 vdpbf16ps 8x32)")
     for t in LOWER:
         monkeypatch.setenv("PYPTO_NATIVE_ISA", t)
         assert "amx" not in _core.native_matmul_paths()["BF16"], t
@@ -162,3 +163,88 @@ def test_bf16_gemm_program(target, M, N, K, out):
         # The two engines' FP32 sums differ only in order: the BF16 results by at most one ulp.
         ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(results["sim"]), 1e-30))) - 7)
         assert np.all(np.abs(results["native"] - results["sim"]) <= ulp)
+
+
+# GEMV shapes (M <= 16 rows against a weight: decode projections): on AMX the rows are the
+# tile rows and 64-column blocks of B are pair-interleaved into two alternating buffers; K
+# padded to 32, a last chunk under 64 columns staged.
+GEMV_SHAPES = [(16, 128, 128), (1, 256, 64), (5, 77, 200), (16, 31, 16), (3, 1, 130), (12, 300, 64), (16, 64, 72)]
+
+
+@pytest.mark.parametrize("M,K,N", GEMV_SHAPES)
+def test_gemv_shapes(target, M, K, N):
+    rng = np.random.default_rng(M * 7919 + K * 31 + N)
+    a, a64 = bf16_operand(rng, (M, K))
+    b, b64 = bf16_operand(rng, (K, N))
+    init = rng.uniform(-2, 2, size=(M, N)).astype(np.float32)
+    exact = a64 @ b64 + init
+    bound = np.abs(a64) @ np.abs(b64) + np.abs(init)
+    tol = (K + 1) * U / (1 - (K + 1) * U) * bound + 1e-30
+    kw = dict(dtypes=[None, None, "BF16", "BF16"], memories=["Acc", "Acc", "Left", "Right"])
+    for engine in ("native", "sim"):
+        o = np.zeros((M, N), np.float32)
+        _core.isa_execute("TMATMUL_ACC", [o], [init, a, b], {}, engine=engine, **kw)
+        err = np.abs(o - exact)
+        assert np.all(err <= tol), f"{engine} {M}x{K}x{N} on {target}: {np.max(err / tol):.2f}x the bound"
+
+
+def test_gemv_non_finite_weights_stay_in_their_columns(target):
+    """An inf and a NaN weight make inf / NaN only in their own columns (each product is its
+    own: no zero-padded lane meets them)."""
+    rng = np.random.default_rng(5)
+    a, a64 = bf16_operand(rng, (16, 64))
+    b, b64 = bf16_operand(rng, (64, 128))
+    a64 = np.abs(a64) + 0.5
+    a = bf16_bits(a64)
+    a64 = bf16_value(a).astype(np.float64)
+    b[3, 10] = 0x7F80  # +inf
+    b[40, 77] = 0x7FC0  # NaN
+    b64 = bf16_value(b).astype(np.float64)
+    o = np.zeros((16, 128), np.float32)
+    _core.isa_execute("TMATMUL", [o], [a, b], {}, engine="native", memories=["Acc", "Left", "Right"],
+                      dtypes=[None, "BF16", "BF16"])
+    with np.errstate(invalid="ignore"):
+        want = a64 @ b64
+    assert np.all(np.isposinf(o[:, 10])) and np.all(np.isnan(o[:, 77]))
+    finite = np.ones(128, bool)
+    finite[[10, 77]] = False
+    assert np.all(np.isfinite(o[:, finite]))
+    assert np.allclose(o[:, finite], want[:, finite], rtol=1e-5, atol=1e-4)
+
+
+@pl.jit.incore
+def gemv_strip(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    acc = pl.matmul(pl.move(pl.load(x, [0, 0], [16, 160], target_memory=pl.MemorySpace.Mat),
+                            target_memory=pl.MemorySpace.Left),
+                    pl.move(pl.load(w, [0, n * 192], [160, 192], target_memory=pl.MemorySpace.Mat),
+                            target_memory=pl.MemorySpace.Right))
+    for k in pl.range(1, 3):
+        acc = pl.matmul_acc(acc, pl.move(pl.load(x, [0, k * 160], [16, 160], target_memory=pl.MemorySpace.Mat),
+                                         target_memory=pl.MemorySpace.Left),
+                            pl.move(pl.load(w, [k * 160, n * 192], [160, 192], target_memory=pl.MemorySpace.Mat),
+                                    target_memory=pl.MemorySpace.Right))
+    y = pl.store(acc, [0, n * 192], y)
+    return y
+
+
+@pl.jit
+def gemv_program(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
+    for n in pl.parallel(3):
+        y = gemv_strip(x, w, y, n)
+    return y
+
+
+def test_gemv_program_reads_the_weight_in_place(target):
+    """A decode-style projection: [16, 480] x [480, 576] BF16 in 160 x 192 weight tiles read
+    in place (row stride 576; three 64-column chunks per tile), K accumulated over three
+    matmul_acc steps, one task per strip."""
+    rng = np.random.default_rng(11)
+    x = torch.from_numpy(rng.uniform(-2, 2, (16, 480)).astype(np.float32)).to(torch.bfloat16)
+    w = torch.from_numpy(rng.uniform(-2, 2, (480, 576)).astype(np.float32)).to(torch.bfloat16)
+    x64, w64 = x.double().numpy(), w.double().numpy()
+    exact, bound = x64 @ w64, np.abs(x64) @ np.abs(w64)
+    tol = 481 * U / (1 - 481 * U) * bound + 1e-30
+    y = torch.zeros(16, 576)
+    gemv_program(x, w, y)
+    err = np.abs(y.double().numpy() - exact)
+    assert np.all(err <= tol), f"{np.max(err / tol):.2f}x the bound on {target}"

@@ -15,7 +15,8 @@
 //     then the FP32 micro-kernel.
 //   - M <= GR (GEMV-shaped: a few rows against a large weight): no packing; every B row is
 //     read once, straight from the tile, by a GR x W kernel (pairs interleaved on the fly for
-//     vdpbf16ps, widened on the fly otherwise).
+//     vdpbf16ps, widened on the fly otherwise). BF16 with AMX and M <= 16: amx_gemv, the rows
+//     as tile rows, B read once in 32 x 64 blocks pair-interleaved into a 4 KiB buffer.
 // Products of two FP16 / BF16 values are exact in FP32, so every path differs from the
 // reference only in the order of the FP32 additions (and, for vdpbf16ps, in flushing).
 #pragma once
@@ -68,10 +69,11 @@ constexpr long long KC = 256;  // even: vdpbf16ps pairs never straddle a K block
 #endif
 constexpr const char* kMatmulPathFp32 = PTO_MM_ISA PTO_MM_MAC PTO_MM_BLOCK;
 #if defined(PTO_MM_AMX)
-// The AMX path takes whole 32 x 32 blocks of C and the multiples of 32 of each K block; the
-// rest (row, column and K tails, GEMV shapes) and a process the OS refuses the tile data take
-// vdpbf16ps. matmul_path_bf16_run() says which this process runs.
-constexpr const char* kMatmulPathBf16 = "amx tdpbf16ps 32x32 (tails: avx512_bf16 vdpbf16ps " PTO_MM_BLOCK ")";
+// The AMX path takes whole 32 x 32 blocks of C and the multiples of 32 of each K block, and
+// the whole of a GEMV shape (M <= 16: amx_gemv); the rest (row, column and K tails of larger
+// M) and a process the OS refuses the tile data take vdpbf16ps. matmul_path_bf16_run() says which this process runs.
+constexpr const char* kMatmulPathBf16 =
+    "amx tdpbf16ps 32x32, M <= 16 64-column blocks (tails: avx512_bf16 vdpbf16ps " PTO_MM_BLOCK ")";
 constexpr const char* kMatmulPathBf16Refused = "avx512_bf16 vdpbf16ps " PTO_MM_BLOCK " (amx: the OS refused the tile data)";
 constexpr const char* kMatmulPathBf16Failed = "avx512_bf16 vdpbf16ps " PTO_MM_BLOCK " (amx: the probe product did not run on the tiles)";
 #elif defined(PTO_MM_DPBF16)
@@ -260,6 +262,98 @@ inline void amx_block(float* C, long long ldc, const unsigned short* Ap, const u
   asm volatile("tilestored %%tmm2, (%0,%1,1)" ::"r"(C + 16 * ldc), "r"(sc) : "memory");
   asm volatile("tilestored %%tmm3, (%0,%1,1)" ::"r"(C + 16 * ldc + 16), "r"(sc) : "memory");
 }
+
+// The GEMV shape (M <= 16 rows against a weight read once) on the tiles: C's rows and A's
+// are the tile rows (configured as M), A is copied once per call in tile order
+// (Ap[k / 32][M][32], K padded with zeros to a multiple of 32), and every 32-row x 64-column
+// block of B is read once from memory, pair-interleaved into a 4 KiB buffer (two,
+// alternating: the next block's copy does not wait for this block's tile loads) and
+// multiplied as four 16-column Right tiles (tmm5-7) into four Acc tiles (tmm0-3: 64 columns
+// of C). Blocks are visited in chunks of 64 columns, K inside. A chunk narrower than 64
+// columns is staged through a zero-padded 16 x 64 block of C.
+inline void amx_gemv_config(long long m) {
+  AmxConfig cfg{};
+  cfg.palette = 1;
+  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = t < 5 ? static_cast<unsigned char>(m) : 16;
+  asm volatile("ldtilecfg %0" ::"m"(cfg));
+  if (!__atomic_load_n(&amx_gemm_ran, __ATOMIC_RELAXED)) __atomic_store_n(&amx_gemm_ran, 1, __ATOMIC_RELAXED);
+}
+// Scratch bytes amx_gemv needs: Ap, two B blocks, the staged C chunk.
+inline long long amx_gemv_scratch_bytes(long long M, long long K) { return (K + 31) / 32 * M * 64 + 2 * 4096 + 4096 + 64; }
+
+inline void amx_gemv(float* C, long long ldc, const unsigned short* A, long long lda, const unsigned short* B,
+                     long long ldb, long long M, long long N, long long K, void* scratch) {
+  const long long nkb = (K + 31) / 32, nch = (N + 63) / 64;
+  unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(scratch) + 63) & ~63ULL);
+  unsigned short* Ap = reinterpret_cast<unsigned short*>(base);                     // [nkb][M][32]
+  unsigned short* Bq = reinterpret_cast<unsigned short*>(base + nkb * M * 64);      // [2][16 pairs][64][2]
+  float* Cs = reinterpret_cast<float*>(base + nkb * M * 64 + 2 * 4096);            // [16][64]
+  for (long long i = 0; i < M; ++i)
+    for (long long kb = 0; kb < nkb; ++kb) {
+      unsigned short* d = Ap + (kb * M + i) * 32;
+      const unsigned short* s = A + i * lda + kb * 32;
+      if (kb * 32 + 32 <= K) {
+        __builtin_memcpy(d, s, 64);
+      } else {
+        for (long long p = 0; p < 32; ++p) d[p] = kb * 32 + p < K ? s[p] : 0;
+      }
+    }
+  amx_gemv_config(M);
+  long long step = 0;
+  for (long long ch = 0; ch < nch; ++ch) {
+    const long long j0 = ch * 64, nn = N - j0 < 64 ? N - j0 : 64;
+    float* cp = C + j0;
+    long long sc = ldc * 4;
+    if (nn < 64) {  // stage the partial chunk (zeros past N)
+      for (long long i = 0; i < M; ++i)
+        for (long long j = 0; j < 64; ++j) Cs[i * 64 + j] = j < nn ? C[i * ldc + j0 + j] : 0.0f;
+      cp = Cs;
+      sc = 256;
+    }
+    asm volatile("tileloadd (%0,%1,1), %%tmm0" ::"r"(cp), "r"(sc) : "memory");
+    asm volatile("tileloadd (%0,%1,1), %%tmm1" ::"r"(cp + 16), "r"(sc) : "memory");
+    asm volatile("tileloadd (%0,%1,1), %%tmm2" ::"r"(cp + 32), "r"(sc) : "memory");
+    asm volatile("tileloadd (%0,%1,1), %%tmm3" ::"r"(cp + 48), "r"(sc) : "memory");
+    for (long long kb = 0; kb < nkb; ++kb, ++step) {
+      unsigned short* bq = Bq + (step & 1) * 2048;
+      const long long k0 = kb * 32, rows = K - k0 < 32 ? K - k0 : 32;
+      const unsigned short* r0 = B + k0 * ldb + j0;
+      if (nn == 64 && rows == 32) {
+        for (int q = 0; q < 16; ++q, r0 += 2 * ldb) {
+#pragma GCC unroll 4
+          for (int g = 0; g < 4; ++g) {
+            const vi x = interleave_rows(r0 + 16 * g, r0 + ldb + 16 * g);
+            __builtin_memcpy(bq + q * 128 + g * 32, &x, 64);
+          }
+        }
+      } else {  // zeros past K and past N
+        for (int q = 0; q < 16; ++q)
+          for (long long j = 0; j < 64; ++j) {
+            const bool in = j < nn;
+            bq[q * 128 + 2 * j] = in && 2 * q < rows ? r0[2 * q * ldb + j] : 0;
+            bq[q * 128 + 2 * j + 1] = in && 2 * q + 1 < rows ? r0[(2 * q + 1) * ldb + j] : 0;
+          }
+      }
+      asm volatile("tileloadd (%0,%1,1), %%tmm4" ::"r"(Ap + kb * M * 32), "r"(64LL) : "memory");
+      asm volatile("tileloadd (%0,%1,1), %%tmm5" ::"r"(bq), "r"(256LL) : "memory");
+      asm volatile("tdpbf16ps %%tmm5, %%tmm4, %%tmm0" ::);
+      asm volatile("tileloadd (%0,%1,1), %%tmm6" ::"r"(bq + 32), "r"(256LL) : "memory");
+      asm volatile("tdpbf16ps %%tmm6, %%tmm4, %%tmm1" ::);
+      asm volatile("tileloadd (%0,%1,1), %%tmm7" ::"r"(bq + 64), "r"(256LL) : "memory");
+      asm volatile("tdpbf16ps %%tmm7, %%tmm4, %%tmm2" ::);
+      asm volatile("tileloadd (%0,%1,1), %%tmm5" ::"r"(bq + 96), "r"(256LL) : "memory");
+      asm volatile("tdpbf16ps %%tmm5, %%tmm4, %%tmm3" ::);
+    }
+    asm volatile("tilestored %%tmm0, (%0,%1,1)" ::"r"(cp), "r"(sc) : "memory");
+    asm volatile("tilestored %%tmm1, (%0,%1,1)" ::"r"(cp + 16), "r"(sc) : "memory");
+    asm volatile("tilestored %%tmm2, (%0,%1,1)" ::"r"(cp + 32), "r"(sc) : "memory");
+    asm volatile("tilestored %%tmm3, (%0,%1,1)" ::"r"(cp + 48), "r"(sc) : "memory");
+    if (nn < 64)
+      for (long long i = 0; i < M; ++i)
+        for (long long j = 0; j < nn; ++j) C[i * ldc + j0 + j] = Cs[i * 64 + j];
+  }
+  amx_end();
+}
 #endif
 
 // ---- packing -------------------------------------------------------------------------------
@@ -288,7 +382,10 @@ inline void pack_b(float* dst, const T* B, long long ldb, long long k0, long lon
 inline long long matmul_scratch_floats(long long M, long long N, long long K) {
   const long long kc = K < KC ? K : KC;
   const long long mp = (M + MR - 1) / MR * MR, np = (N + NR - 1) / NR * NR;
-  const long long gemv = M <= GR ? GR * (K + 1) : 0;  // A k-major for the GEMV kernel
+  long long gemv = M <= GR ? GR * (K + 1) : 0;  // A k-major for the GEMV kernel
+#if defined(PTO_MM_AMX)
+  if (M <= 16 && (amx_gemv_scratch_bytes(M, K) + 3) / 4 > gemv) gemv = (amx_gemv_scratch_bytes(M, K) + 3) / 4;
+#endif
   const long long blocked = np * kc + mp * kc;         // B panels; widened A rows (FP16 / BF16)
   return (gemv > blocked ? gemv : blocked) + 64;
 }
@@ -350,6 +447,15 @@ template <class T>
 inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T* B, long long ldb, long long M,
                      long long N, long long K, float* scratch) {
   if (M <= 0 || N <= 0 || K <= 0) return;
+#if defined(PTO_MM_AMX)
+  if constexpr (__is_same(T, bf16)) {
+    if (M <= 16 && amx_permitted()) {
+      amx_gemv(C, ldc, reinterpret_cast<const unsigned short*>(A), lda, reinterpret_cast<const unsigned short*>(B),
+               ldb, M, N, K, scratch);
+      return;
+    }
+  }
+#endif
   if (M <= GR && N % W == 0) {
     gemv_acc(C, ldc, A, lda, B, ldb, M, N, K, scratch);
     return;
@@ -501,15 +607,15 @@ inline void matmul(float* C, long long ldc, const T* A, long long lda, const T* 
 }
 
 // The BF16 path of this compilation as it runs in this process (the path report): with AMX
-// compiled in, a 32 x 32 x 32 product of small integers (exact) through gemm_acc must take
-// the tiles (amx_gemm_ran) and give the exact result.
+// compiled in, a 32 x 32 x 32 product of small integers (exact) through gemm_acc, and its
+// first 16 rows (the GEMV blocks), must take the tiles (amx_gemm_ran) and be exact.
 inline const char* matmul_path_bf16_run() {
 #if defined(PTO_MM_AMX)
   if (!amx_permitted()) return kMatmulPathBf16Refused;
   constexpr int S = 32;
   bf16 a[S * S], b[S * S];
   float c[S * S], want[S * S];
-  float scratch[2 * S * S + 64];
+  float scratch[4096];
   auto bits = [](int v) {  // small integers as bf16 (exact)
     float f = static_cast<float>(v);
     unsigned u;
@@ -523,11 +629,15 @@ inline const char* matmul_path_bf16_run() {
       for (int p = 0; p < S; ++p) t += ((i * S + p) % 7 - 3) * ((p * S + j) % 5 - 2);
       want[i * S + j] = static_cast<float>(t);
     }
-  __atomic_store_n(&amx_gemm_ran, 0, __ATOMIC_RELAXED);
-  matmul(c, S, a, S, b, S, S, S, S, 0, nullptr, 0, scratch);
-  if (!__atomic_load_n(&amx_gemm_ran, __ATOMIC_RELAXED)) return kMatmulPathBf16Failed;
-  for (int i = 0; i < S * S; ++i)
-    if (c[i] != want[i]) return kMatmulPathBf16Failed;
+  // The 32 x 32 blocks (M = 32), then the GEMV blocks (its first 16 rows, M = 16).
+  for (int m = S; m >= S / 2; m -= S / 2) {
+    if (matmul_scratch_floats(m, S, S) > 4096) return kMatmulPathBf16Failed;
+    __atomic_store_n(&amx_gemm_ran, 0, __ATOMIC_RELAXED);
+    matmul(c, S, a, S, b, S, m, S, S, 0, nullptr, 0, scratch);
+    if (!__atomic_load_n(&amx_gemm_ran, __ATOMIC_RELAXED)) return kMatmulPathBf16Failed;
+    for (int i = 0; i < m * S; ++i)
+      if (c[i] != want[i]) return kMatmulPathBf16Failed;
+  }
   return kMatmulPathBf16;
 #else
   return kMatmulPathBf16;
