@@ -508,9 +508,50 @@ inline bool window(const pto_tensor& t, const i64* off, int noff, i64 vrows, i64
   return true;
 }
 
+// d[j][i] = s[i][j] for a 16 x 16 block of 2- or 4-byte elements (row strides in elements):
+// four perfect shuffles of the 16 rows (each pairs row i with row i + 8, interleaving their
+// elements) move element (i, j) to (j, i).
+template <class E>
+inline void transpose16(E* d, i64 drs, const E* s, i64 srs) {
+  typedef E v16 __attribute__((vector_size(16 * sizeof(E))));
+  typedef E v16_u __attribute__((vector_size(16 * sizeof(E)), aligned(sizeof(E)), may_alias));
+  v16 x[16], y[16];
+  for (int i = 0; i < 16; ++i) x[i] = *reinterpret_cast<const v16_u*>(s + i * srs);
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 8; ++i) {
+      y[2 * i] = __builtin_shufflevector(x[i], x[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      y[2 * i + 1] = __builtin_shufflevector(x[i], x[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    }
+    for (int i = 0; i < 16; ++i) x[i] = y[i];
+  }
+  for (int i = 0; i < 16; ++i) *reinterpret_cast<v16_u*>(d + i * drs) = x[i];
+}
+
+// d (rows x cols, row stride drs) = the transpose of s (element (r, c) at s[c * scs + r]):
+// whole 16 x 16 blocks vectorised, the edges element by element.
+template <class E>
+inline void transpose_region(E* d, i64 drs, const E* s, i64 scs, i64 rows, i64 cols) {
+  const i64 rb = rows / 16 * 16, cb = cols / 16 * 16;
+  for (i64 r0 = 0; r0 < rb; r0 += 16)
+    for (i64 c0 = 0; c0 < cb; c0 += 16) transpose16(d + r0 * drs + c0, drs, s + c0 * scs + r0, scs);
+  for (i64 r = 0; r < rows; ++r)
+    for (i64 c = r < rb ? cb : 0; c < cols; ++c) d[r * drs + c] = s[c * scs + r];
+}
+
 // Copies a rows x cols region of `esize`-byte elements (strides in elements).
 inline void copy_region(unsigned char* d, i64 drs, i64 dcs, const unsigned char* s, i64 srs, i64 scs, i64 rows, i64 cols,
                         int esize) {
+  if (dcs == 1 && srs == 1 && scs != 1 && rows >= 16 && cols >= 16) {  // a transpose (TTRANS, transposed views)
+    if (esize == 2) {
+      transpose_region(reinterpret_cast<unsigned short*>(d), drs, reinterpret_cast<const unsigned short*>(s), scs,
+                       rows, cols);
+      return;
+    }
+    if (esize == 4) {
+      transpose_region(reinterpret_cast<unsigned*>(d), drs, reinterpret_cast<const unsigned*>(s), scs, rows, cols);
+      return;
+    }
+  }
   for (i64 r = 0; r < rows; ++r) {
     unsigned char* dr = d + r * drs * esize;
     const unsigned char* sr = s + r * srs * esize;
