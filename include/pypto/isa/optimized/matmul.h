@@ -71,7 +71,8 @@ constexpr const char* kMatmulPathFp32 = PTO_MM_ISA PTO_MM_MAC PTO_MM_BLOCK;
 #if defined(PTO_MM_AMX)
 // The AMX path takes whole 32 x 32 blocks of C and the multiples of 32 of each K block, and
 // the whole of a GEMV shape (M <= 16: amx_gemv); the rest (row, column and K tails of larger
-// M) and a process the OS refuses the tile data take vdpbf16ps. matmul_path_bf16_run() says which this process runs.
+// M) and a process the OS refuses the tile data take vdpbf16ps. matmul_path_bf16_run() says
+// which this process runs.
 constexpr const char* kMatmulPathBf16 =
     "amx tdpbf16ps 32x32, M <= 16 64-column blocks (tails: avx512_bf16 vdpbf16ps " PTO_MM_BLOCK ")";
 constexpr const char* kMatmulPathBf16Refused = "avx512_bf16 vdpbf16ps " PTO_MM_BLOCK " (amx: the OS refused the tile data)";
