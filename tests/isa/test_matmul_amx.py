@@ -18,7 +18,7 @@ import pypto.language as pl
 from pypto import _core
 from pypto.runtime import RunConfig
 
-from test_matmul_fast_paths import FLAGS, TARGETS, X86, bf16_bits, bf16_value, os_grants_amx
+from test_matmul_fast_paths import FLAGS, TARGETS, X86, bf16_bits, bf16_value, os_grants_amx, use_target
 
 U = 2.0 ** -24
 HAS_AMX = X86 and {"amx_bf16", "amx_tile", "avx512_bf16"} <= FLAGS
@@ -28,11 +28,7 @@ LOWER = [t for t in ("avx512_bf16", "avx512") if t in TARGETS]
 @pytest.fixture(params=["native"] + LOWER)
 def target(request, monkeypatch, tmp_path):
     monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
-    if request.param == "native":
-        monkeypatch.delenv("PYPTO_NATIVE_ISA", raising=False)
-    else:
-        monkeypatch.setenv("PYPTO_NATIVE_ISA", request.param)
-    return request.param
+    return use_target(monkeypatch, request.param)
 
 
 def test_amx_path_taken_where_the_cpu_has_it(monkeypatch):

@@ -53,13 +53,18 @@ def os_grants_amx():
         return False
 
 
-@pytest.fixture(params=TARGETS)
-def target(request, monkeypatch):
-    if request.param == "native":
+def use_target(monkeypatch, name):
+    """Compile kernels for `name`: "native" (PYPTO_NATIVE_ISA unset) or a forced lower target."""
+    if name == "native":
         monkeypatch.delenv("PYPTO_NATIVE_ISA", raising=False)
     else:
-        monkeypatch.setenv("PYPTO_NATIVE_ISA", request.param)
-    return request.param
+        monkeypatch.setenv("PYPTO_NATIVE_ISA", name)
+    return name
+
+
+@pytest.fixture(params=TARGETS)
+def target(request, monkeypatch):
+    return use_target(monkeypatch, request.param)
 
 
 def bf16_bits(x):
