@@ -2,8 +2,9 @@
 every target this CPU can run (PYPTO_NATIVE_ISA = native, and the lower avx512_bf16 / avx512
 / avx2 / scalar it supports) with FP32, FP16 and BF16 operands, on shapes that take each kernel
 (the blocked micro-kernel with row / column / K tails and several K blocks; AMX's 32 x 32
-blocks with row / column / K tails beside them; the GEMV kernel for M <= 16 rows), against float64 numpy of the same operands and against the reference
-library (the sim engine).
+blocks with row / column / K tails beside them; B read in place for a few rows; the GEMV
+kernel for M <= 16 rows), against float64 numpy of the same operands and against the
+reference library (the sim engine).
 
 Tolerance, from the arithmetic: the operands are exact (BF16 / FP16 values, or FP32), every
 product of two of them is exact in FP32 (8 + 8 or 11 + 11 significant bits <= 24; FP32 x FP32
@@ -109,7 +110,12 @@ SHAPES = [(128, 128, 128), (67, 45, 77), (37, 40, 300), (16, 64, 256), (5, 64, 3
           # AMX (whole 32 x 32 blocks of C, K in multiples of 32) with every tail beside it: rows
           # (70 = 2 x 32 + 6), columns (100 = 3 x 32 + 4), K (150 = 4 x 32 + 22; 45 = 32 + 13, odd;
           # 290 = a K block of 256, then 32 + 2).
-          (70, 100, 150), (96, 64, 45), (40, 48, 290), (32, 32, 32)]
+          (70, 100, 150), (96, 64, 45), (40, 48, 290), (32, 32, 32),
+          # B read in place by at most three row panels (M <= 18 on AVX2 / scalar, <= 24 on
+          # AVX-512): whole panels in place beside a packed column tail (50, 130: 3 x 16 + 2 and
+          # 8 x 16 + 2 on AVX2), two K blocks with an odd second one (271 = 256 + 15), M one past
+          # a panel (7, 13) and three whole ones (18 on AVX2, 24 on AVX-512).
+          (18, 48, 130), (13, 50, 129), (24, 48, 271), (7, 130, 64)]
 
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP16", "BF16"])
@@ -139,6 +145,27 @@ def test_fast_path_matches_numpy_and_reference(target, name, dtype):
         assert np.all(np.abs(nat - exact) <= tol), f"{where}: native {np.max(np.abs(nat - exact) / tol):.2f}x the bound"
         assert np.all(np.abs(ref - exact) <= tol), f"{where}: reference off the bound"
         assert np.all(np.abs(nat - ref) <= 2 * tol), where
+
+
+@pytest.mark.parametrize("M", [16, 8, 40])
+def test_non_finite_weights_stay_in_their_columns(target, M):
+    """An inf and a NaN BF16 weight make inf / NaN only in their own columns, on every path
+    (AMX GEMV blocks, vdpbf16ps, B split into even / odd columns in place, widened, blocked):
+    each product is its own, no padding lane or neighbour column meets them."""
+    rng = np.random.default_rng(5 + M)
+    a = bf16_bits(np.abs(rng.uniform(-2, 2, size=(M, 64))) + 0.5)
+    b = bf16_bits(rng.uniform(-2, 2, size=(64, 128)))
+    b[3, 10] = 0x7F80  # +inf
+    b[40, 77] = 0x7FC0  # NaN
+    a64, b64 = bf16_value(a).astype(np.float64), bf16_value(b).astype(np.float64)
+    o = execute("TMATMUL", np.zeros((M, 128), np.float32), [a, b], "BF16", "native")
+    with np.errstate(invalid="ignore"):
+        want = a64 @ b64
+    assert np.all(np.isposinf(o[:, 10])) and np.all(np.isnan(o[:, 77])), target
+    finite = np.ones(128, bool)
+    finite[[10, 77]] = False
+    assert np.all(np.isfinite(o[:, finite])), target
+    assert np.allclose(o[:, finite], want[:, finite], rtol=1e-5, atol=1e-4), target
 
 
 def test_paths_reported_per_target(target):

@@ -13,6 +13,10 @@
 //     copied in tile order, B the same pair-interleaved panels); the tails on vdpbf16ps.
 //   - FP16, and BF16 without AVX512_BF16: the operands widened to FP32 while packing (exact),
 //     then the FP32 micro-kernel.
+//   - M within three row panels of MR on the FP32 micro-kernel (the decode layer's 16 rows on
+//     AVX2): B not packed, read in place and widened on the fly by each row panel (BF16: the
+//     row's 32-bit pairs split into even and odd columns by a shift and an and), its lines
+//     prefetched ahead.
 //   - M <= GR (GEMV-shaped: a few rows against a large weight): no packing; every B row is
 //     read once, straight from the tile, by a GR x W kernel (pairs interleaved on the fly for
 //     vdpbf16ps, widened on the fly otherwise). BF16 with AMX and M <= 16: amx_gemv, the rows
@@ -90,9 +94,32 @@ constexpr const char* kMatmulPathFp16 = PTO_MM_ISA " widen" PTO_MM_MAC PTO_MM_BL
 
 // ---- the FP32 micro-kernels ----------------------------------------------------------------
 
+// The lanes of e and o interleaved: (e0, o0, e1, o1, ...), first and second halves.
+inline vf zip_lo(vf e, vf o) {
+#if defined(__AVX512F__)
+  return __builtin_shuffle(e, o, vi{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
+#elif defined(__AVX__)
+  return __builtin_shuffle(e, o, vi{0, 8, 1, 9, 2, 10, 3, 11});
+#else
+  return __builtin_shuffle(e, o, vi{0, 4, 1, 5});
+#endif
+}
+inline vf zip_hi(vf e, vf o) {
+#if defined(__AVX512F__)
+  return __builtin_shuffle(e, o, vi{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
+#elif defined(__AVX__)
+  return __builtin_shuffle(e, o, vi{4, 12, 5, 13, 6, 14, 7, 15});
+#else
+  return __builtin_shuffle(e, o, vi{2, 6, 3, 7});
+#endif
+}
+
 // C[m x n] += sum_p a[i][p] * B(p) for R rows (a: R row pointers, rows past m repeat a valid
 // row; their sums are dropped) and V vectors of columns; `bl(p, v)` gives B's vector v of row p.
-template <int R, int V, class BL>
+// PAIRS (V == 2): bl(p, 0) gives B's even columns and bl(p, 1) its odd ones (a BF16 row read
+// as 32-bit pairs and split: two instructions widen 2 W columns); the sums are zipped back.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the BF16 pair split reads the first of a pair in the low half");
+template <int R, int V, class BL, bool PAIRS = false>
 inline void fma_kernel(long long k, const float* const* a, BL bl, float* C, long long ldc, long long m, long long n) {
   vf c[R][V];
 #pragma GCC unroll 16
@@ -113,6 +140,15 @@ inline void fma_kernel(long long k, const float* const* a, BL bl, float* C, long
       const vf x = splat(a[i][p]);
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) c[i][v] += x * b[v];
+    }
+  }
+  if constexpr (PAIRS) {
+    static_assert(V == 2);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const vf e = c[i][0], o = c[i][1];
+      c[i][0] = zip_lo(e, o);
+      c[i][1] = zip_hi(e, o);
     }
   }
   if (m == R && n == V * W) {
@@ -552,12 +588,18 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
     return;
   }
 #endif
+  // At most three row panels (a few rows against a large weight: the decode layer's GEMV
+  // shapes on targets without a GEMV kernel for them), B is not packed: each whole NR-column
+  // panel is read in place by every row panel, widened on the fly (BF16: a row's 32-bit pairs
+  // split into even and odd columns by a shift and an and, the sums zipped back at the end).
+  const bool inplace = mpan <= 3;
   float* Bp = scratch;
   for (long long k0 = 0; k0 < K; k0 += KC) {
     const long long kc = K - k0 < KC ? K - k0 : KC;
     float* Aw = Bp + npan * NR * kc;  // FP16 / BF16: A's rows of this K block, widened
     for (long long jp = 0; jp < npan; ++jp) {
       const long long j0 = jp * NR;
+      if (inplace && N - j0 >= NR) continue;
       pack_b(Bp + jp * NR * kc, B, ldb, k0, kc, j0, N - j0 < NR ? N - j0 : NR);
     }
     if constexpr (!__is_same(T, float)) {
@@ -573,6 +615,23 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
       const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
       const float* panel = Bp + jp * NR * kc;
       auto bl = [panel](long long p, int v) { return ld(panel + p * NR + v * W); };
+      // In place: the line two ahead in each B row prefetched 8 rows ahead (the rows are a
+      // tile's, often a power-of-two stride apart in a larger weight; the hardware prefetchers
+      // miss them). Measured best of 1 to 4 lines and 2 to 16 rows ahead (docs/performance.md).
+      const T* bcol = B + k0 * ldb + j0;
+      auto pf = [bcol, ldb](long long p) {
+        __builtin_prefetch(reinterpret_cast<const char*>(bcol + (p + 8) * ldb) + 128, 0, 3);
+      };
+      auto bi = [bcol, ldb, pf](long long p, int v) {
+        if (v == 0) pf(p);
+        return ld_f32(bcol + p * ldb + v * W);
+      };
+      auto bp = [bcol, ldb, pf](long long p, int v) {  // BF16: even (v = 0) and odd columns
+        if (v == 0) pf(p);
+        vi x;
+        __builtin_memcpy(&x, bcol + p * ldb, sizeof x);
+        return as_float(v == 0 ? x << 16 : x & static_cast<int>(0xffff0000u));
+      };
       for (long long ip = 0; ip < mpan; ++ip) {
         const long long i0 = ip * MR, mm = M - i0 < MR ? M - i0 : MR;
         const float* a[MR];
@@ -583,7 +642,12 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
           else
             a[i] = Aw + r * kc;
         }
-        fma_kernel<MR, 2>(kc, a, bl, C + i0 * ldc + j0, ldc, mm, nn);
+        if (!inplace || nn < NR)
+          fma_kernel<MR, 2>(kc, a, bl, C + i0 * ldc + j0, ldc, mm, nn);
+        else if constexpr (__is_same(T, bf16))
+          fma_kernel<MR, 2, decltype(bp), true>(kc, a, bp, C + i0 * ldc + j0, ldc, mm, nn);
+        else
+          fma_kernel<MR, 2>(kc, a, bi, C + i0 * ldc + j0, ldc, mm, nn);
       }
     }
   }
