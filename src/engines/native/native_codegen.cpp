@@ -175,6 +175,86 @@ class KernelWriter {
     const size_t first = in.mnemonic == "TMATMUL_ACC" || in.mnemonic == "TGEMV_ACC" ? 1 : 0;
     return i == first ? 0 : i == first + 1 ? 1 : -1;
   }
+  // A TLOAD of a whole tensor parameter region of the tile's dtype into tile d.
+  bool plain_load(const Instr& w, const isa::TileDesc& d) const {
+    return w.kind == isa::InstrKind::kTile && w.mnemonic == "TLOAD" && w.outs.size() == 1 && w.ins.size() == 2 &&
+           w.ins[0].kind == Operand::kTensor && w.ins[0].index >= 0 &&
+           static_cast<size_t>(w.ins[0].index) < k_.params.size() && k_.params[w.ins[0].index].dtype == d.dtype;
+  }
+  // Whether input i of `in` (a vector instruction) is read through fast_path's P(pos) / ld(pos),
+  // any row stride: the elementwise, scalar, reduce, broadcast and expand fast paths' sources.
+  static bool vector_operand(const Instr& in, size_t i) {
+    const isa::InstrDef* d = isa::find_instr(in.mnemonic);
+    if (!d || in.kind != isa::InstrKind::kTile) return false;
+    using K = isa::FastPath;
+    switch (d->fast.kind) {
+      case K::kBinary: case K::kRowExpand: case K::kColExpand: return i <= 1;
+      case K::kWithScalar: case K::kUnary: case K::kRowReduce: case K::kColReduce: case K::kRowBroadcast:
+      case K::kColBroadcast: return i == 0;
+      default: return in.mnemonic == "TAXPY" && i == 0;
+    }
+  }
+  bool share_bytes(int a, int b) const {
+    const isa::TileDesc& x = k_.tiles[a];
+    const isa::TileDesc& y = k_.tiles[b];
+    const long long x1 = x.addr + x.rows * x.cols * dtype_bytes(x.dtype);
+    const long long y1 = y.addr + y.rows * y.cols * dtype_bytes(y.dtype);
+    return x.memory == y.memory && x.addr < y1 && y.addr < x1;
+  }
+  // Whether tile x is read on no path after instruction pc before a TLOAD rewrites it
+  // (conservative: false when unsure). Nested conditionals and loops entered after pc may not
+  // run, so a TLOAD inside them does not count; at the end of a loop around pc the next
+  // iteration's path (its body up to pc) is followed as well as the exit.
+  bool dead_after(int x, int pc) const {
+    const int n = static_cast<int>(k_.code.size());
+    auto reads = [&](const Instr& in) {
+      for (const Operand& o : in.ins)
+        if (o.kind == Operand::kTile && o.index == x) return true;
+      return false;
+    };
+    auto kills = [&](const Instr& in) {
+      return in.kind == isa::InstrKind::kTile && in.mnemonic == "TLOAD" && !in.outs.empty() &&
+             in.outs[0].kind == Operand::kTile && in.outs[0].index == x;
+    };
+    enum Result { kLive, kDead, kOpen };
+    // Scans [from, to) at nesting depth 0; kOpen when it reaches `to` (or a loop's end at depth 0:
+    // *end set) undecided.
+    auto scan = [&](int from, int to, int* end) -> Result {
+      int depth = 0;
+      for (int q = from; q < to && q < n; ++q) {
+        const Instr& in = k_.code[q];
+        if (reads(in)) return kLive;
+        if (kills(in) && depth == 0) return kDead;
+        switch (in.kind) {
+          case isa::InstrKind::kIf: case isa::InstrKind::kLoopBegin: case isa::InstrKind::kWhileBegin: ++depth; break;
+          case isa::InstrKind::kEndIf: if (depth > 0) --depth; break;
+          case isa::InstrKind::kElse:  // the then-branch of an if around `from` skips the else-branch
+            if (depth == 0 && in.jump > q) q = static_cast<int>(in.jump) - 1;
+            break;
+          case isa::InstrKind::kLoopEnd: case isa::InstrKind::kWhileEnd:
+            if (depth > 0) { --depth; break; }
+            if (end) *end = q;
+            return kOpen;
+          default: break;
+        }
+      }
+      if (end) *end = n;
+      return kOpen;
+    };
+    int from = pc + 1;
+    for (int guard = 0; guard <= n; ++guard) {
+      int end = n;
+      const Result r = scan(from, n, &end);
+      if (r != kOpen) return r == kDead;
+      if (end >= n) return true;  // the kernel ends: never read again
+      // The end of a loop around pc: its next iteration (from the body's start up to pc), then the exit.
+      const Instr& e = k_.code[end];
+      const int body = static_cast<int>(e.kind == isa::InstrKind::kWhileEnd ? e.jump + 1 : e.jump);
+      if (body <= pc && scan(body, pc + 1, nullptr) == kLive) return false;
+      from = end + 1;
+    }
+    return false;
+  }
   void plan_direct() {
     direct_.clear();
     direct_ro_.clear();
@@ -217,10 +297,7 @@ class KernelWriter {
       const isa::TileDesc& d = k_.tiles[t];
       if (d.memory != MemorySpace::Mat || !placed(t) || writers[t].empty() || d.pad != PadValue::null) continue;
       bool ok = true;
-      for (const Instr* w : writers[t])
-        ok = ok && w->kind == isa::InstrKind::kTile && w->mnemonic == "TLOAD" && w->outs.size() == 1 &&
-             w->ins.size() == 2 && w->ins[0].kind == Operand::kTensor && w->ins[0].index >= 0 &&
-             static_cast<size_t>(w->ins[0].index) < k_.params.size() && k_.params[w->ins[0].index].dtype == d.dtype;
+      for (const Instr* w : writers[t]) ok = ok && plain_load(*w, d);
       std::vector<int> dsts;
       ok = ok && tile_read_only_by(t, [&](const Instr& in, size_t) {
              if (in.kind != isa::InstrKind::kTile || in.mnemonic != "TMOV" || in.outs.size() != 1 ||
@@ -234,23 +311,39 @@ class KernelWriter {
       for (int y : dsts) direct_.insert(y);
       for (const Instr* w : writers[t]) direct_ro_[w->ins[0].index];
     }
+    // Vec tiles written only by plain TLOADs: their readers with a strided fast path (vector_operand)
+    // read the tensor window in place; any other reader materialises the copy first.
+    for (int t = 0; t < nt; ++t) {
+      const isa::TileDesc& d = k_.tiles[t];
+      if (d.memory != MemorySpace::Vec || !placed(t) || writers[t].empty() || d.pad != PadValue::null) continue;
+      bool ok = true;
+      for (const Instr* w : writers[t])
+        ok = ok && plain_load(*w, d);
+      if (!ok) continue;
+      direct_.insert(t);
+      for (const Instr* w : writers[t]) direct_ro_[w->ins[0].index];
+    }
     // An L0 tile some of whose writers read a Mat tile that does not take part: not direct.
     for (int t : l0)
       if (direct_.count(t))
         for (const Instr* w : writers[t])
           if (!direct_.count(w->ins[0].index)) direct_.erase(t);
-    // A tile sharing bytes with a direct one that something reads: the copies must be made.
+    // A tile sharing bytes with a direct Mat / L0 one that something reads: the copies must be
+    // made. (Vec tiles sharing bytes: handled per instruction, around_overlaps.)
     for (int t = 0; t < nt; ++t) {
       if (direct_.count(t) || !read_tiles.count(t) || !placed(t)) continue;
-      const isa::TileDesc& a = k_.tiles[t];
-      const long long a1 = a.addr + a.rows * a.cols * dtype_bytes(a.dtype);
       for (auto it = direct_.begin(); it != direct_.end();) {
-        const isa::TileDesc& b = k_.tiles[*it];
-        const long long b1 = b.addr + b.rows * b.cols * dtype_bytes(b.dtype);
-        if (a.memory == b.memory && a.addr < b1 && b.addr < a1) it = direct_.erase(it);
+        if (k_.tiles[*it].memory != MemorySpace::Vec && share_bytes(t, *it)) it = direct_.erase(it);
         else ++it;
       }
     }
+    // The placed tiles sharing bytes with each direct Vec tile (the memory plan reuses a dead
+    // tile's bytes; a view aliases them).
+    overlaps_.clear();
+    for (int x : direct_)
+      if (k_.tiles[x].memory == MemorySpace::Vec)
+        for (int t = 0; t < nt; ++t)
+          if (t != x && placed(t) && share_bytes(t, x)) overlaps_[x].insert(t);
     if (direct_.empty()) return;
     for (int t : direct_) {
       const std::string n = std::to_string(t);
@@ -374,12 +467,19 @@ class KernelWriter {
       return "(" + rows + " <= " + std::to_string(tiles[t]->rows) + " && " + cols + " <= " + std::to_string(tiles[t]->cols) +
              ")";
     };
-    auto ld = [&](int t) { return std::to_string(tiles[t]->cols); };
+    // A source read in place (operand_ptr_ / operand_ld_: its window's pointer and row stride).
+    auto ld = [&](int t) {
+      auto it = operand_ld_.find(t);
+      return it != operand_ld_.end() ? it->second : std::to_string(tiles[t]->cols);
+    };
     // The arithmetic paths' element type: every tile fp32, every tile fp16 or every tile bf16.
     std::string T = tiles.empty() ? "" : float_type(tiles[0]->dtype);
     for (const auto* t : tiles)
       if (t->dtype != tiles[0]->dtype) T = "";
-    auto P = [&](int t) { return ptr(*tiles[t], T.c_str()); };
+    auto P = [&](int t) {
+      auto it = operand_ptr_.find(t);
+      return it != operand_ptr_.end() ? "((" + T + "*)" + it->second + ")" : ptr(*tiles[t], T.c_str());
+    };
     const std::string R = vr(0), C = vc(0);
     // A scalar operand rounded to the element type, as the reference's Splat does.
     auto scalar_f = [&](const Operand& o) {
@@ -727,7 +827,29 @@ class KernelWriter {
            typed(2) + ", " + ld(2) + ", " + typed(3) + ", " + ld(3) + ", " + R + ", " + C + ");";
   }
 
+  // A direct Vec tile x whose bytes another tile of `in` shares: before `in` reads that tile, x's
+  // copy is made (the bytes hold x's value there, as after a copying TLOAD); before `in` writes
+  // it, the copy is made if x may still be read, else x's window is dropped after `in` (the
+  // bytes are reused: x is dead).
   void tile(const Instr& in, int pc) {
+    std::string pre, post;
+    for (const auto& [x, others] : overlaps_) {
+      bool read = false, written = false, reads_x = false;
+      for (const Operand& o : in.ins)
+        if (o.kind == Operand::kTile) {
+          read = read || others.count(o.index);
+          reads_x = reads_x || o.index == x;
+        }
+      for (const Operand& o : in.outs)
+        if (o.kind == Operand::kTile) written = written || others.count(o.index);
+      if (read || (written && (reads_x || !dead_after(x, pc)))) pre += materialize(x) + " ";
+      else if (written) post += " gp" + std::to_string(x) + " = nullptr;";
+    }
+    if (!pre.empty()) body_ << "  " << pre << "\n";
+    tile_code(in, pc);
+    if (!post.empty()) body_ << " " << post << "\n";
+  }
+  void tile_code(const Instr& in, int pc) {
     // Flags order pipes; the compiled code runs in program order, so they need no code
     // (the reference library treats them as no-ops too).
     // A cross-core event (pl.system.sync_set / sync_wait) meets the other part of a mixed task
@@ -753,8 +875,12 @@ class KernelWriter {
     // Direct tiles (plan_direct) this instruction writes or reads.
     const int out0 = !in.outs.empty() && in.outs[0].kind == Operand::kTile ? in.outs[0].index : -1;
     const int in0 = !in.ins.empty() && in.ins[0].kind == Operand::kTile ? in.ins[0].index : -1;
-    std::vector<std::pair<int, int>> direct_operands;  // matmul: (position in `tiles`, tile) of Left / Right
-    std::string materialize_all;                       // the copies of every direct tile this reads
+    // (position in `tiles`, tile) of the direct tiles read in place: a matmul's Left / Right, a
+    // vector instruction's sources (vector_operand); the other direct tiles it reads are copied.
+    std::vector<std::pair<int, int>> direct_operands;
+    std::string materialize_all;  // the copies of every direct tile this reads
+    std::string materialize_rest;  // ... of those not read in place
+    const bool mm = is_matmul(in);
     int pos = 0;
     for (const auto* list : {&in.outs, &in.ins})
       for (size_t i = 0; i < list->size(); ++i) {
@@ -762,11 +888,15 @@ class KernelWriter {
         if (o.kind != Operand::kTile) continue;
         if (list == &in.ins && direct_.count(o.index)) {
           materialize_all += materialize(o.index) + " ";
-          if (is_matmul(in) && matmul_operand(in, i) >= 0) direct_operands.push_back({pos, o.index});
+          const bool vec = k_.tiles[o.index].memory == MemorySpace::Vec;
+          if (mm ? !vec && matmul_operand(in, i) >= 0 : vec && vector_operand(in, i) && in.outs.size() == 1)
+            direct_operands.push_back({pos, o.index});
+          else
+            materialize_rest += materialize(o.index) + " ";
         }
         ++pos;
       }
-    if (placed && is_matmul(in))
+    if (placed)
       for (auto [p, t] : direct_operands) {
         operand_ptr_[p] = "dp" + std::to_string(p);
         operand_ld_[p] = "dl" + std::to_string(p);
@@ -812,7 +942,24 @@ class KernelWriter {
       body_ << "    if (!gp" << y << ") { " << materialize_all << usual << " } }\n";
       return;
     }
-    if (!direct_operands.empty() && is_matmul(in)) {
+    if (!direct_operands.empty() && !mm) {
+      // A source read in place when its window holds the whole tile (the reads stay inside the
+      // tile, so inside the window); else the copy its TLOAD would have made.
+      body_ << "{" << decls << "\n    " << materialize_rest << "\n";
+      for (auto [p, t] : direct_operands) {
+        const std::string n = std::to_string(t), P = std::to_string(p);
+        const isa::TileDesc& d = k_.tiles[t];
+        body_ << "    const unsigned char* dp" << P << " = " << ptr(d, "unsigned char") << "; long long dl" << P << " = "
+              << d.cols << ";\n    if (gp" << n << " && gr" << n << " == " << d.rows << " && gc" << n << " == " << d.cols
+              << ") { dp" << P << " = gp" << n << "; dl" << P << " = gl" << n << "; } else " << materialize(t) << "\n";
+      }
+      std::string fix;  // the fast path refused: the reference reads the tiles
+      for (auto [p, t] : direct_operands) fix += materialize(t) + " ";
+      body_ << "    bool ok = true;\n    if (" << check << ") { " << fast << " } else ok = false;\n    if (!ok) { " << fix
+            << "FB(" << pc << "); } }\n";
+      return;
+    }
+    if (!direct_operands.empty() && mm) {
       // Left reads vr0 x K, Right K x vc0 (K: Left's valid columns); outside the window: copy.
       const std::string K = vc(direct_operands.size() ? matmul_left_pos(in) : 0);
       body_ << "{" << decls << "\n";
@@ -837,7 +984,8 @@ class KernelWriter {
   static int matmul_left_pos(const Instr& in) {
     return in.mnemonic == "TMATMUL_ACC" || in.mnemonic == "TGEMV_ACC" ? 2 : 1;
   }
-  std::map<int, std::string> operand_ptr_, operand_ld_;  // matmul operands read in place (by position)
+  std::map<int, std::string> operand_ptr_, operand_ld_;  // operands read in place (by position)
+  std::map<int, std::set<int>> overlaps_;                // direct Vec tile -> the tiles sharing its bytes
   std::string window_off_, window_call_;                 // the last TLOAD's offsets and window call
 
  public:
