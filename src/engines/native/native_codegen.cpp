@@ -312,11 +312,19 @@ class KernelWriter {
       for (const Instr* w : writers[t]) direct_ro_[w->ins[0].index];
     }
     // Vec tiles written only by plain TLOADs: their readers with a strided fast path (vector_operand)
-    // read the tensor window in place; any other reader materialises the copy first.
+    // read the tensor window in place; any other tile instruction reading them materialises the
+    // copy first. Not a tile that a scalar instruction reads or writes element by element
+    // (pl.read / pl.write of a tile), nor one sharing bytes with such a tile.
+    std::vector<int> scalar_tiles;
+    for (const Instr& in : k_.code)
+      if (in.kind != isa::InstrKind::kTile)
+        for (const auto* list : {&in.ins, &in.outs})
+          for (const Operand& o : *list)
+            if (o.kind == Operand::kTile && placed(o.index)) scalar_tiles.push_back(o.index);
     for (int t = 0; t < nt; ++t) {
       const isa::TileDesc& d = k_.tiles[t];
       if (d.memory != MemorySpace::Vec || !placed(t) || writers[t].empty() || d.pad != PadValue::null) continue;
-      bool ok = true;
+      bool ok = std::none_of(scalar_tiles.begin(), scalar_tiles.end(), [&](int u) { return u == t || share_bytes(u, t); });
       for (const Instr* w : writers[t])
         ok = ok && plain_load(*w, d);
       if (!ok) continue;
