@@ -20,6 +20,13 @@ import time
 
 import torch
 
+TORCH_COMPILE = True  # run.py's --no-torch-compile turns it off
+
+
+class _Skipped(Exception):
+    pass
+
+
 EXAMPLE = pathlib.Path(__file__).resolve().parents[1] / "examples" / "models" / "03_qwen3_decode_layer.py"
 _stream_gbs = None
 
@@ -139,11 +146,15 @@ def layer_case(prefill: bool, rounds: int = 5):
 
     t_eager = min(_timed(eager) for _ in range(max(2, rounds // 2)))
     try:
+        if not TORCH_COMPILE:
+            raise _Skipped
         compiled_ref = torch.compile(eager)
         compiled_ref()
         compiled_ref()
         t_compile = min(_timed(compiled_ref) for _ in range(max(2, rounds // 2)))
         compile_note = ""
+    except _Skipped:
+        t_compile, compile_note = None, " (torch.compile skipped: --no-torch-compile)"
     except Exception as e:  # inductor needs a working C++ toolchain; report, don't crash
         t_compile, compile_note = None, f" (torch.compile failed: {type(e).__name__}: {str(e).splitlines()[0][:80]})"
     torch._dynamo.reset() if hasattr(torch, "_dynamo") else None

@@ -32,7 +32,11 @@ from benchmarks import models as M  # noqa: E402
 from benchmarks import programs as P  # noqa: E402
 
 
+SETTLE_S = 0.3  # longer than the spin-wait of numpy's OpenBLAS threads (2^28 cycles) and torch's OpenMP
+
+
 def best(fn, repeat=5):
+    time.sleep(SETTLE_S)  # the previous contestant's spinning threads (best_interleaved)
     fn()  # warm-up (compiles on first call)
     times = []
     for _ in range(repeat):
@@ -42,17 +46,22 @@ def best(fn, repeat=5):
     return min(times)
 
 
-def best_interleaved(fns, repeat=10):
-    """Best times of `fns` run in turns (one warm-up call each), so that a busy host slows
-    them alike instead of whichever happens to run during a burst."""
-    for fn in fns:
-        fn()
+def best_interleaved(fns, repeat=10, rounds=2):
+    """Best times of `fns`: `rounds` rounds in which each runs `repeat // rounds` times in a row
+    (after one untimed call), the rounds in turns, so that a burst of load on a shared host hits
+    them alike. Each turn starts after SETTLE_S of sleep: numpy's OpenBLAS threads (and torch's
+    OpenMP ones) keep spinning for a while after a call and would take the cores from whoever
+    runs next (measured on the 2-core AVX2 VM: our 1024^3 GEMM 32.7 ms right after numpy's,
+    15.8 ms alone)."""
     times = [[] for _ in fns]
-    for _ in range(repeat):
+    for _ in range(rounds):
         for fn, ts in zip(fns, times):
-            t = time.perf_counter()
+            time.sleep(SETTLE_S)
             fn()
-            ts.append(time.perf_counter() - t)
+            for _ in range(max(1, repeat // rounds)):
+                t = time.perf_counter()
+                fn()
+                ts.append(time.perf_counter() - t)
     return [min(ts) for ts in times]
 
 
@@ -398,6 +407,7 @@ def main(argv=None):
     ap.add_argument("--no-torch-compile", action="store_true", help="skip the torch.compile references")
     args = ap.parse_args(argv)
     TORCH_COMPILE = not args.no_torch_compile
+    M.TORCH_COMPILE = TORCH_COMPILE
     rng = np.random.default_rng(0)
     rows = []
     info = machine()
