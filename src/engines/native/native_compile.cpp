@@ -1,4 +1,4 @@
-// Compiling generated kernels: the host C++ compiler with -O3 -march=native, a disk cache
+// Compiling generated kernels: the host C++ compiler with -O2 -march=native, a disk cache
 // keyed by a hash of the code, the library headers, the compiler and the flags
 // (~/.cache/pypto, PYPTO_CACHE_DIR; PYPTO_CACHE=0 disables it), atomic publication
 // (temp file + rename) so concurrent processes can compile the same kernel, and dlopen.
@@ -83,8 +83,10 @@ std::string compiler() {
 }
 
 // The compile flags: the target is -march=native unless PYPTO_NATIVE_ISA forces a lower one
-// (pypto/base/env.h); the target's features pick the fast paths (docs/isa.md).
-std::string compile_flags() { return "-O3 " + native_isa_flag() + " -std=c++17 -shared -fPIC -fno-plt -w"; }
+// (pypto/base/env.h); the target's features pick the fast paths (docs/isa.md). -O2: the tile
+// library is vectorised and unrolled by hand, and -O3 doubled the compile (a hello-world kernel
+// 0.51 -> 0.24 s of g++ 12) for no measured gain (docs/performance.md).
+std::string compile_flags() { return "-O2 " + native_isa_flag() + " -std=c++17 -shared -fPIC -fno-plt -w"; }
 // The link: a kernel needs libm (the double exp / log of the half-precision paths), libc's
 // memcpy and libgcc's helpers, so the default link (crt files, libstdc++: ~80 ms of ld for a
 // hello world) is cut to those three. libm and libc are named so that their symbols bind to
