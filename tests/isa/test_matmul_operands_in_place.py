@@ -101,3 +101,37 @@ def test_operand_overlapping_the_output_takes_the_copies(target):
     build()(x, w, y, config=RunConfig(engine="native"))  # native sources are inspected
     check(y, x0, w)
     assert torch.equal(x, x0)
+
+
+@pl.jit.incore
+def qk_pv(q: pl.Tensor, k: pl.Tensor, v: pl.Tensor, p: pl.Tensor, s_out: pl.Out[pl.Tensor], o_out: pl.Out[pl.Tensor]):
+    """Attention's two matmuls: K's page is transposed (a copy), then V's page loads into the
+    bytes K's used (the memory plan reuses them once K is dead) and is read in place."""
+    q_left = pl.move(pl.load(q, [0, 0], [16, 64], target_memory=Mat), target_memory=Left)
+    k_t = pl.transpose_view(pl.load(k, [0, 0], [32, 64], target_memory=Mat))
+    s_out = pl.store(pl.matmul(q_left, pl.move(k_t, target_memory=Right)), [0, 0], s_out)
+    p_left = pl.move(pl.load(p, [0, 0], [16, 32], target_memory=Mat), target_memory=Left)
+    v_right = pl.move(pl.load(v, [0, 0], [32, 64], target_memory=Mat), target_memory=Right)
+    o_out = pl.store(pl.matmul(p_left, v_right), [0, 0], o_out)
+    return s_out, o_out
+
+
+@pl.jit
+def attention_step(q: pl.Tensor, k: pl.Tensor, v: pl.Tensor, p: pl.Tensor, s_out: pl.Out[pl.Tensor],
+                   o_out: pl.Out[pl.Tensor]):
+    s_out, o_out = qk_pv(q, k, v, p, s_out, o_out)
+    return s_out, o_out
+
+
+def test_value_page_in_bytes_the_key_page_used_is_read_in_place(target):
+    g = torch.Generator().manual_seed(4)
+    q, k, v, p = (torch.randn(*s, generator=g).to(torch.bfloat16) for s in ((16, 64), (32, 64), (32, 64), (16, 32)))
+    s_out, o_out = torch.zeros(16, 32), torch.zeros(16, 64)
+    attention_step(q, k, v, p, s_out, o_out, config=RunConfig(engine="native"))
+    for got, a, b in ((s_out, q, k.t()), (o_out, p, v)):
+        a64, b64 = a.double().numpy(), b.double().numpy()
+        tol = 65 * U / (1 - 65 * U) * (np.abs(a64) @ np.abs(b64)) + 1e-30
+        assert np.all(np.abs(got.double().numpy() - a64 @ b64) <= tol)
+    src = sources(target)
+    # V's TLOAD records a window that its TMOV hands to the second matmul (Right: dp2).
+    assert src.count("pto_opt::tensor_window(") >= 3 and "dp2 = gp" in src, src

@@ -201,7 +201,7 @@ class KernelWriter {
     const long long y1 = y.addr + y.rows * y.cols * dtype_bytes(y.dtype);
     return x.memory == y.memory && x.addr < y1 && y.addr < x1;
   }
-  // Whether tile x is read on no path after instruction pc before a TLOAD rewrites it
+  // Whether tile x is read on no path after instruction pc before its TLOAD / TMOV rewrites it
   // (conservative: false when unsure). Nested conditionals and loops entered after pc may not
   // run, so a TLOAD inside them does not count; at the end of a loop around pc the next
   // iteration's path (its body up to pc) is followed as well as the exit.
@@ -212,9 +212,9 @@ class KernelWriter {
         if (o.kind == Operand::kTile && o.index == x) return true;
       return false;
     };
-    auto kills = [&](const Instr& in) {
-      return in.kind == isa::InstrKind::kTile && in.mnemonic == "TLOAD" && !in.outs.empty() &&
-             in.outs[0].kind == Operand::kTile && in.outs[0].index == x;
+    auto kills = [&](const Instr& in) {  // the writers of a direct tile: TLOADs (Mat, Vec), TMOVs (L0)
+      return in.kind == isa::InstrKind::kTile && (in.mnemonic == "TLOAD" || in.mnemonic == "TMOV") &&
+             !in.outs.empty() && in.outs[0].kind == Operand::kTile && in.outs[0].index == x;
     };
     enum Result { kLive, kDead, kOpen };
     // Scans [from, to) at nesting depth 0; kOpen when it reaches `to` (or a loop's end at depth 0:
@@ -260,7 +260,7 @@ class KernelWriter {
     direct_ro_.clear();
     const int nt = static_cast<int>(k_.tiles.size());
     std::vector<std::vector<const Instr*>> writers(nt);
-    std::set<int> written_tensors, read_tiles;
+    std::set<int> written_tensors;
     for (const Instr& in : k_.code) {
       for (const Operand& o : in.outs) {
         if (o.kind == Operand::kTile && o.index >= 0 && o.index < nt) writers[o.index].push_back(&in);
@@ -268,7 +268,6 @@ class KernelWriter {
       }
       for (size_t i = 0; i < in.ins.size(); ++i) {
         const Operand& o = in.ins[i];
-        if (o.kind == Operand::kTile) read_tiles.insert(o.index);
         // Tensors any instruction other than a TLOAD / scalar read hands over: treated as written.
         if (o.kind == Operand::kTensor && !(i == 0 && ((in.kind == isa::InstrKind::kTile && in.mnemonic == "TLOAD") ||
                                                        in.kind == isa::InstrKind::kScalarRead)))
@@ -336,22 +335,12 @@ class KernelWriter {
       if (direct_.count(t))
         for (const Instr* w : writers[t])
           if (!direct_.count(w->ins[0].index)) direct_.erase(t);
-    // A tile sharing bytes with a direct Mat / L0 one that something reads: the copies must be
-    // made. (Vec tiles sharing bytes: handled per instruction, around_overlaps.)
-    for (int t = 0; t < nt; ++t) {
-      if (direct_.count(t) || !read_tiles.count(t) || !placed(t)) continue;
-      for (auto it = direct_.begin(); it != direct_.end();) {
-        if (k_.tiles[*it].memory != MemorySpace::Vec && share_bytes(t, *it)) it = direct_.erase(it);
-        else ++it;
-      }
-    }
-    // The placed tiles sharing bytes with each direct Vec tile (the memory plan reuses a dead
-    // tile's bytes; a view aliases them).
+    // The placed tiles sharing bytes with each direct tile (the memory plan reuses a dead tile's
+    // bytes; a view aliases them): handled per instruction (tile()).
     overlaps_.clear();
     for (int x : direct_)
-      if (k_.tiles[x].memory == MemorySpace::Vec)
-        for (int t = 0; t < nt; ++t)
-          if (t != x && placed(t) && share_bytes(t, x)) overlaps_[x].insert(t);
+      for (int t = 0; t < nt; ++t)
+        if (t != x && placed(t) && share_bytes(t, x)) overlaps_[x].insert(t);
     if (direct_.empty()) return;
     for (int t : direct_) {
       const std::string n = std::to_string(t);
@@ -835,10 +824,10 @@ class KernelWriter {
            typed(2) + ", " + ld(2) + ", " + typed(3) + ", " + ld(3) + ", " + R + ", " + C + ");";
   }
 
-  // A direct Vec tile x whose bytes another tile of `in` shares: before `in` reads that tile, x's
-  // copy is made (the bytes hold x's value there, as after a copying TLOAD); before `in` writes
-  // it, the copy is made if x may still be read, else x's window is dropped after `in` (the
-  // bytes are reused: x is dead).
+  // A direct tile x whose bytes another tile of `in` shares: before `in` reads that tile, x's
+  // copy is made (the bytes hold x's value there, as after a copying TLOAD / TMOV); before `in`
+  // writes it, the copy is made if x may still be read, else x's window is dropped after `in`
+  // (the bytes are reused: x is dead).
   void tile(const Instr& in, int pc) {
     std::string pre, post;
     for (const auto& [x, others] : overlaps_) {
@@ -993,7 +982,7 @@ class KernelWriter {
     return in.mnemonic == "TMATMUL_ACC" || in.mnemonic == "TGEMV_ACC" ? 2 : 1;
   }
   std::map<int, std::string> operand_ptr_, operand_ld_;  // operands read in place (by position)
-  std::map<int, std::set<int>> overlaps_;                // direct Vec tile -> the tiles sharing its bytes
+  std::map<int, std::set<int>> overlaps_;                // direct tile -> the tiles sharing its bytes
   std::string window_off_, window_call_;                 // the last TLOAD's offsets and window call
 
  public:
