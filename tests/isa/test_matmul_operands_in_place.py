@@ -6,7 +6,6 @@ weight (its window is not row-contiguous) and activations whose bytes interleave
 output the kernel writes (the read-only check fails)."""
 
 import glob
-import os
 
 import numpy as np
 import pytest
@@ -41,18 +40,6 @@ def build():
     return layer
 
 
-@pytest.fixture(params=["native", "scalar"])
-def target(request, monkeypatch, tmp_path):
-    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
-    if request.param == "native":
-        monkeypatch.delenv("PYPTO_NATIVE_ISA", raising=False)
-    else:
-        if os.uname().machine not in ("x86_64", "AMD64"):
-            pytest.skip("forced targets are x86 only")
-        monkeypatch.setenv("PYPTO_NATIVE_ISA", request.param)
-    return tmp_path / "cache"
-
-
 def check(y, x, w):
     x64, w64 = x.double().numpy(), w.double().numpy()
     exact, bound = x64 @ w64, np.abs(x64) @ np.abs(w64)
@@ -66,20 +53,20 @@ def sources(cache):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_weights_read_in_place(target, dtype):
+def test_weights_read_in_place(kernel_cache, dtype):
     g = torch.Generator().manual_seed(1)
     x = torch.randn(M, K, generator=g).to(dtype)
     w = torch.randn(K, N, generator=g).to(dtype)
     y = torch.zeros(M, N)
     build()(x, w, y, config=RunConfig(engine="native"))  # native sources are inspected
     check(y, x, w)
-    src = sources(target)
+    src = sources(kernel_cache)
     # The TLOADs of both operands record windows that the TMOVs hand to the matmuls.
     assert src.count("pto_opt::tensor_window(") == 4, src
     assert "dp2 = gp" in src and "dp1 = gp" in src
 
 
-def test_strided_weight_takes_the_copies(target):
+def test_strided_weight_takes_the_copies(kernel_cache):
     """w viewed transposed (column stride K): no row-contiguous window, the TLOAD copies."""
     g = torch.Generator().manual_seed(2)
     x = torch.randn(M, K, generator=g).to(torch.bfloat16)
@@ -90,7 +77,7 @@ def test_strided_weight_takes_the_copies(target):
     check(y, x, w)
 
 
-def test_operand_overlapping_the_output_takes_the_copies(target):
+def test_operand_overlapping_the_output_takes_the_copies(kernel_cache):
     """x and y are column views of one buffer (their rows interleave): x is not read in place."""
     g = torch.Generator().manual_seed(3)
     buf = torch.zeros(M, K + N)
@@ -123,7 +110,7 @@ def attention_step(q: pl.Tensor, k: pl.Tensor, v: pl.Tensor, p: pl.Tensor, s_out
     return s_out, o_out
 
 
-def test_value_page_in_bytes_the_key_page_used_is_read_in_place(target):
+def test_value_page_in_bytes_the_key_page_used_is_read_in_place(kernel_cache):
     g = torch.Generator().manual_seed(4)
     q, k, v, p = (torch.randn(*s, generator=g).to(torch.bfloat16) for s in ((16, 64), (32, 64), (32, 64), (16, 32)))
     s_out, o_out = torch.zeros(16, 32), torch.zeros(16, 64)
@@ -132,6 +119,6 @@ def test_value_page_in_bytes_the_key_page_used_is_read_in_place(target):
         a64, b64 = a.double().numpy(), b.double().numpy()
         tol = 65 * U / (1 - 65 * U) * (np.abs(a64) @ np.abs(b64)) + 1e-30
         assert np.all(np.abs(got.double().numpy() - a64 @ b64) <= tol)
-    src = sources(target)
+    src = sources(kernel_cache)
     # V's TLOAD records a window that its TMOV hands to the second matmul (Right: dp2).
     assert src.count("pto_opt::tensor_window(") >= 3 and "dp2 = gp" in src, src

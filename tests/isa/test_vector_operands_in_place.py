@@ -8,7 +8,6 @@ Each case is checked against numpy on the native target and the forced portable 
 generated source is inspected for the in-place reads."""
 
 import glob
-import os
 import re
 
 import numpy as np
@@ -19,18 +18,6 @@ import pypto.language as pl
 from pypto.runtime import RunConfig
 
 R, C, RB = 64, 256, 8
-
-
-@pytest.fixture(params=["native", "scalar"])
-def cache(request, monkeypatch, tmp_path):
-    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
-    if request.param == "native":
-        monkeypatch.delenv("PYPTO_NATIVE_ISA", raising=False)
-    else:
-        if os.uname().machine not in ("x86_64", "AMD64"):
-            pytest.skip("forced targets are x86 only")
-        monkeypatch.setenv("PYPTO_NATIVE_ISA", request.param)
-    return tmp_path / "cache"
 
 
 def sources(cache):
@@ -87,44 +74,44 @@ def add_then_copy(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], d: pl.Out[pl
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_elementwise_sources_read_in_place(cache, dtype):
+def test_elementwise_sources_read_in_place(kernel_cache, dtype):
     rng = np.random.default_rng(1)
     a = rng.standard_normal((R, C), dtype=np.float32).astype(dtype)
     b = rng.standard_normal((R, C), dtype=np.float32).astype(dtype)
     c = np.zeros_like(a)
     add_rows(a, b, c, config=NATIVE)
     np.testing.assert_array_equal(c, a + b)
-    src = sources(cache)
+    src = sources(kernel_cache)
     assert src.count("pto_opt::tensor_window(") == 2, src
     assert "dp1 = gp" in src and "dp2 = gp" in src, src
 
 
-def test_softmax_reads_its_rows_in_place(cache):
+def test_softmax_reads_its_rows_in_place(kernel_cache):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((R, C), dtype=np.float32)
     y = np.zeros_like(x)
     softmax_rows(x, y, config=NATIVE)
     want = torch.softmax(torch.from_numpy(x), dim=-1).numpy()
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-7)
-    src = sources(cache)
+    src = sources(kernel_cache)
     assert "dp1 = gp" in src, src
     # exp's result reuses the rows' bytes once they are dead: the window is dropped, not copied.
     assert re.search(r"/\* TEXP \*/[^\n]*\n(?:[^\n]*\n){0,4}?  gp\d+ = nullptr;\n", src), src
 
 
-def test_rmsnorm_reads_its_rows_in_place(cache):
+def test_rmsnorm_reads_its_rows_in_place(kernel_cache):
     rng = np.random.default_rng(3)
     x, w = rng.standard_normal((R, C), dtype=np.float32), rng.standard_normal((1, C), dtype=np.float32)
     y = np.zeros_like(x)
     rmsnorm_rows(x, w, y, config=NATIVE)
     want = x / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + 1e-6) * w
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
-    src = sources(cache)
+    src = sources(kernel_cache)
     # mul(t, t) reads the one window twice; row_expand_mul reads it again.
     assert src.count("dp1 = gp") >= 2 and "dp2 = gp" in src, src
 
 
-def test_store_of_a_tile_read_in_place_takes_the_copy(cache):
+def test_store_of_a_tile_read_in_place_takes_the_copy(kernel_cache):
     rng = np.random.default_rng(4)
     a, b = rng.standard_normal((R, C), dtype=np.float32), rng.standard_normal((R, C), dtype=np.float32)
     c, d = np.zeros_like(a), np.zeros_like(a)
@@ -133,7 +120,7 @@ def test_store_of_a_tile_read_in_place_takes_the_copy(cache):
     np.testing.assert_array_equal(d, a)
 
 
-def test_transposed_view_takes_the_copy(cache):
+def test_transposed_view_takes_the_copy(kernel_cache):
     """a viewed transposed (column stride R): no row-contiguous window, the TLOAD copies."""
     rng = np.random.default_rng(5)
     base = torch.from_numpy(rng.standard_normal((C, R), dtype=np.float32))
@@ -144,7 +131,7 @@ def test_transposed_view_takes_the_copy(cache):
     assert torch.equal(c, a + b)
 
 
-def test_source_sharing_bytes_with_the_output_takes_the_copy(cache):
+def test_source_sharing_bytes_with_the_output_takes_the_copy(kernel_cache):
     """a and c are column views of one buffer (their rows interleave): a is not read in place,
     and every row of c is a + b of the values a had before the kernel wrote c."""
     rng = np.random.default_rng(6)
@@ -157,7 +144,7 @@ def test_source_sharing_bytes_with_the_output_takes_the_copy(cache):
     assert torch.equal(c, a0 + b) and torch.equal(a, a0)
 
 
-def test_in_place_update_of_the_source_takes_the_copy(cache):
+def test_in_place_update_of_the_source_takes_the_copy(kernel_cache):
     """c is a itself: each block is read, then overwritten; the reads must see the old values."""
     rng = np.random.default_rng(7)
     a, b = rng.standard_normal((R, C), dtype=np.float32), rng.standard_normal((R, C), dtype=np.float32)
@@ -178,7 +165,7 @@ def add_tail(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.I
     return c
 
 
-def test_partial_last_block_takes_the_copy(cache):
+def test_partial_last_block_takes_the_copy(kernel_cache):
     rng = np.random.default_rng(8)
     n = R - 3
     a, b = rng.standard_normal((n, C), dtype=np.float32), rng.standard_normal((n, C), dtype=np.float32)
@@ -199,14 +186,14 @@ def reshaped_add(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
-def test_alias_of_a_tile_read_in_place_reads_its_copy(cache):
+def test_alias_of_a_tile_read_in_place_reads_its_copy(kernel_cache):
     rng = np.random.default_rng(9)
     a = rng.standard_normal((32, 256), dtype=np.float32)
     b = rng.standard_normal((64, 128), dtype=np.float32)
     c = np.zeros((64, 128), np.float32)
     reshaped_add(a, b, c, config=NATIVE)
     np.testing.assert_array_equal(c, a.reshape(64, 128) + b)
-    src = sources(cache)
+    src = sources(kernel_cache)
     assert "dp2 = gp" in src, src  # tb read in place
     assert "if (gp0) { pto_opt::copy_region" in src, src  # ta copied before r is read
 
