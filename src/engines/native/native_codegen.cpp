@@ -312,24 +312,25 @@ class KernelWriter {
     }
     // Vec tiles written only by plain TLOADs: their readers with a strided fast path (vector_operand)
     // read the tensor window in place; any other tile instruction reading them materialises the
-    // copy first. Not a tile that a scalar instruction reads or writes element by element
-    // (pl.read / pl.write of a tile), nor one sharing bytes with such a tile.
-    std::vector<int> scalar_tiles;
-    for (const Instr& in : k_.code)
-      if (in.kind != isa::InstrKind::kTile)
-        for (const auto* list : {&in.ins, &in.outs})
-          for (const Operand& o : *list)
-            if (o.kind == Operand::kTile && placed(o.index)) scalar_tiles.push_back(o.index);
+    // copy first.
     for (int t = 0; t < nt; ++t) {
       const isa::TileDesc& d = k_.tiles[t];
       if (d.memory != MemorySpace::Vec || !placed(t) || writers[t].empty() || d.pad != PadValue::null) continue;
-      bool ok = std::none_of(scalar_tiles.begin(), scalar_tiles.end(), [&](int u) { return u == t || share_bytes(u, t); });
+      bool ok = true;
       for (const Instr* w : writers[t])
         ok = ok && plain_load(*w, d);
       if (!ok) continue;
       direct_.insert(t);
       for (const Instr* w : writers[t]) direct_ro_[w->ins[0].index];
     }
+    // Not a tile that a scalar instruction reads or writes element by element (pl.read / pl.write
+    // of a tile), nor one sharing bytes with such a tile: those instructions see only the bytes.
+    for (const Instr& in : k_.code)
+      if (in.kind != isa::InstrKind::kTile)
+        for (const auto* list : {&in.ins, &in.outs})
+          for (const Operand& o : *list)
+            if (o.kind == Operand::kTile && placed(o.index))
+              std::erase_if(direct_, [&](int t) { return t == o.index || share_bytes(o.index, t); });
     // An L0 tile some of whose writers read a Mat tile that does not take part: not direct.
     for (int t : l0)
       if (direct_.count(t))
