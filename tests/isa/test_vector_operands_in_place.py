@@ -197,3 +197,31 @@ def test_alias_of_a_tile_read_in_place_reads_its_copy(kernel_cache):
     assert "dp2 = gp" in src, src  # tb read in place
     assert "if (gp0) { pto_opt::copy_region" in src, src  # ta copied before r is read
 
+
+
+@pl.jit
+def branch_and_reuse(a: pl.Tensor, b: pl.Tensor, w: pl.Tensor, c: pl.Out[pl.Tensor], flag: pl.Scalar[pl.INDEX]):
+    """wt is loaded once before the loop and read in place by every iteration; t comes from a or
+    b by a branch (two TLOADs write it)."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        wt = pl.load(w, [0, 0], [RB, C])
+        for i in pl.range(R // RB):
+            if flag > 0:
+                t = pl.load(a, [i * RB, 0], [RB, C])
+            else:
+                t = pl.load(b, [i * RB, 0], [RB, C])
+            c = pl.store(pl.mul(pl.add(t, wt), wt), [i * RB, 0], c)
+    return c
+
+
+@pytest.mark.parametrize("flag", [1, 0])
+def test_branch_loaded_and_loop_invariant_sources(kernel_cache, flag):
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((R, C), dtype=np.float32), rng.standard_normal((R, C), dtype=np.float32)
+    w = rng.standard_normal((RB, C), dtype=np.float32)
+    c = np.zeros_like(a)
+    branch_and_reuse(a, b, w, c, flag, config=NATIVE)
+    src = a if flag else b
+    np.testing.assert_array_equal(c, ((src.reshape(-1, RB, C) + w) * w).reshape(R, C))
+    if flag:  # the first call compiled the kernel into this cache
+        assert sources(kernel_cache).count("pto_opt::tensor_window(") == 3
