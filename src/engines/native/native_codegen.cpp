@@ -308,7 +308,6 @@ class KernelWriter {
       if (!ok || dsts.empty()) continue;
       direct_.insert(t);
       for (int y : dsts) direct_.insert(y);
-      for (const Instr* w : writers[t]) direct_ro_[w->ins[0].index];
     }
     // Vec tiles written only by plain TLOADs: their readers with a strided fast path (vector_operand)
     // read the tensor window in place; any other tile instruction reading them materialises the
@@ -321,7 +320,6 @@ class KernelWriter {
         ok = ok && plain_load(*w, d);
       if (!ok) continue;
       direct_.insert(t);
-      for (const Instr* w : writers[t]) direct_ro_[w->ins[0].index];
     }
     // Not a tile that a scalar instruction reads or writes element by element (pl.read / pl.write
     // of a tile), nor one sharing bytes with such a tile: those instructions see only the bytes.
@@ -343,6 +341,10 @@ class KernelWriter {
       for (int t = 0; t < nt; ++t)
         if (t != x && placed(t) && share_bytes(t, x)) overlaps_[x].insert(t);
     if (direct_.empty()) return;
+    // The tensors the remaining direct tiles' TLOADs read (L0 tiles are written by TMOVs).
+    for (int t : direct_)
+      if (k_.tiles[t].memory == MemorySpace::Mat || k_.tiles[t].memory == MemorySpace::Vec)
+        for (const Instr* w : writers[t]) direct_ro_[w->ins[0].index];
     for (int t : direct_) {
       const std::string n = std::to_string(t);
       body_ << "  const unsigned char* gp" << n << " = nullptr; long long gl" << n << " = 0, gr" << n << " = 0, gc" << n
