@@ -196,7 +196,7 @@ def test_nd_tiles_load_compute_reduce_store(engine):
         (source,) = [t for t in nd_tiles.compile(x, y, out, rs, rm, part).native_sources().values() if t]
         instrs = re.findall(r"/\* (T[A-Z_]+) \*/ (\{|FB)", source)
         assert [m for m, how in instrs if how == "FB" and m in ("TLOAD", "TSTORE")] == []
-        assert re.search(r"pto_opt::tload\(.*, true\);", source) and re.search(r"pto_opt::tstore\(.*, true\);", source)
+        assert re.search(r"f->support->tload\(.*, true, -1, -1\);", source) and re.search(r"f->support->tstore\(.*, true, -1, -1\);", source)
     text = round_trip(nd_tiles, x, y, out, rs, rm, part)
     assert "pl.Tile[[24, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0, 0], [3, 8, 32]" in text, text
 

@@ -195,7 +195,7 @@ def test_alias_of_a_tile_read_in_place_reads_its_copy(kernel_cache):
     np.testing.assert_array_equal(c, a.reshape(64, 128) + b)
     src = sources(kernel_cache)
     assert "dp2 = gp" in src, src  # tb read in place
-    assert "if (gp0) { pto_opt::copy_region" in src, src  # ta copied before r is read
+    assert "if (gp0) { f->support->copy_region" in src, src  # ta copied before r is read
 
 
 

@@ -41,7 +41,13 @@ struct NativeModule {
   std::vector<pto_kernel_fn> entries;
   std::string library_path;
   std::vector<std::shared_ptr<NativeModule>> parts;  // per-kernel modules whose entries these are
+  const pto_support* support = nullptr;              // the data movement of its compile target
 };
+
+// The data movement built with the package for the x86-64 level of the current compile
+// target (PYPTO_NATIVE_ISA; for "native", the highest level this CPU runs): the table a
+// kernel compiled now calls (pto_frame::support, optimized/data_movement.h).
+const pto_support* native_support();
 
 // Compiles (or finds in the disk cache) the C++ `source` and loads it; `count` entry points
 // pto_kernel_0.. are looked up where natives[i]. Compiler failures are user-visible errors

@@ -365,7 +365,7 @@ class KernelWriter {
   std::string materialize(int t) const {
     const isa::TileDesc& d = k_.tiles[t];
     const std::string n = std::to_string(t);
-    return "if (gp" + n + ") { pto_opt::copy_region(" + ptr(d, "unsigned char") + ", " + std::to_string(d.cols) +
+    return "if (gp" + n + ") { f->support->copy_region(" + ptr(d, "unsigned char") + ", " + std::to_string(d.cols) +
            ", 1, gp" + n + ", gl" + n + ", 1, gr" + n + ", gc" + n + ", " + std::to_string(dtype_bytes(d.dtype)) +
            "); gp" + n + " = nullptr; }";
   }
@@ -503,7 +503,7 @@ class KernelWriter {
       const std::string n = std::to_string(offs.list.size());
       auto fold_it = in.attrs.find("fold_rows");  // the rows of an N-D tile (reference_memory.cpp)
       const std::string fold = fold_it != in.attrs.end() && fold_it->second == AttrValue(true) ? "true" : "false";
-      std::string dims;  // a strided box of two other dims (isa::box_dims)
+      std::string dims = ", -1, -1";  // a strided box of two other dims (isa::box_dims)
       if (in.attrs.count("dims")) {
         auto [rd, cd] = isa::box_dims(in, static_cast<int>(offs.list.size()));
         dims = ", " + std::to_string(rd) + ", " + std::to_string(cd);
@@ -513,7 +513,7 @@ class KernelWriter {
         window_off_ = off;
         window_call_ = "pto_opt::tensor_window(" + tensor + ", off, " + n + ", " + R + ", " + C + ", " + fold + dims;
         const float pad = t.pad == PadValue::max ? 3.4028234663852886e38f : t.pad == PadValue::min ? -3.4028234663852886e38f : 0.0f;
-        return off + " ok = pto_opt::tload(" + ptr(t, "unsigned char") + ", " + std::to_string(t.cols) + ", " +
+        return off + " ok = f->support->tload(" + ptr(t, "unsigned char") + ", " + std::to_string(t.cols) + ", " +
                std::to_string(t.rows) + ", " + R + ", " + C + ", " + tensor + ", off, " + n + ", " +
                (t.pad != PadValue::null ? "true" : "false") + ", " + "(float)" + float_literal(pad) + ", " + fold + dims + ");";
       }
@@ -524,12 +524,12 @@ class KernelWriter {
         else return "";
       }
       if (atomic != "none" && !(atomic == "add" && t.dtype == DataType::FP32)) return "";
-      return off + " ok = pto_opt::tstore(" + tensor + ", off, " + n + ", " + ptr(t, "unsigned char") + ", " +
+      return off + " ok = f->support->tstore(" + tensor + ", off, " + n + ", " + ptr(t, "unsigned char") + ", " +
              std::to_string(t.cols) + ", " + R + ", " + C + ", " + (atomic == "add" ? "true" : "false") + ", " + fold + dims + ");";
     }
     if (m == "TMOV") {
       if (tiles.size() != 2 || tiles[0]->dtype != tiles[1]->dtype) return "";
-      return "ok = " + covers(1, R, C) + "; if (ok) pto_opt::copy_region(" + ptr(*tiles[0], "unsigned char") + ", " + ld(0) +
+      return "ok = " + covers(1, R, C) + "; if (ok) f->support->copy_region(" + ptr(*tiles[0], "unsigned char") + ", " + ld(0) +
              ", 1, " + ptr(*tiles[1], "unsigned char") + ", " + ld(1) + ", 1, " + R + ", " + C + ", " +
              std::to_string(dtype_bytes(tiles[0]->dtype)) + ");";
     }
@@ -670,7 +670,7 @@ class KernelWriter {
                              " <= " + std::to_string(tiles[1]->cols) + ");";
     const std::string l0 = std::to_string(tiles[0]->cols), l1 = std::to_string(tiles[1]->cols);
     if (D == S)
-      return cond + " if (ok) pto_opt::copy_region(" + ptr(*tiles[0], "unsigned char") + ", " + l0 + ", 1, " +
+      return cond + " if (ok) f->support->copy_region(" + ptr(*tiles[0], "unsigned char") + ", " + l0 + ", 1, " +
              ptr(*tiles[1], "unsigned char") + ", " + l1 + ", 1, " + R + ", " + C + ", 2);";
     const char* fn = away && D != "float" ? "convert_away" : "convert";
     return cond + " if (ok) pto_opt::" + fn + "(" + ptr(*tiles[0], D.c_str()) + ", " + l0 + ", " +
@@ -692,7 +692,7 @@ class KernelWriter {
                        " && " + c0 + " + " + SC + " <= " + std::to_string(d.cols) + "; if (ok) ";
     if (d.dtype == s.dtype) {
       const std::string bytes = std::to_string(dtype_bytes(d.dtype));
-      return code + "pto_opt::copy_region(" + ptr(d, "unsigned char") + " + (" + at + ") * " + bytes + ", " + ld0 +
+      return code + "f->support->copy_region(" + ptr(d, "unsigned char") + " + (" + at + ") * " + bytes + ", " + ld0 +
              ", 1, " + ptr(s, "unsigned char") + ", " + ld1 + ", 1, " + SR + ", " + SC + ", " + bytes + ");";
     }
     return code + "pto_opt::convert(" + ptr(d, D.c_str()) + " + (" + at + "), " + ld0 + ", " + ptr(s, "float") + ", " + ld1 +
@@ -714,7 +714,7 @@ class KernelWriter {
     if (m == "TTRANS") {  // dst[r, c] = src[c, r] over dst's valid region
       const isa::TileDesc& s = *tiles[1];
       return "ok = " + C + " <= " + std::to_string(s.rows) + " && " + R + " <= " + std::to_string(s.cols) +
-             "; if (ok) pto_opt::copy_region(" + ptr(d, "unsigned char") + ", " + ld0 + ", 1, " + ptr(s, "unsigned char") +
+             "; if (ok) f->support->copy_region(" + ptr(d, "unsigned char") + ", " + ld0 + ", 1, " + ptr(s, "unsigned char") +
              ", 1, " + std::to_string(s.cols) + ", " + R + ", " + C + ", " + es + ");";
     }
     if (m == "TEXTRACT" || m == "TSUBVIEW") {
@@ -723,7 +723,7 @@ class KernelWriter {
       const std::string r0 = "(" + as_int(get(in.ins[1].list[0])) + ")", c0 = "(" + as_int(get(in.ins[1].list[1])) + ")";
       const std::string ld1 = std::to_string(s.cols);
       return "ok = " + r0 + " >= 0 && " + c0 + " >= 0 && " + r0 + " + " + R + " <= " + std::to_string(s.rows) + " && " + c0 +
-             " + " + C + " <= " + ld1 + "; if (ok) pto_opt::copy_region(" + ptr(d, "unsigned char") + ", " + ld0 + ", 1, " +
+             " + " + C + " <= " + ld1 + "; if (ok) f->support->copy_region(" + ptr(d, "unsigned char") + ", " + ld0 + ", 1, " +
              ptr(s, "unsigned char") + " + (" + r0 + " * " + ld1 + " + " + c0 + ") * " + es + ", " + ld1 + ", 1, " + R +
              ", " + C + ", " + es + ");";
     }
@@ -744,7 +744,7 @@ class KernelWriter {
       code = "{ const long long r1 = " + r1 + ", c1 = " + c1 + "; ";
       r1 = "r1", c1 = "c1";
       code += "if ((const void*)" + ptr(d, "unsigned char") + " != (const void*)" + ptr(s, "unsigned char") +
-              ") pto_opt::copy_region(" + ptr(d, "unsigned char") + ", " + ld0 + ", 1, " + ptr(s, "unsigned char") + ", " +
+              ") f->support->copy_region(" + ptr(d, "unsigned char") + ", " + ld0 + ", 1, " + ptr(s, "unsigned char") + ", " +
               std::to_string(s.cols) + ", 1, r1, c1, " + es + "); ";
     }
     code += "pto_opt::fill(" + P + " + " + c1 + ", " + ld0 + ", " + padv + ", " + r1 + ", " + cols + " - " + c1 + "); ";

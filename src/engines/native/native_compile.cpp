@@ -307,6 +307,7 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
     built = true;
   }
   auto mod = std::make_shared<NativeModule>();
+  mod->support = native_support();
   std::string why = try_load(so, key, natives, *mod);
   if (!why.empty() && !built) {
     // A cached library that does not load (truncated, say) or was built from other code
@@ -336,6 +337,45 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
   return mod;
 }
 
+// The per-level builds of data_movement.h (CMakeLists.txt names them).
+extern "C" {
+#if defined(PYPTO_SUPPORT_x86_64_v1)
+const pto_support* pto_support_x86_64_v1();
+const pto_support* pto_support_x86_64_v3();
+const pto_support* pto_support_x86_64_v4();
+#else
+const pto_support* pto_support_default();
+#endif
+}
+
+const pto_support* native_support() {
+#if defined(PYPTO_SUPPORT_x86_64_v1)
+  const std::string isa = native_isa();
+  if (isa == "scalar") return pto_support_x86_64_v1();
+  if (isa == "avx2") return pto_support_x86_64_v3();
+  if (isa != "native") return pto_support_x86_64_v4();  // avx512, avx512_bf16
+  static const pto_support* const highest = [] {
+    __builtin_cpu_init();
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+    if (__builtin_cpu_supports("x86-64-v4")) return pto_support_x86_64_v4();
+    if (__builtin_cpu_supports("x86-64-v3")) return pto_support_x86_64_v3();
+#else
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
+      return pto_support_x86_64_v4();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+        __builtin_cpu_supports("bmi2"))
+      return pto_support_x86_64_v3();
+#endif
+    return pto_support_x86_64_v1();
+  }();
+  return highest;
+#else
+  return pto_support_default();
+#endif
+}
+
 std::string native_library_paths() {
   static std::mutex mu;
   static std::string paths;
@@ -344,10 +384,10 @@ std::string native_library_paths() {
     const std::string probe =
         "// pypto: which paths of the optimised library this compiler builds\n"
         "#include \"pypto/isa/optimized/tile_ops.h\"\n"
-        "extern \"C\" const char* pto_opt_paths() { return \"vector=\" PTO_OPT_VECTOR_PATH \" f16=\" PTO_OPT_F16_PATH \" store=\" PTO_OPT_STREAM_PATH; }\n";
+        "extern \"C\" const char* pto_opt_paths() { return \"vector=\" PTO_OPT_VECTOR_PATH \" f16=\" PTO_OPT_F16_PATH; }\n";
     auto mod = load_native_module(probe, {});
     auto fn = reinterpret_cast<const char* (*)()>(::dlsym(mod->handle, "pto_opt_paths"));
-    paths = fn ? fn() : "unknown";
+    paths = std::string(fn ? fn() : "unknown") + " store=" + native_support()->stream_path;
   }
   return paths;
 }
@@ -371,6 +411,7 @@ std::shared_ptr<NativeModule> native_module_for(const std::vector<const isa::Ker
   std::lock_guard<std::mutex> lk(mu);
 
   auto mod = std::make_shared<NativeModule>();
+  mod->support = native_support();
   mod->entries.assign(kernels.size(), nullptr);
   mod->parts.assign(kernels.size(), nullptr);
   std::vector<size_t> todo;

@@ -125,6 +125,7 @@ void NativeCore::run(const isa::Kernel& kernel, const std::vector<HostArg>& args
   frame.scratch_bytes = scratch_bytes_;
   frame.host = this;
   frame.fallback = &fallback_entry;
+  frame.support = module_->support;
   static const std::atomic<bool> never{false};
   const std::atomic<bool>* flag = current_cancel_flag();
   frame.cancel = reinterpret_cast<const bool*>(flag != nullptr ? flag : &never);

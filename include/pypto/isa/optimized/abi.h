@@ -16,6 +16,20 @@ struct pto_tensor {
   int elem_bytes;
 };
 
+// The data movement a kernel calls instead of compiling it (optimized/data_movement.h, built
+// with the package once per x86-64 level): copy_region copies a rows x cols region of
+// esize-byte elements (strides in elements); tload / tstore are TLOAD / TSTORE's copies
+// (false: out of bounds, the reference reports it). stream_path names the store path.
+struct pto_support {
+  void (*copy_region)(unsigned char* d, long long drs, long long dcs, const unsigned char* s, long long srs,
+                      long long scs, long long rows, long long cols, int esize);
+  bool (*tload)(unsigned char* tile, long long cols, long long rows, long long vr, long long vc, const pto_tensor& t,
+                const long long* off, int noff, bool has_pad, float pad, bool fold, int row_dim, int col_dim);
+  bool (*tstore)(const pto_tensor& t, const long long* off, int noff, const unsigned char* tile, long long cols,
+                 long long vr, long long vc, bool atomic_add, bool fold, int row_dim, int col_dim);
+  const char* stream_path;
+};
+
 struct pto_frame {
   const pto_tensor* tensors;        // indexed by kernel parameter (scalar params: unused entries)
   const long long* int_args;        // scalar parameters in order, as integers
@@ -30,6 +44,8 @@ struct pto_frame {
   void (*fallback)(void* host, int pc, long long* int_regs, double* float_regs);
   // The run's interrupt flag (a std::atomic<bool>, read at every loop iteration); never null.
   const bool* cancel;
+  // The data movement of the kernel's compile target (never null).
+  const pto_support* support;
 };
 
 typedef void (*pto_kernel_fn)(const pto_frame* frame);
