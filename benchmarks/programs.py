@@ -11,6 +11,11 @@ ADD_ROWS, ADD_COLS, ADD_RB = 4096, 4096, 2  # 16M fp32 elements
 GEMV_M, GEMV_K, GEMV_N = 16, 8192, 1024  # [16, 8192] x [8192, 1024] bf16 weights (a decode projection)
 GEMV_KT, GEMV_NT = 256, 128  # per step: Left 16x256, Right 256x128 bf16 (64 KiB); one task per 128 columns
 HALF_RB = 4  # fp16 softmax: 4 rows x 4096 per step (t, e and the row reductions' tmp_tile fit UB)
+# The row-wise programs (softmax, RMSNorm, add) split their rows into BLOCKS independent
+# tasks (`pl.parallel`, one InCore kernel call per block, as on a chip with many vector
+# cores): the pool runs them on every core, as torch runs its kernels on every thread.
+BLOCKS = 8
+BLOCK_ROWS = ROWS // BLOCKS
 
 
 @pl.jit.incore
@@ -65,14 +70,16 @@ def row_softmax(rb, dtype):
 
     @pl.jit
     def softmax(x: pl.Tensor, y: pl.Out[pl.Tensor]):
-        with pl.at(level=pl.Level.CORE_GROUP):
-            for i in pl.range(ROWS // rb):
-                t = pl.load(x, [i * rb, 0], [rb, COLS])
-                tmp = pl.create_tile([rb, COLS], dtype=dtype, target_memory=pl.MemorySpace.Vec)
-                m = pl.row_max(t, tmp_tile=tmp)
-                e = pl.exp(pl.row_expand_sub(t, m))
-                s = pl.row_sum(e, tmp_tile=tmp)
-                y = pl.store(pl.row_expand_div(e, s), [i * rb, 0], y)
+        for b in pl.parallel(BLOCKS):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                for i in pl.range(BLOCK_ROWS // rb):
+                    r0 = b * BLOCK_ROWS + i * rb
+                    t = pl.load(x, [r0, 0], [rb, COLS])
+                    tmp = pl.create_tile([rb, COLS], dtype=dtype, target_memory=pl.MemorySpace.Vec)
+                    m = pl.row_max(t, tmp_tile=tmp)
+                    e = pl.exp(pl.row_expand_sub(t, m))
+                    s = pl.row_sum(e, tmp_tile=tmp)
+                    y = pl.store(pl.row_expand_div(e, s), [r0, 0], y)
         return y
 
     return softmax
@@ -84,24 +91,28 @@ softmax_half = row_softmax(HALF_RB, pl.FP16)  # the fp16 case
 
 @pl.jit
 def rmsnorm(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        wt = pl.load(w, [0, 0], [1, COLS])
-        for i in pl.range(ROWS // RB):
-            t = pl.load(x, [i * RB, 0], [RB, COLS])
-            tmp = pl.create_tile([RB, COLS], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
-            ms = pl.muls(pl.row_sum(pl.mul(t, t), tmp_tile=tmp), 1.0 / COLS)
-            r = pl.rsqrt(pl.adds(ms, 1e-6))
-            y = pl.store(pl.col_expand_mul(pl.row_expand_mul(t, r), wt), [i * RB, 0], y)
+    for b in pl.parallel(BLOCKS):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            wt = pl.load(w, [0, 0], [1, COLS])
+            for i in pl.range(BLOCK_ROWS // RB):
+                r0 = b * BLOCK_ROWS + i * RB
+                t = pl.load(x, [r0, 0], [RB, COLS])
+                tmp = pl.create_tile([RB, COLS], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+                ms = pl.muls(pl.row_sum(pl.mul(t, t), tmp_tile=tmp), 1.0 / COLS)
+                r = pl.rsqrt(pl.adds(ms, 1e-6))
+                y = pl.store(pl.col_expand_mul(pl.row_expand_mul(t, r), wt), [r0, 0], y)
     return y
 
 
 @pl.jit
 def add16m(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        for i in pl.range(ADD_ROWS // ADD_RB):
-            ta = pl.load(a, [i * ADD_RB, 0], [ADD_RB, ADD_COLS])
-            tb = pl.load(b, [i * ADD_RB, 0], [ADD_RB, ADD_COLS])
-            c = pl.store(pl.add(ta, tb), [i * ADD_RB, 0], c)
+    for blk in pl.parallel(BLOCKS):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for i in pl.range(ADD_ROWS // BLOCKS // ADD_RB):
+                r0 = blk * (ADD_ROWS // BLOCKS) + i * ADD_RB
+                ta = pl.load(a, [r0, 0], [ADD_RB, ADD_COLS])
+                tb = pl.load(b, [r0, 0], [ADD_RB, ADD_COLS])
+                c = pl.store(pl.add(ta, tb), [r0, 0], c)
     return c
 
 
