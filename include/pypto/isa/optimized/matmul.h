@@ -673,12 +673,24 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
           else
             a[i] = Aw + r * kc;
         }
-        if (!inplace || nn < NR)
-          fma_kernel<MR, 2, decltype(bl), false, true>(kc, a, bl, C + i0 * ldc + j0, ldc, mm, nn);
-        else if constexpr (__is_same(T, bf16))
-          fma_kernel<MR, 2, decltype(bp), true>(kc, a, bp, C + i0 * ldc + j0, ldc, mm, nn);
-        else
-          fma_kernel<MR, 2>(kc, a, bi, C + i0 * ldc + j0, ldc, mm, nn);
+        // A last panel of at most four rows (M = 16 on AVX2: 6 + 6 + 4; 128: ... + 2) runs a
+        // 4-row kernel: 8 accumulators, still two FMAs a cycle, no sums computed to be dropped.
+        if (!inplace || nn < NR) {
+          if (mm <= 4 && MR > 4)
+            fma_kernel<4, 2, decltype(bl), false, true>(kc, a, bl, C + i0 * ldc + j0, ldc, mm, nn);
+          else
+            fma_kernel<MR, 2, decltype(bl), false, true>(kc, a, bl, C + i0 * ldc + j0, ldc, mm, nn);
+        } else if constexpr (__is_same(T, bf16)) {
+          if (mm <= 4 && MR > 4)
+            fma_kernel<4, 2, decltype(bp), true>(kc, a, bp, C + i0 * ldc + j0, ldc, mm, nn);
+          else
+            fma_kernel<MR, 2, decltype(bp), true>(kc, a, bp, C + i0 * ldc + j0, ldc, mm, nn);
+        } else {
+          if (mm <= 4 && MR > 4)
+            fma_kernel<4, 2>(kc, a, bi, C + i0 * ldc + j0, ldc, mm, nn);
+          else
+            fma_kernel<MR, 2>(kc, a, bi, C + i0 * ldc + j0, ldc, mm, nn);
+        }
       }
     }
   }
