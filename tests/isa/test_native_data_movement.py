@@ -12,7 +12,7 @@ import pytest
 import pypto.language as pl
 from pypto import _core
 from test_matmul_fast_paths import TARGETS, use_target
-from test_native_move_paths import rand, run
+from test_native_move_paths import check_transpose
 
 
 @pytest.fixture(params=TARGETS)
@@ -26,15 +26,7 @@ def target(request, monkeypatch, tmp_path):
 def test_transposes_match_reference_on_every_target(target, R, C, valid, dt):
     """TTRANS through the table's copy_region: 16 x 16 blocks (2- and 4-byte elements) and the
     edges, and byte elements element by element."""
-    rng = np.random.default_rng(R * 7 + C)
-    outs, ins, kw = [np.zeros((C, R), {"BF16": np.uint16, "FP32": np.float32, "INT8": np.int8}[dt])], \
-        [rand(rng, (R, C), dt)], {"valid_shape": valid[::-1]}
-    ref, ref_err = run("TTRANS", outs, ins, {}, kw, "sim", dt)
-    nat, nat_err = run("TTRANS", outs, ins, {}, kw, "native", dt)
-    assert ref_err is None and nat_err is None, (ref_err, nat_err)
-    np.testing.assert_array_equal(nat[0].view(np.uint8), ref[0].view(np.uint8))
-    vr, vc = valid
-    np.testing.assert_array_equal(nat[0][:vc, :vr], np.ascontiguousarray(ins[0][:vr, :vc].T))
+    check_transpose(R, C, valid, dt, np.random.default_rng(R * 7 + C))
 
 
 @pl.jit
