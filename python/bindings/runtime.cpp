@@ -601,6 +601,40 @@ void bind_runtime(nb::module_& m) {
       "program"_a, "args"_a, "config"_a, "output_dir"_a,
       "Runs an orchestration with a RunConfig (its run fields; `output_dir`: the build directory when "
       "config.output_dir is unset). Returns the run's statistics.");
+  nb::class_<runtime::PreparedRun>(m, "PreparedRun",
+                                   "A host program prepared for repeated runs (pypto.jit keeps one per compiled program, "
+                                   "platform, engine and kernel-compile environment).");
+  m.def(
+      "prepared_run_key",
+      [](const runtime::RunConfig& config) {
+        const runtime::RunOptions o = runtime::run_options(config, "");
+        return o.platform + "|" + o.engine + "|" + cache_key_env();
+      },
+      "config"_a, "What a PreparedRun depends on besides its program: platform, engine, kernel-compile environment.");
+  m.def(
+      "prepare_run",
+      [](const isa::HostProgram& program, const runtime::RunConfig& config) {
+        runtime::RunOptions options = runtime::run_options(config, "");
+        runtime::PreparedRun run;
+        run_interruptibly(options, [&] { run = runtime::prepare_run(program, options); });  // may compile kernels
+        return run;
+      },
+      "program"_a, "config"_a, nb::keep_alive<0, 1>(), "Prepares a host program for run_prepared.");
+  m.def(
+      "run_prepared",
+      [](const runtime::PreparedRun& run, const nb::list& args, const runtime::RunConfig& config,
+         const std::string& output_dir) {
+        std::vector<HostArg> host_args = to_host_args(args);
+        runtime::RuntimeStats stats;
+        runtime::RunStats model;
+        runtime::RunOptions options = runtime::run_options(config, output_dir);
+        options.stats = &model;
+        options.runtime_stats = &stats;
+        run_interruptibly(options, [&] { runtime::run_prepared(run, host_args, options); });
+        return stats_dict(model, stats);
+      },
+      "run"_a, "args"_a, "config"_a, "output_dir"_a,
+      "run_host_program on a PreparedRun, on an idle worker pool of the process.");
   nb::class_<runtime::ChipWorker>(m, "ChipWorker",
                                   "A virtual chip whose worker pool stays up between runs (see pypto.runtime.ChipWorker).")
       .def(

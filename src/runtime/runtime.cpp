@@ -806,6 +806,68 @@ void run_host_program(const isa::HostProgram& program, const std::vector<HostArg
   execute(*prep, pool, args, options);
 }
 
+namespace {
+
+// The idle worker pools of the process, by platform and worker count: a run takes one (or
+// makes one) and gives it back, so consecutive runs reuse the threads and their cores. A pool
+// whose run failed with a stopped pool (a deadlock report) is not given back. The list is
+// never destroyed (idle workers are left blocked at exit, not joined), and a forked child
+// (its pools' threads do not exist there) drops the parent's pools unjoined.
+struct IdlePools {
+  std::mutex mu;
+  pid_t pid = ::getpid();
+  std::vector<std::pair<std::string, std::unique_ptr<TaskPool>>> idle;
+  static constexpr size_t kMax = 4;
+  void forked() {  // under mu
+    if (pid == ::getpid()) return;
+    for (auto& [key, pool] : idle) (void)pool.release();
+    idle.clear();
+    pid = ::getpid();
+  }
+};
+IdlePools& idle_pools() {
+  static IdlePools* pools = new IdlePools;
+  return *pools;
+}
+
+}  // namespace
+
+PreparedRun prepare_run(const isa::HostProgram& program, const RunOptions& options) {
+  const isa::ChipSpec chip = resolve_run_target(options);
+  return PreparedRun{prepare(program, chip, options.engine), options.platform};
+}
+
+void run_prepared(const PreparedRun& run, const std::vector<HostArg>& args, const RunOptions& options) {
+  const PreparedProgram& prep = *run.prepared;
+  const std::string key = run.platform + "/" + std::to_string(options.num_workers);
+  IdlePools& pools = idle_pools();
+  std::unique_ptr<TaskPool> pool;
+  {
+    std::lock_guard<std::mutex> lk(pools.mu);
+    pools.forked();
+    for (size_t i = 0; i < pools.idle.size(); ++i)
+      if (pools.idle[i].first == key) {
+        pool = std::move(pools.idle[i].second);
+        pools.idle.erase(pools.idle.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+  }
+  if (!pool) pool = std::make_unique<TaskPool>(prep.chip, options.num_workers);
+  auto give_back = [&] {
+    if (pool->stopped()) return;  // joined here, by the unique_ptr
+    std::lock_guard<std::mutex> lk(pools.mu);
+    pools.forked();
+    if (pools.idle.size() < IdlePools::kMax) pools.idle.emplace_back(key, std::move(pool));
+  };
+  try {
+    execute(prep, *pool, args, options);
+  } catch (...) {
+    give_back();
+    throw;
+  }
+  give_back();
+}
+
 ChipWorker::ChipWorker(const RunOptions& options) : options_(options), chip_(resolve_run_target(options)) {
   pool_ = std::make_unique<TaskPool>(chip_, options_.num_workers);
 }

@@ -54,6 +54,17 @@ void run_host_program(const isa::HostProgram& program, const std::vector<engines
 class TaskPool;
 struct PreparedProgram;  // a program's footprints, host-code analyses and loaded kernels
 
+// `program` prepared once for many runs (pypto.jit's compiled programs keep one per platform,
+// engine and kernel-compile environment): run_prepared is run_host_program without the per-run
+// preparation (validation, footprints, finding the native kernels) and without starting and
+// joining a worker pool: it takes an idle pool of the process (one is made when none is idle)
+// and gives it back after the run. `program` must outlive the PreparedRun.
+struct PreparedRun {
+  std::shared_ptr<PreparedProgram> prepared;
+  std::string platform;  // the pool's platform
+};
+PreparedRun prepare_run(const isa::HostProgram& program, const RunOptions& options);
+void run_prepared(const PreparedRun& run, const std::vector<engines::HostArg>& args, const RunOptions& options);
 // A virtual chip that stays up between runs (`pypto.runtime.ChipWorker`): one worker pool
 // whose threads and per-worker cores persist, and the programs loaded onto it (footprints
 // analysed and native kernels loaded once). Runs are serialised: one at a time per worker.

@@ -380,17 +380,29 @@ class CompiledProgram(_PyptoCompiledProgramAPI):
         options = cfg.options()  # the one options object that crosses into C++
         paths = options.run_paths(self._output_dir)  # (enable_chip_swimlane: the swimlane's; DFX files)
         if worker is None:
-            self.last_run_stats = _core.run_host_program(host, bound, options, self._output_dir)
+            self.last_run_stats = _core.run_prepared(self._prepared_run(host, options), bound, options, self._output_dir)
         else:
             core_worker, handle = worker
             self.last_run_stats = core_worker.run(handle, bound, options, self._output_dir)
-        self.dfx_dir = paths["dfx_dir"] if cfg.any_dfx_enabled() else None
+        self.dfx_dir = paths["dfx_dir"] if options.any_dfx() else None
         self.modelled_cycles = self.last_run_stats["modelled_cycles"]
         self.swimlane_path = paths["swimlane_path"] or None
         rets = [args[i] if i < len(args) else None for i in host.returns]
         if not rets:
             return None
         return rets[0] if len(rets) == 1 else tuple(rets)
+
+    def _prepared_run(self, host, options):
+        """This program prepared for runs under `options` (its platform, engine and the
+        kernel-compile environment: _core.prepared_run_key), made on first use and kept: later
+        runs skip validation, footprint analysis and finding the native kernels, and take an idle
+        worker pool of the process instead of starting one."""
+        runs = self.__dict__.setdefault("_prepared_runs", {})
+        key = _core.prepared_run_key(options)
+        run = runs.get(key)
+        if run is None:
+            run = runs[key] = _core.prepare_run(host, options)
+        return run
 
     def __repr__(self):
         return f"<CompiledProgram {self.name}({', '.join(self.param_names)}) for {self.platform}>"

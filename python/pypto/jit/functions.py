@@ -21,7 +21,8 @@ from pypto.language.types import RUNTIME
 def _param_names(jitfn, n):
     """The entry's parameter names (for messages), padded with positions."""
     try:
-        names = list(inspect.signature(jitfn.func).parameters)
+        sig = jitfn.signature() if hasattr(jitfn, "signature") else inspect.signature(jitfn.func)
+        names = list(sig.parameters)
     except (AttributeError, TypeError, ValueError):
         names = []
     return names + [f"argument {i}" for i in range(len(names), n)]

@@ -201,6 +201,14 @@ class JitFunction:
             return specs[index][1].dtype
         return None
 
+    def signature(self):
+        """inspect.signature of the decorated function, read once (every call binds its
+        arguments to it)."""
+        sig = self.__dict__.get("_signature")
+        if sig is None:
+            sig = self.__dict__["_signature"] = inspect.signature(self.func)
+        return sig
+
     def _positional(self, args, kwargs, calling):
         """`args` and keyword arguments (by parameter name) as one positional tuple; omitted
         parameters with a pl.RUNTIME default stay pl.RUNTIME (compile) or are an error (call)."""
@@ -208,7 +216,7 @@ class JitFunction:
         if not args and not kwargs and not calling:
             return ()  # f.compile(): from the annotations
         try:
-            sig = inspect.signature(self.func)
+            sig = self.signature()
         except (TypeError, ValueError):
             return tuple(args)
         params = list(sig.parameters)
@@ -220,7 +228,7 @@ class JitFunction:
             values = tuple(args)
         else:
             try:
-                bound = inspect.signature(self.func).bind(*args, **kwargs)
+                bound = sig.bind(*args, **kwargs)
             except TypeError as e:
                 from pypto._traceback import call_site as _call_site  # the user's line of the call
                 unknown = [k for k in kwargs if k not in params]
