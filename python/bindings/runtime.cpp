@@ -17,6 +17,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <thread>
+#include <functional>
+#include <unistd.h>
 #include <mutex>
 #include <chrono>
 #include "bindings.h"
@@ -414,9 +416,66 @@ const isa::InstrDef& instr_or_fail(const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// The helper threads of run_interruptibly, kept between calls (starting and joining a thread
+// costs ~85 us on the 2-core development VM: more than a small program's whole run). A call
+// takes an idle one (or starts one) and gives it back once its run has ended. The threads live
+// as long as the process, blocked while idle; a forked child, where the parent's threads do
+// not exist, drops the parent's list.
+struct CallThread {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::function<void()> job;  // empty: idle
+};
+struct CallThreads {
+  std::mutex mu;
+  pid_t pid = ::getpid();
+  std::vector<CallThread*> idle;
+};
+CallThreads& call_threads() {
+  static CallThreads* threads = new CallThreads;  // never destroyed: its threads are never joined
+  return *threads;
+}
+CallThread* take_call_thread() {
+  CallThreads& ts = call_threads();
+  {
+    std::lock_guard<std::mutex> lk(ts.mu);
+    if (ts.pid != ::getpid()) {
+      ts.idle.clear();
+      ts.pid = ::getpid();
+    }
+    if (!ts.idle.empty()) {
+      CallThread* t = ts.idle.back();
+      ts.idle.pop_back();
+      return t;
+    }
+  }
+  auto* t = new CallThread;
+  std::thread([t] {
+    std::unique_lock<std::mutex> lk(t->mu);
+    while (true) {
+      t->cv.wait(lk, [t] { return static_cast<bool>(t->job); });
+      std::function<void()> job = std::move(t->job);
+      t->job = nullptr;
+      lk.unlock();
+      job();
+      lk.lock();
+    }
+  }).detach();
+  return t;
+}
+void give_back_call_thread(CallThread* t) {
+  CallThreads& ts = call_threads();
+  std::lock_guard<std::mutex> lk(ts.mu);
+  if (ts.pid == ::getpid()) ts.idle.push_back(t);
+}
+
+}  // namespace
+
 // Runs `run` on a helper thread while this thread, holding the GIL between short waits,
 // watches for signals: Ctrl-C sets options.interrupt, the run stops starting tasks and
-// ends, and the KeyboardInterrupt is raised here. Never leaves the helper running.
+// ends, and the KeyboardInterrupt is raised here. Returns only once the run has ended.
 template <typename Run>
 void run_interruptibly(runtime::RunOptions& options, Run run) {
   std::atomic<bool> interrupt{false};
@@ -425,16 +484,22 @@ void run_interruptibly(runtime::RunOptions& options, Run run) {
   std::condition_variable cv;
   bool done = false;
   std::exception_ptr error;
-  std::thread worker([&] {
-    try {
-      run();
-    } catch (...) {
-      error = std::current_exception();
-    }
-    std::lock_guard<std::mutex> lk(mu);
-    done = true;
-    cv.notify_all();
-  });
+  CallThread* helper = take_call_thread();
+  {
+    std::lock_guard<std::mutex> lk(helper->mu);
+    helper->job = [&] {
+      try {
+        run();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      // The last use of this frame's objects: once `done` is seen, the caller returns.
+      std::lock_guard<std::mutex> done_lk(mu);
+      done = true;
+      cv.notify_all();
+    };
+  }
+  helper->cv.notify_one();
   bool signalled = false;
   while (true) {
     {
@@ -447,10 +512,7 @@ void run_interruptibly(runtime::RunOptions& options, Run run) {
       interrupt = true;
     }
   }
-  {
-    nb::gil_scoped_release release;
-    worker.join();
-  }
+  give_back_call_thread(helper);
   // A Ctrl-C that ended the run before the loop saw it (it also stops a kernel compiler in
   // the terminal's process group) is reported as the KeyboardInterrupt, not as that failure.
   if (!signalled && PyErr_CheckSignals() != 0) signalled = true;
