@@ -533,6 +533,20 @@ nb::dict stats_dict(const runtime::RunStats& model, const runtime::RuntimeStats&
   return d;
 }
 
+// A run with a RunConfig's run fields (`output_dir`: the build directory when config.output_dir
+// is unset): `run(host_args, options)` on the helper thread; returns the run's statistics.
+template <typename Run>
+nb::dict run_with_config(const nb::list& args, const runtime::RunConfig& config, const std::string& output_dir, Run run) {
+  std::vector<HostArg> host_args = to_host_args(args);
+  runtime::RuntimeStats stats;
+  runtime::RunStats model;
+  runtime::RunOptions options = runtime::run_options(config, output_dir);
+  options.stats = &model;
+  options.runtime_stats = &stats;
+  run_interruptibly(options, [&] { run(host_args, options); });
+  return stats_dict(model, stats);
+}
+
 // RunConfig: one named field per entry of PYPTO_RUN_CONFIG_FIELDS, with its default.
 void bind_run_config(nb::module_& m) {
   auto cls = nb::class_<runtime::RunConfig>(
@@ -651,14 +665,10 @@ void bind_runtime(nb::module_& m) {
       "run_host_program",
       [](const isa::HostProgram& program, const nb::list& args, const runtime::RunConfig& config,
          const std::string& output_dir) {
-        std::vector<HostArg> host_args = to_host_args(args);
-        runtime::RuntimeStats stats;
-        runtime::RunStats model;
-        runtime::RunOptions options = runtime::run_options(config, output_dir);
-        options.stats = &model;
-        options.runtime_stats = &stats;
-        run_interruptibly(options, [&] { runtime::run_host_program(program, host_args, options); });
-        return stats_dict(model, stats);
+        return run_with_config(args, config, output_dir, [&](const std::vector<HostArg>& host_args,
+                                                             const runtime::RunOptions& options) {
+          runtime::run_host_program(program, host_args, options);
+        });
       },
       "program"_a, "args"_a, "config"_a, "output_dir"_a,
       "Runs an orchestration with a RunConfig (its run fields; `output_dir`: the build directory when "
@@ -686,14 +696,10 @@ void bind_runtime(nb::module_& m) {
       "run_prepared",
       [](const runtime::PreparedRun& run, const nb::list& args, const runtime::RunConfig& config,
          const std::string& output_dir) {
-        std::vector<HostArg> host_args = to_host_args(args);
-        runtime::RuntimeStats stats;
-        runtime::RunStats model;
-        runtime::RunOptions options = runtime::run_options(config, output_dir);
-        options.stats = &model;
-        options.runtime_stats = &stats;
-        run_interruptibly(options, [&] { runtime::run_prepared(run, host_args, options); });
-        return stats_dict(model, stats);
+        return run_with_config(args, config, output_dir, [&](const std::vector<HostArg>& host_args,
+                                                             const runtime::RunOptions& options) {
+          runtime::run_prepared(run, host_args, options);
+        });
       },
       "run"_a, "args"_a, "config"_a, "output_dir"_a,
       "run_host_program on a PreparedRun, on an idle worker pool of the process.");
@@ -750,14 +756,10 @@ void bind_runtime(nb::module_& m) {
           "run",
           [](runtime::ChipWorker& w, int handle, const nb::list& args, const runtime::RunConfig& config,
              const std::string& output_dir) {
-            std::vector<HostArg> host_args = to_host_args(args);
-            runtime::RuntimeStats stats;
-            runtime::RunStats model;
-            runtime::RunOptions options = runtime::run_options(config, output_dir);
-            options.stats = &model;
-            options.runtime_stats = &stats;
-            run_interruptibly(options, [&] { w.run(handle, host_args, options); });
-            return stats_dict(model, stats);
+            return run_with_config(args, config, output_dir, [&](const std::vector<HostArg>& host_args,
+                                                                 const runtime::RunOptions& options) {
+              w.run(handle, host_args, options);
+            });
           },
           "handle"_a, "args"_a, "config"_a, "output_dir"_a,
           "Runs a loaded program with a RunConfig's run fields (platform, engine and workers are the worker's).")
