@@ -307,7 +307,6 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
     built = true;
   }
   auto mod = std::make_shared<NativeModule>();
-  mod->support = native_support();
   std::string why = try_load(so, key, natives, *mod);
   if (!why.empty() && !built) {
     // A cached library that does not load (truncated, say) or was built from other code
@@ -337,16 +336,46 @@ std::shared_ptr<NativeModule> load_native_module(const std::string& source, cons
   return mod;
 }
 
-// The per-level builds of data_movement.h (CMakeLists.txt names them).
+// The per-level builds of data_movement.h (CMakeLists.txt names them; a package built by
+// another compiler than GCC has none: the tile library is written for GCC, the kernels' compiler).
 extern "C" {
 #if defined(PYPTO_SUPPORT_x86_64_v1)
 const pto_support* pto_support_x86_64_v1();
 const pto_support* pto_support_x86_64_v3();
 const pto_support* pto_support_x86_64_v4();
-#else
+#elif defined(PYPTO_SUPPORT_default)
 const pto_support* pto_support_default();
 #endif
 }
+
+#if !defined(PYPTO_SUPPORT_x86_64_v1) && !defined(PYPTO_SUPPORT_default)
+namespace {
+// Without a build of the package: data_movement.h compiled like a kernel, by the kernels'
+// compiler with their flags (disk cache), once per kernel-compile environment.
+const pto_support* compiled_support() {
+  static std::mutex mu;
+  static std::map<std::string, std::pair<std::shared_ptr<NativeModule>, const pto_support*>> by_env;
+  const std::string env = cache_key_env();
+  std::lock_guard<std::mutex> lk(mu);
+  if (auto it = by_env.find(env); it != by_env.end()) return it->second.second;
+  const std::string source =
+      "// pypto: the tile library's data movement for this compile target (kernels call it through pto_frame::support)\n"
+      "#include \"pypto/isa/optimized/data_movement.h\"\n"
+      "extern \"C\" const pto_support* pto_support_entry() {\n"
+      "  static const pto_support table{&pto_opt::copy_region, &pto_opt::tload, &pto_opt::tstore, PTO_OPT_STREAM_PATH};\n"
+      "  return &table;\n"
+      "}\n";
+  auto mod = load_native_module(source, {});
+  auto entry = reinterpret_cast<const pto_support* (*)()>(::dlsym(mod->handle, "pto_support_entry"));
+  if (!entry)
+    fail(ErrorKind::kRuntime, {}, "the compiled data movement library " + mod->library_path + " has no pto_support_entry",
+         "delete the kernel cache directory (" + native_cache_dir() + ") and retry");
+  const pto_support* table = entry();
+  by_env[env] = {mod, table};
+  return table;
+}
+}  // namespace
+#endif
 
 const pto_support* native_support() {
 #if defined(PYPTO_SUPPORT_x86_64_v1)
@@ -371,8 +400,10 @@ const pto_support* native_support() {
     return pto_support_x86_64_v1();
   }();
   return highest;
-#else
+#elif defined(PYPTO_SUPPORT_default)
   return pto_support_default();
+#else
+  return compiled_support();
 #endif
 }
 
