@@ -126,7 +126,8 @@ uint64_t toolchain_hash() {
   std::lock_guard<std::mutex> lk(mu);
   if (auto it = by_env.find(env); it != by_env.end()) return it->second;
   std::string all = compiler_identity() + "\n" + compile_flags() + " " + kFastLinkHead + " " + kFastLinkTail + "\n" + env + "\n";
-  for (const char* h : {"abi.h", "vec.h", "half.h", "tile_ops.h", "matmul.h", "../../base/fp16.h", "../../base/scalar_cast.h", "../../base/scalar_ops.h"})
+  for (const char* h : {"abi.h", "vec.h", "half.h", "tile_ops.h", "matmul.h", "data_movement.h", "../../base/fp16.h",
+                        "../../base/scalar_cast.h", "../../base/scalar_ops.h"})
     all += read_file(native_include_dir() + "/pypto/isa/optimized/" + h);
   return by_env[env] = fnv1a(all);
 }

@@ -3,7 +3,8 @@
 // streaming stores of large TSTOREs.
 //
 // Generated kernels do not compile these: they are compiled once with the package, once per
-// x86-64 level (x86-64, -v3, -v4: src/engines/native/support/data_movement.cpp), and a
+// x86-64 level (x86-64, -v3, -v4: src/engines/native/support/data_movement.cpp; a package
+// built by another compiler than GCC compiles this header like a kernel on first use), and a
 // kernel calls them through the table its frame carries (pto_frame::support), the one of its
 // compile target's level. They are most of what g++ spends on a small kernel (a hello-world
 // kernel: 0.23 -> 0.13 s), and they are memory-bound: one indirect call per tile copy costs
