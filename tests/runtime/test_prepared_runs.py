@@ -49,7 +49,8 @@ def test_another_engine_or_compile_target_prepares_again(monkeypatch):
     a, b = operands(5)
     c = np.zeros_like(a)
     compiled = scaled_add.compile(a, b, c, 0)
-    compiled(a, b, c, 3)
+    native = RunConfig(engine="native")  # explicit: PYPTO_ENGINE may set the default (CI's sanitizer job)
+    compiled(a, b, c, 3, config=native)
     np.testing.assert_array_equal(c, expect(a, b, 3))
     c[:] = 0
     compiled(a, b, c, 7, config=RunConfig(engine="sim"))
@@ -57,7 +58,7 @@ def test_another_engine_or_compile_target_prepares_again(monkeypatch):
     if os.uname().machine in ("x86_64", "AMD64"):
         monkeypatch.setenv("PYPTO_NATIVE_ISA", "scalar")
         c[:] = 0
-        compiled(a, b, c, 9)
+        compiled(a, b, c, 9, config=native)
         np.testing.assert_array_equal(c, expect(a, b, 9))
         assert len(compiled._prepared_runs) == 3
     else:
