@@ -238,8 +238,10 @@ void check_declared_strides(const std::string& callee, const std::vector<isa::Pa
 
 // The arguments of a kCall, in the callee's parameter order. SPMD parameters (__block_idx,
 // __block_num) may be left out of the call; the runtime fills them per block.
-std::vector<HostArg> call_args(const isa::Kernel& kernel, const isa::Instr& in, const TensorSlots& slots,
-                               const ScalarMachine& regs) {
+// The arguments of a kernel call, written over `args` in place (its elements keep their
+// buffers from the previous call).
+void call_args(std::vector<HostArg>& args, const isa::Kernel& kernel, const isa::Instr& in, const TensorSlots& slots,
+               const ScalarMachine& regs) {
   size_t hidden = 0;
   for (const isa::ParamDesc& p : kernel.params) hidden += is_block_param(p);
   const bool omitted = hidden > 0 && in.ins.size() + hidden == kernel.params.size();
@@ -248,27 +250,26 @@ std::vector<HostArg> call_args(const isa::Kernel& kernel, const isa::Instr& in, 
          "call of kernel '" + kernel.name + "' passes " + std::to_string(in.ins.size()) + " operands for " +
              std::to_string(kernel.params.size()) + " parameters",
          "pass one argument per parameter");
-  std::vector<HostArg> args;
-  args.reserve(kernel.params.size());
+  args.resize(kernel.params.size());
   size_t next = 0;
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     if (omitted && is_block_param(kernel.params[i])) {
-      args.push_back(HostArg::of_int(0));
+      args[i].set_int(0);
       continue;
     }
     const isa::Operand& op = in.ins[next++];
     if (op.kind == isa::Operand::kTensor) {
-      args.push_back(HostArg::of_tensor(slot_tensor(slots, op.index, in)));
+      args[i].set_tensor(slot_tensor(slots, op.index, in));
     } else if (op.kind == isa::Operand::kScalar) {
       const ScalarValue v = regs.get(op.scalar);
-      args.push_back(dtype_is_float(kernel.params[i].dtype) ? HostArg::of_float(v.as_double()) : HostArg::of_int(v.as_int()));
+      if (dtype_is_float(kernel.params[i].dtype)) args[i].set_float(v.as_double());
+      else args[i].set_int(v.as_int());
     } else {
       fail(ErrorKind::kRuntime, in.span, "kernel call operand " + std::to_string(i) + " must be a tensor or a scalar",
            "report this bug");
     }
   }
   check_declared_strides(kernel.name, kernel.params, args, in.span);
-  return args;
 }
 
 std::vector<int64_t> int_list_attr(const isa::Instr& in, const char* key) {
@@ -591,6 +592,9 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
     return arrays[a][static_cast<size_t>(i)];
   };
   size_t freed_early = 0;
+  // Every call fills these again; stage() takes what they hold and hands back the buffers of
+  // an earlier task, so a call allocates nothing once the pool has run a program this size.
+  TaskSpec spec, block_spec;
 
   // The modelled timeline comes from the sim engine: a trace request runs there.
   const bool native = prep.native && options.trace_path.empty();
@@ -634,13 +638,13 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
             if (pool.failed()) break;  // stop submitting; wait_all rethrows the error
             const isa::Kernel& kernel = program.kernels[in.callee];
             const CallAttrs& attrs = call_attrs[pc];
-            TaskSpec spec;
+            spec.recycle();
             spec.kernel = &kernel;
             spec.footprint = &prep.footprints[in.callee];
             spec.parts = prep.part_kernels[in.callee];
             spec.span = &in.span;
             spec.manual = attrs.manual;
-            spec.args = call_args(kernel, in, slots, regs);
+            call_args(spec.args, kernel, in, slots, regs);
             if (options.dump_args >= 2) {  // every tensor argument
               for (size_t i = 0; i < kernel.params.size(); ++i)
                 if (kernel.params[i].is_tensor) spec.dump.push_back(static_cast<int>(i));
@@ -715,12 +719,13 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
             std::vector<size_t>& ids = call_tasks[ordinals[pc]];
             ids.clear();
             for (int64_t b = 0; b < blocks; ++b) {
-              TaskSpec block = b + 1 < blocks ? spec : std::move(spec);
+              TaskSpec& block = b + 1 < blocks ? block_spec : spec;  // the last block takes `spec` itself
+              if (b + 1 < blocks) block = spec;
               block.block_idx = static_cast<int>(b);
               block.block_num = static_cast<int>(blocks);
               for (size_t i = 0; i < kernel.params.size(); ++i)
-                if (is_block_param(kernel.params[i])) block.args[i] = HostArg::of_int(kernel.params[i].name == "__block_idx" ? b : blocks);
-              ids.push_back(pool.stage(std::move(block)));  // enters the pool in batches (wait_all flushes)
+                if (is_block_param(kernel.params[i])) block.args[i].set_int(kernel.params[i].name == "__block_idx" ? b : blocks);
+              ids.push_back(pool.stage(block));  // enters the pool in batches (wait_all flushes)
             }
             if (prep.task_values) launches.push_back(ids);
             for (int64_t r : attrs.launch_reg)

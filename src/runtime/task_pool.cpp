@@ -37,6 +37,14 @@ CoreKind core_kind_of(const isa::Kernel& kernel) {
 
 namespace {
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 bool same_space(const IndexBox& a, const int64_t* sa, const IndexBox& b, const int64_t* sb) {
   if (a.ndim != b.ndim) return false;
   for (int d = 0; d < a.ndim; ++d)
@@ -50,6 +58,7 @@ bool boxes_overlap(const IndexBox& a, const IndexBox& b) {
   return true;
 }
 
+
 bool box_contains(const IndexBox& outer, const IndexBox& inner) {
   for (int d = 0; d < outer.ndim; ++d)
     if (inner.lo[d] < outer.lo[d] || inner.hi[d] > outer.hi[d]) return false;
@@ -57,6 +66,57 @@ bool box_contains(const IndexBox& outer, const IndexBox& inner) {
 }
 
 }  // namespace
+
+void TaskSpec::swap(TaskSpec& other) noexcept {
+  std::swap(kernel, other.kernel);
+  std::swap(footprint, other.footprint);
+  args.swap(other.args);
+  deps.swap(other.deps);
+  keep_alive.swap(other.keep_alive);
+  std::swap(span, other.span);
+  std::swap(block_idx, other.block_idx);
+  std::swap(block_num, other.block_num);
+  std::swap(manual, other.manual);
+  parts.swap(other.parts);
+  dump.swap(other.dump);
+  no_dep_args.swap(other.no_dep_args);
+  predicate.swap(other.predicate);
+}
+
+void TaskSpec::recycle() {
+  kernel = nullptr;
+  footprint = nullptr;
+  deps.clear();
+  keep_alive.clear();
+  span = nullptr;
+  block_idx = 0;
+  block_num = 1;
+  manual = false;
+  parts.clear();
+  dump.clear();
+  no_dep_args.clear();
+  predicate = nullptr;
+}
+
+void TaskPool::Task::recycle() {
+  kernel = nullptr;
+  parts.clear();
+  keep_alive.clear();
+  dependents.clear();
+  deps.clear();
+  span = nullptr;
+  pending = 0;
+  done = started = manual = retired = false;
+  kind = CoreKind::AIV;
+  predicate = nullptr;
+  vcore = worker = -1;
+  block_idx = 0;
+  block_num = 1;
+  start_us = end_us = 0;
+  cycles = -1;
+  busy = {};
+  dump.clear();
+}
 
 TaskPool::TaskPool(const isa::ChipSpec& chip, int num_workers, CoreFactory factory, size_t ring_size, bool record)
     : chip_(chip), factory_(std::move(factory)), ring_size_(ring_size), record_(record) {
@@ -81,7 +141,7 @@ void TaskPool::reset(CoreFactory factory, uint64_t runner_key, size_t ring_size,
   tasks_.clear();
   buckets_.clear();
   ready_.clear();
-  PYPTO_CHECK(staged_.empty(), "TaskPool::reset with staged tasks");
+  PYPTO_CHECK(num_staged_ == 0, "TaskPool::reset with staged tasks");
   next_id_ = 0;
   ready_hint_.store(0, std::memory_order_release);
   std::fill(aic_busy_.begin(), aic_busy_.end(), 0);
@@ -288,7 +348,7 @@ size_t TaskPool::submit(TaskSpec spec) {
   for (const HostArg& a : spec.args)
     if (a.kind == HostArg::kTensor) views.push_back(a.tensor.byte_range());
   std::unique_lock<std::mutex> lk(mu_);
-  const size_t id = enter(std::move(spec), regions.data(), regions.size(), views.data(), views.size(), lk);
+  const size_t id = enter(spec, regions.data(), regions.size(), views.data(), views.size(), lk);
   next_id_ = id + 1;
   // Wake workers in batches: a wake-up costs more than a tiny task, so ready tasks are
   // handed over once a batch is queued, or when the host waits (wait_all, a full ring).
@@ -298,8 +358,11 @@ size_t TaskPool::submit(TaskSpec spec) {
   return id;
 }
 
-size_t TaskPool::stage(TaskSpec spec) {
-  Staged st;
+size_t TaskPool::stage(TaskSpec& spec) {
+  // The staged slots keep their buffers (staged_ is not cleared): the spec's contents go into
+  // the next slot and the slot's buffers (a finished task's, see enter) come back to `spec`.
+  if (num_staged_ == staged_.size()) staged_.emplace_back();
+  Staged& st = staged_[num_staged_];
   st.region_begin = staged_regions_.size();
   thread_local std::vector<Region> regions;
   regions_of(spec, regions);
@@ -309,45 +372,76 @@ size_t TaskPool::stage(TaskSpec spec) {
   for (const HostArg& a : spec.args)
     if (a.kind == HostArg::kTensor) staged_views_.push_back(a.tensor.byte_range());
   st.view_end = staged_views_.size();
-  st.spec = std::move(spec);
-  staged_.push_back(std::move(st));
+  st.spec.swap(spec);
+  spec.recycle();
+  ++num_staged_;
   const size_t id = next_id_++;
   // Under a ring (RunConfig(ring_size=)) a batch is at most a quarter of it: staged tasks
   // keep their tensors alive, and the ring bounds the memory in flight.
   const size_t batch = ring_size_ > 0 ? std::clamp<size_t>(ring_size_ / 4, 1, kStageBatch) : kStageBatch;
-  if (staged_.size() >= batch) flush();
+  if (num_staged_ >= batch) flush();
   return id;
 }
 
+size_t TaskPool::wake_count() const {
+  // The polling worker takes one ready task; busy workers take more when they finish, but
+  // a sleeping one is woken for each other ready task, so that ready tasks run in parallel.
+  const size_t pollers = polling_.load(std::memory_order_acquire) ? 1 : 0;
+  return ready_.size() > pollers ? ready_.size() - pollers : 0;
+}
+
+void TaskPool::wake(size_t n) {
+  if (n == 1) work_cv_.notify_one();
+  else if (n > 1) work_cv_.notify_all();
+}
+
+void TaskPool::lock_after_task(std::unique_lock<std::mutex>& lk) {
+  if (lk.try_lock()) return;
+  // The submitting thread enters a batch under the lock (a few microseconds): waiting for it
+  // on the mutex would put this worker to sleep, and waking it costs the submitting thread a
+  // system call and this worker tens of microseconds. The flag is read, not the mutex, so
+  // the spinning does not pull the lock's cache line away from its holder.
+  for (int i = 0; i < 4096 && flushing_.load(std::memory_order_relaxed); ++i) cpu_relax();
+  lk.lock();
+}
+
 void TaskPool::flush() {
-  if (staged_.empty()) return;
+  if (num_staged_ == 0) return;
+  size_t wake_n = 0;
   try {
+    flushing_.store(true, std::memory_order_relaxed);
     std::unique_lock<std::mutex> lk(mu_);
-    for (Staged& st : staged_)
-      enter(std::move(st.spec), staged_regions_.data() + st.region_begin, st.region_end - st.region_begin,
+    for (size_t i = 0; i < num_staged_; ++i) {
+      Staged& st = staged_[i];
+      enter(st.spec, staged_regions_.data() + st.region_begin, st.region_end - st.region_begin,
             staged_views_.data() + st.view_begin, st.view_end - st.view_begin, lk);
+      st.spec.recycle();
+    }
+    wake_n = wake_count();
+    flushing_.store(false, std::memory_order_relaxed);
   } catch (...) {  // a deadlock report while the ring was full: the rest never become tasks
+    flushing_.store(false, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lk(mu_);
-    next_id_ = tasks_.size();
-    staged_.clear();
-    staged_regions_.clear();
-    staged_views_.clear();
+    next_id_ = tasks_.size() + num_staged_;
+    drop_staged();
     throw;
   }
-  staged_.clear();
+  num_staged_ = 0;
   staged_regions_.clear();
   staged_views_.clear();
-  work_cv_.notify_all();
+  wake(wake_n);
 }
 
 void TaskPool::drop_staged() {
-  next_id_ -= staged_.size();
-  staged_.clear();  // releases what their specs keep alive; they never became tasks
+  next_id_ -= num_staged_;
+  // Releases what their specs keep alive; they never became tasks.
+  for (size_t i = 0; i < num_staged_; ++i) staged_[i].spec.recycle();
+  num_staged_ = 0;
   staged_regions_.clear();
   staged_views_.clear();
 }
 
-size_t TaskPool::enter(TaskSpec&& spec, const Region* regions_data, size_t num_regions,
+size_t TaskPool::enter(TaskSpec& spec, const Region* regions_data, size_t num_regions,
                        const std::pair<const uint8_t*, const uint8_t*>* views_data, size_t num_views,
                        std::unique_lock<std::mutex>& lk) {
   // Back-pressure: wait for a slot of the ring.
@@ -357,23 +451,27 @@ size_t TaskPool::enter(TaskSpec&& spec, const Region* regions_data, size_t num_r
     ++stats_.ring_waits;
     ring_resume_ = ring_size_ - std::max<size_t>(1, ring_size_ / 4);
     work_cv_.notify_all();
+    const bool flushing = flushing_.exchange(false, std::memory_order_relaxed);  // workers lock freely meanwhile
     done_cv_.wait(lk, [&] { return tasks_.size() - finished_ <= ring_resume_ || stalled(); });
+    flushing_.store(flushing, std::memory_order_relaxed);
     if (tasks_.size() - finished_ >= ring_size_) report_deadlock(lk, "the submission ring is full");
     ring_resume_ = SIZE_MAX;
   }
   const size_t id = tasks_.size();
-  Task task;
+  // The task is written into its slot (recycled: empty lists with the buffers of an earlier
+  // run) and counted at the end; until then tasks_[id] is not part of the run.
+  Task& task = tasks_.next();
   task.kernel = spec.kernel;
-  task.parts = std::move(spec.parts);
-  task.args = std::move(spec.args);
-  task.keep_alive = std::move(spec.keep_alive);
+  task.parts.swap(spec.parts);
+  task.args.swap(spec.args);  // the slot's old argument list goes back to the spec, to refill
+  task.keep_alive.swap(spec.keep_alive);
   task.span = spec.span;
   task.kind = core_kind_of(*spec.kernel);
   task.block_idx = spec.block_idx;
   task.block_num = spec.block_num;
   task.manual = spec.manual;
-  task.dump = std::move(spec.dump);
-  task.predicate = std::move(spec.predicate);
+  task.dump.swap(spec.dump);
+  task.predicate.swap(spec.predicate);
   std::vector<size_t>& deps = task.deps;
   // Every dependency is recorded (records, swimlane arrows); only unfinished ones hold the
   // task back.
@@ -448,7 +546,7 @@ size_t TaskPool::enter(TaskSpec&& spec, const Region* regions_data, size_t num_r
     bucket->writers += x.write;
   }
   const bool ready = task.pending == 0;
-  tasks_.push_back(std::move(task));
+  tasks_.commit();
   stats_.tasks = tasks_.size();
   stats_.max_in_flight = std::max(stats_.max_in_flight, tasks_.size() - finished_);
   if (!ready) return id;  // a finishing dependency hands it to a worker
@@ -489,8 +587,12 @@ void TaskPool::report_deadlock(std::unique_lock<std::mutex>& lk, const std::stri
 
 void TaskPool::wait_all() {
   flush();
-  work_cv_.notify_all();  // hand over a partly filled batch
   std::unique_lock<std::mutex> lk(mu_);
+  if (const size_t n = wake_count(); n > 0) {  // submit() hands ready tasks over in batches
+    lk.unlock();
+    wake(n);
+    lk.lock();
+  }
   done_cv_.wait(lk, [&] { return finished_ == tasks_.size() || stalled(); });
   if (finished_ != tasks_.size()) report_deadlock(lk, "the program waits for its tasks");
   if (error_) std::rethrow_exception(error_);
@@ -668,11 +770,8 @@ void TaskPool::worker_loop(int worker) {
     DeferredPoll deferred;
     if (err) drop_deferred_waits();
     else deferred = take_deferred_poll();
-    if (!deferred) {
-      std::vector<std::shared_ptr<void>> release = std::move(task.keep_alive);
-      release.clear();  // intermediate tensors no later task uses are freed here
-    }
-    lk.lock();
+    if (!deferred) task.keep_alive.clear();  // intermediate tensors no later task uses are freed here
+    lock_after_task(lk);
     if (err) set_error(err);
     task.start_us = start;
     task.end_us = end;

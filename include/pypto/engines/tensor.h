@@ -61,6 +61,21 @@ struct HostArg {
   static HostArg of_int(int64_t v) { HostArg a; a.kind = kInt; a.i = v; a.f = static_cast<double>(v); return a; }
   static HostArg of_float(double v) { HostArg a; a.kind = kFloat; a.f = v; a.i = float_to_int(v); return a; }
   ScalarValue scalar() const { return kind == kFloat ? ScalarValue::of_float(f) : ScalarValue::of_int(i); }
+  // The same, overwriting this argument in place: the view's lists keep their buffers (a host
+  // loop refilling one argument list allocates nothing per call).
+  void set_tensor(const TensorView& t) { kind = kTensor; tensor = t; i = 0; f = 0.0; }
+  void set_int(int64_t v) { kind = kInt; clear_tensor(); i = v; f = static_cast<double>(v); }
+  void set_float(double v) { kind = kFloat; clear_tensor(); f = v; i = float_to_int(v); }
+
+ private:
+  void clear_tensor() {
+    tensor.data = nullptr;
+    tensor.dtype = DataType::FP32;
+    tensor.shape.clear();
+    tensor.strides.clear();
+    tensor.name.clear();
+    tensor.origin.reset();
+  }
 };
 
 // The element of `tensor` at `index` as a scalar (integers widen to int64, floats to double);

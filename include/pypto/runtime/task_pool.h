@@ -50,6 +50,13 @@ struct TaskSpec {
   // predicate=(t[i] OP v): evaluated when the task is dispatched (its deps have finished);
   // false retires the task without running it (its dependents still proceed).
   std::function<bool()> predicate;
+
+  // Exchanges the contents of the two specs (their buffers travel with them).
+  void swap(TaskSpec& other) noexcept;
+  // Empties the spec for the next task, keeping its buffers: `args` keeps its elements (the
+  // next call overwrites them in place, see HostArg::set_tensor), the other lists are cleared,
+  // what `keep_alive` and `predicate` hold is released.
+  void recycle();
 };
 
 // Called by a worker just before (after = false) and just after (after = true) task `id`
@@ -107,7 +114,11 @@ class TaskPool {
   // and enters the pool with the other staged ones under one lock hold, once kStageBatch
   // are staged or at flush / wait_all (a chain of tiny tasks then costs one lock round per
   // batch, not per task). Only the submitting thread stages, flushes and submits.
-  size_t stage(TaskSpec spec);
+  // Takes what `spec` holds and leaves it recycled (TaskSpec::recycle) with the buffers of
+  // an earlier task: a host loop that fills one TaskSpec again and again allocates nothing
+  // per task once the pool has run a program of its size (the pool's task slots keep their
+  // buffers from run to run).
+  size_t stage(TaskSpec& spec);
   // Hands the staged tasks to the pool (in order) and wakes the workers.
   void flush();
   // Blocks until every submitted task has finished; rethrows the first task error; reports
@@ -169,22 +180,31 @@ class TaskPool {
     double cycles = -1;
     std::array<double, 7> busy{};
     std::vector<int> dump;
+    // Resets the task for the next run, keeping its buffers (see TaskStore::clear).
+    void recycle();
   };
   // Every task of the run, in chunks of kChunk (a deque of Task holds one per node: a
-  // malloc and a free per task); references stay valid while the run grows. clear() empties
-  // the tasks (releasing what they hold) and keeps the chunks for the next run.
+  // malloc and a free per task); references stay valid while the run grows. A task is
+  // written into the next slot (`next`) and then counted (`commit`). clear() empties the
+  // tasks (releasing the tensors they keep alive) and keeps the first kKeepChunks chunks
+  // with their slots' buffers (argument lists, dependency lists) for the next run: a run of
+  // the size of the previous one then allocates nothing per task.
   class TaskStore {
    public:
     static constexpr size_t kChunk = 256;
+    static constexpr size_t kKeepChunks = 64;  // 16384 task slots stay allocated between runs
     size_t size() const { return size_; }
     Task& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
     const Task& operator[](size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
-    void push_back(Task&& t) {
+    Task& next() {
       if (size_ == chunks_.size() * kChunk) chunks_.push_back(std::make_unique<Task[]>(kChunk));
-      (*this)[size_++] = std::move(t);
+      return (*this)[size_];
     }
+    void commit() { ++size_; }
     void clear() {
-      for (size_t i = 0; i < size_; ++i) (*this)[i] = Task{};
+      const size_t kept = std::min(size_, kKeepChunks * kChunk);
+      for (size_t i = 0; i < kept; ++i) (*this)[i].recycle();
+      if (chunks_.size() > kKeepChunks) chunks_.resize(kKeepChunks);
       size_ = 0;
     }
 
@@ -204,10 +224,17 @@ class TaskPool {
     size_t region_begin, region_end, view_begin, view_end;  // in staged_regions_ / staged_views_
   };
   void regions_of(const TaskSpec& spec, std::vector<Region>& out) const;
-  // Enters one task (lock held; waits on a full ring); returns its id.
-  size_t enter(TaskSpec&& spec, const Region* regions, size_t num_regions,
+  // Enters one task (lock held; waits on a full ring); returns its id. The task takes what
+  // `spec` holds; `spec` gets the buffers the task's slot kept from an earlier run.
+  size_t enter(TaskSpec& spec, const Region* regions, size_t num_regions,
                const std::pair<const uint8_t*, const uint8_t*>* views, size_t num_views, std::unique_lock<std::mutex>& lk);
   void drop_staged();
+  // How many sleeping workers the ready tasks need (lock held), and waking them (after
+  // unlocking: a worker woken under the lock would block on it at once).
+  size_t wake_count() const;
+  void wake(size_t n);
+  // A worker's lock after running a task (waits out a flush without sleeping).
+  void lock_after_task(std::unique_lock<std::mutex>& lk);
   void set_error(std::exception_ptr err);  // the first error wins (lock held)
   void worker_loop(int worker);
   // Tasks whose kernel deferred its completion (pld.system.defer_wait): polled by one thread,
@@ -242,13 +269,15 @@ class TaskPool {
   // before it sleeps (a futex wake-up costs more than a tiny task). One worker polls at a time.
   std::atomic<size_t> ready_hint_{0};
   std::atomic<bool> polling_{false};
+  alignas(64) std::atomic<bool> flushing_{false};  // the submitting thread enters a batch
   static constexpr int kPollRounds = 4000;
   bool stop_ = false;
   std::exception_ptr error_;
   std::atomic<bool> failed_{false};  // error_ is set
   // Staged tasks (the submitting thread's, not under mu_) and the id the next one gets.
   static constexpr size_t kStageBatch = 32;
-  std::vector<Staged> staged_;
+  std::vector<Staged> staged_;     // the first num_staged_ are staged; the rest keep buffers
+  size_t num_staged_ = 0;
   std::vector<Region> staged_regions_;
   std::vector<std::pair<const uint8_t*, const uint8_t*>> staged_views_;
   size_t next_id_ = 0;
