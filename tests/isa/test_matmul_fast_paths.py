@@ -115,7 +115,11 @@ SHAPES = [(128, 128, 128), (67, 45, 77), (37, 40, 300), (16, 64, 256), (5, 64, 3
           # AVX-512): whole panels in place beside a packed column tail (50, 130: 3 x 16 + 2 and
           # 8 x 16 + 2 on AVX2), two K blocks with an odd second one (271 = 256 + 15), M one past
           # a panel (7, 13) and three whole ones (18 on AVX2, 24 on AVX-512).
-          (18, 48, 130), (13, 50, 129), (24, 48, 271), (7, 130, 64)]
+          (18, 48, 130), (13, 50, 129), (24, 48, 271), (7, 130, 64),
+          # The AVX2 assembly kernels (6 and 4 rows of 16 columns, eight K steps a loop
+          # iteration and a one-step tail): seven or eight last rows as 4 + 3 / 4 + 4 (14 = 6 +
+          # 4 + 4, 8 = 4 + 4, 31 = 4 x 6 + 4 + 3), K below, at and past eight.
+          (14, 32, 9), (8, 48, 23), (31, 64, 8), (26, 16, 1)]
 
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP16", "BF16"])

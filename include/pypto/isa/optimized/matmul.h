@@ -179,6 +179,456 @@ inline void fma_kernel(long long k, const float* const* a, BL bl, float* C, long
   }
 }
 
+#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__) && defined(__x86_64__)
+#define PTO_MM_ASM_X16 1
+// The R x 16 FP32 kernels (R = 6, 4) on a packed B panel (rows of 16 floats, 64 bytes apart),
+// written in assembly: the FMAs of fma_kernel<R, 2> in the same order (bit for bit), the 2 R
+// sums fixed in ymm0.., B in ymm12-13, the broadcasts in ymm14-15, eight K steps per loop
+// iteration. GCC's allocation of the C++ kernel moved sums between registers and mixed FMA
+// forms inside the loop: harness of the 1024^3 program's calls on one core, 69-74 -> 76-80
+// GFLOPS (docs/performance.md). C[R x 16] (row stride ldc) += the sums; every row is valid.
+template <int R>
+void fma_x16_packed(long long k, const float* const* a, const float* panel, float* C, long long ldc);
+template <>
+inline void fma_x16_packed<6>(long long k, const float* const* a, const float* panel, float* C, long long ldc) {
+  const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+  long long r = 0;
+  const long long k8 = k & ~7LL, ldc4 = ldc * 4;
+  asm volatile(
+      "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
+      "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"
+      "vxorps %%ymm2, %%ymm2, %%ymm2\n\t"
+      "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"
+      "vxorps %%ymm4, %%ymm4, %%ymm4\n\t"
+      "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"
+      "vxorps %%ymm6, %%ymm6, %%ymm6\n\t"
+      "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"
+      "vxorps %%ymm8, %%ymm8, %%ymm8\n\t"
+      "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"
+      "vxorps %%ymm10, %%ymm10, %%ymm10\n\t"
+      "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"
+      "cmp %[k8], %[r]\n\t"
+      "jge 2f\n\t"
+      "1:\n\t"
+      "prefetcht0 128(%[a0],%[r],4)\n\t"
+      "prefetcht0 128(%[a1],%[r],4)\n\t"
+      "prefetcht0 128(%[a2],%[r],4)\n\t"
+      "prefetcht0 128(%[a3],%[r],4)\n\t"
+      "prefetcht0 128(%[a4],%[r],4)\n\t"
+      "prefetcht0 128(%[a5],%[r],4)\n\t"
+      "vmovups 0(%[pb]), %%ymm12\n\t"
+      "vmovups 32(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 0(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 0(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 0(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 0(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 0(%[a4],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vbroadcastss 0(%[a5],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "vmovups 64(%[pb]), %%ymm12\n\t"
+      "vmovups 96(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 4(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 4(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 4(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 4(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 4(%[a4],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vbroadcastss 4(%[a5],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "vmovups 128(%[pb]), %%ymm12\n\t"
+      "vmovups 160(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 8(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 8(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 8(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 8(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 8(%[a4],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vbroadcastss 8(%[a5],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "vmovups 192(%[pb]), %%ymm12\n\t"
+      "vmovups 224(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 12(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 12(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 12(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 12(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 12(%[a4],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vbroadcastss 12(%[a5],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "vmovups 256(%[pb]), %%ymm12\n\t"
+      "vmovups 288(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 16(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 16(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 16(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 16(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 16(%[a4],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vbroadcastss 16(%[a5],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "vmovups 320(%[pb]), %%ymm12\n\t"
+      "vmovups 352(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 20(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 20(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 20(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 20(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 20(%[a4],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vbroadcastss 20(%[a5],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "vmovups 384(%[pb]), %%ymm12\n\t"
+      "vmovups 416(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 24(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 24(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 24(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 24(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 24(%[a4],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vbroadcastss 24(%[a5],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "vmovups 448(%[pb]), %%ymm12\n\t"
+      "vmovups 480(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 28(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 28(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 28(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 28(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 28(%[a4],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vbroadcastss 28(%[a5],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "add $8, %[r]\n\t"
+      "add $512, %[pb]\n\t"
+      "cmp %[k8], %[r]\n\t"
+      "jl 1b\n\t"
+      "2:\n\t"
+      "cmp %[k], %[r]\n\t"
+      "jge 4f\n\t"
+      "3:\n\t"
+      "vmovups 0(%[pb]), %%ymm12\n\t"
+      "vmovups 32(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 0(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 0(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 0(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 0(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 0(%[a4],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vbroadcastss 0(%[a5],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "inc %[r]\n\t"
+      "add $64, %[pb]\n\t"
+      "cmp %[k], %[r]\n\t"
+      "jl 3b\n\t"
+      "4:\n\t"
+      "vaddps (%[c]), %%ymm0, %%ymm0\n\t"
+      "vmovups %%ymm0, (%[c])\n\t"
+      "vaddps 32(%[c]), %%ymm1, %%ymm1\n\t"
+      "vmovups %%ymm1, 32(%[c])\n\t"
+      "add %[ldc], %[c]\n\t"
+      "vaddps (%[c]), %%ymm2, %%ymm2\n\t"
+      "vmovups %%ymm2, (%[c])\n\t"
+      "vaddps 32(%[c]), %%ymm3, %%ymm3\n\t"
+      "vmovups %%ymm3, 32(%[c])\n\t"
+      "add %[ldc], %[c]\n\t"
+      "vaddps (%[c]), %%ymm4, %%ymm4\n\t"
+      "vmovups %%ymm4, (%[c])\n\t"
+      "vaddps 32(%[c]), %%ymm5, %%ymm5\n\t"
+      "vmovups %%ymm5, 32(%[c])\n\t"
+      "add %[ldc], %[c]\n\t"
+      "vaddps (%[c]), %%ymm6, %%ymm6\n\t"
+      "vmovups %%ymm6, (%[c])\n\t"
+      "vaddps 32(%[c]), %%ymm7, %%ymm7\n\t"
+      "vmovups %%ymm7, 32(%[c])\n\t"
+      "add %[ldc], %[c]\n\t"
+      "vaddps (%[c]), %%ymm8, %%ymm8\n\t"
+      "vmovups %%ymm8, (%[c])\n\t"
+      "vaddps 32(%[c]), %%ymm9, %%ymm9\n\t"
+      "vmovups %%ymm9, 32(%[c])\n\t"
+      "add %[ldc], %[c]\n\t"
+      "vaddps (%[c]), %%ymm10, %%ymm10\n\t"
+      "vmovups %%ymm10, (%[c])\n\t"
+      "vaddps 32(%[c]), %%ymm11, %%ymm11\n\t"
+      "vmovups %%ymm11, 32(%[c])\n\t"
+      : [r] "+r"(r), [pb] "+r"(panel), [c] "+r"(C)
+      : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3), [a4] "r"(a4), [a5] "r"(a5), [k8] "r"(k8), [k] "r"(k), [ldc] "r"(ldc4)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+        "xmm13", "xmm14", "xmm15", "memory", "cc");
+}
+template <>
+inline void fma_x16_packed<4>(long long k, const float* const* a, const float* panel, float* C, long long ldc) {
+  const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+  long long r = 0;
+  const long long k8 = k & ~7LL, ldc4 = ldc * 4;
+  asm volatile(
+      "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
+      "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"
+      "vxorps %%ymm2, %%ymm2, %%ymm2\n\t"
+      "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"
+      "vxorps %%ymm4, %%ymm4, %%ymm4\n\t"
+      "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"
+      "vxorps %%ymm6, %%ymm6, %%ymm6\n\t"
+      "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"
+      "cmp %[k8], %[r]\n\t"
+      "jge 2f\n\t"
+      "1:\n\t"
+      "prefetcht0 128(%[a0],%[r],4)\n\t"
+      "prefetcht0 128(%[a1],%[r],4)\n\t"
+      "prefetcht0 128(%[a2],%[r],4)\n\t"
+      "prefetcht0 128(%[a3],%[r],4)\n\t"
+      "vmovups 0(%[pb]), %%ymm12\n\t"
+      "vmovups 32(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 0(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 0(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 0(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 0(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vmovups 64(%[pb]), %%ymm12\n\t"
+      "vmovups 96(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 4(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 4(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 4(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 4(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vmovups 128(%[pb]), %%ymm12\n\t"
+      "vmovups 160(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 8(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 8(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 8(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 8(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vmovups 192(%[pb]), %%ymm12\n\t"
+      "vmovups 224(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 12(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 12(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 12(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 12(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vmovups 256(%[pb]), %%ymm12\n\t"
+      "vmovups 288(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 16(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 16(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 16(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 16(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vmovups 320(%[pb]), %%ymm12\n\t"
+      "vmovups 352(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 20(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 20(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 20(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 20(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vmovups 384(%[pb]), %%ymm12\n\t"
+      "vmovups 416(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 24(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 24(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 24(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 24(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vmovups 448(%[pb]), %%ymm12\n\t"
+      "vmovups 480(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 28(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 28(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 28(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 28(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "add $8, %[r]\n\t"
+      "add $512, %[pb]\n\t"
+      "cmp %[k8], %[r]\n\t"
+      "jl 1b\n\t"
+      "2:\n\t"
+      "cmp %[k], %[r]\n\t"
+      "jge 4f\n\t"
+      "3:\n\t"
+      "vmovups 0(%[pb]), %%ymm12\n\t"
+      "vmovups 32(%[pb]), %%ymm13\n\t"
+      "vbroadcastss 0(%[a0],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vbroadcastss 0(%[a1],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 0(%[a2],%[r],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vbroadcastss 0(%[a3],%[r],4), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "inc %[r]\n\t"
+      "add $64, %[pb]\n\t"
+      "cmp %[k], %[r]\n\t"
+      "jl 3b\n\t"
+      "4:\n\t"
+      "vaddps (%[c]), %%ymm0, %%ymm0\n\t"
+      "vmovups %%ymm0, (%[c])\n\t"
+      "vaddps 32(%[c]), %%ymm1, %%ymm1\n\t"
+      "vmovups %%ymm1, 32(%[c])\n\t"
+      "add %[ldc], %[c]\n\t"
+      "vaddps (%[c]), %%ymm2, %%ymm2\n\t"
+      "vmovups %%ymm2, (%[c])\n\t"
+      "vaddps 32(%[c]), %%ymm3, %%ymm3\n\t"
+      "vmovups %%ymm3, 32(%[c])\n\t"
+      "add %[ldc], %[c]\n\t"
+      "vaddps (%[c]), %%ymm4, %%ymm4\n\t"
+      "vmovups %%ymm4, (%[c])\n\t"
+      "vaddps 32(%[c]), %%ymm5, %%ymm5\n\t"
+      "vmovups %%ymm5, 32(%[c])\n\t"
+      "add %[ldc], %[c]\n\t"
+      "vaddps (%[c]), %%ymm6, %%ymm6\n\t"
+      "vmovups %%ymm6, (%[c])\n\t"
+      "vaddps 32(%[c]), %%ymm7, %%ymm7\n\t"
+      "vmovups %%ymm7, 32(%[c])\n\t"
+      : [r] "+r"(r), [pb] "+r"(panel), [c] "+r"(C)
+      : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3), [k8] "r"(k8), [k] "r"(k), [ldc] "r"(ldc4)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+        "xmm13", "xmm14", "xmm15", "memory", "cc");
+}
+#endif
+
 #if defined(PTO_MM_DPBF16)
 // acc (16 fp32) += pairs of b (32 bf16) . the bf16 pair at a, broadcast (vdpbf16ps). Written
 // as assembly so that no intrinsic header is parsed and both GCC and Clang accept it.
@@ -437,7 +887,7 @@ inline long long matmul_scratch_floats(long long M, long long N, long long K) {
 #if defined(PTO_MM_AMX)
   if (M <= 16 && (amx_gemv_scratch_bytes(M, K) + 3) / 4 > gemv) gemv = (amx_gemv_scratch_bytes(M, K) + 3) / 4;
 #endif
-  const long long blocked = np * kc + mp * kc;         // B panels; widened A rows (FP16 / BF16)
+  const long long blocked = np * (kc + 1) + mp * kc;   // B panels (padded, see gemm_acc); widened A rows (FP16 / BF16)
   return (gemv > blocked ? gemv : blocked) + 64;
 }
 
@@ -610,7 +1060,8 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
   float* Bp = scratch;
   for (long long k0 = 0; k0 < K; k0 += KC) {
     const long long kc = K - k0 < KC ? K - k0 : KC;
-    float* Aw = Bp + npan * NR * kc;  // FP16 / BF16: A's rows of this K block, widened
+    const long long ps = NR * (kc + 1);
+    float* Aw = Bp + npan * ps;  // FP16 / BF16: A's rows of this K block, widened
     const long long full = N / NR;
     if (!inplace) {
       // The whole panels a B row at a time: each row read once, left to right, into every
@@ -622,7 +1073,7 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
         if (p + 8 < kc)
           for (long long j = 0; j < full * NR; j += 64 / sizeof(T)) __builtin_prefetch(src + 8 * ldb + j, 0, 3);
         float* dst = Bp + p * NR;
-        for (long long jp = 0; jp < full; ++jp, src += NR, dst += NR * kc) {
+        for (long long jp = 0; jp < full; ++jp, src += NR, dst += ps) {
           st(dst, ld_f32(src));
           st(dst + W, ld_f32(src + W));
         }
@@ -631,7 +1082,7 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
     for (long long jp = inplace ? 0 : full; jp < npan; ++jp) {
       const long long j0 = jp * NR;
       if (inplace && N - j0 >= NR) continue;
-      pack_b(Bp + jp * NR * kc, B, ldb, k0, kc, j0, N - j0 < NR ? N - j0 : NR);
+      pack_b(Bp + jp * ps, B, ldb, k0, kc, j0, N - j0 < NR ? N - j0 : NR);
     }
     if constexpr (!__is_same(T, float)) {
       for (long long i = 0; i < M; ++i) {
@@ -644,7 +1095,7 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
     }
     for (long long jp = 0; jp < npan; ++jp) {
       const long long j0 = jp * NR, nn = N - j0 < NR ? N - j0 : NR;
-      const float* panel = Bp + jp * NR * kc;
+      const float* panel = Bp + jp * ps;
       auto bl = [panel](long long p, int v) { return ld(panel + p * NR + v * W); };
       // In place: the line two ahead in each B row prefetched 8 rows ahead (the rows are a
       // tile's, often a power-of-two stride apart in a larger weight; the hardware prefetchers
@@ -663,8 +1114,10 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
         __builtin_memcpy(&x, bcol + p * ldb, sizeof x);
         return as_float(v == 0 ? x << 16 : x & static_cast<int>(0xffff0000u));
       };
-      for (long long ip = 0; ip < mpan; ++ip) {
-        const long long i0 = ip * MR, mm = M - i0 < MR ? M - i0 : MR;
+      for (long long i0 = 0; i0 < M;) {
+        // Row panels of MR, but seven or eight last rows as 4 + 3 or 4 + 4 (MR = 6: M = 128
+        // is 20 x 6 + 4 + 4, not 21 x 6 + 2 rows in a 4-row kernel).
+        const long long left = M - i0, mm = MR == 6 && (left == 7 || left == 8) ? 4 : left < MR ? left : MR;
         const float* a[MR];
         for (int i = 0; i < MR; ++i) {
           const long long r = i0 + (i < mm ? i : mm - 1);
@@ -676,6 +1129,16 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
         // A last panel of at most four rows (M = 16 on AVX2: 6 + 6 + 4; 128: ... + 2) runs a
         // 4-row kernel: 8 accumulators, still two FMAs a cycle, no sums computed to be dropped.
         if (!inplace || nn < NR) {
+#if defined(PTO_MM_ASM_X16)
+          if (nn == NR && (mm == 6 || mm == 4)) {
+            if (mm == 6)
+              fma_x16_packed<6>(kc, a, panel, C + i0 * ldc + j0, ldc);
+            else
+              fma_x16_packed<4>(kc, a, panel, C + i0 * ldc + j0, ldc);
+            i0 += mm;
+            continue;
+          }
+#endif
           if (mm <= 4 && MR > 4)
             fma_kernel<4, 2, decltype(bl), false, true>(kc, a, bl, C + i0 * ldc + j0, ldc, mm, nn);
           else
@@ -691,6 +1154,7 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
           else
             fma_kernel<MR, 2>(kc, a, bi, C + i0 * ldc + j0, ldc, mm, nn);
         }
+        i0 += mm;
       }
     }
   }
