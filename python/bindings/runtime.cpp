@@ -23,6 +23,7 @@
 #include <chrono>
 #include "bindings.h"
 #include "pypto/base/env.h"
+#include "pypto/base/spin.h"
 #include "pypto/passes/insert_sync.h"
 #include "pypto/codegen/pto_text.h"
 #include "pypto/isa/instructions.h"
@@ -426,8 +427,13 @@ namespace {
 struct CallThread {
   std::mutex mu;
   std::condition_variable cv;
-  std::function<void()> job;  // empty: idle
+  std::function<void()> job;         // empty: idle
+  std::atomic<bool> has_job{false};  // job is set (read without the lock while the thread spins)
 };
+// A helper thread waits this long for its next call without sleeping (a program called in a
+// loop from Python calls again within ~100 us; waking a sleeping thread takes 10-50 us).
+constexpr long kCallThreadSpinUs = 300;
+constexpr long kRunSpinUs = 100;  // the caller's wait for a run, before it sleeps
 struct CallThreads {
   std::mutex mu;
   pid_t pid = ::getpid();
@@ -458,8 +464,10 @@ CallThread* take_call_thread() {
       t->cv.wait(lk, [t] { return static_cast<bool>(t->job); });
       std::function<void()> job = std::move(t->job);
       t->job = nullptr;
+      t->has_job.store(false, std::memory_order_relaxed);
       lk.unlock();
       job();
+      spin_until([t] { return t->has_job.load(std::memory_order_acquire); }, kCallThreadSpinUs);
       lk.lock();
     }
   }).detach();
@@ -483,6 +491,7 @@ void run_interruptibly(runtime::RunOptions& options, Run run) {
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
+  std::atomic<bool> ended{false};  // done, readable without the lock (the short first wait spins)
   std::exception_ptr error;
   CallThread* helper = take_call_thread();
   {
@@ -496,14 +505,21 @@ void run_interruptibly(runtime::RunOptions& options, Run run) {
       // The last use of this frame's objects: once `done` is seen, the caller returns.
       std::lock_guard<std::mutex> done_lk(mu);
       done = true;
+      ended.store(true, std::memory_order_release);
       cv.notify_all();
     };
+    helper->has_job.store(true, std::memory_order_release);
   }
   helper->cv.notify_one();
   bool signalled = false;
+  bool first = true;
   while (true) {
     {
       nb::gil_scoped_release release;
+      // A small program's run ends within tens of microseconds: wait for it without sleeping
+      // first. `ended` is set under `mu`, so the lock below still orders the run's writes.
+      if (first) spin_until([&] { return ended.load(std::memory_order_acquire); }, kRunSpinUs);
+      first = false;
       std::unique_lock<std::mutex> lk(mu);
       if (cv.wait_for(lk, std::chrono::milliseconds(20), [&] { return done; })) break;
     }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "pypto/base/spin.h"
 #include "pypto/runtime/mixed_task.h"
 #include "pypto/engines/cancel.h"
 #include "pypto/engines/deferred_wait.h"
@@ -37,14 +38,6 @@ CoreKind core_kind_of(const isa::Kernel& kernel) {
 
 namespace {
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 bool same_space(const IndexBox& a, const int64_t* sa, const IndexBox& b, const int64_t* sb) {
   if (a.ndim != b.ndim) return false;
   for (int d = 0; d < a.ndim; ++d)
@@ -66,6 +59,17 @@ bool box_contains(const IndexBox& outer, const IndexBox& inner) {
 }
 
 }  // namespace
+
+// A thread's virtual-core state: the engine's core made by the factory of `runner_key`
+// (remade when a later run brings another factory), or a sim core when there is none; the
+// cores of mixed tasks' parts are made on first use and dropped with the factory.
+struct TaskPool::ThreadCores {
+  std::unique_ptr<CoreRunner> runner;
+  std::unique_ptr<SimEngine> sim;
+  uint64_t runner_key = UINT64_MAX;
+  CoreFactory factory;  // this thread's copy of the current run's factory
+  MixedCores mixed;
+};
 
 void TaskSpec::swap(TaskSpec& other) noexcept {
   std::swap(kernel, other.kernel);
@@ -147,6 +151,7 @@ void TaskPool::reset(CoreFactory factory, uint64_t runner_key, size_t ring_size,
   std::fill(aic_busy_.begin(), aic_busy_.end(), 0);
   std::fill(aiv_busy_.begin(), aiv_busy_.end(), 0);
   finished_ = 0;
+  finished_hint_.store(0, std::memory_order_release);
   ring_resume_ = SIZE_MAX;
   error_ = nullptr;
   failed_.store(false, std::memory_order_release);
@@ -204,6 +209,7 @@ size_t TaskPool::finish_locked(size_t id) {
       ++woke;
     }
   ready_hint_.store(ready_.size(), std::memory_order_release);
+  finished_hint_.store(finished_, std::memory_order_release);
   return woke;
 }
 
@@ -405,7 +411,9 @@ void TaskPool::lock_after_task(std::unique_lock<std::mutex>& lk) {
   lk.lock();
 }
 
-void TaskPool::flush() {
+void TaskPool::flush() { flush_staged(true); }
+
+void TaskPool::flush_staged(bool wake_workers) {
   if (num_staged_ == 0) return;
   size_t wake_n = 0;
   try {
@@ -429,7 +437,7 @@ void TaskPool::flush() {
   num_staged_ = 0;
   staged_regions_.clear();
   staged_views_.clear();
-  wake(wake_n);
+  if (wake_workers) wake(wake_n);
 }
 
 void TaskPool::drop_staged() {
@@ -586,11 +594,38 @@ void TaskPool::report_deadlock(std::unique_lock<std::mutex>& lk, const std::stri
 }
 
 void TaskPool::wait_all() {
-  flush();
+  flush_staged(false);
   std::unique_lock<std::mutex> lk(mu_);
-  if (const size_t n = wake_count(); n > 0) {  // submit() hands ready tasks over in batches
+  // While every worker sleeps (none runs a task or polls for one), the waiting thread runs
+  // a ready task itself instead of waking one (waking takes tens of microseconds, more than a
+  // small task): a small program's run does not wait for a wake-up. Workers are woken for
+  // the other ready tasks. Not while a trace, records or dumps are kept (they name the worker
+  // that ran each task), nor for mixed tasks (their parts run on a cluster).
+  const bool help = trace_ == nullptr && !record_ && !dump_hook_;
+  while (help && !ready_.empty() && !stop_ && error_ == nullptr && running_ == 0 &&
+         !polling_.load(std::memory_order_acquire) && tasks_[ready_.front()].kind != CoreKind::Mixed) {
+    const size_t id = ready_.front();
+    ready_.pop_front();
+    ready_hint_.store(ready_.size(), std::memory_order_release);
+    if (const size_t n = wake_count(); n > 0) {
+      lk.unlock();
+      wake(n);
+      lk.lock();
+    }
+    if (!host_cores_) host_cores_ = std::make_unique<ThreadCores>();
+    run_task(id, num_workers_, *host_cores_, lk);
+  }
+  if (const size_t n = wake_count(); n > 0) {  // submit() and the flush above hand ready tasks over here
     lk.unlock();
     wake(n);
+    lk.lock();
+  }
+  if (finished_ < tasks_.size() && !stop_) {
+    // A short run's last tasks often end within microseconds: wait for them without sleeping
+    // first (the worker that finishes then need not wake this thread).
+    const size_t total = tasks_.size();
+    lk.unlock();
+    spin_until([&] { return finished_hint_.load(std::memory_order_acquire) >= total || failed(); }, kWaitSpinUs);
     lk.lock();
   }
   done_cv_.wait(lk, [&] { return finished_ == tasks_.size() || stalled(); });
@@ -662,14 +697,7 @@ void TaskPool::release_vcore(CoreKind kind, int id) {
 }
 
 void TaskPool::worker_loop(int worker) {
-  // This worker's virtual-core state: the engine's core made by the factory of `runner_key`
-  // (remade when a later run brings another factory), or a sim core when there is none;
-  // the cores of mixed tasks' parts are made on first use and dropped with the factory.
-  std::unique_ptr<CoreRunner> runner;
-  std::unique_ptr<SimEngine> sim;
-  uint64_t runner_key = UINT64_MAX;
-  CoreFactory factory;  // this worker's copy of the current run's factory
-  MixedCores mixed;
+  ThreadCores cores;
   std::unique_lock<std::mutex> lk(mu_);
   while (true) {
     if (ready_.empty() && !stop_ && !polling_.exchange(true)) {
@@ -685,6 +713,17 @@ void TaskPool::worker_loop(int worker) {
     const size_t id = ready_.front();
     ready_.pop_front();
     ready_hint_.store(ready_.size(), std::memory_order_release);
+    run_task(id, worker, cores, lk);
+  }
+}
+
+void TaskPool::run_task(size_t id, int worker, ThreadCores& cores, std::unique_lock<std::mutex>& lk) {
+  std::unique_ptr<CoreRunner>& runner = cores.runner;
+  std::unique_ptr<SimEngine>& sim = cores.sim;
+  uint64_t& runner_key = cores.runner_key;
+  CoreFactory& factory = cores.factory;
+  MixedCores& mixed = cores.mixed;
+  {
     Task& task = tasks_[id];
     const bool skip = error_ != nullptr || (interrupt_ != nullptr && interrupt_->load());
     const CancelScope cancel_scope(interrupt_);  // the running kernel checks it at every loop iteration
@@ -784,7 +823,7 @@ void TaskPool::worker_loop(int worker) {
       if (!deferred_thread_.joinable()) deferred_thread_ = std::thread([this] { deferred_loop(); });
       deferred_cv_.notify_one();
       if (running_ == 0) done_cv_.notify_all();
-      continue;  // keep_alive stays with the task until it finishes
+      return;  // keep_alive stays with the task until it finishes
     }
     const size_t woke = finish_locked(id);
     if (woke > 1) work_cv_.notify_all();  // this worker takes one itself

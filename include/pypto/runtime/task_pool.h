@@ -229,6 +229,7 @@ class TaskPool {
   size_t enter(TaskSpec& spec, const Region* regions, size_t num_regions,
                const std::pair<const uint8_t*, const uint8_t*>* views, size_t num_views, std::unique_lock<std::mutex>& lk);
   void drop_staged();
+  void flush_staged(bool wake_workers);  // flush(), optionally without waking workers
   // How many sleeping workers the ready tasks need (lock held), and waking them (after
   // unlocking: a worker woken under the lock would block on it at once).
   size_t wake_count() const;
@@ -237,6 +238,11 @@ class TaskPool {
   void lock_after_task(std::unique_lock<std::mutex>& lk);
   void set_error(std::exception_ptr err);  // the first error wins (lock held)
   void worker_loop(int worker);
+  struct ThreadCores;  // a thread's virtual cores (task_pool.cpp)
+  std::unique_ptr<ThreadCores> host_cores_;  // the waiting thread's, when it runs tasks (wait_all)
+  // Runs ready task `id`, just taken from the ready queue, on `cores` as worker `worker`
+  // (lock held on entry and on return; released while the kernel runs).
+  void run_task(size_t id, int worker, ThreadCores& cores, std::unique_lock<std::mutex>& lk);
   // Tasks whose kernel deferred its completion (pld.system.defer_wait): polled by one thread,
   // started with the first such task; a task finishes when its conditions hold.
   void deferred_loop();
@@ -270,6 +276,8 @@ class TaskPool {
   std::atomic<size_t> ready_hint_{0};
   std::atomic<bool> polling_{false};
   alignas(64) std::atomic<bool> flushing_{false};  // the submitting thread enters a batch
+  std::atomic<size_t> finished_hint_{0};           // finished_, readable without the lock
+  static constexpr long kWaitSpinUs = 50;          // wait_all spins this long before it sleeps
   static constexpr int kPollRounds = 4000;
   bool stop_ = false;
   std::exception_ptr error_;
