@@ -638,8 +638,7 @@ void execute(const PreparedProgram& prep, TaskPool& pool, const std::vector<Host
             if (pool.failed()) break;  // stop submitting; wait_all rethrows the error
             const isa::Kernel& kernel = program.kernels[in.callee];
             const CallAttrs& attrs = call_attrs[pc];
-            spec.recycle();
-            spec.kernel = &kernel;
+            spec.kernel = &kernel;  // `spec` is empty here: stage() left it recycled
             spec.footprint = &prep.footprints[in.callee];
             spec.parts = prep.part_kernels[in.callee];
             spec.span = &in.span;

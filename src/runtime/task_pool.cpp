@@ -421,9 +421,9 @@ void TaskPool::flush_staged(bool wake_workers) {
     std::unique_lock<std::mutex> lk(mu_);
     for (size_t i = 0; i < num_staged_; ++i) {
       Staged& st = staged_[i];
+      // The slot keeps the buffers the task's slot gave back; the next stage() recycles them.
       enter(st.spec, staged_regions_.data() + st.region_begin, st.region_end - st.region_begin,
             staged_views_.data() + st.view_begin, st.view_end - st.view_begin, lk);
-      st.spec.recycle();
     }
     wake_n = wake_count();
     flushing_.store(false, std::memory_order_relaxed);
