@@ -407,7 +407,7 @@ void TaskPool::lock_after_task(std::unique_lock<std::mutex>& lk) {
   // on the mutex would put this worker to sleep, and waking it costs the submitting thread a
   // system call and this worker tens of microseconds. The flag is read, not the mutex, so
   // the spinning does not pull the lock's cache line away from its holder.
-  for (int i = 0; i < 4096 && flushing_.load(std::memory_order_relaxed); ++i) cpu_relax();
+  spin_until([this] { return !flushing_.load(std::memory_order_relaxed); }, kFlushSpinUs);
   lk.lock();
 }
 

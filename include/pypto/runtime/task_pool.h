@@ -278,6 +278,7 @@ class TaskPool {
   alignas(64) std::atomic<bool> flushing_{false};  // the submitting thread enters a batch
   std::atomic<size_t> finished_hint_{0};           // finished_, readable without the lock
   static constexpr long kWaitSpinUs = 50;          // wait_all spins this long before it sleeps
+  static constexpr long kFlushSpinUs = 100;        // a worker waits out a batch entry this long at most
   static constexpr int kPollRounds = 4000;
   bool stop_ = false;
   std::exception_ptr error_;
