@@ -511,15 +511,16 @@ void run_interruptibly(runtime::RunOptions& options, Run run) {
     helper->has_job.store(true, std::memory_order_release);
   }
   helper->cv.notify_one();
+  {
+    // A small program's run ends within tens of microseconds: wait for it without sleeping
+    // first. `ended` is set under `mu`, so the lock below still orders the run's writes.
+    nb::gil_scoped_release release;
+    spin_until([&] { return ended.load(std::memory_order_acquire); }, kRunSpinUs);
+  }
   bool signalled = false;
-  bool first = true;
   while (true) {
     {
       nb::gil_scoped_release release;
-      // A small program's run ends within tens of microseconds: wait for it without sleeping
-      // first. `ended` is set under `mu`, so the lock below still orders the run's writes.
-      if (first) spin_until([&] { return ended.load(std::memory_order_acquire); }, kRunSpinUs);
-      first = false;
       std::unique_lock<std::mutex> lk(mu);
       if (cv.wait_for(lk, std::chrono::milliseconds(20), [&] { return done; })) break;
     }

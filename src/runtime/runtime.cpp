@@ -236,10 +236,9 @@ void check_declared_strides(const std::string& callee, const std::vector<isa::Pa
   }
 }
 
-// The arguments of a kCall, in the callee's parameter order. SPMD parameters (__block_idx,
+// The arguments of a kCall, in the callee's parameter order, written over `args` in place (its
+// elements keep their buffers from the previous call). SPMD parameters (__block_idx,
 // __block_num) may be left out of the call; the runtime fills them per block.
-// The arguments of a kernel call, written over `args` in place (its elements keep their
-// buffers from the previous call).
 void call_args(std::vector<HostArg>& args, const isa::Kernel& kernel, const isa::Instr& in, const TensorSlots& slots,
                const ScalarMachine& regs) {
   size_t hidden = 0;

@@ -51,7 +51,6 @@ bool boxes_overlap(const IndexBox& a, const IndexBox& b) {
   return true;
 }
 
-
 bool box_contains(const IndexBox& outer, const IndexBox& inner) {
   for (int d = 0; d < outer.ndim; ++d)
     if (inner.lo[d] < outer.lo[d] || inner.hi[d] > outer.hi[d]) return false;
@@ -401,6 +400,14 @@ void TaskPool::wake(size_t n) {
   else if (n > 1) work_cv_.notify_all();
 }
 
+void TaskPool::wake_ready(std::unique_lock<std::mutex>& lk) {
+  if (const size_t n = wake_count(); n > 0) {
+    lk.unlock();
+    wake(n);
+    lk.lock();
+  }
+}
+
 void TaskPool::lock_after_task(std::unique_lock<std::mutex>& lk) {
   if (lk.try_lock()) return;
   // The submitting thread enters a batch under the lock (a few microseconds): waiting for it
@@ -607,19 +614,11 @@ void TaskPool::wait_all() {
     const size_t id = ready_.front();
     ready_.pop_front();
     ready_hint_.store(ready_.size(), std::memory_order_release);
-    if (const size_t n = wake_count(); n > 0) {
-      lk.unlock();
-      wake(n);
-      lk.lock();
-    }
+    wake_ready(lk);
     if (!host_cores_) host_cores_ = std::make_unique<ThreadCores>();
     run_task(id, num_workers_, *host_cores_, lk);
   }
-  if (const size_t n = wake_count(); n > 0) {  // submit() and the flush above hand ready tasks over here
-    lk.unlock();
-    wake(n);
-    lk.lock();
-  }
+  wake_ready(lk);  // submit() and the flush above hand ready tasks over here
   if (finished_ < tasks_.size() && !stop_) {
     // A short run's last tasks often end within microseconds: wait for them without sleeping
     // first (the worker that finishes then need not wake this thread).

@@ -58,8 +58,8 @@ struct HostArg {
   int64_t i = 0;
   double f = 0.0;
   static HostArg of_tensor(TensorView t) { HostArg a; a.kind = kTensor; a.tensor = std::move(t); return a; }
-  static HostArg of_int(int64_t v) { HostArg a; a.kind = kInt; a.i = v; a.f = static_cast<double>(v); return a; }
-  static HostArg of_float(double v) { HostArg a; a.kind = kFloat; a.f = v; a.i = float_to_int(v); return a; }
+  static HostArg of_int(int64_t v) { HostArg a; a.set_int(v); return a; }
+  static HostArg of_float(double v) { HostArg a; a.set_float(v); return a; }
   ScalarValue scalar() const { return kind == kFloat ? ScalarValue::of_float(f) : ScalarValue::of_int(i); }
   // The same, overwriting this argument in place: the view's lists keep their buffers (a host
   // loop refilling one argument list allocates nothing per call).

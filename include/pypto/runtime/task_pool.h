@@ -234,6 +234,7 @@ class TaskPool {
   // unlocking: a worker woken under the lock would block on it at once).
   size_t wake_count() const;
   void wake(size_t n);
+  void wake_ready(std::unique_lock<std::mutex>& lk);  // both, the lock held on entry and on return
   // A worker's lock after running a task (waits out a flush without sleeping).
   void lock_after_task(std::unique_lock<std::mutex>& lk);
   void set_error(std::exception_ptr err);  // the first error wins (lock held)

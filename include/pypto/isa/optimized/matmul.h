@@ -670,6 +670,8 @@ inline void gemm_acc(float* C, long long ldc, const T* A, long long lda, const T
   float* Bp = scratch;
   for (long long k0 = 0; k0 < K; k0 += KC) {
     const long long kc = K - k0 < KC ? K - k0 : KC;
+    // Panels a row longer than they hold: packing writes each B row into every panel, and
+    // panels a power-of-two size apart would put those lines in one L1 set.
     const long long ps = NR * (kc + 1);
     float* Aw = Bp + npan * ps;  // FP16 / BF16: A's rows of this K block, widened
     const long long full = N / NR;
