@@ -9,6 +9,7 @@
 #include "pypto/ops/op_registry.h"
 #include "pypto/ir/structural_equal.h"
 #include "pypto/ops/tensor_ops.h"
+#include "pypto/ir/var_uses.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
 
@@ -1607,6 +1608,9 @@ class Lowerer : public IRMutator {
                                                          c.span));
     body.push_back(YieldStmt::make({next}));
     out_ = saved;
+    // What the walk's blocks share (a reduction of the whole row nested in the reduced value,
+    // as softmax's row_max inside its row_sum) is computed once, before the walk.
+    for (const StmtPtr& s : hoist_out_of({loop_var, carried}, body)) out_->push_back(s);
     auto result = Var::make("reduced", first->type);
     out_->push_back(ForStmt::make(loop_var, idx(1), walk.count(), idx(1), {carried}, {first}, SeqStmts::make(body), {result},
                                   ForKind::Range, 0, c.span));
@@ -1789,13 +1793,48 @@ class Lowerer : public IRMutator {
       into.push_back(AssignStmt::make(v, call("tile.store", {stored, ListExpr::make(at), tensor}, store_attrs, span), span));
       return v;
     };
+    // Work that does not depend on the column block (a row reduction over the whole row, the
+    // [rows, 1] operand of a row broadcast) runs once per row block, before the column loop.
+    std::vector<StmtPtr> per_row = ct.single() ? std::vector<StmtPtr>{} : hoist_out_of({cj}, inner);
     auto col_loop = [&](const ExprPtr& tensor, std::vector<StmtPtr>& into) {
+      into.insert(into.end(), per_row.begin(), per_row.end());
       return wrap(ct.single(), cj, ct, tensor, store_block, into);
     };
     ExprPtr result = wrap(rt.single(), ri, rt, target, col_loop, *out_);
     auto* rv = result->as<Var>();
     PYPTO_CHECK(rv, "tensor write result");
     return std::static_pointer_cast<const Var>(result);
+  }
+
+  // Moves out of `stmts` (a loop's body; the order of both parts kept) the statements that
+  // use none of `loop_vars` (the loop's own: its variable, its carried values) nor a Var
+  // defined by a statement that stays, and that write no memory.
+  static std::vector<StmtPtr> hoist_out_of(const std::vector<VarPtr>& loop_vars, std::vector<StmtPtr>& stmts) {
+    struct Writes : IRVisitor {
+      bool found = false;
+      void visit_call(const Call& c) override {
+        found |= !c.op->writes.empty() || c.op->effects;
+        IRVisitor::visit_call(c);
+      }
+    };
+    std::unordered_set<const Var*> staying;
+    for (const VarPtr& v : loop_vars) staying.insert(v.get());
+    std::vector<StmtPtr> hoisted, kept;
+    for (const StmtPtr& s : stmts) {
+      VarUses u = collect_var_uses(s);
+      Writes w;
+      w.visit(s);
+      bool depends = w.found;
+      for (const VarPtr& v : u.free_vars()) depends |= staying.count(v.get()) > 0;
+      if (depends) {
+        for (const VarPtr& v : u.defined) staying.insert(v.get());
+        kept.push_back(s);
+      } else {
+        hoisted.push_back(s);
+      }
+    }
+    stmts = std::move(kept);
+    return hoisted;
   }
 
   const isa::ChipSpec& chip_;
