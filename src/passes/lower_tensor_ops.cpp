@@ -1718,6 +1718,8 @@ class Lowerer : public IRMutator {
     ExprPtr next = assign("acc_next", call("tile.matmul_acc", {carried, l1, r1}, {}, c.span));
     body.push_back(YieldStmt::make({next}));
     out_ = saved;
+    // A computed operand's row reductions (softmax's, in p @ v) once, before the K walk.
+    for (const StmtPtr& s : hoist_out_of({loop_var, carried}, body)) out_->push_back(s);
     auto result = Var::make("acc_k", first->type);
     out_->push_back(ForStmt::make(loop_var, idx(1), k.count(), idx(1), {carried}, {first}, SeqStmts::make(body), {result},
                                   ForKind::Range, 0, c.span));
@@ -1808,7 +1810,9 @@ class Lowerer : public IRMutator {
 
   // Moves out of `stmts` (a loop's body; the order of both parts kept) the statements that
   // use none of `loop_vars` (the loop's own: its variable, its carried values) nor a Var
-  // defined by a statement that stays, and that write no memory.
+  // defined by a statement that stays, and write no memory. A Mat / Left / Right / Acc tile is
+  // moved only with every statement that reads it: those memories hold the loop's own double
+  // buffers, with no room for a tile living across the loop (a small Vec tile has room).
   static std::vector<StmtPtr> hoist_out_of(const std::vector<VarPtr>& loop_vars, std::vector<StmtPtr>& stmts) {
     struct Writes : IRVisitor {
       bool found = false;
@@ -1817,22 +1821,47 @@ class Lowerer : public IRMutator {
         IRVisitor::visit_call(c);
       }
     };
-    std::unordered_set<const Var*> staying;
-    for (const VarPtr& v : loop_vars) staying.insert(v.get());
-    std::vector<StmtPtr> hoisted, kept;
-    for (const StmtPtr& s : stmts) {
-      VarUses u = collect_var_uses(s);
+    auto results = [](const StmtPtr& s) {  // the Vars a statement leaves to the ones after it
+      if (auto* a = s->as<AssignStmt>()) return std::vector<VarPtr>{a->var};
+      if (auto* f = s->as<ForStmt>()) return f->return_vars;
+      return std::vector<VarPtr>{};
+    };
+    auto cube_side = [](const VarPtr& v) {
+      auto* t = v->type ? v->type->as<TileType>() : nullptr;
+      return t && t->memory != MemorySpace::Vec;
+    };
+    const size_t n = stmts.size();
+    std::vector<VarUses> uses(n);
+    std::vector<bool> pinned(n, false);  // stays whatever it uses
+    for (size_t i = 0; i < n; ++i) {
+      uses[i] = collect_var_uses(stmts[i]);
       Writes w;
-      w.visit(s);
-      bool depends = w.found;
-      for (const VarPtr& v : u.free_vars()) depends |= staying.count(v.get()) > 0;
-      if (depends) {
-        for (const VarPtr& v : u.defined) staying.insert(v.get());
-        kept.push_back(s);
-      } else {
-        hoisted.push_back(s);
-      }
+      w.visit(stmts[i]);
+      pinned[i] = w.found || !(stmts[i]->as<AssignStmt>() || stmts[i]->as<ForStmt>());
     }
+    std::vector<bool> hoist(n);
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::unordered_set<const Var*> staying;
+      for (const VarPtr& v : loop_vars) staying.insert(v.get());
+      for (size_t i = 0; i < n; ++i) {
+        bool depends = pinned[i];
+        for (const VarPtr& v : uses[i].free_vars()) depends |= staying.count(v.get()) > 0;
+        hoist[i] = !depends;
+        if (depends)
+          for (const VarPtr& v : uses[i].defined) staying.insert(v.get());
+      }
+      std::unordered_set<const Var*> read_inside;
+      for (size_t i = 0; i < n; ++i)
+        if (!hoist[i])
+          for (const VarPtr& v : uses[i].free_vars()) read_inside.insert(v.get());
+      for (size_t i = 0; i < n; ++i)
+        if (hoist[i])
+          for (const VarPtr& v : results(stmts[i]))
+            if (cube_side(v) && read_inside.count(v.get())) pinned[i] = changed = true;
+    }
+    std::vector<StmtPtr> hoisted, kept;
+    for (size_t i = 0; i < n; ++i) (hoist[i] ? hoisted : kept).push_back(stmts[i]);
     stmts = std::move(kept);
     return hoisted;
   }
