@@ -1062,10 +1062,9 @@ class Lowerer : public IRMutator {
       fail(ErrorKind::kValue, span,
            what + " is a tensor of shape " + dims(shape) + " used as one tile, which needs a static 2-D shape",
            "write it into a tensor (out[:] = ...) and pl.load tiles of that tensor");
-    int64_t bytes = dtype_size(resolve(e)->type), unit = std::max<int64_t>(1, 32 / bytes);
-    int64_t cols = (*c + unit - 1) / unit * unit;
-    check_whole(e, what, *r, cols, bytes, span, mem);
-    Block whole{idx(0), idx(0), *r, cols, nullptr, cols != *c ? idx(*c) : nullptr};
+    int64_t bytes = dtype_size(resolve(e)->type);
+    check_whole(e, what, *r, *c, bytes, span, mem);
+    Block whole{idx(0), idx(0), *r, *c, nullptr, nullptr};
     if (resolve(e)->as<Var>()) return load(e, whole, mem, span);  // a view or tensor: loaded (a cube operand into Mat)
     std::map<const Expr*, ExprPtr> memo;
     return tile_of(e, whole, memo);  // a computed value (a matmul's stays in Acc: the carry of split-K)

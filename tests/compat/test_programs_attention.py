@@ -730,3 +730,51 @@ def test_mla_scores_from_column_views(engine):
     o = np.zeros((MG, NOPE), np.float32)
     mla_decode(q, kv, o, config=cfg(engine))
     np.testing.assert_allclose(o, softmax_rows(q @ kv.T * MSCALE) @ kv[:, :NOPE], rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# Online-softmax decode attention written on tensors only: the running max, sum and output
+# (pl.tensor.full before the KV loop, rebound in it) are loop-carried tensor-level values,
+# each one whole tile. The [G, 1] carries met the [G, 1] row reductions of each block: a
+# tensor used whole as a tile was padded to 32-byte rows ([8, 8], valid [8, 1]), and
+# pl.maximum(m, pl.row_max(s)) failed on the shapes.
+
+TB, TKV, TG, TS, TBS = 2, 2, 8, 256, 64
+
+
+@pl.jit
+def tensor_online_softmax(q: pl.Tensor, kc: pl.Tensor, vc: pl.Tensor, o: pl.Out[pl.Tensor]):
+    for bh in pl.parallel(0, TB * TKV):
+        b = bh // TKV
+        h = bh % TKV
+        with pl.at(level=pl.Level.CORE_GROUP):
+            r0 = bh * TG
+            qg = q[r0:r0 + TG, :]
+            m = pl.tensor.full([TG, 1], dtype=pl.FP32, value=-1e30)
+            l = pl.tensor.full([TG, 1], dtype=pl.FP32, value=0.0)
+            acc = pl.tensor.full([TG, D], dtype=pl.FP32, value=0.0)
+            for kb in pl.range(TS // TBS):
+                k0 = b * TS + kb * TBS
+                s = pl.mul(pl.matmul(qg, kc[k0:k0 + TBS, h * D:(h + 1) * D], b_trans=True, out_dtype=pl.FP32), SCALE)
+                new_m = pl.maximum(m, pl.row_max(s))
+                p = pl.exp(pl.row_expand_sub(s, new_m))
+                alpha = pl.exp(pl.sub(m, new_m))
+                l = pl.add(pl.mul(alpha, l), pl.row_sum(p))
+                pv = pl.matmul(pl.cast(p, pl.FP16), vc[k0:k0 + TBS, h * D:(h + 1) * D], out_dtype=pl.FP32)
+                acc = pl.add(pl.row_expand_mul(acc, alpha), pv)
+                m = new_m
+            o[r0:r0 + TG, :] = pl.row_expand_div(acc, l)
+    return o
+
+
+def test_online_softmax_on_tensors_with_row_vector_carries(engine):
+    q = rng.uniform(-1, 1, (TB * TKV * TG, D)).astype(np.float16)
+    kc, vc = (rng.uniform(-1, 1, (TB * TS, TKV * D)).astype(np.float16) for _ in range(2))
+    o = np.zeros((TB * TKV * TG, D), np.float32)
+    tensor_online_softmax(q, kc, vc, o, config=cfg(engine))
+    for b in range(TB):
+        for h in range(TKV):
+            r, c = slice((b * TKV + h) * TG, (b * TKV + h + 1) * TG), slice(h * D, (h + 1) * D)
+            k, v = (x[b * TS:(b + 1) * TS, c].astype(np.float32) for x in (kc, vc))
+            want = attention_ref(q[r].astype(np.float32), k, v)
+            np.testing.assert_allclose(o[r], want, rtol=2e-3, atol=2e-3)  # p rounded to FP16 per block

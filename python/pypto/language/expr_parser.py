@@ -725,10 +725,7 @@ class ExprParser:
                                                      "form of the op on tensors only (out[:] = ...)")
                 continue
             rows, cols = [1] + shape if len(shape) == 1 else shape[-2:]
-            unit = max(1, 256 // ir.dtype_bits(v.type.dtype))  # Vec rows are whole 32-byte units
-            padded = -(-cols // unit) * unit
-            extra = {"valid_shape": [rows, cols]} if padded != cols else {}
-            given[p.name] = self.op_call("tile.load", [v, [0] * len(shape), [rows, padded]], extra, node)
+            given[p.name] = self.op_call("tile.load", [v, [0] * len(shape), [rows, cols]], {}, node)
             changed = True
         return op, given if changed else original, problem
 
