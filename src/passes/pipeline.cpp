@@ -82,6 +82,16 @@ const std::vector<Pass>& default_pipeline() {
        "Gives every op call that is nested inside another expression (`pl.store(pl.add(a, b), ...)`) its own "
        "assignment to a fresh value just before the statement, so that every tile the program computes has a "
        "name that memory planning can place and codegen can refer to."},
+      {"CommonSubexpressions", common_subexpressions,
+       "In each statement list of a kernel (a function body, a loop body, a branch), a tile op that computes "
+       "what an earlier op of the same list computed (the same op and attributes on the same values) is "
+       "dropped, and what read its result reads the earlier one. LowerTensorOps lowers each tensor-level "
+       "statement on its own, so a value two statements read (an online softmax's scores, read by the row max "
+       "and by the exp) was loaded and multiplied twice. A write to memory (a store, an assemble into a "
+       "tensor) or an op with effects ends what is known, so a load after a store is kept; pl.tile.create "
+       "(a fresh buffer) is never merged; and a Mat / Left / Right / Acc tile is merged only when nothing that "
+       "stays reads it (those buffers hold the kernel's double buffers, with no room for a tile kept alive "
+       "longer)."},
       {"ExpandOps", expand_ops,
        "Rewrites every call of a composite op, one that no single PTO instruction computes (`pl.sin` and "
        "`pl.cos`: range reduction and a polynomial; `pl.addsc`: TADDS then TADD; `pl.expand_clone` of a "

@@ -71,6 +71,10 @@ ir::ExprPtr simplify_expr(const ir::ExprPtr& expr, const isa::ChipSpec& chip);
 // so every computed tile is a named value. (flatten_calls.cpp)
 ir::ProgramPtr flatten_calls(const ir::ProgramPtr& program, const PassContext& ctx);
 
+// In each statement list of a kernel, drops a tile op repeating an earlier one (same op,
+// attributes and operand values); its uses read the earlier result. (common_subexpressions.cpp)
+ir::ProgramPtr common_subexpressions(const ir::ProgramPtr& program, const PassContext& ctx);
+
 // Rewrites every call of a composite op (pl.sin, pl.cos, pl.fmods, ...) inside InCore functions
 // into the single-instruction op calls of its definition (OpDef::expand). (expand_ops.cpp)
 ir::ProgramPtr expand_ops(const ir::ProgramPtr& program, const PassContext& ctx);
