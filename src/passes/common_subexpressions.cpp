@@ -1,6 +1,7 @@
 // CommonSubexpressions: in each statement list of a kernel, a tile op computing what an
 // earlier one in the same list computed (same op, attributes and operands, the operands the
-// same values) is dropped and its uses read the earlier result. LowerTensorOps writes each
+// same values) is dropped and its uses read the earlier result; likewise a loop that only
+// computes values (a reduction's walk) repeating an earlier one. LowerTensorOps writes each
 // tensor-level statement on its own, so a value two statements read (the scores of an online
 // softmax, read by its row max and by its exp) was computed twice.
 #include <unordered_map>
@@ -15,19 +16,6 @@
 namespace pypto::passes {
 namespace {
 using namespace ir;
-
-// The Vars an expression reads, in first-use order, each once.
-std::vector<const Var*> vars_read(const ExprPtr& e) {
-  struct Reads : IRVisitor {
-    std::vector<const Var*> order;
-    std::unordered_set<const Var*> seen;
-    void visit_var(const VarPtr& v) override {
-      if (seen.insert(v.get()).second) order.push_back(v.get());
-    }
-  } r;
-  r.visit(e);
-  return r.order;
-}
 
 // Anything in `s` that writes memory or has an effect beyond its result.
 bool writes(const StmtPtr& s) {
@@ -76,26 +64,43 @@ class Cse : public IRMutator {
     // replacements found so far. A write ends what is known (a load after a store reads
     // memory the store may have changed).
     std::unordered_map<const Var*, ExprPtr> same;  // a dropped result -> the earlier one
-    std::vector<VarPtr> earlier(n);                // statement i repeats the one defining earlier[i]
-    std::unordered_map<uint64_t, std::vector<std::pair<ExprPtr, VarPtr>>> known;
+    std::unordered_map<const Var*, VarPtr> same_var;
+    std::vector<std::vector<VarPtr>> earlier(n);   // statement i repeats the one defining these
+    std::unordered_map<uint64_t, std::vector<std::pair<StmtPtr, std::vector<VarPtr>>>> known;
     for (size_t i = 0; i < n; ++i) {
       auto* a = stmts[i]->as<AssignStmt>();
       auto* c = a ? a->value->as<Call>() : nullptr;
-      if (!c || !candidate(*c)) {
+      auto* f = stmts[i]->as<ForStmt>();
+      // A call, or a plain loop computing values only (a reduction walking its blocks, a
+      // matmul walking K), compared whole: its own Vars correspond one to one.
+      const bool call = c && candidate(*c);
+      const bool loop = f && f->for_kind == ForKind::Range && !f->return_vars.empty() && !writes(stmts[i]);
+      if (!call && !loop) {
         if (writes(stmts[i])) known.clear();
         continue;
       }
-      ExprPtr key = same.empty() ? a->value : substitute(a->value, same);
-      const uint64_t h = structural_hash(key);
+      StmtPtr key = same.empty() ? stmts[i]
+                    : call       ? AssignStmt::make(a->var, substitute(a->value, same), a->span)
+                                 : Renamer(same_var).mutate(stmts[i]);
+      const std::vector<VarPtr> results = call ? std::vector<VarPtr>{a->var} : f->return_vars;
+      ExprPtr value = call ? key->as<AssignStmt>()->value : nullptr;
+      const uint64_t h = call ? structural_hash(value) : structural_hash(key);
+      const std::vector<VarPtr> reads = collect_var_uses(key).free_vars();
       auto& bucket = known[h];
-      const std::vector<const Var*> reads = vars_read(key);
-      for (auto& [other, var] : bucket)
-        if (structural_equal(key, other) && vars_read(other) == reads && structural_equal(var->type, a->var->type)) {
-          earlier[i] = var;
-          same[a->var.get()] = var;
-          break;
+      for (auto& [other, vars] : bucket) {
+        if (vars.size() != results.size() || collect_var_uses(other).free_vars() != reads) continue;
+        bool equal = call ? other->as<AssignStmt>() && structural_equal(value, other->as<AssignStmt>()->value)
+                          : structural_equal(key, other);
+        for (size_t k = 0; equal && k < vars.size(); ++k) equal = structural_equal(vars[k]->type, results[k]->type);
+        if (!equal) continue;
+        earlier[i] = vars;
+        for (size_t k = 0; k < vars.size(); ++k) {
+          same[results[k].get()] = vars[k];
+          same_var[results[k].get()] = vars[k];
         }
-      if (!earlier[i]) bucket.push_back({key, a->var});
+        break;
+      }
+      if (earlier[i].empty()) bucket.push_back({key, results});
     }
     if (same.empty()) return r;
 
@@ -103,31 +108,37 @@ class Cse : public IRMutator {
     // buffers hold a kernel's double buffers, with no room for a tile kept alive longer.
     std::vector<std::vector<VarPtr>> reads(n);
     for (size_t i = 0; i < n; ++i) reads[i] = collect_var_uses(stmts[i]).free_vars();
+    auto results_of = [&](size_t i) {
+      if (auto* a = stmts[i]->as<AssignStmt>()) return std::vector<VarPtr>{a->var};
+      return stmts[i]->as<ForStmt>()->return_vars;
+    };
     std::unordered_map<const Var*, size_t> defined_at;
     for (size_t i = 0; i < n; ++i)
-      if (auto* a = stmts[i]->as<AssignStmt>()) defined_at[a->var.get()] = i;
+      if (!earlier[i].empty())
+        for (const VarPtr& v : results_of(i)) defined_at[v.get()] = i;
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t i = 0; i < n; ++i) {
-        if (earlier[i]) continue;
+        if (!earlier[i].empty()) continue;
         for (const VarPtr& v : reads[i]) {
           auto it = defined_at.find(v.get());
-          if (it == defined_at.end() || !earlier[it->second] || !cube_side(v)) continue;
-          earlier[it->second] = nullptr;
+          if (it == defined_at.end() || earlier[it->second].empty() || !cube_side(v)) continue;
+          earlier[it->second].clear();
           changed = true;
         }
       }
     }
-    std::unordered_map<const Var*, VarPtr> rename;
+    std::unordered_map<const Var*, VarPtr> rename;  // to results of statements no other repeats
     for (size_t i = 0; i < n; ++i)
-      if (earlier[i]) {
-        rename[stmts[i]->as<AssignStmt>()->var.get()] = earlier[i];  // a statement no other repeats
+      if (!earlier[i].empty()) {
+        const std::vector<VarPtr> mine = results_of(i);
+        for (size_t k = 0; k < mine.size(); ++k) rename[mine[k].get()] = earlier[i][k];
       }
     if (rename.empty()) return r;
     Renamer renamer(rename);
     std::vector<StmtPtr> out;
     for (size_t i = 0; i < n; ++i)
-      if (!earlier[i]) out.push_back(renamer.mutate(stmts[i]));
+      if (earlier[i].empty()) out.push_back(renamer.mutate(stmts[i]));
     return SeqStmts::make(out, s->span);
   }
 };

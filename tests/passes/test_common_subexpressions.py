@@ -217,3 +217,31 @@ def test_online_softmax_computes_its_scores_once():
         p = np.exp(s - s.max(axis=1, keepdims=True))
         want = (p / p.sum(axis=1, keepdims=True)) @ v[b * S:(b + 1) * S]
         np.testing.assert_allclose(o[b * G:(b + 1) * G], want, rtol=1e-4, atol=1e-5)
+
+
+def test_a_repeated_reduction_walk_goes():
+    # Two walks of the same row blocks (LowerTensorOps writes one per tensor-level statement
+    # that reads the reduction): the second loop, its own Vars matched one to one, is dropped.
+    row = "pl.Tile[[64, 1], pl.FP32, pl.Mem.Vec]"
+    walk = """
+                for rj{n}, (part{n},) in pl.range(1, 4, 1, init_values=(m,)):
+                    tw{n}: pl.Tile[[64, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, rj{n} * 32], [64, 32], target_memory=pl.Mem.Vec)
+                    r{n}: {row} = pl.tile.row_max(tw{n})
+                    nxt{n}: {row} = pl.tile.maximum(part{n}, r{n})
+                    red{n} = pl.yield_(nxt{n})"""
+    head = f"""
+        @pl.program
+        class p:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {T128}, c: pl.Out[{T128}]) -> {T128}:
+                t: pl.Tile[[64, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [64, 32], target_memory=pl.Mem.Vec)
+                m: {row} = pl.tile.row_max(t)"""
+    check_pass("CommonSubexpressions", head + walk.format(n="", row=row) + walk.format(n="_1", row=row) + f"""
+                s: {row} = pl.tile.add(red, red_1)
+                c_1: {T128} = pl.tile.store(s, [0, 0], c)
+                return c_1
+        """, head + walk.format(n="", row=row) + f"""
+                s: {row} = pl.tile.add(red, red)
+                c_1: {T128} = pl.tile.store(s, [0, 0], c)
+                return c_1
+        """)
