@@ -169,3 +169,39 @@ def vector_add(a, b, o, n):
         a_val = pto.load(a + i)
         b_val = pto.load(b + i)
         pto.fma(o + i, a_val, b_val, 0.0)
+
+
+# Decode attention written on tensors only (no tiles by hand): one pl.at scope per (sequence,
+# KV head), the online softmax's running max / sum / output loop-carried tensor values over
+# the cache's 128-token blocks; LowerTensorOps tiles it, CommonSubexpressions shares the
+# scores between the row max and the exp. Qwen3-32B's shapes: 16 sequences, 8 KV heads of 8
+# query heads, head_dim 128, 4096 cached tokens each, BF16 cache.
+ATT_B, ATT_KV, ATT_G, ATT_D, ATT_S, ATT_BS = 16, 8, 8, 128, 4096, 128
+ATT_SCALE = 1.0 / ATT_D ** 0.5
+
+
+@pl.jit
+def tensor_decode_attention(q: pl.Tensor, kc: pl.Tensor, vc: pl.Tensor, o: pl.Out[pl.Tensor]):
+    """q [B * KV * G, D] (bf16), kc / vc [B * S, KV * D] (bf16), o [B * KV * G, D] (fp32)."""
+    for bh in pl.parallel(0, ATT_B * ATT_KV):
+        b = bh // ATT_KV
+        h = bh % ATT_KV
+        with pl.at(level=pl.Level.CORE_GROUP):
+            r0 = bh * ATT_G
+            qg = q[r0:r0 + ATT_G, :]
+            m = pl.tensor.full([ATT_G, 1], dtype=pl.FP32, value=-1e30)
+            l = pl.tensor.full([ATT_G, 1], dtype=pl.FP32, value=0.0)
+            acc = pl.tensor.full([ATT_G, ATT_D], dtype=pl.FP32, value=0.0)
+            for kb in pl.range(ATT_S // ATT_BS):
+                k0 = b * ATT_S + kb * ATT_BS
+                s = pl.mul(pl.matmul(qg, kc[k0:k0 + ATT_BS, h * ATT_D:(h + 1) * ATT_D], b_trans=True,
+                                     out_dtype=pl.FP32), ATT_SCALE)
+                new_m = pl.maximum(m, pl.row_max(s))
+                p = pl.exp(pl.row_expand_sub(s, new_m))
+                alpha = pl.exp(pl.sub(m, new_m))
+                l = pl.add(pl.mul(alpha, l), pl.row_sum(p))
+                pv = pl.matmul(pl.cast(p, pl.BF16), vc[k0:k0 + ATT_BS, h * ATT_D:(h + 1) * ATT_D], out_dtype=pl.FP32)
+                acc = pl.add(pl.row_expand_mul(acc, alpha), pv)
+                m = new_m
+            o[r0:r0 + ATT_G, :] = pl.row_expand_div(acc, l)
+    return o

@@ -357,6 +357,30 @@ def warm_bytecode():
                        capture_output=True, check=False)
 
 
+def case_tensor_attention(rng):
+    """Decode attention written on tensors only (P.tensor_decode_attention, Qwen3-32B's
+    shapes, BF16 cache of 4096 tokens per sequence); torch eager and torch.compile run the
+    same arithmetic: scores in FP32 from the BF16 values, softmax, P rounded to BF16, P @ V."""
+    B, KV, G, D, S = P.ATT_B, P.ATT_KV, P.ATT_G, P.ATT_D, P.ATT_S
+    q = torch.from_numpy(rng.standard_normal((B * KV * G, D), dtype=np.float32)).to(torch.bfloat16)
+    kc, vc = (torch.from_numpy(rng.standard_normal((B * S, KV * D), dtype=np.float32)).to(torch.bfloat16)
+              for _ in range(2))
+    o = torch.zeros(B * KV * G, D)
+
+    def torch_attention(q, kc, vc):
+        qf = q.float().view(B, KV, G, D)
+        kf = kc.float().view(B, S, KV, D).permute(0, 2, 3, 1)
+        vf = vc.float().view(B, S, KV, D).permute(0, 2, 1, 3)
+        p = torch.softmax(qf @ kf * P.ATT_SCALE, dim=-1)
+        return (p.to(torch.bfloat16).float() @ vf).reshape(B * KV * G, D)
+
+    ours = best(lambda: P.tensor_decode_attention(q, kc, vc, o), repeat=3)
+    torch.testing.assert_close(o, torch_attention(q, kc, vc), rtol=2e-2, atol=2e-2)
+    return ours, None, best(lambda: torch_attention(q, kc, vc), repeat=3), {
+        "torch_compile_s": timed(torch_compiled(torch_attention, q, kc, vc), 3),
+        "path": fast_path(P.tensor_decode_attention, q, kc, vc, o)}
+
+
 def case_compile_cold(rng):
     """Import of pypto + first hello-world call with an empty kernel cache."""
     warm_bytecode()
@@ -382,6 +406,7 @@ CASES = [
     ("lane_vector_add_16M", case_lane_vector_add),
     ("batched_gemm_2000_tasks", case_batched_gemm),
     ("dispatch_per_task", case_dispatch),
+    ("tensor_attention_decode", case_tensor_attention),
     ("first_call_cold_cache", case_compile_cold),
     ("first_call_warm_cache", case_compile_warm),
     ("decode_layer_qwen3_32b", M.case_decode_layer),
