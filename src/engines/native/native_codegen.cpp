@@ -537,9 +537,18 @@ class KernelWriter {
         m == "TFILLPAD_INPLACE")
       return move_path(in, tiles);
     if (m == "TINSERT") return insert_path(in, tiles);
+    if (m == "TCONCAT") return concat_path(tiles);
     if (def->mask != isa::MaskUse::kNone) return mask_path(in, *def, tiles);
     if (m == "TCVT") return convert_path(in, tiles);
     if (T.empty() && !(def && def->family == isa::InstrFamily::kMatmul)) return "";  // FP16 / BF16 matmul operands: below
+    if (m == "TTRI" || m == "TCI") return generate_path(in, T, tiles);
+    // The partial forms where both sources are valid over dst's valid region: the binary op.
+    if ((m == "TPARTADD" || m == "TPARTMUL" || m == "TPARTMAX" || m == "TPARTMIN") && tiles.size() == 3) {
+      const std::string f = m == "TPARTADD" ? "Add" : m == "TPARTMUL" ? "Mul" : m == "TPARTMAX" ? "Max" : "Min";
+      return "ok = vr1 >= " + R + " && vc1 >= " + C + " && vr2 >= " + R + " && vc2 >= " + C + "; if (ok) pto_opt::binary(" +
+             P(0) + ", " + ld(0) + ", " + P(1) + ", " + ld(1) + ", " + P(2) + ", " + ld(2) + ", " + R + ", " + C +
+             ", pto_opt::" + f + "{});";
+    }
     // The instruction record's fast path (src/isa/families/<family>.cpp).
     const isa::FastPath& fast = def->fast;
     if (fast.kind == isa::FastPath::kBinary && tiles.size() == 3)
@@ -751,6 +760,47 @@ class KernelWriter {
     code += "pto_opt::fill(" + P + " + " + r1 + " * " + ld0 + ", " + ld0 + ", " + padv + ", " + rows + " - " + r1 + ", " +
             cols + "); }";
     return code;
+  }
+
+  // TTRI (1 where c - r <= diagonal, >= with upper=True, else 0) and TCI (start + r * valid
+  // cols + c, or minus it descending) into a float tile (T: float, f16 or bf16), over the
+  // valid region; TCI's value rounded from double as the reference's set_d rounds it.
+  std::string generate_path(const Instr& in, const std::string& T, const std::vector<const isa::TileDesc*>& tiles) {
+    if (tiles.size() != 1 || in.ins.size() != 1 || in.ins[0].kind != Operand::kScalar) return "";
+    auto flag = [&](const char* key) {
+      auto it = in.attrs.find(key);
+      return it != in.attrs.end() && std::holds_alternative<bool>(it->second) && std::get<bool>(it->second);
+    };
+    auto store = [&](const std::string& v) {  // a double as T
+      return T == "float" ? "(float)(" + v + ")" : T + "{pto_opt::narrow_double(" + v + ", " + T + "{})}";
+    };
+    const std::string p = ptr(*tiles[0], T.c_str()), ld0 = std::to_string(tiles[0]->cols);
+    std::string body;
+    if (in.mnemonic == "TTRI") {
+      const std::string keep = flag("upper") ? "c - r >= dg" : "c - r <= dg";
+      body = "const long long dg = " + as_int(get(in.ins[0].scalar)) + "; const auto one = " + store("1.0") +
+             ", zero = " + store("0.0") + "; for (long long r = 0; r < vr0; ++r) for (long long c = 0; c < vc0; ++c) " +
+             p + "[r * " + ld0 + " + c] = " + keep + " ? one : zero;";
+    } else {
+      const std::string i = std::string(flag("descending") ? "-" : "") + "(double)(r * vc0 + c)";
+      body = "const double s0 = " + as_double(get(in.ins[0].scalar)) +
+             "; for (long long r = 0; r < vr0; ++r) for (long long c = 0; c < vc0; ++c) " + p + "[r * " + ld0 +
+             " + c] = " + store("s0 + " + i) + ";";
+    }
+    return "ok = true; { " + body + " }";
+  }
+
+  // TCONCAT of tiles of one dtype: a's valid region, then b's from a's allocated width on,
+  // over a's valid rows (the reference's dst = [a | b]), as two region copies.
+  std::string concat_path(const std::vector<const isa::TileDesc*>& tiles) {
+    if (tiles.size() != 3 || tiles[1]->dtype != tiles[0]->dtype || tiles[2]->dtype != tiles[0]->dtype) return "";
+    const isa::TileDesc &d = *tiles[0], &a = *tiles[1], &b = *tiles[2];
+    const std::string es = std::to_string(dtype_bytes(d.dtype)), ld0 = std::to_string(d.cols);
+    return "ok = vr1 <= " + std::to_string(d.rows) + " && vr1 <= " + std::to_string(b.rows) + " && " +
+           std::to_string(a.cols) + " + vc2 <= " + ld0 + "; if (ok) { f->support->copy_region(" + ptr(d, "unsigned char") +
+           ", " + ld0 + ", 1, " + ptr(a, "unsigned char") + ", " + std::to_string(a.cols) + ", 1, vr1, vc1, " + es +
+           "); f->support->copy_region(" + ptr(d, "unsigned char") + " + " + std::to_string(a.cols) + " * " + es + ", " +
+           ld0 + ", 1, " + ptr(b, "unsigned char") + ", " + std::to_string(b.cols) + ", 1, vr1, vc2, " + es + "); }";
   }
 
   // The C++ element type of `t` on the compare / select fast paths ("" when none); `bits`
