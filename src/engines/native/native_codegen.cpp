@@ -538,6 +538,7 @@ class KernelWriter {
       return move_path(in, tiles);
     if (m == "TINSERT") return insert_path(in, tiles);
     if (m == "TCONCAT") return concat_path(tiles);
+    if (m == "TGATHER") return gather_path(tiles);
     if (def->mask != isa::MaskUse::kNone) return mask_path(in, *def, tiles);
     if (m == "TCVT") return convert_path(in, tiles);
     if (T.empty() && !(def && def->family == isa::InstrFamily::kMatmul)) return "";  // FP16 / BF16 matmul operands: below
@@ -788,6 +789,23 @@ class KernelWriter {
              " + c] = " + store("s0 + " + i) + ";";
     }
     return "ok = true; { " + body + " }";
+  }
+
+  // TGATHER (dst[r, c] = src[r, idx[r, c]]) of 2- or 4-byte elements of one dtype by an
+  // INT32 / UINT32 index tile, copying bits; an index outside src's valid columns leaves the
+  // call to the reference, which reports it.
+  std::string gather_path(const std::vector<const isa::TileDesc*>& tiles) {
+    if (tiles.size() != 3 || tiles[1]->dtype != tiles[0]->dtype) return "";
+    const isa::TileDesc &d = *tiles[0], &s = *tiles[1], &x = *tiles[2];
+    const int es = dtype_bytes(d.dtype);
+    if ((es != 2 && es != 4) || (x.dtype != DataType::INT32 && x.dtype != DataType::UINT32)) return "";
+    const std::string E = es == 2 ? "unsigned short" : "unsigned int";
+    const std::string I = x.dtype == DataType::INT32 ? "int" : "unsigned int";
+    return "ok = vr0 <= " + std::to_string(x.rows) + " && vc0 <= " + std::to_string(x.cols) + " && vr0 <= " +
+           std::to_string(s.rows) + "; for (long long r = 0; ok && r < vr0; ++r) for (long long c = 0; c < vc0; ++c) { "
+           "const long long j = (long long)" + ptr(x, I.c_str()) + "[r * " + std::to_string(x.cols) + " + c]; if (j < 0 || "
+           "j >= vc1) { ok = false; break; } " + ptr(d, E.c_str()) + "[r * " + std::to_string(d.cols) + " + c] = " +
+           ptr(s, E.c_str()) + "[r * " + std::to_string(s.cols) + " + j]; }";
   }
 
   // TCONCAT of tiles of one dtype: a's valid region, then b's from a's allocated width on,

@@ -170,7 +170,7 @@ void add_elementwise_family(std::vector<InstrDef>& t) {
   add("TXOR", F::kElementwise, "TT", kInt, vec(2.03, 20), "dst = a ^ b", tile_tile_int(Xor{}));  // like TAND
   add("TSHL", F::kElementwise, "TT", kInt, vec(2.03, 20), "dst = a << b", tile_tile_int(Shl{}));
   add("TSHR", F::kElementwise, "TT", kInt, vec(2.03, 20), "dst = a >> b (arithmetic for signed types)", tile_tile_int(Shr{}));
-  add("TPRELU", F::kElementwise, "TT", kSigned, kBinaryDefault, "dst = a > 0 ? a : a * b", tile_tile(Leaky{}));
+  add("TPRELU", F::kElementwise, "TT", kSigned, kBinaryDefault, "dst = a > 0 ? a : a * b", tile_tile(Leaky{}), binary("Leaky"));
   add("TPOW", F::kElementwise, "TT", kFloat, vec(2.0 + 2.0 + 2.3, 31 + 33 + 25), "dst = a ** b (exp(b * log a))", tpow);
   add("TADDC", F::kElementwise, "TTT", kNumeric, vec(2 * 2.11, 2 * 24), "dst = a + b + c", ternary(Add{}));
   add("TSUBC", F::kElementwise, "TTT", kNumeric, vec(2 * 2.11, 2 * 24), "dst = a - b + c", ternary(Sub{}));

@@ -1,7 +1,8 @@
 """Fast paths of the native engine for TCONCAT (RoPE's rotate-half), TTRI (causal masks), TCI
-(positions) and the partial ops TPARTADD / TPARTMUL / TPARTMAX / TPARTMIN where both sources
-cover the result: bit for bit against the reference library (engine "sim") on FP32, FP16 and
-BF16 tiles with partly valid shapes, and taken (no reference fallback in the kernel)."""
+(positions), the partial ops TPARTADD / TPARTMUL / TPARTMAX / TPARTMIN where both sources
+cover the result, TGATHER (by INT32 / UINT32 indices) and TPRELU: bit for bit against the
+reference library (engine "sim") on FP32, FP16 and BF16 tiles with partly valid shapes, and
+taken (no reference fallback in the kernel)."""
 
 import numpy as np
 import pytest
@@ -97,3 +98,44 @@ def test_partly_valid_shapes_agree_with_the_reference():
     want = x.copy()
     want[:9, :17] += x[:9, :17]
     np.testing.assert_array_equal(part, want)
+
+
+@pl.jit
+def gather_prelu(x: pl.Tensor, i: pl.Tensor, w: pl.Tensor, o_g: pl.Out[pl.Tensor], o_p: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [R, C])
+        o_g = pl.store(pl.tile.gather(t, pl.load(i, [0, 0], [R, H])), [0, 0], o_g)
+        slope = pl.load(w, [0, 0], [R, C])
+        o_p = pl.store(pl.tile.prelu(t, slope, slope), [0, 0], o_p)
+    return o_g, o_p
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("index", [torch.int32, "uint32"])
+def test_gather_and_prelu(dtype, index):
+    gen = torch.Generator().manual_seed(12)
+    x = (torch.randn(R, C, generator=gen) * 3).to(DTYPES[dtype])
+    w = torch.rand(R, C, generator=gen).to(DTYPES[dtype])
+    cols = torch.randint(0, C, (R, H), generator=gen)
+    i = cols.to(torch.int32) if index == torch.int32 else cols.numpy().astype(np.uint32)
+    (k,) = gather_prelu.compile(x, i, w, torch.zeros(R, H, dtype=DTYPES[dtype]),
+                                torch.zeros(R, C, dtype=DTYPES[dtype])).native_report().values()
+    assert {"TGATHER", "TPRELU"} <= set(k["fast"]) and k["reference"] == [], k
+
+    def run(engine, idx):
+        outs = [torch.zeros(R, H, dtype=DTYPES[dtype]), torch.zeros(R, C, dtype=DTYPES[dtype])]
+        gather_prelu(x, idx, w, *outs, config=RunConfig(engine=engine))
+        return outs
+
+    (g, p), (gs, ps) = run("native", i), run("sim", i)
+    assert torch.equal(g, gs) and torch.equal(p, ps)
+    torch.testing.assert_close(g, torch.gather(x, 1, cols), rtol=0, atol=0)
+    torch.testing.assert_close(p.float(), torch.where(x > 0, x, x * w).float(), rtol=0, atol=0)
+    bad = i.clone() if index == torch.int32 else i.copy()
+    bad[5, 7] = C + 3
+    errors = []
+    for engine in ("native", "sim"):
+        with pytest.raises(Exception) as e:
+            run(engine, bad)
+        errors.append(str(e.value).splitlines()[0])
+    assert errors[0] == errors[1] and "outside the source row" in errors[0], errors
