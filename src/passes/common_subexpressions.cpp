@@ -12,38 +12,23 @@
 #include "pypto/ir/var_uses.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
+#include "effects.h"
 
 namespace pypto::passes {
 namespace {
 using namespace ir;
 
-// Anything in `s` that writes memory or has an effect beyond its result.
-bool writes(const StmtPtr& s) {
-  struct Finder : IRVisitor {
-    bool found = false;
-    void visit_call(const Call& c) override {
-      found |= !c.op->writes.empty() || c.op->effects;
-      IRVisitor::visit_call(c);
-    }
-    void visit_func_call(const FuncCall& c) override {
-      found = true;
-      IRVisitor::visit_func_call(c);
-    }
-  } f;
-  f.visit(s);
-  return f.found;
-}
-
 // A tile op that is a function of its operands: no write, no effect, not a fresh buffer
-// (pl.tile.create: two are two buffers).
+// (pl.tile.create: two are two buffers), and reading a tile or a tensor: a fill made from
+// scalars alone (pl.full, ci, tri) costs less than the copy that sharing it needs when it
+// starts two loop-carried values (two accumulators set to zero).
 bool candidate(const Call& c) {
   const std::string& n = c.op->name;
-  return n.rfind("tile.", 0) == 0 && c.op->writes.empty() && !c.op->effects && n.find("create") == std::string::npos;
-}
-
-bool cube_side(const VarPtr& v) {
-  auto* t = v->type ? v->type->as<TileType>() : nullptr;
-  return t && t->memory != MemorySpace::Vec;
+  if (n.rfind("tile.", 0) != 0 || !c.op->writes.empty() || c.op->effects || n.find("create") != std::string::npos)
+    return false;
+  for (const ExprPtr& a : c.args)
+    if (a && a->type && (a->type->as<TileType>() || a->type->as<TensorType>())) return true;
+  return false;
 }
 
 class Renamer : public IRMutator {
@@ -74,9 +59,9 @@ class Cse : public IRMutator {
       // A call, or a plain loop computing values only (a reduction walking its blocks, a
       // matmul walking K), compared whole: its own Vars correspond one to one.
       const bool call = c && candidate(*c);
-      const bool loop = f && f->for_kind == ForKind::Range && !f->return_vars.empty() && !writes(stmts[i]);
+      const bool loop = f && f->for_kind == ForKind::Range && !f->return_vars.empty() && !writes_memory(stmts[i]);
       if (!call && !loop) {
-        if (writes(stmts[i])) known.clear();
+        if (writes_memory(stmts[i])) known.clear();
         continue;
       }
       StmtPtr key = same.empty() ? stmts[i]
@@ -122,7 +107,7 @@ class Cse : public IRMutator {
         if (!earlier[i].empty()) continue;
         for (const VarPtr& v : reads[i]) {
           auto it = defined_at.find(v.get());
-          if (it == defined_at.end() || earlier[it->second].empty() || !cube_side(v)) continue;
+          if (it == defined_at.end() || earlier[it->second].empty() || !on_cube_side(v)) continue;
           earlier[it->second].clear();
           changed = true;
         }

@@ -12,6 +12,7 @@
 #include "pypto/ir/var_uses.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
+#include "effects.h"
 
 namespace pypto::passes {
 namespace {
@@ -1813,30 +1814,17 @@ class Lowerer : public IRMutator {
   // moved only with every statement that reads it: those memories hold the loop's own double
   // buffers, with no room for a tile living across the loop (a small Vec tile has room).
   static std::vector<StmtPtr> hoist_out_of(const std::vector<VarPtr>& loop_vars, std::vector<StmtPtr>& stmts) {
-    struct Writes : IRVisitor {
-      bool found = false;
-      void visit_call(const Call& c) override {
-        found |= !c.op->writes.empty() || c.op->effects;
-        IRVisitor::visit_call(c);
-      }
-    };
     auto results = [](const StmtPtr& s) {  // the Vars a statement leaves to the ones after it
       if (auto* a = s->as<AssignStmt>()) return std::vector<VarPtr>{a->var};
       if (auto* f = s->as<ForStmt>()) return f->return_vars;
       return std::vector<VarPtr>{};
-    };
-    auto cube_side = [](const VarPtr& v) {
-      auto* t = v->type ? v->type->as<TileType>() : nullptr;
-      return t && t->memory != MemorySpace::Vec;
     };
     const size_t n = stmts.size();
     std::vector<VarUses> uses(n);
     std::vector<bool> pinned(n, false);  // stays whatever it uses
     for (size_t i = 0; i < n; ++i) {
       uses[i] = collect_var_uses(stmts[i]);
-      Writes w;
-      w.visit(stmts[i]);
-      pinned[i] = w.found || !(stmts[i]->as<AssignStmt>() || stmts[i]->as<ForStmt>());
+      pinned[i] = writes_memory(stmts[i]) || !(stmts[i]->as<AssignStmt>() || stmts[i]->as<ForStmt>());
     }
     std::vector<bool> hoist(n);
     for (bool changed = true; changed;) {
@@ -1857,7 +1845,7 @@ class Lowerer : public IRMutator {
       for (size_t i = 0; i < n; ++i)
         if (hoist[i])
           for (const VarPtr& v : results(stmts[i]))
-            if (cube_side(v) && read_inside.count(v.get())) pinned[i] = changed = true;
+            if (on_cube_side(v) && read_inside.count(v.get())) pinned[i] = changed = true;
     }
     std::vector<StmtPtr> hoisted, kept;
     for (size_t i = 0; i < n; ++i) (hoist[i] ? hoisted : kept).push_back(stmts[i]);

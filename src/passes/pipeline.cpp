@@ -91,7 +91,8 @@ const std::vector<Pass>& default_pipeline() {
        "statements read (an online softmax's scores, read by the row max and by the exp; softmax's row max, "
        "read by the exp and inside the row sum) was loaded and computed twice. A write to memory (a store, an assemble into a "
        "tensor) or an op with effects ends what is known, so a load after a store is kept; pl.tile.create "
-       "(a fresh buffer) is never merged; and a Mat / Left / Right / Acc tile is merged only when nothing that "
+       "(a fresh buffer) and fills made from scalars alone (pl.full, ci, tri: cheaper than the copy a shared "
+       "fill needs when it starts two loop-carried values) are never merged; and a Mat / Left / Right / Acc tile is merged only when nothing that "
        "stays reads it (those buffers hold the kernel's double buffers, with no room for a tile kept alive "
        "longer)."},
       {"ExpandOps", expand_ops,

@@ -245,3 +245,41 @@ def test_a_repeated_reduction_walk_goes():
                 c_1: {T128} = pl.tile.store(s, [0, 0], c)
                 return c_1
         """)
+
+
+def test_fills_from_scalars_stay_apart():
+    # Two accumulators set to zero start two loop-carried values: shared, the one fill would
+    # need a copy for each carry (InsertCarryCopies), which costs more than the second fill.
+    check_pass("CommonSubexpressions", f"""
+        @pl.program
+        class p:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {T128}, c: pl.Out[{T128}]) -> {T128}:
+                z: {VEC64} = pl.tile.full([64, 128], dtype=pl.FP32, value=0.0)
+                z_1: {VEC64} = pl.tile.full([64, 128], dtype=pl.FP32, value=0.0)
+                for i, (s, q) in pl.range(0, 2, 1, init_values=(z, z_1)):
+                    t: {VEC64} = pl.tile.load(a, [i * 64, 0], [64, 128], target_memory=pl.Mem.Vec)
+                    s_1: {VEC64} = pl.tile.add(s, t)
+                    m: {VEC64} = pl.tile.mul(t, t)
+                    q_1: {VEC64} = pl.tile.add(q, m)
+                    s_2, q_2 = pl.yield_(s_1, q_1)
+                d: {VEC64} = pl.tile.sub(q_2, s_2)
+                c_1: {T128} = pl.tile.store(d, [0, 0], c)
+                return c_1
+        """, f"""
+        @pl.program
+        class p:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {T128}, c: pl.Out[{T128}]) -> {T128}:
+                z: {VEC64} = pl.tile.full([64, 128], dtype=pl.FP32, value=0.0)
+                z_1: {VEC64} = pl.tile.full([64, 128], dtype=pl.FP32, value=0.0)
+                for i, (s, q) in pl.range(0, 2, 1, init_values=(z, z_1)):
+                    t: {VEC64} = pl.tile.load(a, [i * 64, 0], [64, 128], target_memory=pl.Mem.Vec)
+                    s_1: {VEC64} = pl.tile.add(s, t)
+                    m: {VEC64} = pl.tile.mul(t, t)
+                    q_1: {VEC64} = pl.tile.add(q, m)
+                    s_2, q_2 = pl.yield_(s_1, q_1)
+                d: {VEC64} = pl.tile.sub(q_2, s_2)
+                c_1: {T128} = pl.tile.store(d, [0, 0], c)
+                return c_1
+        """)
