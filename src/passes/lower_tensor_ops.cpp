@@ -1657,7 +1657,10 @@ class Lowerer : public IRMutator {
     int64_t k_unit = 1;
     if (computed.nodes) {
       k_unit = std::max<int64_t>(1, 32 / computed.widest_bytes);  // whole 32-byte Vec rows
-      k_cap = std::max(k_unit, std::min(k_cap, vec_block_bytes(computed) / (std::max(b.rows, b.cols) * computed.widest_bytes)));
+      // A K block of a computed lhs is [rows, k] (or [k, rows]), of a computed rhs [k, cols].
+      const bool lhs_computed = !a->as<Var>(), rhs_computed = !bm->as<Var>();
+      const int64_t width = lhs_computed && rhs_computed ? std::max(b.rows, b.cols) : lhs_computed ? b.rows : b.cols;
+      k_cap = std::max(k_unit, std::min(k_cap, vec_block_bytes(computed) / (width * computed.widest_bytes)));
     }
     Tiling k{pick_size(k_extent, k_cap, 1), k_extent};
     if (auto kv = as_const_int(k_extent); kv && k.ragged() && !k.single())

@@ -328,3 +328,28 @@ def test_computed_matmul_operand_reduces_its_rows_before_the_k_walk():
     p = np.exp(s - s.max(axis=1, keepdims=True))
     p = (p / p.sum(axis=1, keepdims=True)).astype(np.float16).astype(np.float32)
     np.testing.assert_allclose(o, p @ v.astype(np.float32), rtol=1e-3, atol=1e-4)
+
+
+@pl.jit
+def norm_then_project(x: pl.Tensor, g: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+    for nb in pl.parallel(0, 2):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            inv = pl.rsqrt(pl.add(pl.mul(pl.row_sum(pl.mul(x, x)), 1.0 / 1024), 1e-6))
+            xn = pl.cast(pl.col_expand_mul(pl.row_expand_mul(x, inv), g), pl.FP16)
+            out[:, nb * 128:(nb + 1) * 128] = pl.matmul(xn, w[:, nb * 128:(nb + 1) * 128], out_dtype=pl.FP32)
+    return out
+
+
+def test_computed_lhs_takes_k_blocks_sized_by_its_own_rows():
+    # RMSNorm(x) @ w with x [16, 1024]: the computed lhs blocks are [16, k], so k is sized by
+    # the 16 rows, not by the 128 output columns (which gave k = 16: 64 cube calls per block).
+    x = rand(16, 1024)
+    g = rand(1, 1024)
+    w = RNG.uniform(-0.05, 0.05, (1024, 256)).astype(np.float16)
+    out = np.zeros((16, 256), np.float32)
+    text = str(norm_then_project.lower(x, g, w, out))
+    (walk,) = re.findall(r"for kk, \(acc_1,\) in pl\.range\(1, (\d+), 1", text)
+    assert int(walk) <= 1024 // 64, text
+    norm_then_project(x, g, w, out)
+    xn = (x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-6) * g).astype(np.float16).astype(np.float32)
+    np.testing.assert_allclose(out, xn @ w.astype(np.float32), rtol=2e-3, atol=2e-3)
