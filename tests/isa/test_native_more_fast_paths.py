@@ -4,6 +4,8 @@ cover the result, TGATHER (by INT32 / UINT32 indices) and TPRELU: bit for bit ag
 reference library (engine "sim") on FP32, FP16 and BF16 tiles with partly valid shapes, and
 taken (no reference fallback in the kernel)."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -139,3 +141,40 @@ def test_gather_and_prelu(dtype, index):
             run(engine, bad)
         errors.append(str(e.value).splitlines()[0])
     assert errors[0] == errors[1] and "outside the source row" in errors[0], errors
+
+
+@pl.jit
+def transposed_pages(q: pl.Tensor, k: pl.Tensor, x: pl.Tensor, s: pl.Out[pl.Tensor], t: pl.Out[pl.Tensor],
+                     n: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ql = pl.move(pl.load(q, [0, 0], [8, 64], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+        for j in pl.range(2):
+            kt = pl.transpose_view(pl.load(k, [j * 32, 64], [32, 64], target_memory=pl.Mem.Mat))
+            s = pl.store(pl.matmul(ql, pl.move(kt, target_memory=pl.Mem.Right)), [0, j * 32], s)
+        xt = pl.tile.transpose(pl.load(x, [0, 16], [16, 32], valid_shape=[n, 32]), 0, 1)
+        t = pl.store(xt, [0, 0], t)
+    return s, t
+
+
+@pytest.mark.parametrize("n", [16, 11])
+def test_transpose_reads_its_loaded_source_in_place(n):
+    # A K page loaded from a wider tensor (row stride 128, column offset 64) and seen
+    # transposed: TTRANS reads the tensor window, not a copy; a ragged Vec window (valid rows
+    # n < 16) is copied first. Both engines against numpy.
+    rng = np.random.default_rng(n)
+    q = rng.uniform(-1, 1, (8, 64)).astype(np.float16)
+    k = rng.uniform(-1, 1, (64, 128)).astype(np.float16)
+    x = rng.standard_normal((16, 64)).astype(np.float32)
+    src = transposed_pages.compile(q, k, x, np.zeros((8, 64), np.float32), np.zeros((32, 16), np.float32),
+                                   n).native_sources()
+    (text,) = [v for v in src.values() if v]
+    steps = re.split(r"/\* (?=T[A-Z0-9_]+ \*/)", text)  # each instruction's code
+    trans = [step for step in steps if step.startswith("TTRANS */")]
+    assert len(trans) == 2 and all("FB(" not in step.split("if (!ok)")[0] for step in trans), trans
+    assert re.search(r"dp1 = gp\d+", trans[0]), "the K page's TTRANS does not read its window in place"
+    want_s = q.astype(np.float32) @ k[:, 64:].astype(np.float32).T
+    for engine in ("native", "sim"):
+        s, t = np.zeros((8, 64), np.float32), np.zeros((32, 16), np.float32)
+        transposed_pages(q, k, x, s, t, n, config=RunConfig(engine=engine))
+        np.testing.assert_allclose(s, want_s, rtol=1e-3, atol=1e-3)
+        np.testing.assert_array_equal(t[:, :n], x[:n, 16:48].T)

@@ -194,6 +194,12 @@ class KernelWriter {
       default: return in.mnemonic == "TAXPY" && i == 0;
     }
   }
+  // The source of a TTRANS into one tile (a K page seen transposed): read through the move
+  // fast path's strided copy, any row stride.
+  static bool transpose_source(const Instr& in, size_t i) {
+    return in.kind == isa::InstrKind::kTile && in.mnemonic == "TTRANS" && i == 0 && in.outs.size() == 1 &&
+           in.outs[0].kind == Operand::kTile;
+  }
   bool share_bytes(int a, int b) const {
     const isa::TileDesc& x = k_.tiles[a];
     const isa::TileDesc& y = k_.tiles[b];
@@ -298,14 +304,16 @@ class KernelWriter {
       bool ok = true;
       for (const Instr* w : writers[t]) ok = ok && plain_load(*w, d);
       std::vector<int> dsts;
-      ok = ok && tile_read_only_by(t, [&](const Instr& in, size_t) {
+      bool transposed = false;  // read by a TTRANS, which reads the window in place (transpose_source)
+      ok = ok && tile_read_only_by(t, [&](const Instr& in, size_t i) {
+             if (transpose_source(in, i)) return transposed = true;
              if (in.kind != isa::InstrKind::kTile || in.mnemonic != "TMOV" || in.outs.size() != 1 ||
                  in.outs[0].kind != Operand::kTile || !l0.count(in.outs[0].index))
                return false;
              dsts.push_back(in.outs[0].index);
              return true;
            });
-      if (!ok || dsts.empty()) continue;
+      if (!ok || (dsts.empty() && !transposed)) continue;
       direct_.insert(t);
       for (int y : dsts) direct_.insert(y);
     }
@@ -723,9 +731,12 @@ class KernelWriter {
     const std::string R = vr(0), C = vc(0);
     if (m == "TTRANS") {  // dst[r, c] = src[c, r] over dst's valid region
       const isa::TileDesc& s = *tiles[1];
+      auto p = operand_ptr_.find(1);  // a source read in place: its window and row stride
+      const std::string src = p != operand_ptr_.end() ? p->second : ptr(s, "unsigned char");
+      const std::string lds = p != operand_ptr_.end() ? operand_ld_.at(1) : std::to_string(s.cols);
       return "ok = " + C + " <= " + std::to_string(s.rows) + " && " + R + " <= " + std::to_string(s.cols) +
-             "; if (ok) f->support->copy_region(" + ptr(d, "unsigned char") + ", " + ld0 + ", 1, " + ptr(s, "unsigned char") +
-             ", 1, " + std::to_string(s.cols) + ", " + R + ", " + C + ", " + es + ");";
+             "; if (ok) f->support->copy_region(" + ptr(d, "unsigned char") + ", " + ld0 + ", 1, " + src + ", 1, " + lds +
+             ", " + R + ", " + C + ", " + es + ");";
     }
     if (m == "TEXTRACT" || m == "TSUBVIEW") {
       if (in.ins.size() != 2 || in.ins[1].kind != Operand::kScalarList || in.ins[1].list.size() != 2) return "";
@@ -957,7 +968,8 @@ class KernelWriter {
         if (list == &in.ins && direct_.count(o.index)) {
           materialize_all += materialize(o.index) + " ";
           const bool vec = k_.tiles[o.index].memory == MemorySpace::Vec;
-          if (mm ? !vec && matmul_operand(in, i) >= 0 : vec && vector_operand(in, i) && in.outs.size() == 1)
+          if (mm ? !vec && matmul_operand(in, i) >= 0
+                 : (vec && vector_operand(in, i) && in.outs.size() == 1) || transpose_source(in, i))
             direct_operands.push_back({pos, o.index});
           else
             materialize_rest += materialize(o.index) + " ";
