@@ -14,12 +14,17 @@ MAT = "pl.Tile[[128, 128], pl.FP32, pl.Mem.Mat]"
 ACC = "pl.Tile[[64, 128], pl.FP32, pl.Mem.Acc]"
 
 
-def test_repeated_load_and_op_read_the_first():
-    check_pass("CommonSubexpressions", f"""
+def kernel(body: str, params: str = f"a: {T128}, c: pl.Out[{T128}]") -> str:
+    """An InCore function k(self, <params>) -> T128 of one program; `body` starts with a newline."""
+    return f"""
         @pl.program
         class p:
             @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, c: pl.Out[{T128}]) -> {T128}:
+            def k(self, {params}) -> {T128}:{body}"""
+
+
+def test_repeated_load_and_op_read_the_first():
+    check_pass("CommonSubexpressions", kernel(f"""
                 t: {VEC64} = pl.tile.load(a, [0, 0], [64, 128], target_memory=pl.Mem.Vec)
                 e: {VEC64} = pl.tile.exp(t)
                 t_1: {VEC64} = pl.tile.load(a, [0, 0], [64, 128], target_memory=pl.Mem.Vec)
@@ -27,39 +32,17 @@ def test_repeated_load_and_op_read_the_first():
                 s: {VEC64} = pl.tile.add(e, e_1)
                 c_1: {T128} = pl.tile.store(s, [0, 0], c)
                 return c_1
-        """, f"""
-        @pl.program
-        class p:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, c: pl.Out[{T128}]) -> {T128}:
+        """), kernel(f"""
                 t: {VEC64} = pl.tile.load(a, [0, 0], [64, 128], target_memory=pl.Mem.Vec)
                 e: {VEC64} = pl.tile.exp(t)
                 s: {VEC64} = pl.tile.add(e, e)
                 c_1: {T128} = pl.tile.store(s, [0, 0], c)
                 return c_1
-        """)
+        """))
 
 
 def test_different_attributes_or_operands_stay():
-    check_pass("CommonSubexpressions", f"""
-        @pl.program
-        class p:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, c: pl.Out[{T128}]) -> {T128}:
-                t: {VEC64} = pl.tile.load(a, [0, 0], [64, 128], target_memory=pl.Mem.Vec)
-                u: {VEC64} = pl.tile.load(a, [64, 0], [64, 128], target_memory=pl.Mem.Vec)
-                x: {VEC64} = pl.tile.adds(t, 1.0)
-                y: {VEC64} = pl.tile.adds(t, 2.0)
-                z: {VEC64} = pl.tile.adds(u, 1.0)
-                s: {VEC64} = pl.tile.add(x, y)
-                s_1: {VEC64} = pl.tile.add(s, z)
-                c_1: {T128} = pl.tile.store(s_1, [0, 0], c)
-                return c_1
-        """, f"""
-        @pl.program
-        class p:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, c: pl.Out[{T128}]) -> {T128}:
+    same = kernel(f"""
                 t: {VEC64} = pl.tile.load(a, [0, 0], [64, 128], target_memory=pl.Mem.Vec)
                 u: {VEC64} = pl.tile.load(a, [64, 0], [64, 128], target_memory=pl.Mem.Vec)
                 x: {VEC64} = pl.tile.adds(t, 1.0)
@@ -70,15 +53,12 @@ def test_different_attributes_or_operands_stay():
                 c_1: {T128} = pl.tile.store(s_1, [0, 0], c)
                 return c_1
         """)
+    check_pass("CommonSubexpressions", same, same)  # unchanged
 
 
 def test_a_store_ends_what_is_known():
     # c is written between the two loads of c: the second reads what the store wrote.
-    check_pass("CommonSubexpressions", f"""
-        @pl.program
-        class p:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, c: pl.InOut[{T128}]) -> {T128}:
+    same = kernel(f"""
                 t: {VEC64} = pl.tile.load(c, [0, 0], [64, 128], target_memory=pl.Mem.Vec)
                 x: {VEC64} = pl.tile.adds(t, 1.0)
                 c_1: {T128} = pl.tile.store(x, [0, 0], c)
@@ -87,55 +67,26 @@ def test_a_store_ends_what_is_known():
                 y: {VEC64} = pl.tile.add(t_1, t_2)
                 c_2: {T128} = pl.tile.store(y, [64, 0], c_1)
                 return c_2
-        """, f"""
-        @pl.program
-        class p:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, c: pl.InOut[{T128}]) -> {T128}:
-                t: {VEC64} = pl.tile.load(c, [0, 0], [64, 128], target_memory=pl.Mem.Vec)
-                x: {VEC64} = pl.tile.adds(t, 1.0)
-                c_1: {T128} = pl.tile.store(x, [0, 0], c)
-                t_1: {VEC64} = pl.tile.load(c_1, [0, 0], [64, 128], target_memory=pl.Mem.Vec)
-                t_2: {VEC64} = pl.tile.load(c, [0, 0], [64, 128], target_memory=pl.Mem.Vec)
-                y: {VEC64} = pl.tile.add(t_1, t_2)
-                c_2: {T128} = pl.tile.store(y, [64, 0], c_1)
-                return c_2
-        """)
+        """, params=f"a: {T128}, c: pl.InOut[{T128}]")
+    check_pass("CommonSubexpressions", same, same)  # unchanged
 
 
 def test_fresh_buffers_are_not_merged():
-    check_pass("CommonSubexpressions", f"""
-        @pl.program
-        class p:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, c: pl.Out[{T128}]) -> {T128}:
-                b: {VEC64} = pl.tile.create([64, 128], dtype=pl.FP32, target_memory=pl.Mem.Vec)
-                b_1: {VEC64} = pl.tile.create([64, 128], dtype=pl.FP32, target_memory=pl.Mem.Vec)
-                s: {VEC64} = pl.tile.add(b, b_1)
-                c_1: {T128} = pl.tile.store(s, [0, 0], c)
-                return c_1
-        """, f"""
-        @pl.program
-        class p:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, c: pl.Out[{T128}]) -> {T128}:
+    same = kernel(f"""
                 b: {VEC64} = pl.tile.create([64, 128], dtype=pl.FP32, target_memory=pl.Mem.Vec)
                 b_1: {VEC64} = pl.tile.create([64, 128], dtype=pl.FP32, target_memory=pl.Mem.Vec)
                 s: {VEC64} = pl.tile.add(b, b_1)
                 c_1: {T128} = pl.tile.store(s, [0, 0], c)
                 return c_1
         """)
+    check_pass("CommonSubexpressions", same, same)  # unchanged
 
 
 def test_a_repeated_product_goes_but_a_left_tile_read_later_stays():
     # The second product is the first (dropped with its whole chain); the second Left tile
     # is read again by a later product of other operands, so it is kept rather than the
     # first Left tile kept alive across it.
-    check_pass("CommonSubexpressions", f"""
-        @pl.program
-        class p:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, b: {T128}, c: pl.Out[{T128}]) -> {T128}:
+    check_pass("CommonSubexpressions", kernel(f"""
                 am: {MAT64} = pl.tile.load(a, [0, 0], [64, 128], target_memory=pl.Mem.Mat)
                 bm: {MAT} = pl.tile.load(b, [0, 0], [128, 128], target_memory=pl.Mem.Mat)
                 l: {LEFT} = pl.tile.move(am, pl.Mem.Left)
@@ -155,11 +106,7 @@ def test_a_repeated_product_goes_but_a_left_tile_read_later_stays():
                 s_1: {VEC64} = pl.tile.add(s, v_2)
                 c_1: {T128} = pl.tile.store(s_1, [0, 0], c)
                 return c_1
-        """, f"""
-        @pl.program
-        class p:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, b: {T128}, c: pl.Out[{T128}]) -> {T128}:
+        """, params=f"a: {T128}, b: {T128}, c: pl.Out[{T128}]"), kernel(f"""
                 am: {MAT64} = pl.tile.load(a, [0, 0], [64, 128], target_memory=pl.Mem.Mat)
                 bm: {MAT} = pl.tile.load(b, [0, 0], [128, 128], target_memory=pl.Mem.Mat)
                 l: {LEFT} = pl.tile.move(am, pl.Mem.Left)
@@ -177,7 +124,7 @@ def test_a_repeated_product_goes_but_a_left_tile_read_later_stays():
                 s_1: {VEC64} = pl.tile.add(s, v_2)
                 c_1: {T128} = pl.tile.store(s_1, [0, 0], c)
                 return c_1
-        """)
+        """, params=f"a: {T128}, b: {T128}, c: pl.Out[{T128}]"))
 
 
 B, G, D, S, BS = 2, 8, 64, 256, 64
@@ -229,48 +176,23 @@ def test_a_repeated_reduction_walk_goes():
                     r{n}: {row} = pl.tile.row_max(tw{n})
                     nxt{n}: {row} = pl.tile.maximum(part{n}, r{n})
                     red{n} = pl.yield_(nxt{n})"""
-    head = f"""
-        @pl.program
-        class p:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, c: pl.Out[{T128}]) -> {T128}:
+    head = kernel(f"""
                 t: pl.Tile[[64, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [64, 32], target_memory=pl.Mem.Vec)
-                m: {row} = pl.tile.row_max(t)"""
-    check_pass("CommonSubexpressions", head + walk.format(n="", row=row) + walk.format(n="_1", row=row) + f"""
-                s: {row} = pl.tile.add(red, red_1)
+                m: {row} = pl.tile.row_max(t)""")
+    tail = f"""
                 c_1: {T128} = pl.tile.store(s, [0, 0], c)
                 return c_1
-        """, head + walk.format(n="", row=row) + f"""
-                s: {row} = pl.tile.add(red, red)
-                c_1: {T128} = pl.tile.store(s, [0, 0], c)
-                return c_1
-        """)
+        """
+    twice = walk.format(n="", row=row) + walk.format(n="_1", row=row)
+    check_pass("CommonSubexpressions", head + twice + f"""
+                s: {row} = pl.tile.add(red, red_1)""" + tail, head + walk.format(n="", row=row) + f"""
+                s: {row} = pl.tile.add(red, red)""" + tail)
 
 
 def test_fills_from_scalars_stay_apart():
     # Two accumulators set to zero start two loop-carried values: shared, the one fill would
     # need a copy for each carry (InsertCarryCopies), which costs more than the second fill.
-    check_pass("CommonSubexpressions", f"""
-        @pl.program
-        class p:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, c: pl.Out[{T128}]) -> {T128}:
-                z: {VEC64} = pl.tile.full([64, 128], dtype=pl.FP32, value=0.0)
-                z_1: {VEC64} = pl.tile.full([64, 128], dtype=pl.FP32, value=0.0)
-                for i, (s, q) in pl.range(0, 2, 1, init_values=(z, z_1)):
-                    t: {VEC64} = pl.tile.load(a, [i * 64, 0], [64, 128], target_memory=pl.Mem.Vec)
-                    s_1: {VEC64} = pl.tile.add(s, t)
-                    m: {VEC64} = pl.tile.mul(t, t)
-                    q_1: {VEC64} = pl.tile.add(q, m)
-                    s_2, q_2 = pl.yield_(s_1, q_1)
-                d: {VEC64} = pl.tile.sub(q_2, s_2)
-                c_1: {T128} = pl.tile.store(d, [0, 0], c)
-                return c_1
-        """, f"""
-        @pl.program
-        class p:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: {T128}, c: pl.Out[{T128}]) -> {T128}:
+    same = kernel(f"""
                 z: {VEC64} = pl.tile.full([64, 128], dtype=pl.FP32, value=0.0)
                 z_1: {VEC64} = pl.tile.full([64, 128], dtype=pl.FP32, value=0.0)
                 for i, (s, q) in pl.range(0, 2, 1, init_values=(z, z_1)):
@@ -283,3 +205,4 @@ def test_fills_from_scalars_stay_apart():
                 c_1: {T128} = pl.tile.store(d, [0, 0], c)
                 return c_1
         """)
+    check_pass("CommonSubexpressions", same, same)  # unchanged
