@@ -178,3 +178,41 @@ def test_transpose_reads_its_loaded_source_in_place(n):
         transposed_pages(q, k, x, s, t, n, config=RunConfig(engine=engine))
         np.testing.assert_allclose(s, want_s, rtol=1e-3, atol=1e-3)
         np.testing.assert_array_equal(t[:, :n], x[:n, 16:48].T)
+
+
+@pl.jit
+def half_masks(x: pl.Tensor, y: pl.Tensor, o_lt: pl.Out[pl.Tensor], o_ge: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [R, C])
+        u = pl.load(y, [0, 0], [R, C])
+        lt = pl.tile.cmp(t, u, cmp_type="LT")
+        o_lt = pl.store(pl.tile.sel(lt, t, u), [0, 0], o_lt)  # min(t, u) where comparable
+        ge = pl.tile.cmps(t, 0.3, cmp_type="GE")
+        o_ge = pl.store(pl.tile.sels(ge, t, t, 0.1), [0, 0], o_ge)  # 0.1: not exact in fp16 / bf16
+    return o_lt, o_ge
+
+
+@pytest.mark.parametrize("dtype", ["FP16", "BF16"])
+def test_half_compares_and_scalar_selects(dtype):
+    # FP16 / BF16 compares widen both sides to FP32 (a scalar compares as FP32, as in the
+    # reference); a selected scalar is rounded once to the dtype. NaNs compare false.
+    gen = torch.Generator().manual_seed(13)
+    x = torch.randn(R, C, generator=gen).to(DTYPES[dtype])
+    y = torch.randn(R, C, generator=gen).to(DTYPES[dtype])
+    x[3, 5] = float("nan")
+    x[4, :8] = 0.3  # rounded: compares with the FP32 scalar 0.3 as the reference does
+    outs = [torch.zeros(R, C, dtype=DTYPES[dtype]) for _ in range(2)]
+    (k,) = half_masks.compile(x, y, *outs).native_report().values()
+    assert {"TCMP", "TCMPS", "TSEL", "TSELS"} <= set(k["fast"]) and k["reference"] == [], k
+    results = {}
+    for engine in ("native", "sim"):
+        outs = [torch.zeros(R, C, dtype=DTYPES[dtype]) for _ in range(2)]
+        half_masks(x, y, *outs, config=RunConfig(engine=engine))
+        results[engine] = [o.view(torch.int16) for o in outs]
+    for a, b in zip(results["native"], results["sim"]):
+        assert torch.equal(a, b)
+    lt, ge = (o.view(DTYPES[dtype]).float() for o in results["native"])
+    xf, yf = x.float(), y.float()
+    torch.testing.assert_close(lt, torch.where(xf < yf, xf, yf), rtol=0, atol=0, equal_nan=True)
+    want = torch.where(xf >= 0.3, xf, torch.tensor(0.1).to(DTYPES[dtype]).float())
+    torch.testing.assert_close(ge, want, rtol=0, atol=0, equal_nan=True)

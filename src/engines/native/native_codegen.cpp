@@ -862,7 +862,8 @@ class KernelWriter {
     const DataType dt = tiles[first]->dtype;
     for (size_t t = 0; t < tiles.size(); ++t)
       if (static_cast<int>(t) != mask && tiles[t]->dtype != dt) return "";
-    const std::string T = element_type(dt, !cmp);
+    const bool half = dt == DataType::FP16 || dt == DataType::BF16;
+    const std::string T = cmp && half ? float_type(dt) : element_type(dt, !cmp);  // halves compare widened
     if (T.empty()) return "";
     auto typed = [&](int t) { return ptr(*tiles[t], T.c_str()); };
     const std::string R = vr(first), C = vc(first);
@@ -878,8 +879,10 @@ class KernelWriter {
     if (with_scalar) {
       const Expr e = get(in.ins.back().scalar);
       if (dtype_is_float(dt)) {
-        if (dt != DataType::FP32) return "";  // fp16 / bf16 scalars round: the reference's job
-        scalar = "(float)" + as_double(e);
+        if (dt != DataType::FP32 && !half) return "";
+        // TCMPS compares with the scalar as FP32; TSELS writes it rounded once to the dtype.
+        scalar = cmp || !half ? "(float)" + as_double(e)
+                              : "(" + T + ")pto_opt::narrow_double(" + as_double(e) + ", " + float_type(dt) + "{})";
       } else {
         if (e.is_float) return "";
         scalar = cmp ? "(long long)" + e.code : "(" + T + ")" + e.code;

@@ -407,17 +407,22 @@ struct CmpGe { template <class A, class B> bool operator()(A a, B b) const { ret
 template <class T> struct RowOf { const T* p; T operator[](i64 c) const { return p[c]; } };
 template <class S> struct Same { S s; S operator[](i64) const { return s; } };
 
+// The value an element compares as: itself, or a half's exact FP32 value (as the reference's get_f).
+template <class T> inline T cmp_value(T x) { return x; }
+inline float cmp_value(f16 x) { return widen1(x); }
+inline float cmp_value(bf16 x) { return widen1(x); }
+
 template <class T, class B, class Cmp>
 inline void compare_row(unsigned char* m, const T* a, B b, i64 cols, Cmp cmp) {
   const i64 full = cols / 8;
   for (i64 k = 0; k < full; ++k) {
     unsigned bits = 0;
-    for (int i = 0; i < 8; ++i) bits |= unsigned(cmp(a[8 * k + i], b[8 * k + i])) << i;
+    for (int i = 0; i < 8; ++i) bits |= unsigned(cmp(cmp_value(a[8 * k + i]), cmp_value(b[8 * k + i]))) << i;
     m[k] = (unsigned char)bits;
   }
   if (cols % 8) {
     unsigned bits = 0;
-    for (i64 c = full * 8; c < cols; ++c) bits |= unsigned(cmp(a[c], b[c])) << (c % 8);
+    for (i64 c = full * 8; c < cols; ++c) bits |= unsigned(cmp(cmp_value(a[c]), cmp_value(b[c]))) << (c % 8);
     m[full] = (unsigned char)bits;
   }
 }
