@@ -1,7 +1,8 @@
 """Fast paths of the native engine for TCONCAT (RoPE's rotate-half), TTRI (causal masks), TCI
 (positions), the partial ops TPARTADD / TPARTMUL / TPARTMAX / TPARTMIN where both sources
-cover the result, TGATHER (by INT32 / UINT32 indices) and TPRELU: bit for bit against the
-reference library (engine "sim") on FP32, FP16 and BF16 tiles with partly valid shapes, and
+cover the result, TGATHER (by INT32 / UINT32 indices), TPRELU, FP16 / BF16 compares and
+selects, the arg-reductions, and TTRANS reading its loaded source in place: bit for bit against
+the reference library (engine "sim") on FP32, FP16 and BF16 tiles with partly valid shapes, and
 taken (no reference fallback in the kernel)."""
 
 import re
@@ -216,3 +217,41 @@ def test_half_compares_and_scalar_selects(dtype):
     torch.testing.assert_close(lt, torch.where(xf < yf, xf, yf), rtol=0, atol=0, equal_nan=True)
     want = torch.where(xf >= 0.3, xf, torch.tensor(0.1).to(DTYPES[dtype]).float())
     torch.testing.assert_close(ge, want, rtol=0, atol=0, equal_nan=True)
+
+
+@pl.jit
+def arg_reductions(x: pl.Tensor, rmax: pl.Out[pl.Tensor], rmin: pl.Out[pl.Tensor], cmax: pl.Out[pl.Tensor],
+                   cmin: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [R, C], valid_shape=[R, n])
+        rmax = pl.store(pl.tile.row_argmax(t), [0, 0], rmax)
+        rmin = pl.store(pl.tile.row_argmin(t), [0, 0], rmin)
+        cmax = pl.store(pl.tile.col_argmax(t), [0, 0], cmax)
+        cmin = pl.store(pl.tile.col_argmin(t), [0, 0], cmin)
+    return rmax, rmin, cmax, cmin
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_arg_reductions(dtype):
+    # First index of the max / min over the valid region (n of C columns), ties and NaNs as the
+    # reference walks them: a NaN is never better, a NaN first stays the answer.
+    gen = torch.Generator().manual_seed(14)
+    x = torch.randint(-4, 5, (R, C), generator=gen).to(DTYPES[dtype])  # many ties
+    x[2, 7] = float("nan")
+    x[5, 0] = float("nan")
+    n = C - 9
+    shapes = [(R, 1), (R, 1), (1, n), (1, n)]
+    (k,) = arg_reductions.compile(x, *[torch.zeros(s, dtype=torch.int32) for s in shapes], n).native_report().values()
+    assert {"TROWARGMAX", "TROWARGMIN", "TCOLARGMAX", "TCOLARGMIN"} <= set(k["fast"]) and k["reference"] == [], k
+    results = {}
+    for engine in ("native", "sim"):
+        outs = [torch.full(s, -1, dtype=torch.int32) for s in shapes]
+        arg_reductions(x, *outs, n, config=RunConfig(engine=engine))
+        results[engine] = outs
+    for a, b in zip(results["native"], results["sim"]):
+        assert torch.equal(a, b)
+    v = x[:, :n].float()
+    rmax, rmin, cmax, cmin = results["native"]
+    assert rmax[0, 0] == int(torch.argmax(torch.nan_to_num(v[0], nan=-1e9)))  # first of the ties
+    assert rmax[5, 0] == 0 and rmin[5, 0] == 0  # a NaN first is never replaced
+    assert cmax[0, 7] == int(torch.argmax(torch.nan_to_num(v[:, 7], nan=-1e9)))

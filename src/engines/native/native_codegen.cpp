@@ -547,6 +547,7 @@ class KernelWriter {
     if (m == "TINSERT") return insert_path(in, tiles);
     if (m == "TCONCAT") return concat_path(tiles);
     if (m == "TGATHER") return gather_path(tiles);
+    if (m == "TROWARGMAX" || m == "TROWARGMIN" || m == "TCOLARGMAX" || m == "TCOLARGMIN") return arg_reduce_path(m, tiles);
     if (def->mask != isa::MaskUse::kNone) return mask_path(in, *def, tiles);
     if (m == "TCVT") return convert_path(in, tiles);
     if (T.empty() && !(def && def->family == isa::InstrFamily::kMatmul)) return "";  // FP16 / BF16 matmul operands: below
@@ -817,6 +818,26 @@ class KernelWriter {
            "const long long j = (long long)" + ptr(x, I.c_str()) + "[r * " + std::to_string(x.cols) + " + c]; if (j < 0 || "
            "j >= vc1) { ok = false; break; } " + ptr(d, E.c_str()) + "[r * " + std::to_string(d.cols) + " + c] = " +
            ptr(s, E.c_str()) + "[r * " + std::to_string(s.cols) + " + j]; }";
+  }
+
+  // TROWARGMAX / MIN (dst[r, 0]) and TCOLARGMAX / MIN (dst[0, c]) of a float tile into an INT32
+  // tile: the first index of the max / min over the valid region, a NaN never better (the
+  // reference's walk); an empty region or a short destination leaves it to the reference.
+  std::string arg_reduce_path(const std::string& m, const std::vector<const isa::TileDesc*>& tiles) {
+    if (tiles.size() != 2 || tiles[0]->dtype != DataType::INT32) return "";
+    const std::string T = float_type(tiles[1]->dtype);
+    if (T.empty()) return "";
+    const bool rows = m.rfind("TROW", 0) == 0, max = m.find("MAX") != std::string::npos;
+    const isa::TileDesc &d = *tiles[0], &s = *tiles[1];
+    const std::string outer = rows ? "vr1" : "vc1", inner = rows ? "vc1" : "vr1";
+    const std::string at = rows ? "o * " + std::to_string(s.cols) + " + k" : "k * " + std::to_string(s.cols) + " + o";
+    const std::string put = rows ? "o * " + std::to_string(d.cols) : "o";
+    return "ok = " + inner + " > 0 && " + outer + " <= " + std::to_string(rows ? d.rows : d.cols) +
+           "; if (ok) { const " + T + "* sp = " + ptr(s, T.c_str()) + "; int* dp = " + ptr(d, "int") +
+           "; for (long long o = 0; o < " + outer + "; ++o) { long long best = 0; long long k = 0; float bv = "
+           "pto_opt::cmp_value(sp[" + at + "]); for (k = 1; k < " + inner + "; ++k) { const float v = "
+           "pto_opt::cmp_value(sp[" + at + "]); if (v " + (max ? ">" : "<") + " bv) { bv = v; best = k; } } dp[" + put +
+           "] = (int)best; } }";
   }
 
   // TCONCAT of tiles of one dtype: a's valid region, then b's from a's allocated width on,
