@@ -1158,6 +1158,7 @@ class Lowerer : public IRMutator {
     const Call* whole = nullptr;  // an op without blocking (kWhole): the value is one block
     int64_t arg_col_rows = 0;     // a column index reduction: each block holds whole columns of this many rows
     int64_t arg_row_cols = 0;     // a row index reduction: each block holds whole rows of this many columns
+    bool row_reduce = false, col_reduce = false;  // a row (column) reduction somewhere in the tree
   };
   void stats(const ExprPtr& e0, TreeStats& st) const {
     ExprPtr e = resolve(e0);
@@ -1175,6 +1176,8 @@ class Lowerer : public IRMutator {
                            info->shape == TensorOpShape::kMatmulAcc);
       if (cube) st.matmul = true;
       if (info && is_whole(*c, *info) && !st.whole) st.whole = c;
+      if (info && info->shape == TensorOpShape::kRowReduce) st.row_reduce = true;
+      if (info && info->shape == TensorOpShape::kColReduce) st.col_reduce = true;
       if (info && (info->shape == TensorOpShape::kColReduce || info->shape == TensorOpShape::kRowReduce) &&
           info->tile_op->name.find("arg") != std::string::npos) {
         const bool cols = info->shape == TensorOpShape::kColReduce;
@@ -1798,14 +1801,23 @@ class Lowerer : public IRMutator {
       into.push_back(AssignStmt::make(v, call("tile.store", {stored, ListExpr::make(at), tensor}, store_attrs, span), span));
       return v;
     };
-    // Work that does not depend on the column block (a row reduction over the whole row, the
-    // [rows, 1] operand of a row broadcast) runs once per row block, before the column loop.
-    std::vector<StmtPtr> per_row = ct.single() ? std::vector<StmtPtr>{} : hoist_out_of({cj}, inner);
-    auto col_loop = [&](const ExprPtr& tensor, std::vector<StmtPtr>& into) {
-      into.insert(into.end(), per_row.begin(), per_row.end());
-      return wrap(ct.single(), cj, ct, tensor, store_block, into);
+    // Row blocks outer, column blocks inner; columns outer when the value reduces columns (and
+    // no rows). Work that does not depend on the inner loop's block (a row reduction over the
+    // whole row, the [rows, 1] operand of a row broadcast; a column's reduction) runs once per
+    // outer block, before the inner loop, and what depends on neither once, before both: a
+    // value reading its own target (x[:] = x / pl.col_sum(x)) reduces it before writing it.
+    const bool cols_outer = st.col_reduce && !st.row_reduce && !rt.single() && !ct.single();
+    const VarPtr &outer_var = cols_outer ? cj : ri, &inner_var = cols_outer ? ri : cj;
+    const Tiling &outer = cols_outer ? ct : rt, &inner_t = cols_outer ? rt : ct;
+    std::vector<StmtPtr> per_outer = inner_t.single() ? std::vector<StmtPtr>{} : hoist_out_of({inner_var}, inner);
+    for (const StmtPtr& s : outer.single() ? std::vector<StmtPtr>{}
+                                           : hoist_out_of({outer_var}, inner_t.single() ? inner : per_outer))
+      out_->push_back(s);
+    auto inner_loop = [&](const ExprPtr& tensor, std::vector<StmtPtr>& into) {
+      into.insert(into.end(), per_outer.begin(), per_outer.end());
+      return wrap(inner_t.single(), inner_var, inner_t, tensor, store_block, into);
     };
-    ExprPtr result = wrap(rt.single(), ri, rt, target, col_loop, *out_);
+    ExprPtr result = wrap(outer.single(), outer_var, outer, target, inner_loop, *out_);
     auto* rv = result->as<Var>();
     PYPTO_CHECK(rv, "tensor write result");
     return std::static_pointer_cast<const Var>(result);
