@@ -48,10 +48,14 @@ class Cse : public IRMutator {
     // Which statements repeat an earlier one, with the operands read through the
     // replacements found so far. A write ends what is known (a load after a store reads
     // memory the store may have changed).
-    std::unordered_map<const Var*, ExprPtr> same;  // a dropped result -> the earlier one
-    std::unordered_map<const Var*, VarPtr> same_var;
-    std::vector<std::vector<VarPtr>> earlier(n);   // statement i repeats the one defining these
-    std::unordered_map<uint64_t, std::vector<std::pair<StmtPtr, std::vector<VarPtr>>>> known;
+    struct Known {
+      StmtPtr key;                  // the statement, its operands read through `same`
+      std::vector<VarPtr> results;  // the Vars it leaves to the statements after it
+      std::vector<VarPtr> reads;    // the Vars it reads, in first-use order
+    };
+    std::unordered_map<const Var*, VarPtr> same;  // a dropped result -> the earlier one
+    std::vector<std::vector<VarPtr>> earlier(n);  // statement i repeats the one defining these
+    std::unordered_map<uint64_t, std::vector<Known>> known;
     for (size_t i = 0; i < n; ++i) {
       auto* a = stmts[i]->as<AssignStmt>();
       auto* c = a ? a->value->as<Call>() : nullptr;
@@ -64,28 +68,26 @@ class Cse : public IRMutator {
         if (writes_memory(stmts[i])) known.clear();
         continue;
       }
-      StmtPtr key = same.empty() ? stmts[i]
-                    : call       ? AssignStmt::make(a->var, substitute(a->value, same), a->span)
-                                 : Renamer(same_var).mutate(stmts[i]);
-      const std::vector<VarPtr> results = call ? std::vector<VarPtr>{a->var} : f->return_vars;
-      ExprPtr value = call ? key->as<AssignStmt>()->value : nullptr;
-      const uint64_t h = call ? structural_hash(value) : structural_hash(key);
-      const std::vector<VarPtr> reads = collect_var_uses(key).free_vars();
+      Known k{same.empty() ? stmts[i] : Renamer(same).mutate(stmts[i]), call ? std::vector<VarPtr>{a->var} : f->return_vars,
+              {}};
+      k.reads = collect_var_uses(k.key).free_vars();
+      // A call is compared by its value (its result Vars differ); a loop whole.
+      auto value = [call](const StmtPtr& st) { return call ? st->as<AssignStmt>()->value : nullptr; };
+      const uint64_t h = call ? structural_hash(value(k.key)) : structural_hash(k.key);
       auto& bucket = known[h];
-      for (auto& [other, vars] : bucket) {
-        if (vars.size() != results.size() || collect_var_uses(other).free_vars() != reads) continue;
-        bool equal = call ? other->as<AssignStmt>() && structural_equal(value, other->as<AssignStmt>()->value)
-                          : structural_equal(key, other);
-        for (size_t k = 0; equal && k < vars.size(); ++k) equal = structural_equal(vars[k]->type, results[k]->type);
+      for (const Known& other : bucket) {
+        if (other.results.size() != k.results.size() || other.reads != k.reads ||
+            (other.key->as<AssignStmt>() != nullptr) != call)
+          continue;
+        bool equal = call ? structural_equal(value(k.key), value(other.key)) : structural_equal(k.key, other.key);
+        for (size_t q = 0; equal && q < k.results.size(); ++q)
+          equal = structural_equal(other.results[q]->type, k.results[q]->type);
         if (!equal) continue;
-        earlier[i] = vars;
-        for (size_t k = 0; k < vars.size(); ++k) {
-          same[results[k].get()] = vars[k];
-          same_var[results[k].get()] = vars[k];
-        }
+        earlier[i] = other.results;
+        for (size_t q = 0; q < k.results.size(); ++q) same[k.results[q].get()] = other.results[q];
         break;
       }
-      if (earlier[i].empty()) bucket.push_back({key, results});
+      if (earlier[i].empty()) bucket.push_back(std::move(k));
     }
     if (same.empty()) return r;
 

@@ -782,7 +782,7 @@ class KernelWriter {
     if (tiles.size() != 1 || in.ins.size() != 1 || in.ins[0].kind != Operand::kScalar) return "";
     auto flag = [&](const char* key) {
       auto it = in.attrs.find(key);
-      return it != in.attrs.end() && std::holds_alternative<bool>(it->second) && std::get<bool>(it->second);
+      return it != in.attrs.end() && it->second == AttrValue(true);
     };
     auto store = [&](const std::string& v) {  // a double as T
       return T == "float" ? "(float)(" + v + ")" : T + "{pto_opt::narrow_double(" + v + ", " + T + "{})}";
